@@ -1,0 +1,185 @@
+"""The interface every query class implements.
+
+A query class is a finite set of counting queries ``q: {0,1}^D -> {0,1}``
+over a *feature space* (the one-hot encoding of a record, or its compact
+binary encoding).  Besides evaluation, it gives the privacy mechanisms a
+**separator**: a list of ``m`` pseudo-points (or, for classes that need it,
+``m`` binary functions of the solver's representation) such that any two
+distinct queries of the class disagree on at least one of them.  That is
+requirement R0 of the privacy note (section 1.2): RSPM adds one noise term
+per separator coordinate, so ``m`` should be as small as can be proved.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from synthdp.domain import Domain
+from synthdp.errors import InputError
+
+Query = Any
+
+#: Classes larger than this refuse to enumerate.
+ENUMERATION_LIMIT = 2_000_000
+
+
+def onehot_features(domain: Domain, codes: np.ndarray) -> np.ndarray:
+    """One feature per (attribute, value): the one-hot encoding."""
+    return domain.onehot(codes)
+
+
+def binary_feature_columns(domain: Domain) -> list[tuple[int, int]]:
+    """The compact binary feature map as ``(attribute, value)`` pairs.
+
+    A two-valued attribute gives one feature, ``[x_a == 1]``; any other
+    attribute gives its one-hot block ``[x_a == v]`` for every value ``v``.
+    On an all-binary dataset (NLTCS, ACS) the features are the attributes.
+    """
+    cols: list[tuple[int, int]] = []
+    for a, size in enumerate(domain.sizes):
+        cols.extend([(a, 1)] if size == 2 else [(a, v) for v in range(size)])
+    return cols
+
+
+def binary_features(domain: Domain, codes: np.ndarray) -> np.ndarray:
+    """Apply :func:`binary_feature_columns` to code rows; an ``(n, d)`` uint8 matrix."""
+    codes = np.asarray(codes, dtype=np.int64)
+    cols = binary_feature_columns(domain)
+    attrs = np.array([a for a, _ in cols], dtype=np.int64)
+    vals = np.array([v for _, v in cols], dtype=np.int64)
+    return (codes[:, attrs] == vals[None, :]).astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class Separator:
+    """A separator of a query class.
+
+    ``points`` is an ``(m, n_features)`` 0/1 matrix when the separator is a
+    set of points (the signature of ``q`` is then ``q`` evaluated on them);
+    it is ``None`` for a *generalised* separator whose coordinates are
+    binary functions of the solver's representation (see halfspaces).
+    ``argument`` is the proof, in words, that it separates.
+    """
+
+    m: int
+    points: np.ndarray | None
+    argument: str
+
+
+class QueryClass(ABC):
+    """A finite class of counting queries over the records of ``domain``."""
+
+    #: Short name used in specs and reports, e.g. ``"marginals:3"``.
+    name: str = "queries"
+    #: Whether ``1 - q`` is in the class for every ``q``.
+    complement_closed: bool = False
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+
+    # ----- feature space -------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        """Dimension ``D`` of the points queries are evaluated on."""
+        return self.domain.n_onehot
+
+    def features(self, codes: np.ndarray) -> np.ndarray:
+        """Feature vectors of valid records (one-hot by default)."""
+        return onehot_features(self.domain, codes)
+
+    # ----- evaluation ----------------------------------------------------
+    @abstractmethod
+    def evaluate(self, queries: Sequence[Query], points: np.ndarray) -> np.ndarray:
+        """``out[i, j] = queries[i](points[j])`` for 0/1 feature points; uint8."""
+
+    def answer(self, queries: Sequence[Query], codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Exact integer ``sum_r weights[r] * q(codes[r])`` for each query.
+
+        The default goes through :meth:`evaluate`; classes override it with
+        a faster path (marginal tables for conjunctions).
+        """
+        weights = np.asarray(weights, dtype=np.int64)
+        out = np.zeros(len(queries), dtype=np.int64)
+        step = max(1, 2_000_000 // max(1, len(queries)))
+        for start in range(0, len(codes), step):
+            vals = self.evaluate(queries, self.features(codes[start : start + step])).astype(np.int64)
+            out += vals @ weights[start : start + step]
+        return out
+
+    def answers(self, queries: Sequence[Query], data) -> np.ndarray:
+        """Un-normalised counts ``n q(D)`` on an :class:`~synthdp.data.AggregatedData`."""
+        return self.answer(queries, data.codes, data.counts)
+
+    # ----- separators ----------------------------------------------------
+    @abstractmethod
+    def separator(self) -> Separator:
+        """A separator set for the class (requirement R0)."""
+
+    def signature(self, queries: Sequence[Query]) -> np.ndarray:
+        """``(len(queries), m)`` 0/1 matrix of separator coordinates."""
+        sep = self.separator()
+        if sep.points is None:
+            raise NotImplementedError(f"{type(self).__name__} must implement signature()")
+        return self.evaluate(queries, sep.points)
+
+    def dual_separator(self) -> list[tuple[int, int]]:
+        """Coordinates ``x -> [x_a == v]`` that separate any two distinct records.
+
+        Two records that differ in attribute ``a`` differ on some ``[x_a == v]``
+        with ``v < size_a - 1`` (if both values are below the last one they
+        differ on either; otherwise on the smaller one), so the last value of
+        each attribute is dropped: ``sum(size_a - 1)`` coordinates.
+        """
+        return [(a, v) for a, size in enumerate(self.domain.sizes) for v in range(size - 1)]
+
+    # ----- enumeration and membership -------------------------------------
+    @abstractmethod
+    def size(self) -> int:
+        """Exact number of queries (a Python int; may be astronomically large)."""
+
+    def enumerate(self) -> list[Query]:
+        """Every query of the class; refuses when the class is too large."""
+        if self.size() > ENUMERATION_LIMIT:
+            raise InputError(
+                f"{self.name} has {self.size()} queries, more than the enumeration limit "
+                f"{ENUMERATION_LIMIT}; use a solver oracle instead of enumeration"
+            )
+        return list(self._enumerate())
+
+    @abstractmethod
+    def _enumerate(self):
+        """Yield every query (called only when the class is small enough)."""
+
+    @abstractmethod
+    def contains(self, query: Query) -> bool:
+        """Exact membership test (used to verify solver output, R2)."""
+
+    @abstractmethod
+    def describe(self, query: Query) -> str:
+        """The query in column terms, e.g. ``age=30-39 AND sex=Male``."""
+
+    def complement(self, query: Query) -> Query:
+        """``1 - q`` as a query of this class (complement-closed classes only)."""
+        raise InputError(f"{self.name} is not closed under complement; wrap it in ComplementClosed")
+
+    def anchor(self) -> tuple[np.ndarray, int] | None:
+        """A point where every query of the class takes the same value, and that value.
+
+        Complement closure adds it to the separator (it separates ``q`` from
+        ``1 - q'``).  ``None`` when no such point exists.
+        """
+        return None
+
+    # ----- objective -----------------------------------------------------
+    def objective(self, query: Query, codes: np.ndarray, weights: np.ndarray, separator_weights: np.ndarray) -> int:
+        """Exact integer objective ``sum_r w_r q(x_r) + sum_i eta_i sig_i(q)``."""
+        data_term = int(self.answer([query], codes, weights)[0])
+        sig = self.signature([query])[0].astype(object)
+        return data_term + int(np.dot(sig, np.asarray(separator_weights, dtype=object)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"

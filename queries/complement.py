@@ -1,0 +1,108 @@
+"""Closure under complement: the class ``Q union {1 - q : q in Q}``.
+
+The synthetic-data game needs a complement-closed class (privacy note,
+section 1.2 and Theorem 4.4): then the largest signed error is the largest
+absolute error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from queries.base import QueryClass, Separator
+
+
+@dataclass(frozen=True, order=True)
+class Not:
+    """The complement ``1 - query`` of a base query."""
+
+    query: Any
+
+
+def split(queries: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Base queries and a 0/1 array that marks which ones were complemented."""
+    base = [q.query if isinstance(q, Not) else q for q in queries]
+    neg = np.array([isinstance(q, Not) for q in queries], dtype=np.uint8)
+    return base, neg
+
+
+class ComplementClosed(QueryClass):
+    """``base`` together with the complements of its queries.
+
+    Its separator is the base separator (a complemented query's signature
+    is the complement of the base signature) plus one extra coordinate that
+    tells ``q`` from ``1 - q'``: the base class's *anchor* point, on which
+    every base query takes the same value ``c`` (so complements take
+    ``1 - c``).  A base class without an anchor gets a generalised
+    coordinate instead: the complement flag itself.
+
+    *Proof.* Take two distinct queries.  If both are base queries, or both
+    complements of base queries ``q != q'``, the base separator has a point
+    where ``q`` and ``q'`` (hence ``1 - q`` and ``1 - q'``) differ.  If one
+    is ``q`` and the other ``1 - q'``, the extra coordinate is ``c`` on the
+    first and ``1 - c`` on the second.
+    """
+
+    complement_closed = True
+
+    def __init__(self, base: QueryClass):
+        super().__init__(base.domain)
+        self.base = base
+        self.name = f"{base.name}+complements"
+
+    @property
+    def n_features(self) -> int:
+        return self.base.n_features
+
+    def features(self, codes: np.ndarray) -> np.ndarray:
+        return self.base.features(codes)
+
+    def evaluate(self, queries, points) -> np.ndarray:
+        base, neg = split(queries)
+        return self.base.evaluate(base, points) ^ neg[:, None]
+
+    def answer(self, queries, codes, weights) -> np.ndarray:
+        base, neg = split(queries)
+        pos = self.base.answer(base, codes, weights)
+        total = np.asarray(weights).sum(dtype=object if np.asarray(weights).dtype == object else np.int64)
+        return np.where(neg.astype(bool), total - pos, pos)
+
+    def separator(self) -> Separator:
+        inner = self.base.separator()
+        anchor = self.base.anchor()
+        points = None
+        if anchor is not None and inner.points is not None:
+            points = np.vstack([inner.points, anchor[0][None, :]])
+        return Separator(inner.m + 1, points, f"{inner.argument}\n\n{type(self).__doc__}")
+
+    def signature(self, queries) -> np.ndarray:
+        base, neg = split(queries)
+        anchor = self.base.anchor()
+        c = anchor[1] if anchor is not None else 0
+        sig = self.base.signature(base) ^ neg[:, None]
+        return np.hstack([sig, (c ^ neg)[:, None]]).astype(np.uint8)
+
+    def size(self) -> int:
+        return 2 * self.base.size()
+
+    def _enumerate(self):
+        for q in self.base._enumerate():
+            yield q
+            yield Not(q)
+
+    def contains(self, query) -> bool:
+        return self.base.contains(query.query if isinstance(query, Not) else query)
+
+    def describe(self, query) -> str:
+        if isinstance(query, Not):
+            return f"NOT ({self.base.describe(query.query)})"
+        return self.base.describe(query)
+
+    def complement(self, query):
+        return query.query if isinstance(query, Not) else Not(query)
+
+    def dual_separator(self) -> list[tuple[int, int]]:
+        return self.base.dual_separator()

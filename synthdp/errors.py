@@ -1,0 +1,31 @@
+"""Exceptions raised by synthdp.
+
+Every error names its culprit (column, row, parameter) and says what to do,
+so a user reading only the message can fix the call.
+"""
+
+from __future__ import annotations
+
+
+class SynthDPError(Exception):
+    """Base class of every error synthdp raises on purpose."""
+
+
+class SchemaError(SynthDPError, ValueError):
+    """The data do not fit the schema, or a schema cannot be built from them."""
+
+
+class InputError(SynthDPError, ValueError):
+    """A parameter or an input file is invalid."""
+
+
+class OracleError(SynthDPError, RuntimeError):
+    """An oracle cannot handle an instance (unsupported class, bad encoding)."""
+
+
+class PrivacyError(SynthDPError, RuntimeError):
+    """A private release cannot be completed without breaking its guarantee.
+
+    Raised instead of substituting any other output (privacy note, section 2.7 R4):
+    the whole release must then be treated as failed and not published.
+    """
