@@ -1,0 +1,18 @@
+"""Benchmark datasets (shared, read-only files) and the self-generated demo table."""
+
+from datasets.adult_raw import ADULT_RAW_COLUMNS, adult_raw_schema, load_adult_raw
+from datasets.demo import demo_dataframe, demo_schema
+from datasets.shared import CODED_DATASETS, benchmarks_dir, data_dir, load_coded, load_workload
+
+__all__ = [
+    "ADULT_RAW_COLUMNS",
+    "CODED_DATASETS",
+    "adult_raw_schema",
+    "benchmarks_dir",
+    "data_dir",
+    "demo_dataframe",
+    "demo_schema",
+    "load_adult_raw",
+    "load_coded",
+    "load_workload",
+]

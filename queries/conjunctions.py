@@ -19,6 +19,14 @@ from synthdp.data import weighted_bincount
 from synthdp.domain import Domain
 from synthdp.errors import InputError
 
+#: Marginal tables with more cells than this are not built (wide conjunctions).
+_TABLE_LIMIT = 1 << 22
+
+
+def is_int(value) -> bool:
+    """Whether ``value`` is a Python or numpy integer (not a bool): a valid index in a query."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
 
 @dataclass(frozen=True, order=True)
 class Conjunction:
@@ -90,7 +98,11 @@ class Conjunctions(QueryClass):
         return out
 
     def answer(self, queries: Sequence[Conjunction], codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Group queries by attribute set and read each group off one marginal table."""
+        """Group queries by attribute set and read each group off one marginal table.
+
+        A group whose table would exceed ``_TABLE_LIMIT`` cells (a wide
+        conjunction) is counted by comparing codes directly.
+        """
         codes = np.asarray(codes, dtype=np.int64)
         weights = np.asarray(weights)
         total = weights.sum(dtype=object) if weights.dtype == object else int(weights.sum())
@@ -101,6 +113,10 @@ class Conjunctions(QueryClass):
         for attrs, idx in groups.items():
             if not attrs:
                 out[idx] = total
+                continue
+            if self.domain.cells(attrs) > _TABLE_LIMIT:
+                sub = codes[:, attrs]
+                out[idx] = [weights[(sub == q).all(axis=1)].sum() for q in (queries[i].values for i in idx)]
                 continue
             table = weighted_bincount(self.domain.flat_index(codes, attrs), weights, self.domain.cells(attrs))
             cells = np.zeros(len(idx), dtype=np.int64)
@@ -128,7 +144,7 @@ class Conjunctions(QueryClass):
         ``e[a, b]`` separates them.  Sub-classes (any width bounds) are
         separated by the same points.  This uses about ``log2(size_a + 1)``
         points per attribute instead of ``size_a`` (one per one-hot column):
-        68 points instead of 489 on ADULT with complements.
+        68 points instead of 589 on ADULT with complements.
         """
         rows = []
         off = self.domain.offsets
@@ -171,7 +187,8 @@ class Conjunctions(QueryClass):
                     yield Conjunction(tuple(zip(attrs, vals)))
 
     def contains(self, query) -> bool:
-        if not isinstance(query, Conjunction):
+        if not (isinstance(query, Conjunction) and isinstance(query.literals, tuple) and all(
+                isinstance(lit, tuple) and len(lit) == 2 and all(map(is_int, lit)) for lit in query.literals)):
             return False
         attrs = query.attrs
         return (

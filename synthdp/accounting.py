@@ -1,0 +1,361 @@
+"""Privacy accounting: the ledger, composition, and per-round budgets.
+
+Privacy note sections 1.4, 1.8 (C2-C4), 4.2 and 4.7.
+
+* :class:`Ledger` records every private spend and **refuses** (raises
+  :class:`~synthdp.errors.PrivacyError`, before anything is drawn or
+  released) any spend after which the best composed total would exceed the
+  budget.  The code that spends records the spend: RSPM, PRSMA and the
+  selection mechanisms call :meth:`Ledger.spend` themselves.
+* :func:`per_round_epsilon` inverts basic composition and zCDP (section 4.2);
+  :func:`prsma_per_round` inverts basic and advanced composition (section 4.7).
+
+Exactness.  Every privacy parameter is a :class:`fractions.Fraction`.  Basic
+composition is summed exactly.  The advanced and zCDP totals involve logs
+and square roots; they are evaluated in floating point and rounded **up**
+(:func:`round_up`) by a relative margin of ``2**-40``, far above the
+relative error (a few units of ``2**-53``) of the handful of correctly
+rounded operations involved.  Parameters derived for a mechanism are
+rounded **down** (:func:`round_down`); counts are rounded up.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from numbers import Rational
+from typing import Callable, NamedTuple
+
+from synthdp.errors import InputError, PrivacyError
+from synthdp.noise import to_fraction_down
+
+log = logging.getLogger(__name__)
+
+REPLACE_ONE = "replace-one"
+ADD_REMOVE = "add-remove"
+RELATIONS = (REPLACE_ONE, ADD_REMOVE)
+
+#: Relative safety margin for floating-point evaluation of composition bounds.
+FLOAT_MARGIN = 2.0**-40
+#: Extra relative slack left by the budget inversions, so that the ledger's own
+#: upward rounding (FLOAT_MARGIN) of the same total can never exceed the budget.
+_INVERSION_SLACK = 2.0**-32
+#: Grid of derived privacy parameters (rounded down onto it).
+PARAMETER_DENOMINATOR = 10**12
+
+
+# --------------------------------------------------------------------------
+# exact conversions and directed rounding
+# --------------------------------------------------------------------------
+def check_relation(relation: str) -> str:
+    """The neighbouring relation, validated (section 1.3)."""
+    if relation not in RELATIONS:
+        raise InputError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    return relation
+
+
+def as_epsilon(value: float | Rational, name: str = "epsilon") -> Fraction:
+    """A positive epsilon as an exact rational; floats are rounded **down** to 1e-6 (section 2.6)."""
+    eps = to_fraction_down(value) if isinstance(value, float) else _as_rational(value, name)
+    if eps <= 0:
+        raise InputError(f"{name} must be positive (after rounding down to a rational), got {value!r}")
+    return eps
+
+
+def as_delta(value: float | Rational, name: str = "delta") -> Fraction:
+    """A delta in ``[0, 1)`` as an exact rational (a float's exact binary value)."""
+    dlt = Fraction(value) if isinstance(value, float) and math.isfinite(value) else _as_rational(value, name)
+    if not 0 <= dlt < 1:
+        raise InputError(f"{name} must lie in [0, 1), got {value!r}")
+    return dlt
+
+
+def _as_rational(value, name: str) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, Rational):
+        raise InputError(f"{name} must be a Fraction, an int or a finite float, got {value!r}")
+    return Fraction(value)
+
+
+def round_up(x: float) -> Fraction:
+    """An exact rational ``>= x`` for a float ``x >= 0`` computed with small relative error.
+
+    The result is the float ``x (1 + 2**-40)`` as an exact (dyadic) Fraction:
+    relative precision is kept even for tiny deltas such as ``1e-30``.
+    """
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"round_up needs a finite x >= 0, got {x!r}")
+    return Fraction(x * (1 + FLOAT_MARGIN))
+
+
+def round_down(x: float, denominator: int | None = PARAMETER_DENOMINATOR) -> Fraction:
+    """An exact rational ``<= x`` for a float ``x >= 0`` computed with small relative error.
+
+    The largest multiple of ``1/denominator`` below ``x (1 - 2**-40)`` (small
+    denominators keep the samplers' integers small); ``denominator=None``
+    gives that float itself as an exact dyadic Fraction (for tiny deltas).
+    """
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"round_down needs a finite x >= 0, got {x!r}")
+    lowered = x * (1 - FLOAT_MARGIN)
+    return Fraction(lowered) if denominator is None else to_fraction_down(lowered, denominator)
+
+
+# --------------------------------------------------------------------------
+# the composition theorems (section 1.8 C2-C4, Proposition 4.2)
+# --------------------------------------------------------------------------
+def zcdp_to_dp(rho: float | Rational, delta: float | Rational) -> float:
+    """``rho + 2 sqrt(rho ln(1/delta))``: rho-zCDP gives (this, delta)-DP (Proposition 4.2)."""
+    iota = -math.log(delta)
+    return float(rho) + 2.0 * math.sqrt(float(rho) * iota)
+
+
+def advanced_composition(epsilon: float | Rational, k: int, delta_prime: float | Rational) -> float:
+    """``sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1)`` (C3, Dwork-Rothblum-Vadhan 2010)."""
+    eps = float(epsilon)
+    return math.sqrt(2.0 * k * -math.log(delta_prime)) * eps + k * eps * math.expm1(eps)
+
+
+def zcdp_gamma(epsilon: float | Rational, delta: float | Rational) -> float:
+    """``Gamma = sqrt(eps + iota) - sqrt(iota)`` in its stable form ``eps / (sqrt(eps + iota) + sqrt(iota))``.
+
+    ``iota = ln(1/delta)``.  The zCDP route gives total ``(eps, delta)`` iff
+    ``rho <= Gamma**2`` (section 4.2).
+    """
+    iota = -math.log(delta)
+    return float(epsilon) / (math.sqrt(float(epsilon) + iota) + math.sqrt(iota))
+
+
+# --------------------------------------------------------------------------
+# events and the ledger
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PrivacyEvent:
+    """One recorded spend.
+
+    The mechanism is ``(epsilon, delta)``-DP under ``relation`` given all
+    earlier outputs, **except** on an event of probability at most ``clip``
+    that depends on its noise only, never on the data (e.g. RSPM's
+    representability cap, Corollary 2.4).  The ledger composes the ideal
+    mechanisms and then adds ``(1 + e^eps_total) * sum(clip)`` to delta
+    (see :meth:`Ledger.total`).
+    """
+
+    mechanism: str
+    epsilon: Fraction
+    delta: Fraction
+    relation: str
+    note: str = ""
+    clip: Fraction = Fraction(0)
+
+    @property
+    def pure(self) -> bool:
+        """Pure apart from the data-independent clip event (eligible for zCDP)."""
+        return self.delta == 0
+
+    def to_dict(self) -> dict:
+        return {"mechanism": self.mechanism, "epsilon": str(self.epsilon), "delta": str(self.delta),
+                "clip": float(self.clip), "relation": self.relation, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Spent:
+    """A composed total: ``(epsilon, delta)``-DP by composition ``method`` (rounded up)."""
+
+    epsilon: Fraction
+    delta: Fraction
+    method: str
+
+    def __str__(self) -> str:
+        return f"({float(self.epsilon):.6g}, {float(self.delta):.3g})-DP by {self.method} composition"
+
+
+@dataclass(frozen=True)
+class _Totals:
+    """Running aggregates of a list of events: all that the composition routes need."""
+
+    count: int = 0
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    clip: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    all_pure: bool = True
+    common: tuple[Fraction, Fraction] | None = None
+
+    def add(self, event: PrivacyEvent) -> "_Totals":
+        pair = (event.epsilon, event.delta)
+        return _Totals(self.count + 1, self.epsilon + event.epsilon, self.delta + event.delta,
+                       self.clip + event.clip, self.rho + event.epsilon**2 / 2, self.all_pure and event.pure,
+                       pair if self.count == 0 or self.common == pair else None)
+
+
+Route = Callable[[_Totals, Fraction], "tuple[Fraction, Fraction] | None"]
+
+
+def _basic(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction]:
+    """Basic composition (C2): ``(sum eps, sum delta)``, exact; needs no ``delta'``."""
+    return totals.epsilon, totals.delta
+
+
+def _advanced(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction] | None:
+    """Advanced composition (C3) of ``k`` events sharing one ``(eps, delta)``: ``(..., k delta + delta')``."""
+    if delta_prime <= 0 or totals.common is None:
+        return None
+    return round_up(advanced_composition(totals.common[0], totals.count, delta_prime)), totals.delta + delta_prime
+
+
+def _zcdp(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction] | None:
+    """zCDP (C4): pure events are ``eps**2/2``-zCDP, rhos add, Proposition 4.2 converts."""
+    if delta_prime <= 0 or not totals.all_pure:
+        return None
+    return round_up(zcdp_to_dp(totals.rho, delta_prime)), delta_prime
+
+
+_ROUTES: dict[str, Route] = {"basic": _basic, "advanced": _advanced, "zcdp": _zcdp}
+
+
+@dataclass
+class Ledger:
+    """Budget ``(epsilon_budget, delta_budget)`` and the spends recorded against it (sections 4.2, 4.7).
+
+    :meth:`total` takes, among basic composition (C2), advanced composition
+    (C3; all events with one common ``(eps, delta)``) and zCDP (C4 and
+    Proposition 4.2; all events pure), the route with the smallest epsilon
+    whose delta fits the budget.  The advanced and zCDP routes spend the
+    whole remaining delta as their free ``delta'``.  All routes hold
+    simultaneously for a sequence of spends fixed in advance (as in the game,
+    where ``T`` and ``epsilon_0`` are public), so reporting the best is valid;
+    the basic route also holds when later parameters depend on earlier outputs.
+
+    *Clip events.*  Couple the real run with the run of the ideal (uncapped)
+    mechanisms on the same randomness.  They differ only if some clip event
+    occurs, which has probability at most ``kappa = sum(clip)`` on every
+    dataset.  If the ideal composition is ``(eps, delta)``-DP, then
+    ``P[M(D) in E] <= P[M_ideal(D) in E] + kappa
+    <= e^eps (P[M(D') in E] + kappa) + delta + kappa``: the real one is
+    ``(eps, delta + (1 + e^eps) kappa)``-DP (Corollary 2.4 for a whole run).
+    """
+
+    epsilon_budget: Fraction
+    delta_budget: Fraction = Fraction(0)
+    events: list[PrivacyEvent] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self.epsilon_budget = as_epsilon(self.epsilon_budget, "epsilon_budget")
+        self.delta_budget = as_delta(self.delta_budget, "delta_budget")
+        self._totals = _Totals()
+
+    @property
+    def relation(self) -> str | None:
+        """The neighbouring relation of every recorded spend (None before the first)."""
+        return self.events[0].relation if self.events else None
+
+    def spend(self, mechanism: str, epsilon: Fraction, delta: Fraction, relation: str, note: str = "",
+              *, clip: float | Fraction = 0) -> PrivacyEvent:
+        """Record a spend, or refuse it with :class:`PrivacyError` if the total would exceed the budget.
+
+        Call it *before* drawing any noise: a refused spend releases nothing.
+        ``clip`` bounds the probability of a data-independent event on which
+        the mechanism departs from an ``(epsilon, delta)``-DP ideal one.
+        """
+        event = PrivacyEvent(mechanism, as_epsilon(epsilon), as_delta(delta), check_relation(relation), note,
+                             round_up(clip) if isinstance(clip, float) else Fraction(clip))
+        if self.relation is not None and event.relation != self.relation:
+            raise PrivacyError(f"cannot compose a {event.relation} spend ({mechanism}) with earlier "
+                               f"{self.relation} spends: all spends of a ledger must use one relation")
+        totals = self._totals.add(event)
+        best = self._best(totals)
+        if best is None or best.epsilon > self.epsilon_budget:
+            raise PrivacyError(
+                f"privacy budget exceeded: spending ({float(event.epsilon):.6g}, {float(event.delta):.3g}) on "
+                f"{mechanism} {note}".rstrip() + f" after {len(self.events)} spends ({self.total()}) would exceed "
+                f"the budget ({float(self.epsilon_budget):.6g}, {float(self.delta_budget):.3g}); nothing was "
+                "released" + (" (a mechanism with a representability cap needs delta > 0, Corollary 2.4)"
+                              if self.delta_budget == 0 and event.clip > 0 else ""))
+        self.events.append(event)
+        self._totals = totals
+        log.info("ledger: %s spent (%s, %s) [%s] %s; total %s", mechanism, event.epsilon, event.delta,
+                 event.relation, note, best)
+        return event
+
+    def total(self) -> Spent:
+        """The tightest valid composed total of the recorded spends (rounded up)."""
+        if not self.events:
+            return Spent(Fraction(0), Fraction(0), "none")
+        best = self._best(self._totals)
+        assert best is not None, "every recorded spend was checked to fit the budget"
+        return best
+
+    def _best(self, totals: _Totals) -> Spent | None:
+        feasible = [s for s in (self._route(name, totals) for name in _ROUTES)
+                    if s is not None and s.delta <= self.delta_budget]
+        return min(feasible, key=lambda s: (s.epsilon, s.delta)) if feasible else None
+
+    def _route(self, name: str, totals: _Totals) -> Spent | None:
+        """One composition route, with the clip correction ``(1 + e^eps) kappa`` added to delta."""
+        clip_term = float(totals.clip)
+        # The free delta' leaves room for the clip term at the budget's epsilon (>= the route's, if it fits).
+        reserve = round_up((1 + math.exp(float(self.epsilon_budget))) * clip_term)
+        pair = _ROUTES[name](totals, self.delta_budget - totals.delta - reserve)
+        if pair is None:
+            return None
+        eps, dlt = pair
+        return Spent(eps, dlt + round_up((1 + math.exp(float(eps))) * clip_term), name)
+
+
+# --------------------------------------------------------------------------
+# budget inversions
+# --------------------------------------------------------------------------
+def per_round_epsilon(epsilon: Fraction, delta: Fraction, T: int) -> Fraction:
+    """Per-round pure budget for ``T`` rounds from a total ``(epsilon, delta)`` (section 4.2).
+
+    ``epsilon_0 = max(epsilon / T, Gamma sqrt(2 / T))``: the first is basic
+    composition, the second zCDP with ``rho = T eps_0**2 / 2 = Gamma**2``,
+    whose Proposition 4.2 conversion is exactly ``epsilon``.  The zCDP value
+    is rounded **down** to a rational (with a relative slack of ``2**-32`` so
+    that the ledger's rounded-up total stays within the budget); ``epsilon/T``
+    is exact.  ``delta = 0`` gives ``epsilon / T``.
+    """
+    epsilon, delta = as_epsilon(epsilon), as_delta(delta)
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise InputError(f"T must be a positive integer, got {T!r}")
+    basic = epsilon / T
+    if delta == 0:
+        return basic
+    zcdp = round_down(zcdp_gamma(epsilon, delta) * math.sqrt(2.0 / T) * (1 - _INVERSION_SLACK))
+    return max(basic, zcdp)
+
+
+class PRSMABudget(NamedTuple):
+    """Per-round ``(epsilon*, delta*)`` for PRSMA rounds (section 4.7)."""
+
+    epsilon: Fraction
+    delta: Fraction
+
+
+def prsma_per_round(epsilon: Fraction, delta: Fraction, T: int) -> PRSMABudget:
+    """Per-round ``(eps*, delta*)`` of ``T`` PRSMA rounds within a total ``(epsilon, delta)`` (section 4.7).
+
+    Advanced composition with ``delta' = delta/2`` and ``delta* = delta/(2T)``:
+    the largest ``eps*`` with ``sqrt(2T ln(2/delta)) eps* + T eps* (e^eps* - 1)
+    <= epsilon``, found by bisection (the left side increases).  Basic
+    composition gives ``(epsilon/T, delta/T)``.  The larger ``eps*`` wins.
+    """
+    epsilon, delta = as_epsilon(epsilon), as_delta(delta)
+    if delta == 0:
+        raise InputError("PRSMA needs delta > 0 (it is (epsilon, delta)-DP, section 3)")
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise InputError(f"T must be a positive integer, got {T!r}")
+    target = float(epsilon) * (1 - _INVERSION_SLACK)
+    half = delta / 2
+    low, high = 0.0, float(epsilon)
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if advanced_composition(mid, T, half) <= target else (low, mid)
+    advanced = round_down(low)
+    if advanced > epsilon / T:
+        log.info("prsma_per_round: advanced composition, eps*=%s delta*=%s", advanced, delta / (2 * T))
+        return PRSMABudget(advanced, delta / (2 * T))
+    log.info("prsma_per_round: basic composition, eps*=%s delta*=%s", epsilon / T, delta / T)
+    return PRSMABudget(epsilon / T, delta / T)

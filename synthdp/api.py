@@ -1,0 +1,310 @@
+"""Public entry points: :func:`generate_synthetic` and the scikit-learn style :class:`Synthesizer`."""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from oracles import Limits, get_oracle
+from oracles.base import Oracle
+from queries.base import QueryClass
+from queries.complement import ComplementClosed
+from synthdp.errors import InputError
+from synthdp.report import Report
+
+log = logging.getLogger(__name__)
+
+QUERY_PLAYERS = ("auto", "rspm", "prsma", "exponential", "noisy-max")
+RELATIONS = ("add-remove", "replace-one")
+DEFAULT_ROUNDS = 100
+DEFAULT_SAMPLES = 50
+#: Largest number of workload cells the exponential player scores each round.
+MAX_SCORED_CELLS = 5_000_000
+
+
+@dataclass
+class SyntheticResult:
+    """A private synthetic table and the report of how it was made."""
+
+    data: pd.DataFrame
+    report: Report
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write the table to ``path`` atomically (temporary file, then rename)."""
+        from synthdp.io import write_csv
+
+        write_csv(self.data, path)
+
+
+def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit) -> None:
+    """Validate every parameter that does not need the data, before the data are touched."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise InputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if delta is not None and (not isinstance(delta, (int, float, Fraction)) or not 0 < delta < 1):
+        raise InputError(f"delta must be in (0, 1) (and at most 1/n), or None for pure DP; got {delta!r}")
+    if rounds is not None and (not isinstance(rounds, int) or rounds < 1):
+        raise InputError(f"rounds must be a positive integer, got {rounds!r}")
+    if not isinstance(samples_per_round, int) or samples_per_round < 1:
+        raise InputError(f"samples_per_round must be a positive integer, got {samples_per_round!r}")
+    if query_player not in QUERY_PLAYERS:
+        raise InputError(f"unknown query player {query_player!r}; choose one of {list(QUERY_PLAYERS)}")
+    if relation not in RELATIONS:
+        raise InputError(f"unknown neighbouring relation {relation!r}; choose one of {list(RELATIONS)}")
+    if n_rows is not None and (not isinstance(n_rows, int) or n_rows < 1):
+        raise InputError(f"n_rows must be a positive integer, got {n_rows!r}")
+    if time_limit is not None and not (time_limit > 0):
+        raise InputError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+
+
+def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
+    """The given schema (object or file), or one built from ``df`` with the public ``options``.
+
+    Warnings raised while building (e.g. categories read off the private
+    data) are re-emitted and collected for the report.
+    """
+    from synthdp.schema import Schema
+
+    if schema is not None:
+        return schema if isinstance(schema, Schema) else Schema.load(schema)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = Schema.from_dataframe(df, **options)
+    for w in caught:
+        collected.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return built
+
+
+def _base(query_class: QueryClass) -> QueryClass:
+    return query_class.base if isinstance(query_class, ComplementClosed) else query_class
+
+
+def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
+    """``auto``: the native exact search where it applies, else CP-SAT."""
+    base = _base(query_class)
+    if name == "auto":
+        exact = get_oracle("exact")
+        return exact if exact.supports(base) else get_oracle("cpsat")
+    oracle = get_oracle(name)
+    if not oracle.supports(base):
+        raise InputError(f"oracle {name!r} cannot encode the class {base.name} for the {role}; "
+                         f"use --oracle auto or one of cpsat, cbc")
+    return oracle
+
+
+def _scored_cells(query_class: QueryClass) -> int | None:
+    """Number of base queries an exponential player would score, or None if not enumerable."""
+    from synthdp.players import workload_size
+
+    return workload_size(_base(query_class))
+
+
+def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int) -> tuple[str, str]:
+    """Resolve ``auto`` by comparing the selection-error bounds of the privacy note.
+
+    RSPM (Corollary 2.8 with W = N): ``m^2 (2 + 1/N) / (eps0 n)``; exponential
+    mechanism (Theorem 4.5): ``2 (ln|Q_w| + 1) / (eps0 n)``.  Both are
+    data-independent, so the choice costs no privacy.
+    """
+    cells = _scored_cells(query_class)
+    if requested != "auto":
+        if requested in ("exponential", "noisy-max") and (cells is None or cells > MAX_SCORED_CELLS):
+            raise InputError(f"query player {requested!r} needs an explicit workload of at most "
+                             f"{MAX_SCORED_CELLS} queries; {query_class.name} is not one. Use rspm.")
+        return requested, "chosen by the caller"
+    m = query_class.separator().m
+    rspm_term = m * m * (2 + 1 / samples) / float(epsilon0)
+    if cells is None or cells > MAX_SCORED_CELLS:
+        return "rspm", f"class not enumerable; RSPM selection bound {rspm_term:.3g}/n"
+    em_term = 2 * (math.log(2 * cells) + 1) / float(epsilon0)
+    if em_term <= rspm_term:
+        return "exponential", (f"exponential-mechanism selection bound {em_term:.3g}/n is below "
+                               f"RSPM's {rspm_term:.3g}/n for this class")
+    return "rspm", f"RSPM selection bound {rspm_term:.3g}/n is below the exponential mechanism's {em_term:.3g}/n"
+
+
+def generate_synthetic(
+    df: pd.DataFrame,
+    query_class: str | QueryClass = "marginals:3",
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    rounds: int | None = None,
+    query_player: str = "auto",
+    oracle: str = "auto",
+    samples_per_round: int = DEFAULT_SAMPLES,
+    n_rows: int | None = None,
+    schema: Any = None,
+    random_state: int | None = None,
+    progress: bool = True,
+    time_limit: float | None = None,
+    relation: str = "add-remove",
+    categorical: list[str] | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
+    bins: dict[str, int] | None = None,
+    categories: dict[str, list] | None = None,
+    nullable: list[str] | None = None,
+    clip: bool = False,
+    max_categories: int = 100,
+    resolution: int = 100,
+    ftpl_theta: float = 1.0,
+    numeric: str = "label",
+    prsma_max_calls: int = 100_000,
+    insist: bool = False,
+) -> SyntheticResult:
+    """Release a differentially private synthetic version of ``df``.
+
+    Runs the synthetic-data game of the privacy note (section 4): ``rounds``
+    rounds in which a private query player picks the query of
+    ``query_class`` on which the current synthetic samples are most wrong and
+    a follow-the-perturbed-leader data player answers with
+    ``samples_per_round`` records.  The total budget ``(epsilon, delta)`` is
+    split over rounds by the accountant (zCDP or basic composition,
+    whichever is tighter, section 4.2); ``delta=None`` means pure DP with
+    basic composition.
+
+    Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
+    ``time_limit`` (seconds per oracle call) switches RSPM to Mode N, whose
+    privacy is *conditional on no solver failure*: for experiments only.
+    Numeric columns come back as bin labels (``numeric="label"``) or as values
+    drawn uniformly within their bin (``numeric="uniform"``).  The output has
+    ``rounds * samples_per_round`` rows unless ``n_rows`` asks for a
+    resample of them (post-processing; the true size is never used).
+    """
+    import time
+
+    from queries.spec import parse_query_class
+    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round
+    from synthdp.data import AggregatedData
+    from synthdp.encoding import Encoder
+    from synthdp.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
+    from synthdp.noise import to_fraction_down
+    from synthdp.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
+    from synthdp.randomness import PrivateRandom
+
+    start = time.perf_counter()
+    _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if df.empty:
+        raise InputError("the input table is empty: nothing to synthesise")
+    collected: list[str] = []
+    schema = resolve_schema(df, schema, collected, categorical=categorical, bounds=bounds, bins=bins,
+                             categories=categories, nullable=nullable, clip=clip, max_categories=max_categories)
+    encoder = Encoder(schema)
+    real: AggregatedData = encoder.to_aggregated(df)
+    if delta is not None and delta > 1 / real.n:
+        raise InputError(f"delta={delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
+                         "(1/n^2 is customary)")
+    qc = parse_query_class(query_class, schema.domain)
+    if not qc.complement_closed:
+        raise InputError(f"the game needs a complement-closed class; got {qc.name}")
+
+    T = rounds or DEFAULT_ROUNDS
+    N = samples_per_round
+    eps = to_fraction_down(float(epsilon))
+    dlt = None if delta is None else Fraction(delta).limit_denominator(10**18)
+    if dlt is not None and dlt > Fraction(delta):
+        dlt = Fraction(math.floor(delta * 10**18), 10**18)
+    ledger = Ledger(eps, dlt or Fraction(0))
+    rng = PrivateRandom(random_state)
+    eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T
+    player_name, reason = _choose_player(query_player, qc, eps0, N)
+
+    mode = "-"
+    query_oracle_name = "-"
+    if player_name == "rspm":
+        q_oracle = _choose_oracle(oracle, qc, "query player")
+        query_oracle_name = q_oracle.name
+        mode = "N" if time_limit is not None else "E"
+        player = RSPMPlayer(qc, q_oracle, eps0, rng, ledger, relation, mode,
+                            Limits(time_limit=time_limit) if time_limit else None)
+    elif player_name == "prsma":
+        if dlt is None:
+            raise InputError("query player 'prsma' needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
+        if relation != "replace-one":
+            raise InputError("query player 'prsma' runs under replace-one neighbours (privacy note 3.1); "
+                             "pass relation='replace-one'")
+        q_oracle = _choose_oracle(oracle, qc, "query player")
+        query_oracle_name, mode = q_oracle.name, "P"
+        eps_star, delta_star = prsma_per_round(eps, dlt, T)
+        player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger,
+                             Limits(work_limit=time_limit or 10.0), prsma_max_calls, insist)
+    else:
+        player = WorkloadPlayer(qc, eps0, rng, ledger, relation, mechanism=player_name, name=player_name)
+
+    d_oracle = _choose_oracle("auto" if oracle in ("auto",) else oracle, qc, "data player")
+    data_stats = OracleStats()
+    b = ftpl_scale(T, ftpl_theta)
+    nprng = rng.numpy_generator()
+    data_player = FTPLDataPlayer(qc, d_oracle, resolution=resolution, scale=b, rng=nprng,
+                                 limits=Limits(time_limit=time_limit), stats=data_stats)
+    log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, player_name, eps0)
+    result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
+                       progress=progress)
+
+    codes = result.codes
+    if n_rows is not None:
+        codes = codes[nprng.integers(0, len(codes), n_rows)]
+    data = encoder.decode(codes, numeric=numeric, rng=nprng)
+
+    spent = ledger.total()
+    log_q = math.log(_base(qc).size() * 2)
+    bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
+                           samples=N, resolution=resolution, scale=b,
+                           selection_term="rspm" if player_name in ("rspm", "prsma") else "exponential")
+    stats = {f"data/{d_oracle.name}": vars(result.data_stats)}
+    stats.update({f"query/{k}": vars(v) for k, v in result.query_stats.items()})
+    report = Report(
+        epsilon_budget=float(epsilon), delta_budget=float(delta or 0.0),
+        epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
+        relation=relation, query_class=qc.name, query_player=player_name, query_player_reason=reason,
+        oracle=query_oracle_name, data_oracle=d_oracle.name, mode=mode, conditional=result.conditional,
+        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, epsilon_per_round=str(eps0),
+        rows_written=len(data), seconds=time.perf_counter() - start, seed=random_state,
+        ledger=[e.to_dict() for e in ledger.events], oracle_stats=stats,
+        selected_queries=[qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds],
+        accuracy_bound=bound, warnings=collected,
+    )
+    return SyntheticResult(data, report)
+
+
+class Synthesizer:
+    """scikit-learn style front end: ``Synthesizer(epsilon=1).fit(df).sample(1000)``.
+
+    ``fit`` runs :func:`generate_synthetic` once (spending the budget);
+    ``sample`` only resamples the released rows, which is post-processing
+    and costs no privacy.
+    """
+
+    def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, delta: float | None = None,
+                 random_state: int | None = None, **options: Any):
+        self.query_class = query_class
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.options = options
+
+    def fit(self, df: pd.DataFrame) -> "Synthesizer":
+        self.result_ = generate_synthetic(df, self.query_class, epsilon=self.epsilon, delta=self.delta,
+                                          random_state=self.random_state, **self.options)
+        self.report_ = self.result_.report
+        return self
+
+    def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:
+        """``n`` rows drawn with replacement from the released table (all of it when ``n`` is None)."""
+        if not hasattr(self, "result_"):
+            raise InputError("call fit(df) before sample()")
+        data = self.result_.data
+        if n is None:
+            return data.copy()
+        idx = np.random.default_rng(random_state).integers(0, len(data), n)
+        return data.iloc[idx].reset_index(drop=True)

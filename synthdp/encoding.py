@@ -1,0 +1,235 @@
+"""Turn DataFrames into integer codes under a public :class:`~synthdp.schema.Schema`, and back.
+
+Encoding validates every value against the schema and never widens it: a
+value outside the declared domain is an error naming column, row (0-based
+position) and value, because silently adding it would make the domain depend
+on the private data. Columns of the DataFrame that the schema does not list
+are ignored with a ``UserWarning`` (a schema may deliberately leave out, say,
+an ID column; ignoring columns uses less of the data, never more).
+
+Decoding is post-processing of a (synthetic) code matrix: it restores the
+original column names, order and dtypes; numeric columns come back either as
+their bin label or as a value drawn uniformly inside the bin.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from synthdp.data import AggregatedData
+from synthdp.domain import Domain
+from synthdp.errors import InputError, SchemaError
+from synthdp.schema import Attribute, Schema, category_label, value_kind
+
+__all__ = ["Encoder"]
+
+logger = logging.getLogger(__name__)
+
+_UNKNOWN = -2  # code placeholder of a value outside the declared categories
+_MISSING = -1  # code placeholder of a missing value
+
+
+class Encoder:
+    """Encode DataFrames to ``(n, len(schema))`` int64 codes and decode codes to DataFrames.
+
+    Parameters
+    ----------
+    schema : the public schema; its attribute order is the code column order.
+    """
+
+    def __init__(self, schema: Schema) -> None:
+        if not isinstance(schema, Schema):
+            raise InputError(f"Encoder needs a Schema, got {type(schema).__name__}")
+        self.schema = schema
+
+    @property
+    def domain(self) -> Domain:
+        """Domain of the codes."""
+        return self.schema.domain
+
+    def encode(self, df: pd.DataFrame) -> np.ndarray:
+        """Codes of the rows of ``df``, one column per schema attribute (int64)."""
+        if not isinstance(df, pd.DataFrame):
+            raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        by_name = {str(c): c for c in df.columns}
+        absent = [n for n in self.schema.names if n not in by_name]
+        if absent:
+            raise SchemaError(f"columns {absent} of the schema are missing from the data, which has {list(by_name)}")
+        extra = [n for n in by_name if n not in self.schema.names]
+        if extra:
+            warnings.warn(f"ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=2)
+        codes = np.empty((len(df), len(self.schema)), dtype=np.int64)
+        for j, attr in enumerate(self.schema.attributes):
+            codes[:, j] = _encode_column(attr, df[by_name[attr.name]], self.schema.missing_values)
+        logger.debug("encoded %d rows x %d columns", *codes.shape)
+        return codes
+
+    def to_aggregated(self, df: pd.DataFrame) -> AggregatedData:
+        """Encode ``df`` and aggregate it into distinct rows with counts."""
+        return AggregatedData.from_codes(self.domain, self.encode(df))
+
+    def decode(
+        self,
+        codes: np.ndarray,
+        *,
+        numeric: Literal["label", "uniform"] = "label",
+        rng: np.random.Generator | None = None,
+    ) -> pd.DataFrame:
+        """A DataFrame with the schema's columns, in order, from a code matrix.
+
+        Categorical columns get their original dtype back (bool, integer, float,
+        string, category; integer and bool columns that may be missing become
+        pandas' nullable ``Int64``/``boolean``); missing values become NaN/None/NA.
+        Numeric columns become their bin label (``numeric="label"``) or a value
+        drawn uniformly inside the bin (``numeric="uniform"``, an integer for
+        integer columns), which needs an explicit ``rng``. This randomness is
+        post-processing and does not affect privacy.
+        """
+        codes = self.domain.check_codes(codes)
+        if numeric not in ("label", "uniform"):
+            raise InputError(f"numeric must be 'label' or 'uniform', got {numeric!r}")
+        if numeric == "uniform" and not isinstance(rng, np.random.Generator):
+            raise InputError("numeric='uniform' draws values inside bins; pass rng=np.random.default_rng(seed)")
+        columns = {}
+        for j, attr in enumerate(self.schema.attributes):
+            if attr.kind == "categorical":
+                columns[attr.name] = _decode_categorical(attr, codes[:, j])
+            elif numeric == "label":
+                columns[attr.name] = _decode_labels(attr, codes[:, j])
+            else:
+                columns[attr.name] = _decode_uniform(attr, codes[:, j], rng)
+        return pd.DataFrame(columns, columns=list(self.schema.names))
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
+    """Codes of one column; placeholders are resolved into the missing code or an error."""
+    if attr.kind == "numeric":
+        codes = _encode_numeric(attr, series, missing_values)
+    elif attr.coded and pd.api.types.is_integer_dtype(series.dtype) and not series.hasnans:
+        codes = series.to_numpy(dtype=np.int64)
+        codes = np.where((codes < 0) | (codes >= attr.size), _UNKNOWN, codes)
+    else:
+        codes = _encode_categorical(attr, series, missing_values)
+    unknown = codes == _UNKNOWN
+    if unknown.any():
+        row = _first(unknown)
+        shown = list(attr.categories[:10]) + (["..."] if len(attr.categories) > 10 else [])
+        raise SchemaError(
+            f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its declared domain "
+            f"{shown}; add it to the column's public categories (categories={{{attr.name!r}: [...]}} or the "
+            f"schema file), or clean the data"
+        )
+    missing = codes == _MISSING
+    if missing.any():
+        if attr.missing_code is None:
+            raise SchemaError(
+                f"column {attr.name!r} has a missing value in row {_first(missing)}, but its schema has no missing "
+                f"category; declare it with nullable=[{attr.name!r}] (or \"missing\": true in the schema file), "
+                f"or fill the missing values"
+            )
+        codes[missing] = attr.missing_code
+    return codes
+
+
+def _encode_categorical(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
+    """Codes via the labels of the distinct values (one dict lookup per distinct value)."""
+    positions, uniques = pd.factorize(series, use_na_sentinel=True)
+    lookup = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
+    for k, value in enumerate(uniques):
+        label = category_label(value)
+        if label not in missing_values:
+            lookup[k] = attr.code_of.get(label, _UNKNOWN)
+    return lookup[positions]
+
+
+def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
+    """Codes of a numeric column written as bin labels (synthdp's own ``numeric="label"`` output), else None."""
+    code_of = {label: code for code, label in enumerate(attr.labels)}
+    codes = series.where(~missing).map(code_of)
+    if codes[~missing].isna().any():
+        return None
+    out = codes.fillna(_MISSING).to_numpy(dtype=np.int64)
+    return out
+
+
+def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
+    """Bin codes of a numeric column; out-of-bounds values raise unless the attribute clips.
+
+    A column of bin labels (as synthdp writes with ``numeric="label"``) is
+    read back as those bins, so a synthetic table can be re-encoded.
+    """
+    missing = series.isna().to_numpy(copy=True)
+    if not pd.api.types.is_numeric_dtype(series.dtype):
+        if missing_values:
+            missing |= series.astype(str).isin(missing_values).to_numpy()
+        labelled = _bin_label_codes(attr, series, missing)
+        if labelled is not None:
+            return labelled
+    values = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    not_number = np.isnan(values) & ~missing
+    if not_number.any():
+        row = _first(not_number)
+        raise SchemaError(f"value {series.iloc[row]!r} in row {row}, numeric column {attr.name!r} is not a number")
+    lo, hi = attr.bounds
+    outside = (values < lo) | (values > hi)
+    if outside.any():
+        if not attr.clip:
+            row = _first(outside)
+            raise SchemaError(
+                f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its public bounds "
+                f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them"
+            )
+        values = np.clip(values, lo, hi)
+    codes = np.searchsorted(attr.edges[1:-1], values, side="right").astype(np.int64)
+    codes[missing] = _MISSING
+    return codes
+
+
+def _result_dtype(attr: Attribute) -> Any:
+    """Dtype of a decoded column: the original one, made nullable if values may be missing."""
+    if attr.dtype is None:
+        return None
+    if attr.dtype == "category":
+        return pd.CategoricalDtype(list(attr.category_values))
+    kind = value_kind(attr.dtype)
+    if attr.missing and isinstance(pd.api.types.pandas_dtype(attr.dtype), np.dtype) and kind in ("bool", "int"):
+        return "boolean" if kind == "bool" else "Int64"
+    return attr.dtype
+
+
+def _take(values: list[Any], codes: np.ndarray, missing: bool) -> np.ndarray:
+    """``values[codes]`` as an object array, with ``None`` at the missing code."""
+    table = np.empty(len(values) + missing, dtype=object)
+    table[: len(values)] = values
+    return table[codes]
+
+
+def _decode_categorical(attr: Attribute, codes: np.ndarray) -> pd.Series:
+    return pd.Series(_take(list(attr.category_values), codes, attr.missing), dtype=_result_dtype(attr))
+
+
+def _decode_labels(attr: Attribute, codes: np.ndarray) -> pd.Series:
+    return pd.Series(_take(list(attr.labels[: attr.bins]), codes, attr.missing))
+
+
+def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
+    """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
+    present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
+    bins = codes[present]
+    if value_kind(attr.dtype) == "int":
+        first, last = attr.integer_ranges
+        drawn = rng.integers(first[bins], last[bins] + 1)
+    else:
+        drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
+    out = np.full(codes.shape, np.nan)
+    out[present] = drawn
+    return pd.Series(out).astype(_result_dtype(attr) or np.float64)

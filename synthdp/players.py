@@ -1,0 +1,156 @@
+"""Query players of the game: RSPM (Mode E or N), PRSMA (Mode P), and the
+workload baselines (exponential mechanism, report-noisy-max).
+
+Each player builds the round objective of section 4.1 from the real data and
+the data player's ``N`` samples and spends its own per-round budget through
+the mechanism that records it in the ledger.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from oracles.base import Limits, Oracle, QueryInstance
+from queries.base import QueryClass
+from queries.complement import ComplementClosed, Not
+from queries.conjunctions import Conjunctions
+from synthdp.accounting import Ledger
+from synthdp.data import AggregatedData
+from synthdp.game import Selection
+from synthdp.randomness import PrivateRandom
+
+
+def game_instance(query_class: QueryClass, real: AggregatedData, synthetic: AggregatedData) -> QueryInstance:
+    """``L(q) = -N sum_x n_x(D) q(x) + n sum_x N_x q(x)`` (section 4.1 step 2, Lemma 2.0(b))."""
+    codes, weights = real.combine(synthetic, -synthetic.n, real.n)
+    return QueryInstance.build(query_class, codes, weights)
+
+
+@dataclass
+class RSPMPlayer:
+    """Discrete RSPM on the game objective, ``Delta = 2N`` under both relations (section 4.1)."""
+
+    query_class: QueryClass
+    oracle: Oracle
+    epsilon0: Fraction
+    rng: PrivateRandom
+    ledger: Ledger
+    relation: str
+    mode: str = "E"
+    limits: Limits | None = None
+    name: str = "rspm"
+
+    def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
+        from synthdp.rspm import difference_sensitivity, rspm
+
+        instance = game_instance(self.query_class, real, synthetic)
+        result = rspm(instance, epsilon=self.epsilon0,
+                      sensitivity=difference_sensitivity(synthetic.n, self.relation, "game"),
+                      oracle=self.oracle, rng=self.rng, ledger=self.ledger, mode=self.mode,
+                      limits=self.limits, relation=self.relation, label=f"round {round_index}")
+        return Selection(result.query, result.conditional, [result.oracle])
+
+
+@dataclass
+class PRSMAPlayer:
+    """PRSMA around RSPM on the game objective of each piece (section 4.7, Mode P)."""
+
+    query_class: QueryClass
+    oracle: Oracle
+    epsilon: Fraction
+    delta: Fraction
+    rng: PrivateRandom
+    ledger: Ledger
+    limits: Limits
+    max_oracle_calls: int
+    insist: bool = False
+    name: str = "prsma"
+
+    def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
+        from synthdp.prsma import prsma, prsma_parameters
+
+        params = prsma_parameters(self.epsilon, self.delta, real.n, self.query_class.separator().m,
+                                  synthetic.n, log_q=_log_size(self.query_class))
+
+        def piece_instance(piece: AggregatedData) -> QueryInstance:
+            return game_instance(self.query_class, piece, synthetic)
+
+        result = prsma(real.expand(), piece_instance, domain=real.domain, params=params, oracle=self.oracle,
+                       limits=self.limits, rng=self.rng, ledger=self.ledger, max_oracle_calls=self.max_oracle_calls,
+                       insist=self.insist, label=f"round {round_index}")
+        note = "" if result.query is not None else "PRSMA returned bottom: round skipped"
+        return Selection(result.query, False, list(result.oracle_results), note)
+
+
+def _log_size(query_class: QueryClass) -> float:
+    return math.log(query_class.size())
+
+
+@dataclass
+class WorkloadPlayer:
+    """Exponential mechanism or report-noisy-max over an enumerated, complement-closed workload (section 4.6).
+
+    Scores ``U(q) = N sum n_x q(x) - n sum N_x q(x)`` come from marginal counts
+    (one table per attribute set, never cell by cell in Python); a complement
+    scores ``-U(q)``.  Score sensitivity is ``N`` under both relations.
+    """
+
+    query_class: QueryClass
+    epsilon0: Fraction
+    rng: PrivateRandom
+    ledger: Ledger
+    relation: str
+    mechanism: str = "exponential"
+    name: str = "exponential"
+
+    def __post_init__(self) -> None:
+        base = self.query_class.base if isinstance(self.query_class, ComplementClosed) else self.query_class
+        self.workload = as_workload(base)
+        self.base = base
+        self.queries = None if self.workload is not None else base.enumerate()
+
+    def _counts(self, data: AggregatedData) -> np.ndarray:
+        if self.workload is not None:
+            return self.workload.cell_answers(data.codes, data.counts)
+        return self.base.answers(self.queries, data)
+
+    def _query(self, index: int):
+        return self.workload.query_at(index) if self.workload is not None else self.queries[index]
+
+    def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
+        from synthdp.selection import exponential_mechanism, report_noisy_max
+
+        u = synthetic.n * self._counts(real) - real.n * self._counts(synthetic)
+        scores = np.concatenate([u, -u])
+        pick = exponential_mechanism if self.mechanism == "exponential" else report_noisy_max
+        index = pick(scores, epsilon=self.epsilon0, sensitivity=synthetic.n, rng=self.rng, ledger=self.ledger,
+                     relation=self.relation, label=f"round {round_index}")
+        k = len(u)
+        return Selection(self._query(index) if index < k else Not(self._query(index - k)))
+
+
+def as_workload(base: QueryClass):
+    """The class as an explicit marginal workload (all cells of listed attribute sets), if it is one."""
+    from queries.workload import Workload
+
+    if isinstance(base, Workload):
+        return base
+    if isinstance(base, Conjunctions) and base.min_width == base.max_width:
+        return Workload(base.domain, list(itertools.combinations(range(len(base.domain)), base.min_width)))
+    return None
+
+
+def workload_size(base: QueryClass) -> int | None:
+    """How many base queries a workload player scores; None when the class is too large to enumerate."""
+    from queries.base import ENUMERATION_LIMIT
+
+    workload = as_workload(base)
+    if workload is not None:
+        return workload.n_cells
+    size = base.size()
+    return size if size <= ENUMERATION_LIMIT else None

@@ -1,0 +1,138 @@
+"""Locating and loading the shared benchmark data, the raw Adult reader, and the demo table."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from datasets import (
+    ADULT_RAW_COLUMNS,
+    adult_raw_schema,
+    benchmarks_dir,
+    data_dir,
+    demo_dataframe,
+    demo_schema,
+    load_adult_raw,
+    load_coded,
+    load_workload,
+)
+from synthdp.encoding import Encoder
+from synthdp.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def shared_data():
+    """Skip when the shared benchmark data are not available."""
+    try:
+        return data_dir(), benchmarks_dir()
+    except InputError as exc:
+        pytest.skip(f"shared benchmark data not available: {exc}")
+
+
+@pytest.mark.parametrize(("func", "env"), [(data_dir, "SYNTHDP_DATA_DIR"), (benchmarks_dir, "SYNTHDP_BENCHMARKS_DIR")])
+def test_directories_follow_environment_variable(func, env, tmp_path, monkeypatch):
+    monkeypatch.setenv(env, str(tmp_path))
+    assert func() == tmp_path
+    monkeypatch.setenv(env, str(tmp_path / "absent"))
+    with pytest.raises(InputError, match=f"absent.*set the environment variable {env}"):
+        func()
+
+
+@pytest.mark.parametrize(("name", "shape"), [("adult", (48842, 14)), ("nltcs", (21574, 16)),
+                                             ("acs", (47461, 23)), ("br2000", (38000, 14))])
+def test_load_coded(shared_data, name, shape):
+    df, schema = load_coded(name)
+    assert df.shape == shape and schema.names == tuple(df.columns)
+    sizes = json.loads((shared_data[0] / f"{name}-domain.json").read_text())
+    assert schema.domain.sizes == tuple(sizes.values())
+    schema.domain.check_codes(df.to_numpy())
+
+
+def test_load_coded_unknown_name():
+    with pytest.raises(InputError, match=r"unknown dataset 'mnist'; choose one of \['adult'"):
+        load_coded("mnist")
+
+
+@pytest.mark.parametrize(("key", "k"), [("adult_3way_64", 3), ("adult_5way_64", 5)])
+def test_load_workload_by_key_and_path(shared_data, key, k):
+    workload = load_workload(key)
+    _, schema = load_coded("adult")
+    assert len(workload) == 64 and all(len(t) == k and set(t) <= set(schema.names) for t in workload)
+    assert load_workload(shared_data[1] / f"adult-{k}way-64.json") == workload
+
+
+def test_load_workload_errors(shared_data, tmp_path):
+    with pytest.raises(InputError, match=r"unknown workload 'adult_9way'.*adult_3way_64"):
+        load_workload("adult_9way")
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"a": 1}))
+    with pytest.raises(InputError, match="must be a list of lists of attribute names"):
+        load_workload(path)
+
+
+def test_load_adult_raw_fixes_quirks(shared_data):
+    train, test = load_adult_raw("train"), load_adult_raw("test")
+    assert train.shape == (32561, 15) and test.shape == (16281, 15)
+    assert tuple(train.columns) == ADULT_RAW_COLUMNS
+    both = load_adult_raw("both")
+    assert len(both) == len(train) + len(test) and both["age"].dtype == np.int64
+    assert set(both["income"]) == {">50K", "<=50K"}
+    assert both.isna().sum()[lambda s: s > 0].to_dict() == {"workclass": 2799, "occupation": 2809, "native-country": 857}
+    text = both.select_dtypes(exclude="number").stack()
+    assert not text.str.contains(r"^\s|\s$|^\?$").any()
+
+
+def test_adult_raw_schema_is_public_and_covers_the_data(shared_data):
+    schema = adult_raw_schema()
+    raw = load_adult_raw("both")
+    for attr in schema.attributes:
+        if attr.kind == "categorical":
+            assert set(raw[attr.name].dropna()) <= set(attr.categories), attr.name
+            assert attr.missing == bool(raw[attr.name].isna().any()), attr.name
+        else:
+            assert attr.bounds[0] <= raw[attr.name].min() and raw[attr.name].max() <= attr.bounds[1], attr.name
+    assert adult_raw_schema(bins={"age": 4})["age"].bins == 4
+    with pytest.raises(InputError, match=r"bins given for \['sex'\]"):
+        adult_raw_schema(bins={"sex": 3})
+
+
+def test_load_adult_raw_bad_split():
+    with pytest.raises(InputError, match="split must be"):
+        load_adult_raw("validation")
+
+
+def test_demo_is_deterministic():
+    first = demo_dataframe(n=500, seed=3)
+    pd.testing.assert_frame_equal(first, demo_dataframe(n=500, seed=3))
+    assert not first.equals(demo_dataframe(n=500, seed=4))
+    assert first.shape == (500, 6) and first["has_car"].dtype == bool
+
+
+def mutual_information(df: pd.DataFrame, a: str, b: str) -> float:
+    """Empirical mutual information (nats) of two columns."""
+    joint = pd.crosstab(df[a], df[b], normalize=True).to_numpy()
+    indep = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
+    nz = joint > 0
+    return float((joint[nz] * np.log(joint[nz] / indep[nz])).sum())
+
+
+def test_demo_columns_are_correlated():
+    df = demo_dataframe()
+    for a, b in [("education", "income_band"), ("age_group", "employment"), ("income_band", "has_car")]:
+        assert mutual_information(df, a, b) > 0.05, (a, b)
+    assert mutual_information(df, "region", "age_group") < 0.01  # independent roots
+
+
+def test_demo_schema_is_public_and_round_trips():
+    df = demo_dataframe()
+    encoder = Encoder(demo_schema())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes = encoder.encode(df)
+    pd.testing.assert_frame_equal(encoder.decode(codes), df)
+    with pytest.raises(InputError, match="n must be a positive integer"):
+        demo_dataframe(n=0)

@@ -1,0 +1,347 @@
+"""Discrete RSPM (privacy note section 2; tests of section 7.2-7.4).
+
+The privacy test computes, for a tiny complement-closed class with ``m = 3``,
+the exact probabilities ``P[eta in A_q(D)]`` (``q`` is *a* minimiser) and
+``P[eta in U_q(D')]`` (``q`` is the *unique* minimiser) for every pair of
+neighbours, and asserts ``ln(P[A_q(D)] / P[U_q(D')]) <= epsilon + 1e-9``.  That
+covers every tie-breaking rule at once, adversarial ones included (proof of
+Theorem 2.3).  One noise coordinate is summed exactly through the discrete
+Laplace CDF; the other two are enumerated on ``[-B, B]`` and the truncated
+mass is added to the numerator, so the computed ratio is an upper bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from oracles.adversarial import AdversarialOracle, CertificateStub, lexicographically_largest
+from oracles.base import Limits, QueryInstance
+from oracles.brute import BruteForceOracle
+from queries import ComplementClosed, Conjunctions
+from synthdp.accounting import Ledger
+from synthdp.domain import Domain
+from synthdp.errors import InputError, PrivacyError
+from synthdp.randomness import PrivateRandom
+from synthdp.rspm import (FLOAT_SOLVER_LIMIT, INTEGER_SOLVER_LIMIT, clip_probability, default_noise_cap,
+                          difference_sensitivity, rspm, rspm_noise_rate, solver_integer_limit)
+
+DOMAIN = Domain(("a",), (3,))
+CLASS = ComplementClosed(Conjunctions.marginals(DOMAIN, 1))  # 6 queries; separator: 2 bit points + anchor
+QUERIES = CLASS.enumerate()
+SIG = CLASS.signature(QUERIES).astype(np.int64)
+RECORDS = np.array([[0], [1], [2]])
+#: A fixed data-independent synthetic multiset of size W (game objective, Lemma 2.0(b)).
+SYNTHETIC = {1: np.array([0, 1, 0]), 2: np.array([1, 1, 0])}
+PUBLIC_N = 2
+
+
+def big_ledger() -> Ledger:
+    return Ledger(Fraction(10**6), Fraction(1, 10**3))
+
+
+# ----------------------------------------------------------------- exact probabilities
+def dlap_cdf(k: np.ndarray, lam: float) -> np.ndarray:
+    """``P[eta <= k]`` for DLap(lambda) at integer (or infinite) ``k`` (section 1.6, F2)."""
+    t = math.exp(-lam)
+    k = np.asarray(k, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(k >= 0, 1 - t ** (k + 1) / (1 + t), t ** (-k) / (1 + t))
+
+
+def constrained_probability(sig: np.ndarray, objective: np.ndarray, lam: float, bound: int, q: int,
+                            strict: np.ndarray) -> tuple[float, float]:
+    """``P[F(q) <= F(q') - strict[q'] for all q' != q]`` with ``F = objective + sig @ eta``, and the
+    truncated mass (an upper bound on the error, which only lowers the returned value).
+
+    ``strict = 0`` everywhere: ``q`` is a minimiser; ``1`` everywhere: the unique one.
+    """
+    k, m = sig.shape
+    values = np.arange(-bound, bound + 1)
+    weights_1d = math.tanh(lam / 2) * np.exp(-lam * np.abs(values))
+    grid = np.array(list(itertools.product(values, repeat=m - 1)), dtype=np.int64).reshape(-1, m - 1)
+    weights = np.prod(np.array(list(itertools.product(weights_1d, repeat=m - 1))).reshape(-1, m - 1), axis=1) \
+        if m > 1 else np.ones(1)
+    lo = np.full(len(grid), -np.inf)
+    hi = np.full(len(grid), np.inf)
+    ok = np.ones(len(grid), dtype=bool)
+    for other in range(k):
+        if other == q:
+            continue
+        a = sig[q, 0] - sig[other, 0]
+        d = objective[q] - objective[other] + grid @ (sig[q, 1:] - sig[other, 1:])  # F(q)-F(q') = d + a eta_0
+        s = strict[other]
+        if a == 1:
+            hi = np.minimum(hi, -s - d)
+        elif a == -1:
+            lo = np.maximum(lo, s + d)
+        else:
+            ok &= d <= -s
+    mass = np.clip(dlap_cdf(hi, lam) - dlap_cdf(lo - 1, lam), 0, None)
+    truncated = 1 - weights_1d.sum() ** (m - 1)
+    return float(np.sum(weights * ok * mass)), truncated
+
+
+def argmin_laws(sig, objective, lam, bound):
+    """Per query: (P[a minimiser] + truncation, P[the unique minimiser])."""
+    k = len(objective)
+    upper, unique = np.zeros(k), np.zeros(k)
+    for q in range(k):
+        p, tail = constrained_probability(sig, objective, lam, bound, q, np.zeros(k, dtype=np.int64))
+        upper[q] = p + tail
+        unique[q], _ = constrained_probability(sig, objective, lam, bound, q, np.ones(k, dtype=np.int64))
+    return upper, unique
+
+
+def tie_rule_law(sig, objective, lam, bound, order):
+    """Exact output law when ties go to the query ranked highest by ``order`` (a list of ranks)."""
+    k = len(objective)
+    return np.array([constrained_probability(sig, objective, lam, bound, q,
+                                             (np.asarray(order) > order[q]).astype(np.int64))[0]
+                     for q in range(k)])
+
+
+def weights_for(counts: np.ndarray, objective: str, W: int) -> np.ndarray:
+    """Record weights of the objectives of Lemma 2.0 on the records 0, 1, 2."""
+    if objective == "data":
+        return W * counts
+    n = PUBLIC_N if objective == "game_public_n" else int(counts.sum())
+    return -W * counts + n * SYNTHETIC[W]
+
+
+def objective_vector(counts, objective, W) -> np.ndarray:
+    return CLASS.answer(QUERIES, RECORDS, weights_for(np.asarray(counts), objective, W)).astype(np.int64)
+
+
+def neighbour_pairs(relation: str):
+    """Ordered neighbour pairs of count vectors on three records (size 2; or sizes 1-2 and +1)."""
+    if relation == "replace-one":
+        for counts in itertools.product(range(3), repeat=3):
+            if sum(counts) != 2:
+                continue
+            for x, y in itertools.permutations(range(3), 2):
+                if counts[x] > 0:
+                    other = list(counts)
+                    other[x] -= 1
+                    other[y] += 1
+                    yield np.array(counts), np.array(other)
+    else:
+        for counts in itertools.product(range(3), repeat=3):
+            if 1 <= sum(counts) <= 2:
+                for x in range(3):
+                    bigger = np.array(counts)
+                    bigger[x] += 1
+                    yield np.array(counts), bigger
+                    yield bigger, np.array(counts)
+
+
+def worst_log_ratio(objective: str, relation: str, W: int, epsilon: Fraction, shift: int) -> float:
+    """max over neighbours and queries of ln(P[A_q(D)] / P[U_q(D')]) with lambda = eps / (m * shift)."""
+    m = SIG.shape[1]
+    lam = float(epsilon) / (m * shift)
+    bound = math.ceil(32 / lam)
+    cache: dict[tuple, tuple] = {}
+
+    def laws(counts):
+        key = tuple(counts)
+        if key not in cache:
+            cache[key] = argmin_laws(SIG, objective_vector(counts, objective, W), lam, bound)
+        return cache[key]
+
+    worst = -math.inf
+    for d, d_prime in neighbour_pairs(relation):
+        upper, _ = laws(d)
+        _, unique = laws(d_prime)
+        worst = max(worst, float(np.max(np.log(upper / unique))))
+    return worst
+
+
+# ----------------------------------------------------------------- sensitivities and parameters
+def test_difference_sensitivity_lemma_2_0():
+    assert difference_sensitivity(8, "replace-one", "data") == 16
+    assert difference_sensitivity(8, "add-remove", "data") == 8
+    assert difference_sensitivity(8, "replace-one", "game") == 16
+    assert difference_sensitivity(8, "add-remove", "game") == 16  # the caution of section 2.1
+    assert difference_sensitivity(8, "replace-one", "game_public_n") == 16
+    assert difference_sensitivity(8, "add-remove", "game_public_n") == 8
+    for bad in ((0, "replace-one", "data"), (1, "swap", "data"), (1, "replace-one", "other")):
+        with pytest.raises(InputError):
+            difference_sensitivity(*bad)
+
+
+def test_noise_rate_cap_and_clip():
+    lam = rspm_noise_rate(Fraction(1, 2), 5, 16)
+    assert lam == Fraction(1, 2) / (5 * 17)
+    cap = default_noise_cap(lam, 5)
+    assert cap >= (math.log(10) + 70) / float(lam) and cap - 1 < (math.log(10) + 70) / float(lam)
+    assert clip_probability(lam, 5, cap) <= math.exp(-70)
+    assert solver_integer_limit(BruteForceOracle()) == INTEGER_SOLVER_LIMIT == 2**62
+    assert solver_integer_limit(CertificateStub("unproven")) == FLOAT_SOLVER_LIMIT == 2**50
+
+
+# ----------------------------------------------------------------- exact privacy (section 7.2)
+EXACT_CASES = [("data", "replace-one", 1, Fraction(3)), ("data", "add-remove", 2, Fraction(2)),
+               ("game", "replace-one", 2, Fraction(2)), ("game", "add-remove", 1, Fraction(3)),
+               ("game_public_n", "add-remove", 1, Fraction(2))]
+SLOW_CASES = [("data", "replace-one", 2, Fraction(2)), ("data", "add-remove", 1, Fraction(3)),
+              ("game", "replace-one", 1, Fraction(3)), ("game", "add-remove", 2, Fraction(2)),
+              ("game_public_n", "replace-one", 2, Fraction(3)), ("game_public_n", "add-remove", 2, Fraction(3))]
+
+
+@pytest.mark.parametrize("objective,relation,W,epsilon", EXACT_CASES)
+def test_rspm_exact_privacy_any_tie_breaking(objective, relation, W, epsilon):
+    """Theorem 2.3 by exact computation: ln(P[A_q(D)] / P[U_q(D')]) <= eps for all neighbours."""
+    delta = difference_sensitivity(W, relation, objective)
+    worst = worst_log_ratio(objective, relation, W, epsilon, delta + 1)
+    assert worst <= float(epsilon) + 1e-9
+    assert worst > 0.5 * float(epsilon)  # the check has teeth: adversarial ties come close to the bound
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("objective,relation,W,epsilon", SLOW_CASES)
+def test_rspm_exact_privacy_remaining_grid(objective, relation, W, epsilon):
+    delta = difference_sensitivity(W, relation, objective)
+    assert worst_log_ratio(objective, relation, W, epsilon, delta + 1) <= float(epsilon) + 1e-9
+
+
+def test_game_objective_needs_2W_under_add_remove():
+    """Section 2.1's caution: with c = W + 1 (the data-term value) the game objective leaks more than eps."""
+    assert worst_log_ratio("game", "add-remove", 1, Fraction(3), 1 + 1) > 3 + 0.05
+
+
+@pytest.mark.parametrize("W", [1, 2])
+@pytest.mark.parametrize("epsilon", [Fraction(2), Fraction(3)])
+def test_remark_2_5_shift_delta_fails_and_delta_plus_one_holds(W, epsilon):
+    """m = 1, Q = {q0, q1 = 1 - q0}, L_D = W sum n_x q(x): c = Delta + 1 is tight, c = Delta fails."""
+    sig = np.array([[0], [1]])
+    delta = 2 * W
+
+    def ratio(shift: int) -> float:
+        lam = float(epsilon) / shift
+        worst = -math.inf
+        for ones in range(0, 4):  # records with q1 = 1 among n = 4; a replace-one step adds one
+            zeros = 4 - ones
+            law_d, _ = argmin_laws(sig, np.array([W * zeros, W * ones]), lam, 0)
+            if ones == 4:
+                continue
+            _, law_d2 = argmin_laws(sig, np.array([W * (zeros - 1), W * (ones + 1)]), lam, 0)
+            worst = max(worst, float(np.max(np.log(law_d / law_d2))))
+        return worst
+
+    assert ratio(delta + 1) <= float(epsilon) + 1e-9
+    assert ratio(delta + 1) == pytest.approx(float(epsilon), abs=1e-9)  # tight
+    assert ratio(delta) == pytest.approx(float(epsilon) * (delta + 1) / delta, abs=1e-9)
+    assert ratio(delta) > float(epsilon) + 0.1
+
+
+# ----------------------------------------------------------------- the implementation draws that law
+def test_rspm_output_law_matches_exact_computation_with_adversarial_ties():
+    """Monte Carlo of rspm() with an adversarial tie-breaker against the exact law of that rule."""
+    counts, W, epsilon = np.array([1, 1, 0]), 1, Fraction(2)
+    instance = QueryInstance.build(CLASS, RECORDS, weights_for(counts, "game", W))
+    sensitivity = difference_sensitivity(W, "add-remove", "game")
+    lam = rspm_noise_rate(epsilon, SIG.shape[1], sensitivity)
+    ranks = np.argsort(np.argsort([repr(q) for q in QUERIES]))  # lexicographically largest wins ties
+    law = tie_rule_law(SIG, objective_vector(counts, "game", W), float(lam), math.ceil(32 / float(lam)), ranks)
+    assert law.sum() == pytest.approx(1, abs=1e-9)
+    rng, oracle, ledger = PrivateRandom(2024), AdversarialOracle(choose=lexicographically_largest), big_ledger()
+    draws = [rspm(instance, epsilon=epsilon, sensitivity=sensitivity, oracle=oracle, rng=rng, ledger=ledger,
+                  relation="add-remove").query for _ in range(3000)]
+    observed = np.array([sum(d == q for d in draws) for q in QUERIES])
+    keep = law * len(draws) > 5
+    pvalue = stats.chisquare(observed[keep], law[keep] * observed[keep].sum() / law[keep].sum()).pvalue
+    assert pvalue > 1e-3
+    assert observed[~keep].sum() <= 15
+
+
+def test_accuracy_theorem_2_7_holds_pathwise():
+    """L(q_hat) - min L <= sum |eta_i| for every draw (Theorem 2.7)."""
+    weights = np.array([5, -3, 2])
+    instance = QueryInstance.build(CLASS, RECORDS, weights)
+    values = CLASS.answer(QUERIES, RECORDS, weights)
+    rng, ledger = PrivateRandom(4), big_ledger()
+    for _ in range(200):
+        result = rspm(instance, epsilon=Fraction(1), sensitivity=4, oracle=BruteForceOracle(), rng=rng,
+                      ledger=ledger)
+        chosen = int(CLASS.answer([result.query], RECORDS, weights)[0])
+        assert chosen - values.min() <= result.noise_l1
+        assert result.lam == Fraction(1, 3 * 5) and result.c == 5 and result.m == 3
+
+
+# ----------------------------------------------------------------- modes, certificates, ledger (7.4)
+BASE = Conjunctions.marginals(DOMAIN, 1)
+BASE_INSTANCE = QueryInstance.build(BASE, RECORDS, np.array([4, 1, 2]))
+CLOSED_INSTANCE = QueryInstance.build(CLASS, RECORDS, np.array([4, 1, 2]))
+
+
+@pytest.mark.parametrize("defect,instance", [("suboptimal", CLOSED_INSTANCE), ("bound_above", CLOSED_INSTANCE),
+                                             ("unproven", CLOSED_INSTANCE), ("outside_class", BASE_INSTANCE),
+                                             ("suboptimal", BASE_INSTANCE)])
+def test_mode_e_never_emits_an_uncertified_answer(defect, instance):
+    """Section 7.4: Mode E raises PrivacyError (release abandoned, R4); Mode N returns None, conditional."""
+    rng, ledger = PrivateRandom(1), big_ledger()
+    with pytest.raises(PrivacyError, match="abandoned"):
+        rspm(instance, epsilon=Fraction(1), sensitivity=2, oracle=CertificateStub(defect), rng=rng, ledger=ledger)
+    assert len(ledger.events) == 1  # the spend stands: a FAIL is itself data-dependent
+    result = rspm(instance, epsilon=Fraction(1), sensitivity=2, oracle=CertificateStub(defect), rng=rng,
+                  ledger=ledger, mode="N", limits=Limits(time_limit=1.0))
+    assert result.query is None and result.conditional and result.oracle.failed
+    assert "conditional" in ledger.events[-1].note
+
+
+def test_mode_e_refuses_limits_and_perturbed_input():
+    rng, ledger = PrivateRandom(1), big_ledger()
+    with pytest.raises(InputError, match="Mode E"):
+        rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+             ledger=ledger, limits=Limits(time_limit=5))
+    noisy = QueryInstance.build(CLASS, RECORDS, np.array([4, 1, 2]), separator_weights=[0, 1, 0])
+    with pytest.raises(InputError, match="must be zero"):
+        rspm(noisy, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng, ledger=ledger)
+    with pytest.raises(InputError):
+        rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+             ledger=ledger, mode="P")
+    assert not ledger.events
+
+
+def test_ledger_refusal_draws_nothing():
+    rng = PrivateRandom(77)
+    ledger = Ledger(Fraction(1, 2), Fraction(1, 10**9))
+    with pytest.raises(PrivacyError, match="budget exceeded"):
+        rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+             ledger=ledger)
+    assert rng.randbelow(10**12) == PrivateRandom(77).randbelow(10**12)
+    result = rspm(CLOSED_INSTANCE, epsilon=Fraction(1, 2), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+                  ledger=ledger)
+    assert result.query is not None and ledger.events[0].clip == result.clip_probability
+    assert result.delta <= (1 + math.exp(0.5)) * math.exp(-70) * 1.001
+
+
+def test_noise_cap_clips_to_a_fixed_output():
+    """Step 4 / Corollary 2.4: noise beyond the cap yields the fixed output None and costs its delta."""
+    rng, ledger = PrivateRandom(3), Ledger(Fraction(10**6), Fraction(1, 2))
+    outcomes = [rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+                     ledger=ledger, noise_cap=60) for _ in range(60)]
+    clipped = [r for r in outcomes if r.clipped]
+    assert clipped and all(r.query is None and r.oracle is None for r in clipped)
+    assert all(r.noise_max > 60 for r in clipped) and all(r.noise_max <= 60 for r in outcomes if not r.clipped)
+    kappa = clip_probability(Fraction(1, 9), 3, 60)
+    assert 0.01 < kappa < 0.1 and outcomes[0].delta >= (1 + math.e) * kappa
+
+
+def test_integer_range_is_checked():
+    """Section 2.7 R1: a cap that cannot fit is refused up front; an out-of-range instance is a FAIL."""
+    rng, ledger = PrivateRandom(5), big_ledger()
+    with pytest.raises(InputError, match="integer range"):
+        rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
+             ledger=ledger, noise_cap=2**61)
+    huge = QueryInstance.build(CLASS, RECORDS, np.array([2**61, 2**61, 0]))
+    with pytest.raises(PrivacyError, match="integer range"):
+        rspm(huge, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng, ledger=ledger)
+    result = rspm(huge, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng, ledger=ledger,
+                  mode="N")
+    assert result.query is None and result.oracle.backend_status == "integer range"
