@@ -212,6 +212,10 @@ class Oracle(ABC):
         neg = self._minimize(qc.base, inst.codes, -inst.weights, -sep, limits)
         if not neg.proven:
             return neg
+        for raw in (pos, neg):
+            if not qc.base.contains(raw.solution):
+                return Raw(None, raw.bound, raw.backend_status, False, raw.nodes,
+                           f"solver returned a query outside the class: {raw.solution!r}")
         big_c = int(inst.weights.sum()) + int(sep.sum()) + eta_a * (1 - c)
         lb_pos = None if pos.bound is None else pos.bound + eta_a * c
         lb_neg = None if neg.bound is None else big_c + neg.bound
@@ -243,6 +247,13 @@ class Oracle(ABC):
         proven = raw.proven and bound is not None and value >= math.floor(bound)
         return OracleResult(OPTIMAL if proven else FAIL, record, value, bound, self.name, raw.backend_status,
                             time.perf_counter() - start, raw.nodes, raw.message)
+
+    def solve_data_many(self, query_class: QueryClass, queries: Sequence[Any], weights, rho_matrix,
+                        limits: Limits = NO_LIMITS) -> list[OracleResult]:
+        """:meth:`solve_data` for each row of ``rho_matrix`` (the ``N`` samples of a round share
+        queries and weights); backends may override it to prepare the queries once."""
+        return [self.solve_data(DataInstance.build(query_class, queries, weights, rho), limits)
+                for rho in np.asarray(rho_matrix, dtype=np.int64)]
 
 
 class _Deadline(Exception):

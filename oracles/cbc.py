@@ -26,6 +26,7 @@ import importlib.util
 import logging
 import os
 import re
+import warnings
 
 from oracles.base import Limits
 from oracles.encodings import EncodedOracle
@@ -56,15 +57,18 @@ class CBCOracle(EncodedOracle):
         #: CBC's absolute optimality tolerance per unit of objective scale.
         self.tolerance = tolerance
 
+    def load(self) -> None:
+        _pulp()
+
     def solve_model(self, model: Model, outputs: tuple[int, ...], limits: Limits,
                     time_budget: float | None, workdir: str) -> Outcome:
         pulp = _pulp()
         prob = pulp.LpProblem("oracle", pulp.LpMinimize if model.sense == MINIMIZE else pulp.LpMaximize)
-        xs = [None] + [pulp.LpVariable(f"v{i}", 0, 1, pulp.LpContinuous if var.relaxable else pulp.LpBinary)
+        xs = [None] + [prob.add_variable(f"v{i}", 0, 1, pulp.LpContinuous if var.relaxable else pulp.LpBinary)
                        for i, var in enumerate(model.vars, 1)]
 
         def fresh() -> int:
-            xs.append(pulp.LpVariable(f"v{len(xs)}", 0, 1, pulp.LpContinuous))
+            xs.append(prob.add_variable(f"v{len(xs)}", 0, 1, pulp.LpContinuous))
             return len(xs) - 1
 
         rows: list[Linear] = []
@@ -89,9 +93,11 @@ class CBCOracle(EncodedOracle):
         prob += pulp.LpAffineExpression([(xs[v], c) for v, c in model.objective.items()])
 
         log_path = os.path.join(workdir, "cbc.log")
-        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_budget, gapRel=0.0, gapAbs=0.0, threads=limits.workers,
-                                   maxNodes=None if limits.work_limit is None else int(limits.work_limit),
-                                   options=[f"randomCbcSeed {limits.seed + 1}"], logPath=log_path)
+        with warnings.catch_warnings():  # PuLP 3 deprecates its bundled CBC (to be removed in PuLP 4)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_budget, gapRel=0.0, gapAbs=0.0, threads=limits.workers,
+                                       maxNodes=None if limits.work_limit is None else int(limits.work_limit),
+                                       options=[f"randomCbcSeed {limits.seed + 1}"], logPath=log_path)
         solver.tmpDir = workdir
         prob.solve(solver)
         with open(log_path) as fh:

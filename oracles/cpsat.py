@@ -32,6 +32,9 @@ class CPSATOracle(EncodedOracle):
     #: CP-SAT's integers are int64; objective and constraint sums must not overflow (R1).
     max_magnitude = 2**62
 
+    def load(self) -> None:
+        import ortools.sat.python.cp_model  # noqa: F401
+
     def solve_model(self, model: Model, outputs: tuple[int, ...], limits: Limits,
                     time_budget: float | None, workdir: str) -> Outcome:
         from ortools.sat.python import cp_model

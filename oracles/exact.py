@@ -26,7 +26,7 @@ import numpy as np
 from oracles.base import FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
 from oracles.exact_common import Budget, SearchOutcome, exact_in_float
 from oracles.exact_data import DataProblem, maximize
-from oracles.exact_query import item_model, minimize
+from oracles.exact_query import minimize, supported
 from queries.base import QueryClass
 from queries.complement import ComplementClosed
 
@@ -54,7 +54,7 @@ class ExactSearchOracle(Oracle):
         self.method = method
 
     def supports(self, query_class: QueryClass) -> bool:
-        return item_model(query_class) is not None
+        return supported(query_class)
 
     def _minimize(self, query_class, codes, weights, separator_weights, limits: Limits) -> Raw:
         if not exact_in_float(weights, separator_weights):
@@ -84,32 +84,30 @@ class ExactSearchOracle(Oracle):
                         limits: Limits = NO_LIMITS) -> list[OracleResult]:
         """One :class:`OracleResult` per row of ``rho_matrix``, as :meth:`solve_data` would give.
 
-        The queries are preprocessed once and every objective is recomputed
-        exactly, in one vectorised evaluation, from the returned records.
+        The queries are prepared once; every objective is recomputed
+        exactly from the returned records in one vectorised evaluation.
+        Each result's ``wall_time`` includes its share of preparation and check.
         """
         start = time.perf_counter()
-        rho_matrix = np.asarray(rho_matrix, dtype=np.int64).reshape(-1, len(query_class.dual_separator()))
-        if not rho_matrix.shape[0]:
-            return []
-        template = DataInstance.build(query_class, queries, weights, rho_matrix[0])
+        rho_matrix = np.atleast_2d(np.asarray(rho_matrix, dtype=np.int64))
         base_class = query_class.base if isinstance(query_class, ComplementClosed) else query_class
-        if not self.supports(base_class):
-            return [self.solve_data(DataInstance.build(query_class, queries, weights, rho), limits)
-                    for rho in rho_matrix]
+        if not len(rho_matrix) or not self.supports(base_class):
+            return super().solve_data_many(query_class, queries, weights, rho_matrix, limits)
+        template = DataInstance.build(query_class, queries, weights, rho_matrix[0])
         base, signed, const = template.base_form()
         if not exact_in_float(signed, np.abs(rho_matrix).max(axis=0)):
-            return [self.solve_data(DataInstance.build(query_class, queries, weights, rho), limits)
-                    for rho in rho_matrix]
+            return super().solve_data_many(query_class, queries, weights, rho_matrix, limits)
         problem = DataProblem.build(base_class, base, signed)
-        setup = time.perf_counter() - start
+        setup = (time.perf_counter() - start) / len(rho_matrix)
         outcomes, times = [], []
         for rho in rho_matrix:
             tick = time.perf_counter()
             outcomes.append(maximize(problem, rho, Budget(limits)))
-            times.append(time.perf_counter() - tick + setup / len(rho_matrix))
-        records = np.array([o.solution for o in outcomes], dtype=np.int64)
-        values = self._data_objectives(template, records, rho_matrix)
-        return [self._data_result(o, int(v), const, t) for o, v, t in zip(outcomes, values, times)]
+            times.append(time.perf_counter() - tick + setup)
+        tick = time.perf_counter()
+        values = self._data_objectives(template, np.array([o.solution for o in outcomes], dtype=np.int64), rho_matrix)
+        check = (time.perf_counter() - tick) / len(rho_matrix)
+        return [self._data_result(o, int(v), const, t + check) for o, v, t in zip(outcomes, values, times)]
 
     @staticmethod
     def _data_objectives(template: DataInstance, records: np.ndarray, rho_matrix: np.ndarray) -> np.ndarray:

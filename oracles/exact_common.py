@@ -26,6 +26,11 @@ def exact_in_float(*arrays: np.ndarray) -> bool:
     return total < EXACT_FLOAT
 
 
+def bin_sums(index: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """``out[i] = sum(weights[index == i])`` as float64 (also for empty input), exact under the 2**53 rule."""
+    return np.bincount(index, weights=weights, minlength=size).astype(np.float64, copy=False)
+
+
 class Budget:
     """Node budget (deterministic, ``Limits.work_limit``) and deadline (``Limits.time_limit``) of one search.
 

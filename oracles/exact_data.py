@@ -25,9 +25,14 @@ through no query.  Children of a node are bounded all at once: queries
 without a literal on the branching attribute contribute to every child's
 table, those with one only to the child of their value.
 
-**Tie-breaking** depends only on the instance: attributes are ordered by
-(number of queries, index), children are explored by (bound, value) and
-the incumbent changes only on strict improvement.
+**Order.**  Attributes are branched on by increasing domain size (then
+decreasing number of queries, then index): the branching stays narrow near
+the root, and the large attributes, decided last, carry most of the
+charged queries, whose buckets then separate them by value.
+
+**Tie-breaking** depends only on the instance: the order above, children
+explored by (bound, value), and an incumbent that changes only on strict
+improvement.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
-from oracles.exact_common import Budget, SearchOutcome
+from oracles.exact_common import Budget, SearchOutcome, bin_sums
 from queries.base import QueryClass
 from queries.conjunctions import Conjunction
 from queries.monotone import MonotoneConjunction, MonotoneConjunctions
@@ -58,20 +63,52 @@ def literals_of(query_class: QueryClass, query) -> tuple[tuple[int, int], ...] |
     raise TypeError(f"exact data search cannot read {type(query).__name__} queries")
 
 
+def _merge(query_class: QueryClass, queries: Sequence, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Literal matrix ``(Q, n_attributes)`` (``-1``: none) and weights of the distinct queries.
+
+    Equal queries are merged, never-true and zero-weight ones dropped; the
+    always-true (empty) query's weight is returned as a constant.
+    """
+    merged: dict[tuple[tuple[int, int], ...], float] = {}
+    for query, w in zip(queries, np.asarray(weights, dtype=np.float64)):
+        lits = literals_of(query_class, query)
+        if lits is not None:
+            merged[lits] = merged.get(lits, 0.0) + float(w)
+    constant = merged.pop((), 0.0)
+    kept = [(lits, w) for lits, w in merged.items() if w != 0]
+    lit = np.full((len(kept), len(query_class.domain)), -1, dtype=np.int64)
+    for t, (lits, _) in enumerate(kept):
+        for a, v in lits:
+            lit[t, a] = v
+    return lit, np.array([w for _, w in kept], dtype=np.float64), constant
+
+
 @dataclass(frozen=True)
 class DataProblem:
     """The queries of a data-player instance, preprocessed once for any number of ``rho`` vectors.
 
     Depth ``p`` branches on attribute ``order[p]``; the flat tables hold
-    the values of depth ``p`` at ``block[p] : block[p + 1]``.
+    the values of depth ``p`` at ``block[p] : block[p + 1]``.  Per query
+    ``t`` (after merging): ``lit_by_attr[a, t]`` its value on attribute
+    ``a`` (``-1``: none), ``weights[t]`` and ``positive[t] = max(w_t, 0)``,
+    ``last[t]`` / ``second[t]`` the depths of its last and second-to-last
+    literals (``-1``: none), ``cell[t]`` the flat table cell of its last
+    literal.  ``compatible[p][v, t]``: query ``t`` survives ``x_{order[p]} = v``.
+    ``free`` are the attributes of no query and ``constant`` the weight of
+    the always-true queries.  One-hot cells: attribute ``a`` holds
+    ``offsets[a] : offsets[a + 1]``; ``dual_cell[j]`` is the cell of dual
+    coordinate ``j`` and ``order_cells`` lists the cells in branching order.
     """
 
     sizes: tuple[int, ...]
-    dual: tuple[tuple[int, int], ...]
+    offsets: np.ndarray
+    dual_cell: np.ndarray
+    order_cells: np.ndarray
     order: np.ndarray
     free: np.ndarray
-    lit: np.ndarray
+    lit_by_attr: np.ndarray
     weights: np.ndarray
+    positive: np.ndarray
     constant: float
     last: np.ndarray
     second: np.ndarray
@@ -81,40 +118,29 @@ class DataProblem:
 
     @classmethod
     def build(cls, query_class: QueryClass, queries: Sequence, weights: np.ndarray) -> "DataProblem":
-        """Merge equal queries, drop never-true ones and fix the branching order."""
+        """Prepare the (merged) queries and fix the branching order (module docstring)."""
         sizes = tuple(query_class.domain.sizes)
-        merged: dict[tuple[tuple[int, int], ...], float] = {}
-        for query, w in zip(queries, np.asarray(weights, dtype=np.float64)):
-            lits = literals_of(query_class, query)
-            if lits is not None:
-                merged[lits] = merged.get(lits, 0.0) + float(w)
-        constant = merged.pop((), 0.0)
-        items = [(lits, w) for lits, w in merged.items() if w != 0]
-        lit = np.full((len(items), len(sizes)), -1, dtype=np.int64)
-        for t, (lits, _) in enumerate(items):
-            for a, v in lits:
-                lit[t, a] = v
+        lit, weights, constant = _merge(query_class, queries, weights)
         uses = (lit >= 0).sum(axis=0)
-        order = np.array(sorted(np.flatnonzero(uses), key=lambda a: (-uses[a], a)), dtype=np.int64)
+        order = np.array(sorted(np.flatnonzero(uses), key=lambda a: (sizes[a], -uses[a], a)), dtype=np.int64)
         depth = np.full(len(sizes), -1, dtype=np.int64)
         depth[order] = np.arange(len(order))
         depths = np.sort(np.where(lit >= 0, depth[None, :], -1), axis=1)
-        last = depths[:, -1] if len(sizes) else np.zeros(0, dtype=np.int64)
-        second = depths[:, -2] if len(sizes) > 1 else np.full(len(items), -1, dtype=np.int64)
+        last = depths[:, -1]
+        second = depths[:, -2] if len(sizes) > 1 else np.full(len(lit), -1, dtype=np.int64)
         block = np.concatenate([[0], np.cumsum([sizes[a] for a in order])]).astype(np.int64)
-        rows = np.arange(len(items))
-        cell = block[last] + lit[rows, order[last]] if len(items) else np.zeros(0, dtype=np.int64)
+        cell = block[last] + lit[np.arange(len(lit)), order[last]] if len(lit) else np.zeros(0, dtype=np.int64)
         compatible = tuple((lit[None, :, a] < 0) | (lit[None, :, a] == np.arange(sizes[a])[:, None]) for a in order)
-        return cls(sizes, tuple(query_class.dual_separator()), order, np.flatnonzero(uses == 0), lit,
-                   np.array([w for _, w in items], dtype=np.float64), constant, last, second, cell, block,
-                   compatible)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        dual = np.array(query_class.dual_separator(), dtype=np.int64).reshape(-1, 2)
+        order_cells = np.concatenate([np.arange(offsets[a], offsets[a + 1]) for a in order] + [np.zeros(0, np.int64)])
+        return cls(sizes, offsets, offsets[dual[:, 0]] + dual[:, 1], order_cells, order, np.flatnonzero(uses == 0),
+                   np.ascontiguousarray(lit.T), weights, np.maximum(weights, 0.0), constant, last, second, cell,
+                   block, compatible)
 
-    def unary(self, rho: np.ndarray) -> list[np.ndarray]:
-        """``u_a[v]``: the separator reward of each attribute value."""
-        u = [np.zeros(s) for s in self.sizes]
-        for (a, v), r in zip(self.dual, np.asarray(rho, dtype=np.float64)):
-            u[a][v] += r
-        return u
+    def unary(self, rho: np.ndarray) -> np.ndarray:
+        """``u_a[v]``, the separator reward of each attribute value, flat in one-hot order."""
+        return bin_sums(self.dual_cell, np.asarray(rho, dtype=np.float64), int(self.offsets[-1]))
 
 
 class _DataSearch:
@@ -123,12 +149,13 @@ class _DataSearch:
     def __init__(self, problem: DataProblem, rho: np.ndarray, budget: Budget):
         self.p, self.budget = problem, budget
         unary = problem.unary(rho)
-        self.flat_unary = np.concatenate([unary[a] for a in problem.order]) if len(problem.order) else np.zeros(0)
+        self.flat_unary = unary[problem.order_cells]
         self.record = np.zeros(len(problem.sizes), dtype=np.int64)
         free_gain = 0.0
         for a in problem.free:
-            self.record[a] = int(np.argmax(unary[a]))
-            free_gain += float(unary[a][self.record[a]])
+            block = unary[problem.offsets[a] : problem.offsets[a + 1]]
+            self.record[a] = int(np.argmax(block))
+            free_gain += float(block[self.record[a]])
         self.start_gain = problem.constant + free_gain
         self.best_value, self.best_record = -math.inf, None
 
@@ -148,33 +175,44 @@ class _DataSearch:
         return np.array([int(np.argmax(table[s:e])) for s, e in zip(starts, np.append(starts[1:], table.size))],
                         dtype=np.int64)
 
+    def _child_tails(self, table: np.ndarray, starts: np.ndarray, size: int, child_of: np.ndarray,
+                     cells: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``sum of block maxima`` of ``table`` plus, for each value ``v``, the queries of ``child_of == v``."""
+        tail = np.full(size, float(np.maximum.reduceat(table, starts).sum()))
+        if child_of.size:
+            touched = np.flatnonzero(np.bincount(child_of, minlength=size))
+            row = np.zeros(size, dtype=np.int64)
+            row[touched] = np.arange(touched.size)
+            tables = np.tile(table, touched.size)
+            tables += bin_sums(row[child_of] * table.size + cells, coef, tables.size)
+            tail[touched] = np.maximum.reduceat(tables.reshape(touched.size, -1), starts, axis=1).sum(axis=1)
+        return tail
+
     def _expand(self, depth: int, alive: np.ndarray, gain: float, assigned: np.ndarray, stack: list) -> None:
+        """Bound every value of the attribute at ``depth``; offer exact children, push the others."""
         p = self.p
-        a, size = int(p.order[depth]), p.sizes[p.order[depth]]
-        own = self.flat_unary[p.block[depth] : p.block[depth + 1]].copy()
-        decided = alive[p.last[alive] == depth]
-        own += np.bincount(p.lit[decided, a], weights=p.weights[decided], minlength=size)
+        lit_a, size = p.lit_by_attr[p.order[depth]], p.sizes[p.order[depth]]
+        last = p.last[alive]
+        decided = alive[last == depth]
+        own = self.flat_unary[p.block[depth] : p.block[depth + 1]] + bin_sums(
+            lit_a[decided], p.weights[decided], size)
         if depth + 1 == len(p.order):
             v = int(np.argmax(own))
             assigned[depth] = v
             self._offer(gain + float(own[v]), assigned, depth + 1)
             return
-        rest = alive[p.last[alive] > depth]
-        coef = np.where(p.second[rest] <= depth, p.weights[rest], np.maximum(p.weights[rest], 0.0))
+        rest = alive[last > depth]
+        coef = np.where(p.second[rest] <= depth, p.weights[rest], p.positive[rest])
         offset = int(p.block[depth + 1])
         starts = p.block[depth + 1 : -1] - offset
-        on_a = p.lit[rest, a] >= 0
-        table = self.flat_unary[offset:] + np.bincount(p.cell[rest[~on_a]] - offset, weights=coef[~on_a],
-                                                       minlength=self.flat_unary.size - offset)
-        tail = np.full(size, float(np.maximum.reduceat(table, starts).sum()))
-        child_of = p.lit[rest[on_a], a]
-        touched = np.unique(child_of)
-        if touched.size:
-            tables = np.repeat(table[None, :], touched.size, axis=0)
-            np.add.at(tables, (np.searchsorted(touched, child_of), p.cell[rest[on_a]] - offset), coef[on_a])
-            tail[touched] = np.maximum.reduceat(tables, starts, axis=1).sum(axis=1)
-        bounds = gain + own + tail
-        undecided = np.bincount(child_of, minlength=size) + int((~on_a).sum())
+        on_a = lit_a[rest] >= 0
+        off_a = ~on_a
+        table = self.flat_unary[offset:] + bin_sums(p.cell[rest[off_a]] - offset, coef[off_a],
+                                                    self.flat_unary.size - offset)
+        child_of = lit_a[rest[on_a]]
+        bounds = gain + own + self._child_tails(table, starts, size, child_of, p.cell[rest[on_a]] - offset,
+                                                coef[on_a])
+        undecided = np.bincount(child_of, minlength=size) + int(off_a.sum())
         exact = np.where(undecided == 0, bounds, -math.inf)
         v = int(np.argmax(exact))
         if exact[v] > self.best_value:
@@ -182,21 +220,22 @@ class _DataSearch:
             self._offer(float(exact[v]), assigned, depth + 1, self._tail_argmax(table, depth + 1))
         for v in np.argsort(bounds, kind="stable"):
             if undecided[v] > 0 and bounds[v] > self.best_value:
-                child = assigned.copy()
-                child[depth] = v
-                stack.append((float(bounds[v]), depth + 1, alive, gain + float(own[v]), child))
+                stack.append((float(bounds[v]), depth + 1, alive, gain + float(own[v]), assigned, int(v)))
 
     def run(self) -> SearchOutcome:
         p = self.p
         if not len(p.order):
             return SearchOutcome(self.record.copy(), self.start_gain, True, self.start_gain, 0, "no literals")
-        stack = [(math.inf, 0, np.arange(len(p.weights)), self.start_gain, np.zeros(len(p.order), dtype=np.int64))]
+        stack = [(math.inf, 0, np.arange(len(p.weights)), self.start_gain, np.zeros(len(p.order), dtype=np.int64), 0)]
         while stack:
-            bound, depth, alive, gain, assigned = stack.pop()
+            bound, depth, alive, gain, parent, value = stack.pop()
             if bound <= self.best_value:
                 continue
+            assigned = parent
             if depth:
-                alive = alive[p.compatible[depth - 1][assigned[depth - 1], alive]]
+                assigned = parent.copy()
+                assigned[depth - 1] = value
+                alive = alive[p.compatible[depth - 1][value, alive]]
             if not self.budget.spend() and self.best_record is not None:
                 open_bound = max([bound] + [entry[0] for entry in stack])
                 return SearchOutcome(self.best_record, self.best_value, False, max(open_bound, self.best_value),

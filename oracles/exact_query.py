@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from oracles.exact_common import Budget, SearchOutcome
+from oracles.exact_common import Budget, SearchOutcome, bin_sums
 from queries.base import QueryClass
 from queries.conjunctions import Conjunction, Conjunctions
 from queries.monotone import MonotoneConjunction, MonotoneConjunctions
@@ -81,6 +81,11 @@ class ItemModel:
     @property
     def n_groups(self) -> int:
         return int(self.group[-1]) + 1 if self.n_items else 0
+
+
+def supported(query_class: QueryClass) -> bool:
+    """Whether :func:`item_model` describes the class."""
+    return isinstance(query_class, (Conjunctions, MonotoneConjunctions))
 
 
 def item_model(query_class: QueryClass) -> ItemModel | None:
@@ -173,7 +178,7 @@ class _PrefixChain:
 
 def _dense_minimum(index: np.ndarray, weights: np.ndarray, grid: np.ndarray, last: np.ndarray) -> tuple[float, int]:
     """Minimum and first minimising flat cell of ``table + grid (x) last`` for one attribute set."""
-    table = np.bincount(index, weights=weights, minlength=grid.size * last.size).astype(np.float64, copy=False)
+    table = bin_sums(index, weights, grid.size * last.size)
     table = table.reshape(grid.size, last.size)
     table += grid[:, None]
     table += last[None, :]
@@ -224,7 +229,7 @@ def _sparse_minimum(index: np.ndarray, weights: np.ndarray, attrs: tuple[int, ..
     """
     radix = [sizes[a] for a in attrs]
     occupied, inverse = np.unique(index, return_inverse=True)
-    values = np.bincount(inverse.reshape(-1), weights=weights, minlength=occupied.size).astype(np.float64, copy=False)
+    values = bin_sums(inverse.reshape(-1), weights, occupied.size)
     digits = np.unravel_index(occupied, radix)
     for a, d in zip(attrs, digits):
         values += deltas[a][d]
@@ -251,15 +256,15 @@ def _pair_bounds(sets: list[tuple[int, ...]], columns: np.ndarray, weights: np.n
     negative = np.minimum(weights, 0.0)
     slack: dict[tuple[int, int], float] = {}
     for a, b in sorted({pair for s in sets for pair in itertools.combinations(s, 2)}):
-        table = np.bincount(columns[a] * sizes[b] + columns[b], weights=negative, minlength=sizes[a] * sizes[b])
-        table = table.astype(np.float64, copy=False).reshape(sizes[a], sizes[b]) + deltas[a][:, None]
+        table = bin_sums(columns[a] * sizes[b] + columns[b], negative, sizes[a] * sizes[b])
+        table = table.reshape(sizes[a], sizes[b]) + deltas[a][:, None]
         table += deltas[b][None, :]
         slack[a, b] = float(table.min()) - low[a] - low[b]
     return np.array([max(slack[p] for p in itertools.combinations(s, 2)) + sum(low[a] for a in s)
                      if len(s) >= 2 else -math.inf for s in sets])
 
 
-def _set_minimum(attrs: tuple[int, ...], chain: "_PrefixChain", weights: np.ndarray,
+def _set_minimum(attrs: tuple[int, ...], chain: _PrefixChain, weights: np.ndarray,
                  sizes: Sequence[int], deltas: list[np.ndarray]) -> tuple[float, int]:
     """Minimum of ``data + separator`` over the cells of one attribute set (without ``base``), and its cell."""
     if not attrs:
@@ -281,7 +286,8 @@ def table_search(model: ItemModel, sets: list[tuple[int, ...]], codes: np.ndarra
     :func:`_pair_bounds`; once that bound reaches the incumbent, no later
     set can improve on it, which proves the incumbent optimal.  Ties go to
     the first set visited, then to the first cell in row-major order.  One
-    budget node per table built.
+    budget node per table built.  (In the conjunction item model the item
+    of literal ``(a, v)`` is ``offsets[a] + v``.)
     """
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     deltas = [delta[offsets[a] : offsets[a + 1]] for a in range(len(sizes))]
@@ -356,8 +362,10 @@ class _ItemSearch:
       data term is at least ``sum_{r in R(P)} min(w_r, 0)``, and its added
       items come from the groups after ``i`` with a count the width bounds
       allow, so their separator gain is at least the exact optimum of
-      :class:`_SuffixSeparator`.  The sum of the two is the node's bound;
-      subtrees whose bound is not below the incumbent are pruned.
+      :class:`_SuffixSeparator`.  The sum of the two bounds the subtree;
+      :meth:`_coverage_bound` gives a second bound that couples separator
+      gain and coverage, and the larger one is used.  Subtrees whose bound
+      is not below the incumbent are pruned.
     * a node covering no row has data term zero in its whole subtree, so the
       bound is attained: its best descendant is built directly.
 
@@ -368,12 +376,14 @@ class _ItemSearch:
 
     def __init__(self, model: ItemModel, codes: np.ndarray, weights: np.ndarray, base: float, delta: np.ndarray,
                  sizes: Sequence[int], budget: Budget):
-        self.model, self.codes, self.base, self.delta, self.budget = model, codes, base, delta, budget
+        self.model, self.base, self.delta, self.budget = model, base, delta, budget
+        self.columns = np.ascontiguousarray(codes.T)
         slot_of = np.full((len(sizes), max(sizes)), model.n_items, dtype=np.int64)
         slot_of[model.attr, model.value] = np.arange(model.n_items)
-        #: ``slot[r, a]``: the item row ``r`` satisfies on attribute ``a`` (``n_items``: none).
-        self.slot = slot_of[np.arange(codes.shape[1])[None, :], codes]
-        self.w_pos, self.w_neg = np.maximum(weights, 0.0), np.minimum(weights, 0.0)
+        #: ``2 * item + [w_r < 0]`` for the item row ``r`` satisfies on each attribute (item ``n_items``: none),
+        #: so that one bincount sums the positive and the negative covered weight of every item.
+        self.slot = 2 * slot_of[np.arange(len(sizes))[None, :], codes] + (weights < 0)[:, None]
+        self.weights = weights
         self.suffix = _SuffixSeparator(model, delta)
         self.best_value, self.best_items = math.inf, None
 
@@ -383,13 +393,9 @@ class _ItemSearch:
 
     def _covered(self, rows: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
         """Positive and negative weight covered by each item ``>= start`` among ``rows``."""
-        first = int(self.model.attr[start])
-        slots = self.slot[rows, first:]
-        k = slots.shape[1]
-        size = self.model.n_items + 1
-        pos = np.bincount(slots.reshape(-1), weights=np.repeat(self.w_pos[rows], k), minlength=size)
-        neg = np.bincount(slots.reshape(-1), weights=np.repeat(self.w_neg[rows], k), minlength=size)
-        return pos[start:-1], neg[start:-1]
+        slots = self.slot[rows, int(self.model.attr[start]) :]
+        sums = bin_sums(slots.reshape(-1), np.repeat(self.weights[rows], slots.shape[1]), 2 * self.model.n_items + 2)
+        return sums[2 * start : -2 : 2], sums[2 * start + 1 : -2 : 2]
 
     def _coverage_bound(self, items: np.ndarray, neg: np.ndarray) -> np.ndarray:
         """For each child ``c = P + j``: a lower bound on ``data + added separator`` over its subtree.
@@ -438,17 +444,17 @@ class _ItemSearch:
         bound = np.maximum(child_fixed + neg + extra, child_fixed + self._coverage_bound(items, neg))
         can_grow = (count >= 0) & (nxt < model.n_groups) & (width + 1 < model.max_width)
         keep = np.flatnonzero(~empty & can_grow & (bound < self.best_value))
-        for j in keep[np.argsort(-(own[keep]), kind="stable")]:
+        for j in keep[np.argsort(-bound[keep], kind="stable")]:
             stack.append((float(bound[j]), rows, int(items[j]), width + 1, float(child_fixed[j] - self.base),
                           path + (int(items[j]),)))
 
     def run(self) -> SearchOutcome:
         model = self.model
-        rows = np.arange(self.codes.shape[0])
+        rows = np.arange(self.columns.shape[1])
         if model.min_width == 0:
-            self._offer(self.base + float(self.w_pos.sum() + self.w_neg.sum()), ())
+            self._offer(self.base + float(self.weights.sum()), ())
         stack: list = []
-        root_bound = self.base + float(self.w_neg.sum()) + float(
+        root_bound = self.base + float(np.minimum(self.weights, 0.0).sum()) + float(
             self.suffix.value(np.array([0]), self.suffix.count(np.array([0]), model.min_width, model.max_width))[0])
         node = (root_bound, None, -1, 0, 0.0, ())
         while True:
@@ -459,7 +465,7 @@ class _ItemSearch:
                     return SearchOutcome(self._query(), self.best_value, False, min(open_bound, self.best_value),
                                          self.budget.nodes, "branch-and-bound")
                 if item >= 0:
-                    rows = parent_rows[self.codes[parent_rows, model.attr[item]] == model.value[item]]
+                    rows = parent_rows[self.columns[model.attr[item]][parent_rows] == model.value[item]]
                 start = 0 if item < 0 else int(np.searchsorted(model.group, model.group[item] + 1))
                 self._expand(rows, start, width, fixed, path, stack)
             if not stack:

@@ -16,14 +16,16 @@ The constraint *kinds* a family uses decide which backends support it
 (pure clause / cardinality / XOR models go to MaxSAT; general linear
 constraints need CP-SAT or a MIP solver).
 
-A variable is *relaxable* when, once the non-relaxable variables take
-integer values, some optimal value of it is integral and the optimum is
-unchanged; a MIP backend may then declare it continuous.
+A variable is *relaxable* when, for every integer assignment of the other
+variables, the problem over the relaxable ones has an integral optimal
+solution even with their integrality dropped (each is squeezed between
+integer bounds, or pushed by the objective onto one); a MIP backend may then
+declare it continuous.  Decoders read only non-relaxable variables.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union
 
 Lit = int
@@ -97,9 +99,6 @@ class Model:
     def n_vars(self) -> int:
         return len(self.vars)
 
-    def var(self, v: int) -> Var:
-        return self.vars[v - 1]
-
     def new_bool(self, name: str, *, relaxable: bool = False) -> int:
         """A new Boolean; returns its (positive) literal."""
         self.vars.append(Var(name, relaxable))
@@ -123,7 +122,7 @@ class Model:
 
     def linear(self, terms: Iterable[tuple[int, int]], lb: int | None, ub: int | None,
                enforce: Lit | None = None) -> None:
-        self.constraints.append(Linear(tuple((int(v), int(c)) for v, c in terms if c), lb, ub, enforce))
+        self.constraints.append(Linear(merge_terms((int(v), int(c)) for v, c in terms), lb, ub, enforce))
 
     def xor(self, lits: Iterable[Lit], parity: int) -> None:
         self.constraints.append(Xor(tuple(lits), int(parity) & 1))
@@ -174,13 +173,10 @@ def literal_terms(lits: Iterable[Lit]) -> tuple[list[tuple[int, int]], int]:
 def as_linear(c: Clause | Card) -> Linear:
     """A clause or cardinality constraint as an (unenforced) linear constraint over variables."""
     lb, ub = (1, None) if isinstance(c, Clause) else (c.lb, c.ub)
+    lb = lb if lb > 0 else None  # vacuous sides dropped
+    ub = ub if ub is not None and ub < len(c.lits) else None
     terms, const = literal_terms(c.lits)
-    return Linear(tuple(terms), None if lb is None else lb - const, None if ub is None else ub - const)
-
-
-def value_of(values: Mapping[int, int], lit: Lit) -> int:
-    """Value (0/1) of a literal given variable values."""
-    return values[lit] if lit > 0 else 1 - values[-lit]
+    return Linear(merge_terms(terms), None if lb is None else lb - const, None if ub is None else ub - const)
 
 
 @dataclass
@@ -209,7 +205,6 @@ class Outcome:
     proven: bool = False
     nodes: int | None = None
     message: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 # ----- translation helpers shared by the backends -------------------------------------------

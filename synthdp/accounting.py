@@ -137,9 +137,9 @@ class PrivacyEvent:
     The mechanism is ``(epsilon, delta)``-DP under ``relation`` given all
     earlier outputs, **except** on an event of probability at most ``clip``
     that depends on its noise only, never on the data (e.g. RSPM's
-    representability cap, Corollary 2.4).  The ledger composes the ideal
-    mechanisms and then adds ``(1 + e^eps_total) * sum(clip)`` to delta
-    (see :meth:`Ledger.total`).
+    representability cap, Corollary 2.4).  On its own it is then
+    ``(epsilon, delta + (1 + e^epsilon) clip)``-DP (:attr:`clip_delta`); see
+    :class:`Ledger` for how clips compose.
     """
 
     mechanism: str
@@ -148,6 +148,11 @@ class PrivacyEvent:
     relation: str
     note: str = ""
     clip: Fraction = Fraction(0)
+
+    @property
+    def clip_delta(self) -> Fraction | None:
+        """Corollary 2.4's ``(1 + e^epsilon) clip``, rounded up; None if it is at least 1."""
+        return _clip_cost(self.epsilon, self.clip)
 
     @property
     def pure(self) -> bool:
@@ -179,23 +184,22 @@ class _Totals:
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     clip: Fraction = Fraction(0)
+    clip_delta: Fraction | None = Fraction(0)
     rho: Fraction = Fraction(0)
     all_pure: bool = True
     common: tuple[Fraction, Fraction] | None = None
 
     def add(self, event: PrivacyEvent) -> "_Totals":
         pair = (event.epsilon, event.delta)
+        own = event.clip_delta
         return _Totals(self.count + 1, self.epsilon + event.epsilon, self.delta + event.delta,
-                       self.clip + event.clip, self.rho + event.epsilon**2 / 2, self.all_pure and event.pure,
+                       self.clip + event.clip,
+                       None if self.clip_delta is None or own is None else self.clip_delta + own,
+                       self.rho + event.epsilon**2 / 2, self.all_pure and event.pure,
                        pair if self.count == 0 or self.common == pair else None)
 
 
 Route = Callable[[_Totals, Fraction], "tuple[Fraction, Fraction] | None"]
-
-
-def _basic(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction]:
-    """Basic composition (C2): ``(sum eps, sum delta)``, exact; needs no ``delta'``."""
-    return totals.epsilon, totals.delta
 
 
 def _advanced(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction] | None:
@@ -212,7 +216,8 @@ def _zcdp(totals: _Totals, delta_prime: Fraction) -> tuple[Fraction, Fraction] |
     return round_up(zcdp_to_dp(totals.rho, delta_prime)), delta_prime
 
 
-_ROUTES: dict[str, Route] = {"basic": _basic, "advanced": _advanced, "zcdp": _zcdp}
+#: Routes with a free delta' (basic composition, C2, is exact and handled by the ledger itself).
+_ROUTES: dict[str, Route] = {"advanced": _advanced, "zcdp": _zcdp}
 
 
 @dataclass
@@ -228,7 +233,9 @@ class Ledger:
     where ``T`` and ``epsilon_0`` are public), so reporting the best is valid;
     the basic route also holds when later parameters depend on earlier outputs.
 
-    *Clip events.*  Couple the real run with the run of the ideal (uncapped)
+    *Clip events.*  For basic composition each event counts as
+    ``(eps_i, delta_i + (1 + e^eps_i) clip_i)``-DP (Corollary 2.4).  For the
+    other routes, couple the real run with the run of the ideal (uncapped)
     mechanisms on the same randomness.  They differ only if some clip event
     occurs, which has probability at most ``kappa = sum(clip)`` on every
     dataset.  If the ideal composition is ``(eps, delta)``-DP, then
@@ -288,20 +295,38 @@ class Ledger:
         return best
 
     def _best(self, totals: _Totals) -> Spent | None:
-        feasible = [s for s in (self._route(name, totals) for name in _ROUTES)
-                    if s is not None and s.delta <= self.delta_budget]
+        feasible = [s for s in self._candidates(totals) if s.delta <= self.delta_budget]
         return min(feasible, key=lambda s: (s.epsilon, s.delta)) if feasible else None
 
-    def _route(self, name: str, totals: _Totals) -> Spent | None:
-        """One composition route, with the clip correction ``(1 + e^eps) kappa`` added to delta."""
-        clip_term = float(totals.clip)
-        # The free delta' leaves room for the clip term at the budget's epsilon (>= the route's, if it fits).
-        reserve = round_up((1 + math.exp(float(self.epsilon_budget))) * clip_term)
-        pair = _ROUTES[name](totals, self.delta_budget - totals.delta - reserve)
-        if pair is None:
-            return None
-        eps, dlt = pair
-        return Spent(eps, dlt + round_up((1 + math.exp(float(eps))) * clip_term), name)
+    def _candidates(self, totals: _Totals) -> list[Spent]:
+        """Every route's total, with the clip correction ``(1 + e^eps) kappa`` added to delta.
+
+        Basic composition (C2) is exact: ``(sum eps, sum delta)`` plus the
+        events' own clip deltas.  The routes with a free ``delta'`` are only
+        useful below ``ceiling = min(sum eps, budget)`` (else basic is at
+        least as good, or the spend is refused), so their coupled clip term is
+        reserved at ``ceiling`` and ``delta'`` is whatever delta budget is left.
+        """
+        out = []
+        if totals.clip_delta is not None:
+            out.append(Spent(totals.epsilon, totals.delta + totals.clip_delta, "basic"))
+        ceiling = min(totals.epsilon, self.epsilon_budget)
+        reserve = _clip_cost(ceiling, totals.clip)
+        if reserve is None:
+            return out
+        for name, route in _ROUTES.items():
+            pair = route(totals, self.delta_budget - totals.delta - reserve)
+            if pair is not None and pair[0] <= ceiling:
+                out.append(Spent(pair[0], pair[1] + reserve, name))
+        return out
+
+
+def _clip_cost(epsilon: Fraction, kappa: Fraction) -> Fraction | None:
+    """``(1 + e^epsilon) kappa`` rounded up, or None when it is at least 1 (no guarantee left)."""
+    if kappa == 0:
+        return Fraction(0)
+    log_cost = math.log(kappa.numerator) - math.log(kappa.denominator) + float(epsilon) + math.log1p(math.exp(-float(epsilon)))
+    return round_up(math.exp(log_cost)) if log_cost < 0 else None
 
 
 # --------------------------------------------------------------------------

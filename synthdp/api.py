@@ -18,6 +18,7 @@ from oracles.base import Oracle
 from queries.base import QueryClass
 from queries.complement import ComplementClosed
 from synthdp.errors import InputError
+from synthdp.game import RESPONSES
 from synthdp.report import Report
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ class SyntheticResult:
         write_csv(self.data, path)
 
 
-def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit) -> None:
+def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
+                      respond_to) -> None:
     """Validate every parameter that does not need the data, before the data are touched."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not math.isfinite(epsilon) or epsilon <= 0:
         raise InputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
@@ -60,6 +62,8 @@ def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, r
         raise InputError(f"unknown neighbouring relation {relation!r}; choose one of {list(RELATIONS)}")
     if n_rows is not None and (not isinstance(n_rows, int) or n_rows < 1):
         raise InputError(f"n_rows must be a positive integer, got {n_rows!r}")
+    if respond_to not in RESPONSES:
+        raise InputError(f"respond_to must be one of {list(RESPONSES)}, got {respond_to!r}")
     if time_limit is not None and not (time_limit > 0):
         raise InputError(f"time_limit must be > 0 seconds, got {time_limit!r}")
 
@@ -107,7 +111,8 @@ def _scored_cells(query_class: QueryClass) -> int | None:
     return workload_size(_base(query_class))
 
 
-def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int) -> tuple[str, str]:
+def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int,
+                   pure: bool) -> tuple[str, str]:
     """Resolve ``auto`` by comparing the selection-error bounds of the privacy note.
 
     RSPM (Corollary 2.8 with W = N): ``m^2 (2 + 1/N) / (eps0 n)``; exponential
@@ -115,6 +120,8 @@ def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, 
     data-independent, so the choice costs no privacy.
     """
     cells = _scored_cells(query_class)
+    if requested == "auto" and pure and cells is not None and cells <= MAX_SCORED_CELLS:
+        return "exponential", "pure DP requested (delta=None): RSPM's noise cap needs delta > 0"
     if requested != "auto":
         if requested in ("exponential", "noisy-max") and (cells is None or cells > MAX_SCORED_CELLS):
             raise InputError(f"query player {requested!r} needs an explicit workload of at most "
@@ -156,6 +163,7 @@ def generate_synthetic(
     max_categories: int = 100,
     resolution: int = 100,
     ftpl_theta: float = 1.0,
+    respond_to: str = "round",
     numeric: str = "label",
     prsma_max_calls: int = 100_000,
     insist: bool = False,
@@ -172,6 +180,9 @@ def generate_synthetic(
     basic composition.
 
     Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
+    ``respond_to="union"`` makes the query player answer the running union of
+    the plays (MWEM/FEM style, section 4.5 variant): same privacy, no
+    accuracy theorem.
     ``time_limit`` (seconds per oracle call) switches RSPM to Mode N, whose
     privacy is *conditional on no solver failure*: for experiments only.
     Numeric columns come back as bin labels (``numeric="label"``) or as values
@@ -191,7 +202,8 @@ def generate_synthetic(
     from synthdp.randomness import PrivateRandom
 
     start = time.perf_counter()
-    _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit)
+    _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
+                      respond_to)
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if df.empty:
@@ -217,10 +229,14 @@ def generate_synthetic(
     ledger = Ledger(eps, dlt or Fraction(0))
     rng = PrivateRandom(random_state)
     eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T
-    player_name, reason = _choose_player(query_player, qc, eps0, N)
+    player_name, reason = _choose_player(query_player, qc, eps0, N, pure=dlt is None)
 
     mode = "-"
     query_oracle_name = "-"
+    if player_name == "rspm" and dlt is None:
+        raise InputError("query player 'rspm' needs delta > 0: its noise is capped to fit the solver's integer "
+                         "range, which costs delta ~1e-30 per round (privacy note, Corollary 2.4); pass e.g. "
+                         "delta=1e-9, or use an explicit workload with the exponential player for pure DP")
     if player_name == "rspm":
         q_oracle = _choose_oracle(oracle, qc, "query player")
         query_oracle_name = q_oracle.name
@@ -249,7 +265,7 @@ def generate_synthetic(
                                  limits=Limits(time_limit=time_limit), stats=data_stats)
     log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, player_name, eps0)
     result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
-                       progress=progress)
+                       respond_to=respond_to, progress=progress)
 
     codes = result.codes
     if n_rows is not None:
@@ -261,6 +277,8 @@ def generate_synthetic(
     bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
                            samples=N, resolution=resolution, scale=b,
                            selection_term="rspm" if player_name in ("rspm", "prsma") else "exponential")
+    if respond_to == "union":
+        bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
     stats = {f"data/{d_oracle.name}": vars(result.data_stats)}
     stats.update({f"query/{k}": vars(v) for k, v in result.query_stats.items()})
     report = Report(
@@ -268,7 +286,7 @@ def generate_synthetic(
         epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
         relation=relation, query_class=qc.name, query_player=player_name, query_player_reason=reason,
         oracle=query_oracle_name, data_oracle=d_oracle.name, mode=mode, conditional=result.conditional,
-        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, epsilon_per_round=str(eps0),
+        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to, epsilon_per_round=str(eps0),
         rows_written=len(data), seconds=time.perf_counter() - start, seed=random_state,
         ledger=[e.to_dict() for e in ledger.events], oracle_stats=stats,
         selected_queries=[qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds],

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from oracles.base import DataInstance, Limits, Oracle, OracleResult
+from oracles.base import Limits, Oracle, OracleResult
 from queries.base import QueryClass
 from synthdp.data import AggregatedData
 
@@ -96,10 +96,9 @@ class FTPLDataPlayer:
         """``n`` independent FTPL samples given the queries selected so far."""
         queries = list(history)
         weights = np.array([self.resolution * history[q] for q in queries], dtype=np.int64)
+        rho = discrete_laplace_float(self.rng, self.scale * self.resolution, n * self.n_dual).reshape(n, self.n_dual)
         rows = []
-        for _ in range(n):
-            rho = discrete_laplace_float(self.rng, self.scale * self.resolution, self.n_dual).astype(np.int64)
-            result = self.oracle.solve_data(DataInstance.build(self.query_class, queries, weights, rho), self.limits)
+        for result in self.oracle.solve_data_many(self.query_class, queries, weights, rho, self.limits):
             self.stats.add(result)
             if result.solution is None:
                 raise RuntimeError(f"data-player oracle {self.oracle.name} returned no record: {result.message}")
@@ -133,9 +132,23 @@ class GameResult:
         return any(r.conditional for r in self.rounds)
 
 
+RESPONSES = ("round", "union")
+
+
 def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, query_player: QueryPlayer,
-              data_player: FTPLDataPlayer, progress: bool = True) -> GameResult:
-    """Run GAME(D) of section 4.1 for ``rounds`` rounds; returns the union of the plays."""
+              data_player: FTPLDataPlayer, respond_to: str = "round", progress: bool = True) -> GameResult:
+    """Run GAME(D) of section 4.1 for ``rounds`` rounds; returns the union of the plays.
+
+    ``respond_to="round"`` is the game of section 4.1: the query player
+    answers this round's ``N`` samples.  ``respond_to="union"`` is the
+    MWEM/FEM-style variant of section 4.5: it answers the running union of
+    all plays so far.  Privacy is the same (the round objective is Lemma
+    2.0(b) with ``W`` = the size of what it answers, and the players take
+    their sensitivity from that size); Theorem 4.4's accuracy proof covers
+    only ``"round"``.
+    """
+    if respond_to not in RESPONSES:
+        raise ValueError(f"respond_to must be one of {RESPONSES}, got {respond_to!r}")
     from tqdm.auto import tqdm
 
     start = time.perf_counter()
@@ -148,7 +161,8 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
         t0 = time.perf_counter()
         played = data_player.play(history, samples_per_round)
         plays.append(played)
-        synthetic = AggregatedData.from_codes(real.domain, played)
+        answered = np.concatenate(plays) if respond_to == "union" else played
+        synthetic = AggregatedData.from_codes(real.domain, answered)
         selection = query_player.select(real, synthetic, t)
         for res in selection.oracle_results:
             query_stats.setdefault(res.backend, OracleStats()).add(res)

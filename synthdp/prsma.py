@@ -54,8 +54,7 @@ from typing import Any, Callable
 import numpy as np
 
 from oracles.base import NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
-from synthdp.accounting import (ADD_REMOVE, FLOAT_MARGIN, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down,
-                                round_up)
+from synthdp.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down, round_up
 from synthdp.data import AggregatedData
 from synthdp.domain import Domain
 from synthdp.errors import InputError, PrivacyError
@@ -69,11 +68,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_ORACLE_CALLS = 100_000
 
 PieceInstance = Callable[[AggregatedData], QueryInstance]
-
-
-def _ceil_count(x: float) -> int:
-    """Round a derived count **up**, with a float-error margin (section 7.5)."""
-    return math.ceil(x * (1 + FLOAT_MARGIN))
 
 
 def _positive_int(value: int, name: str, minimum: int = 1) -> int:
@@ -162,13 +156,18 @@ class _Schedule:
 
 
 def _schedule(epsilon: Fraction, delta: Fraction, psi: float) -> _Schedule:
-    """P2-P6 (section 3.2); ceilings exactly as written, rounded up against float error."""
+    """P2-P6 (section 3.2), ceilings exactly as written (counts round up, section 7.5).
+
+    Float error in the arguments (relative ~1e-16) could move a ceiling only
+    for arguments within that distance of an integer; the final check of
+    ``eps* <= eps`` and ``delta* <= delta`` in :func:`prsma_parameters` guards it.
+    """
     a_psi = 1 + 1.01 * math.exp(psi)
-    L = _ceil_count(a_psi / math.expm1(float(epsilon) / 2))
-    t0 = _ceil_count(2 * math.log(4 / delta) / float(epsilon))
+    L = math.ceil(a_psi / math.expm1(float(epsilon) / 2))
+    t0 = math.ceil(2 * math.log(4 / delta) / float(epsilon))
     K = L + 2 * t0
     gamma = min(0.0099, float(delta) * (L + 1) / (4.04 * math.exp(psi)))
-    R = _ceil_count(math.log(4 * K / delta) / gamma)
+    R = math.ceil(math.log(4 * K / delta) / gamma)
     return _Schedule(L, t0, K, gamma, R)
 
 
@@ -341,7 +340,7 @@ def prsma_add_remove(records: np.ndarray, piece_instance: PieceInstance, *, doma
     eps_n, delta_0 = epsilon / 10, delta / 10
     eps_1 = epsilon - eps_n
     delta_1 = round_down(float(delta) * 0.9 * math.exp(-float(eps_n)), None)
-    shift = _ceil_count(math.log(1 / delta_0) / float(eps_n))
+    shift = math.ceil(math.log(1 / delta_0) / float(eps_n))
     plan = _schedule(eps_1, delta_1, psi)
     _check_calls(plan.K * plan.R, max_oracle_calls, insist, label)
     ledger.spend("prsma-add-remove", epsilon, delta, ADD_REMOVE, f"{label} K={plan.K} R={plan.R}".strip())

@@ -5,19 +5,27 @@ PRSMA partition, count noise and survivor, the exponential mechanism and
 report-noisy-max -- is drawn from a :class:`PrivateRandom` that the caller
 passes down explicitly.  No module of the private path touches numpy's
 global random state, and every sampler consumes only exact uniform
-integers (:meth:`PrivateRandom.randbelow`); the exact integer algorithms of
+integers (:meth:`PrivateRandom.randbelow` and, vectorised,
+:meth:`PrivateRandom.randbelow_array`); the exact integer algorithms of
 :mod:`synthdp.noise` turn those into the distributions the proofs need.
+numpy serves only as a source of uniform integers (section 2.6).
 
 Two sources, one interface:
 
-* ``PrivateRandom(None)`` draws from :func:`secrets.randbelow`, the
-  operating system's CSPRNG.  Use it for every release.
-* ``PrivateRandom(seed)`` draws from numpy's ``Generator(PCG64(seed))``:
-  exact and unbiased uniform integers (``Generator.integers`` below
-  ``2**62``, exact rejection sampling from 62-bit chunks above), so the
-  *distributions* are exactly those of the proofs, and runs are
-  reproducible.  PCG64 is **not** a cryptographic generator: an adversary
-  who learns enough outputs can predict the rest.  Seeded streams are for
+* ``PrivateRandom(None)`` draws from the operating system's CSPRNG
+  (:mod:`secrets`): :func:`secrets.randbelow` for scalars,
+  :func:`secrets.token_bytes` turned into exact uniform integers by
+  rejection for arrays.  Nothing is buffered between calls, so a fork
+  never duplicates unused randomness.  Use it for every release.
+* ``PrivateRandom(seed)`` draws from numpy's ``PCG64(seed)``: arrays from
+  ``Generator.integers`` (exact and unbiased), scalars by rejection from
+  buffered raw 64-bit outputs of the same bit generator.  The
+  *distributions* are exactly those of the proofs and runs are
+  reproducible: the same seed and the same sequence of calls give the same
+  draws.  (The scalar buffer was introduced with the vectorised samplers;
+  a seeded run draws a different stream than before that change, with the
+  same law.)  PCG64 is **not** a cryptographic generator: an adversary who
+  learns enough outputs can predict the rest.  Seeded streams are for
   experiments, tests and audits only, never for a release.
 
 The data player's follow-the-perturbed-leader noise plays no role in any
@@ -32,10 +40,47 @@ import secrets
 
 import numpy as np
 
-#: Largest bound served by a single ``Generator.integers`` call (exclusive).
-_NUMPY_BOUND = 2**62
-#: Bits per chunk of the rejection sampler for larger bounds.
-_CHUNK_BITS = 62
+#: Exclusive bound on ``n`` for :meth:`PrivateRandom.randbelow_array` (values fit int64 with room to spare).
+ARRAY_BOUND = 2**62
+#: Raw 64-bit PCG64 outputs fetched at a time for the seeded scalar path.
+_BUFFER_WORDS = 4096
+#: Unsigned word types for the CSPRNG array path, narrowest first (saves OS entropy for small bounds).
+_WORD_TYPES = (np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def _check_bound(n: int, name: str, limit: int | None = None) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 or (limit is not None and n >= limit):
+        bound = "" if limit is None else f" and < 2**{limit.bit_length() - 1}"
+        raise ValueError(f"{name} needs an integer n >= 1{bound}, got {n!r}")
+    return int(n)
+
+
+def _csprng_below(n: int, size: int) -> np.ndarray:
+    """``size`` i.i.d. uniform integers in ``[0, n)`` from OS random bytes, by vectorised rejection.
+
+    *Exactness.*  Let ``b = (n - 1).bit_length()`` and take words of the
+    narrowest unsigned type with at least ``b`` bits.  The bytes of
+    :func:`secrets.token_bytes` are i.i.d. uniform, so the masked words
+    ``word & (2**b - 1)`` form an i.i.d. sequence uniform on ``[0, 2**b)``,
+    continued across top-up batches by fresh bytes.  Its successive terms
+    that are ``< n`` (each with probability ``n / 2**b > 1/2``) are i.i.d.
+    uniform on ``[0, n)`` (plain rejection sampling), and the result is
+    exactly the first ``size`` of them; accepted values beyond ``size`` are
+    discarded unused.
+    """
+    bits = (n - 1).bit_length()
+    word = next(w for w in _WORD_TYPES if np.iinfo(w).bits >= bits)
+    mask = word((1 << bits) - 1)
+    out = np.empty(size, dtype=np.int64)
+    filled = 0
+    while filled < size:
+        need = size - filled
+        count = -(-need * (1 << bits) // n)  # expected number of words for ``need`` acceptances
+        words = np.frombuffer(secrets.token_bytes(count * np.dtype(word).itemsize), dtype=word) & mask
+        kept = words[words <= n - 1][:need]  # n - 1 < 2**b fits the word type
+        out[filled:filled + kept.size] = kept
+        filled += kept.size
+    return out
 
 
 class PrivateRandom:
@@ -54,6 +99,7 @@ class PrivateRandom:
     def _init(self, sequence: np.random.SeedSequence | None) -> None:
         self._sequence = sequence
         self._generator = None if sequence is None else np.random.Generator(np.random.PCG64(sequence))
+        self._words: list[int] = []  # buffered raw 64-bit outputs of the seeded stream, consumed from the end
 
     @classmethod
     def _from_sequence(cls, sequence: np.random.SeedSequence | None) -> "PrivateRandom":
@@ -72,31 +118,55 @@ class PrivateRandom:
 
     def randbelow(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` for any Python integer ``n >= 1``; exact."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"randbelow needs an integer n >= 1, got {n!r}")
-        n = int(n)
+        n = _check_bound(n, "randbelow")
         if self._generator is None:
             return secrets.randbelow(n)
-        if n < _NUMPY_BOUND:
-            return int(self._generator.integers(0, n))
-        return self._randbelow_chunked(n)
+        return self._seeded_below(n)
 
-    def _randbelow_chunked(self, n: int) -> int:
+    def _next_word(self) -> int:
+        """The next raw 64-bit output of the seeded stream, fetched from PCG64 in blocks."""
+        if not self._words:
+            self._words = self._generator.bit_generator.random_raw(_BUFFER_WORDS).tolist()
+        return self._words.pop()
+
+    def _seeded_below(self, n: int) -> int:
         """Rejection sampling: a uniform ``bits``-bit integer, kept when below ``n``.
 
         ``bits = (n - 1).bit_length()`` so ``n > 2**(bits - 1)`` and each trial
         is accepted with probability above 1/2.  The ``bits``-bit integer is
-        the top bits of a concatenation of uniform 62-bit chunks, hence uniform.
+        the top bits of a concatenation of uniform 64-bit words (raw PCG64
+        outputs, each used once), hence uniform; the accepted value is
+        uniform on ``[0, n)``.  Buffering the words changes which outputs are
+        used, not their law.
         """
         bits = (n - 1).bit_length()
-        chunks = -(-bits // _CHUNK_BITS)
+        if bits <= 64:  # the common case, one word per trial
+            shift = 64 - bits
+            while (value := self._next_word() >> shift) >= n:
+                pass
+            return value
+        words = -(-bits // 64)
         while True:
             value = 0
-            for _ in range(chunks):
-                value = (value << _CHUNK_BITS) | int(self._generator.integers(0, 2**_CHUNK_BITS))
-            value >>= chunks * _CHUNK_BITS - bits
+            for _ in range(words):
+                value = (value << 64) | self._next_word()
+            value >>= words * 64 - bits
             if value < n:
                 return value
+
+    def randbelow_array(self, n: int, size: int) -> np.ndarray:
+        """``size`` i.i.d. uniform integers in ``[0, n)`` as int64, for ``1 <= n < 2**62``; exact (section 2.6).
+
+        Seeded: ``Generator.integers(0, n, size)`` (exact, unbiased).
+        CSPRNG: OS random bytes by vectorised rejection (see
+        :func:`_csprng_below` for the exactness argument).
+        """
+        n = _check_bound(n, "randbelow_array", ARRAY_BOUND)
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+            raise ValueError(f"randbelow_array needs an integer size >= 0, got {size!r}")
+        if self._generator is None:
+            return _csprng_below(n, int(size))
+        return self._generator.integers(0, n, size=int(size), dtype=np.int64)
 
     def choice(self, k: int) -> int:
         """A uniform index in ``range(k)`` (e.g. PRSMA's uniform survivor, section 3.2 step 5)."""

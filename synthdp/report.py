@@ -31,6 +31,7 @@ class Report:
     samples_per_round: int
     resolution: int
     ftpl_scale: float
+    respond_to: str
     epsilon_per_round: str
     rows_written: int
     seconds: float
@@ -51,7 +52,7 @@ class Report:
             f"of budget epsilon={self.epsilon_budget:.6g}, delta={self.delta_budget:.3g} "
             f"({self.composition}, {self.relation} neighbours)",
             f"game: {self.rounds} rounds x {self.samples_per_round} samples, query player {self.query_player} "
-            f"({self.query_player_reason}), oracle {self.oracle}, mode {self.mode}",
+            f"({self.query_player_reason}), oracle {self.oracle}, mode {self.mode}, responds to {self.respond_to}",
         ]
         for name, st in self.oracle_stats.items():
             lines.append(f"  oracle {name}: {st['calls']} calls, {st['failures']} failed/unproven, "

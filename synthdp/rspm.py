@@ -24,7 +24,8 @@ a noise vector with ``max |eta_i| > B`` is not sent to the solver: RSPM then
 returns the fixed, data-independent output ``None``.  Coupling with the
 uncapped run shows ``(epsilon, (1 + e^epsilon) delta_clip)``-DP with
 ``delta_clip <= 2 m exp(-lambda (B + 1))``; the default
-``B = ceil((ln(2m) + 70) / lambda)`` makes ``delta_clip <= e^-70``.  The
+``B = ceil((ln(2m) + 70 + epsilon) / lambda)`` (the corollary's rule plus
+``m c``) makes ``(1 + e^epsilon) delta_clip <= 2 e^-70`` for every epsilon.  The
 ledger records the clip probability and composes it exactly (see
 :class:`~synthdp.accounting.Ledger`).  Independently, a noisy instance whose
 coefficients leave the solver's exact integer range (section 2.7 R1) is a
@@ -100,9 +101,14 @@ def rspm_noise_rate(epsilon: Fraction, m: int, sensitivity: int) -> Fraction:
     return as_epsilon(epsilon) / (m * (int(sensitivity) + 1))
 
 
-def default_noise_cap(lam: Fraction, m: int) -> int:
-    """``B = ceil((ln(2m) + 70) / lambda)``, the cap rule of Corollary 2.4 (``delta_clip <= e^-70``)."""
-    return math.ceil((math.log(2 * m) + _CAP_EXPONENT) * lam.denominator / lam.numerator)
+def default_noise_cap(epsilon: Fraction, lam: Fraction, m: int) -> int:
+    """``B = ceil((ln(2m) + 70 + epsilon) / lambda)``, within the rule ``B >= (ln(2m) + 70)/lambda``.
+
+    The rule of Corollary 2.4 gives ``delta_clip <= e^-70``; the extra
+    ``epsilon / lambda = m c`` also bounds the factor ``e^epsilon`` of the
+    corollary's delta, ``(1 + e^epsilon) delta_clip <= 2 e^-70``, for every epsilon.
+    """
+    return math.ceil((math.log(2 * m) + _CAP_EXPONENT + float(epsilon)) * lam.denominator / lam.numerator)
 
 
 def clip_probability(lam: Fraction, m: int, cap: int) -> float:
@@ -244,7 +250,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
         raise InputError(f"Mode E needs a certifiable oracle; {oracle.name!r} gives no optimality proof")
     m = check_unperturbed(instance)
     lam = rspm_noise_rate(epsilon, m, sensitivity)
-    cap = default_noise_cap(lam, m) if noise_cap is None else int(noise_cap)
+    cap = default_noise_cap(epsilon, lam, m) if noise_cap is None else int(noise_cap)
     if cap < 0:
         raise InputError(f"noise_cap must be >= 0, got {noise_cap!r}")
     limit = solver_integer_limit(oracle)

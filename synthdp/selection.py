@@ -6,8 +6,11 @@ marginal counts; in the game ``U(q) = N sum_x n_x(D) q(x) - n sum_x N_x q(x)``
 and a complement scores ``-U(q)`` -- plus the score sensitivity
 ``max_{D ~ D'} max_q |U_D'(q) - U_D(q)|`` (``N`` for the game score under both
 relations).  They return the index of the chosen score and record
-``epsilon`` in the ledger before drawing anything.  Ties may be broken
-arbitrarily; here, the first index.
+``epsilon`` in the ledger before drawing anything.
+
+Both are vectorised over the workload with the exact samplers of
+:mod:`synthdp.noise` (section 2.6): integer numpy arithmetic where every
+intermediate provably fits int64, exact Python integers otherwise.
 """
 
 from __future__ import annotations
@@ -19,14 +22,22 @@ import numpy as np
 
 from synthdp.accounting import Ledger, as_epsilon, check_relation
 from synthdp.errors import InputError
-from synthdp.noise import bernoulli_exp, discrete_laplace
-from synthdp.randomness import PrivateRandom
+from synthdp.noise import bernoulli_exp, bernoulli_exp_array, discrete_laplace_array
+from synthdp.randomness import ARRAY_BOUND, PrivateRandom
 
 log = logging.getLogger(__name__)
 
+#: Proposals per batch of the exponential mechanism's rejection sampler.
+_BATCH = 2**16
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
-def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: str) -> tuple[list[int], Fraction]:
-    """Validated scores as Python integers and epsilon as an exact rational."""
+
+def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: str) -> tuple[np.ndarray, Fraction]:
+    """Validated scores and epsilon as an exact rational.
+
+    The scores come back as int64, or (only for uint64 input beyond the
+    int64 range) as an object array of the exact Python integers.
+    """
     scores = np.asarray(scores)
     if scores.ndim != 1 or len(scores) == 0 or not np.issubdtype(scores.dtype, np.integer):
         raise InputError(f"scores must be a non-empty 1-d integer array, got shape {scores.shape}, "
@@ -34,7 +45,15 @@ def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: 
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 1:
         raise InputError(f"score sensitivity must be a positive integer, got {sensitivity!r}")
     check_relation(relation)
-    return [int(u) for u in scores.tolist()], as_epsilon(epsilon)
+    fits = np.can_cast(scores.dtype, np.int64) or int(scores.max()) <= _INT64_MAX
+    return scores.astype(np.int64 if fits else object, copy=False), as_epsilon(epsilon)
+
+
+def _fits_int64(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a + b`` provably fits int64 (both int64, ``max |a| + max |b| <= 2**63 - 1``)."""
+    if a.dtype == object or b.dtype == object:
+        return False
+    return max(-int(a.min()), int(a.max())) + max(-int(b.min()), int(b.max())) <= _INT64_MAX
 
 
 def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int, rng: PrivateRandom,
@@ -46,20 +65,40 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     at most ``e^{eps/2}``, and so does the normaliser: the ratio is at most
     ``e^eps``.
 
-    *Exact sampler.*  Repeat: draw ``j`` uniformly; accept with probability
-    ``exp(-eps (U* - U_j) / (2N))`` (``U* = max U``), an exact
-    :func:`~synthdp.noise.bernoulli_exp` with a rational argument.  The
-    accepted index has law proportional to ``exp(eps (U_j - U*)/(2N))``,
-    which is the exponential mechanism; the expected number of proposals is
-    at most the workload size.  That number is a timing side channel only.
+    *Exact sampler* (section 4.6).  Repeat: draw ``j`` uniformly; accept
+    with probability ``exp(-gamma_j)``, ``gamma_j = eps (U* - U_j) / (2N)``
+    (``U* = max U``), an exact ``Bernoulli(exp(-gamma_j))`` with a rational
+    argument.  The accepted index has law proportional to
+    ``exp(eps (U_j - U*)/(2N))``, which is the exponential mechanism; the
+    expected number of proposals is at most the workload size.  That number
+    is a timing side channel only.
+
+    *Batches.*  With ``eps = p/q``, ``gamma_j = p (U* - U_j) / (2Nq)``.  When
+    ``p (U* - min U)`` and ``2Nq`` are below ``2**62``, proposals are drawn
+    in batches of i.i.d. uniform indices, each with its own independent
+    :func:`~synthdp.noise.bernoulli_exp_array` coin, and the first accepted
+    proposal in proposal order is returned.  This is the same law as the
+    sequential sampler: both read off the same i.i.d. sequence of
+    (proposal, coin) pairs and return the proposal of its first accepted
+    pair; pairs drawn after it are discarded unused.  Otherwise the
+    sequential sampler runs in exact Python integers.
     """
-    values, epsilon = _prepare(scores, epsilon, sensitivity, relation)
+    scores, epsilon = _prepare(scores, epsilon, sensitivity, relation)
     ledger.spend("exponential", epsilon, Fraction(0), relation, label)
-    top = max(values)
-    scale = 2 * int(sensitivity) * epsilon.denominator
+    p, scale = epsilon.numerator, 2 * int(sensitivity) * epsilon.denominator
+    top = scores.max()
+    if scale < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:
+        numerators = (top - scores).astype(np.int64) * p  # entries below 2**62: no overflow
+        batch = min(len(scores), _BATCH)
+        while True:
+            proposals = rng.randbelow_array(len(scores), batch)
+            accepted = np.flatnonzero(bernoulli_exp_array(numerators[proposals], scale, rng))
+            if accepted.size:
+                return int(proposals[accepted[0]])
+    values, top = scores.tolist(), int(top)
     while True:
         j = rng.randbelow(len(values))
-        if bernoulli_exp(Fraction(epsilon.numerator * (top - values[j]), scale), rng) == 1:
+        if bernoulli_exp(Fraction(p * (top - values[j]), scale), rng) == 1:
             return j
 
 
@@ -71,9 +110,16 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int,
     on ``D``, it wins uniquely on ``D'`` for ``Z + (2N + 1) e_j``: against any
     ``k != j`` its margin moves by at most ``2N`` and gains ``2N + 1``.  The
     shift costs ``e^eps`` in the noise pmf (F1), whatever the tie-breaking.
+
+    *Sampler* (sections 2.6, 4.6).  All noise is drawn at once by
+    :func:`~synthdp.noise.discrete_laplace_array`; the noisy scores are
+    summed in int64 when the extremes prove it cannot overflow, else in
+    exact Python integers.  Ties go to the smallest index (``np.argmax``).
     """
-    values, epsilon = _prepare(scores, epsilon, sensitivity, relation)
+    scores, epsilon = _prepare(scores, epsilon, sensitivity, relation)
     ledger.spend("report-noisy-max", epsilon, Fraction(0), relation, label)
-    denominator = epsilon.denominator * (2 * int(sensitivity) + 1)
-    noisy = [u + discrete_laplace(epsilon.numerator, denominator, rng) for u in values]
-    return max(range(len(noisy)), key=noisy.__getitem__)
+    noise = discrete_laplace_array(len(scores), epsilon.numerator,
+                                   epsilon.denominator * (2 * int(sensitivity) + 1), rng)
+    if _fits_int64(scores, noise):
+        return int(np.argmax(scores + noise))
+    return int(np.argmax(scores.astype(object) + noise.astype(object)))

@@ -104,8 +104,10 @@ def test_bad_query_spec_and_unencodable_class(demo):
     with pytest.raises(InputError, match="marginals"):
         synthdp.generate_synthetic(df, "everything:7", epsilon=1, schema=schema, progress=False)
     with pytest.raises(InputError, match="cannot encode"):
-        synthdp.generate_synthetic(df, "parities:2", epsilon=1, schema=schema, progress=False,
+        synthdp.generate_synthetic(df, "parities:2", epsilon=1, delta=1e-9, schema=schema, progress=False,
                                    query_player="rspm", oracle="exact")
+    with pytest.raises(InputError, match="needs delta > 0"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, schema=schema, progress=False, query_player="rspm")
 
 
 def test_bad_data():

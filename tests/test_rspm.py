@@ -12,6 +12,7 @@ mass is added to the numerator, so the computed ratio is an upper bound.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -42,7 +43,8 @@ PUBLIC_N = 2
 
 
 def big_ledger() -> Ledger:
-    return Ledger(Fraction(10**6), Fraction(1, 10**3))
+    """A fresh ledger with room for a few releases (Monte Carlo repetitions each get their own)."""
+    return Ledger(Fraction(20), Fraction(1, 10**3))
 
 
 # ----------------------------------------------------------------- exact probabilities
@@ -54,6 +56,19 @@ def dlap_cdf(k: np.ndarray, lam: float) -> np.ndarray:
         return np.where(k >= 0, 1 - t ** (k + 1) / (1 + t), t ** (-k) / (1 + t))
 
 
+@functools.lru_cache(maxsize=8)
+def noise_grid(lam: float, bound: int, dims: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """All noise vectors in ``[-B, B]^dims``, their DLap(lambda) probabilities, and the mass left out."""
+    values = np.arange(-bound, bound + 1)
+    pmf = math.tanh(lam / 2) * np.exp(-lam * np.abs(values))
+    mesh = np.meshgrid(*([values] * dims), indexing="ij")
+    grid = np.stack([axis.ravel() for axis in mesh], axis=1) if dims else np.zeros((1, 0), dtype=np.int64)
+    weights = np.ones(len(grid))
+    for axis in range(dims):
+        weights = weights * pmf[grid[:, axis] + bound]
+    return grid.astype(np.int64), weights, 1 - pmf.sum() ** dims
+
+
 def constrained_probability(sig: np.ndarray, objective: np.ndarray, lam: float, bound: int, q: int,
                             strict: np.ndarray) -> tuple[float, float]:
     """``P[F(q) <= F(q') - strict[q'] for all q' != q]`` with ``F = objective + sig @ eta``, and the
@@ -62,11 +77,7 @@ def constrained_probability(sig: np.ndarray, objective: np.ndarray, lam: float, 
     ``strict = 0`` everywhere: ``q`` is a minimiser; ``1`` everywhere: the unique one.
     """
     k, m = sig.shape
-    values = np.arange(-bound, bound + 1)
-    weights_1d = math.tanh(lam / 2) * np.exp(-lam * np.abs(values))
-    grid = np.array(list(itertools.product(values, repeat=m - 1)), dtype=np.int64).reshape(-1, m - 1)
-    weights = np.prod(np.array(list(itertools.product(weights_1d, repeat=m - 1))).reshape(-1, m - 1), axis=1) \
-        if m > 1 else np.ones(1)
+    grid, weights, truncated = noise_grid(lam, bound, m - 1)
     lo = np.full(len(grid), -np.inf)
     hi = np.full(len(grid), np.inf)
     ok = np.ones(len(grid), dtype=bool)
@@ -83,7 +94,6 @@ def constrained_probability(sig: np.ndarray, objective: np.ndarray, lam: float, 
         else:
             ok &= d <= -s
     mass = np.clip(dlap_cdf(hi, lam) - dlap_cdf(lo - 1, lam), 0, None)
-    truncated = 1 - weights_1d.sum() ** (m - 1)
     return float(np.sum(weights * ok * mass)), truncated
 
 
@@ -144,7 +154,7 @@ def worst_log_ratio(objective: str, relation: str, W: int, epsilon: Fraction, sh
     """max over neighbours and queries of ln(P[A_q(D)] / P[U_q(D')]) with lambda = eps / (m * shift)."""
     m = SIG.shape[1]
     lam = float(epsilon) / (m * shift)
-    bound = math.ceil(32 / lam)
+    bound = math.ceil(30 / lam)
     cache: dict[tuple, tuple] = {}
 
     def laws(counts):
@@ -177,29 +187,32 @@ def test_difference_sensitivity_lemma_2_0():
 def test_noise_rate_cap_and_clip():
     lam = rspm_noise_rate(Fraction(1, 2), 5, 16)
     assert lam == Fraction(1, 2) / (5 * 17)
-    cap = default_noise_cap(lam, 5)
-    assert cap >= (math.log(10) + 70) / float(lam) and cap - 1 < (math.log(10) + 70) / float(lam)
-    assert clip_probability(lam, 5, cap) <= math.exp(-70)
+    cap = default_noise_cap(Fraction(1, 2), lam, 5)
+    assert cap >= (math.log(10) + 70) / float(lam)  # the rule of Corollary 2.4
+    assert cap - 1 < (math.log(10) + 70) / float(lam) + 5 * 17  # plus m c
+    assert clip_probability(lam, 5, cap) <= math.exp(-70.5)
+    for eps in (Fraction(1, 100), Fraction(5), Fraction(700)):  # (1 + e^eps) delta_clip <= 2 e^-70 for any eps
+        lam = rspm_noise_rate(eps, 5, 16)
+        assert float(lam) * (default_noise_cap(eps, lam, 5) + 1) >= math.log(10) + 70 + float(eps)
     assert solver_integer_limit(BruteForceOracle()) == INTEGER_SOLVER_LIMIT == 2**62
     assert solver_integer_limit(CertificateStub("unproven")) == FLOAT_SOLVER_LIMIT == 2**50
 
 
 # ----------------------------------------------------------------- exact privacy (section 7.2)
-EXACT_CASES = [("data", "replace-one", 1, Fraction(3)), ("data", "add-remove", 2, Fraction(2)),
-               ("game", "replace-one", 2, Fraction(2)), ("game", "add-remove", 1, Fraction(3)),
-               ("game_public_n", "add-remove", 1, Fraction(2))]
-SLOW_CASES = [("data", "replace-one", 2, Fraction(2)), ("data", "add-remove", 1, Fraction(3)),
-              ("game", "replace-one", 1, Fraction(3)), ("game", "add-remove", 2, Fraction(2)),
-              ("game_public_n", "replace-one", 2, Fraction(3)), ("game_public_n", "add-remove", 2, Fraction(3))]
+# Every objective and relation, W in {1, 2}, eps in {2, 3}; the costlier half (small lambda) is marked slow.
+EXACT_CASES = [("data", "replace-one", 1, Fraction(3)), ("data", "add-remove", 1, Fraction(3)),
+               ("game", "replace-one", 1, Fraction(3)), ("game", "add-remove", 1, Fraction(3)),
+               ("game_public_n", "replace-one", 2, Fraction(3)), ("game_public_n", "add-remove", 1, Fraction(2))]
+SLOW_CASES = [("data", "replace-one", 2, Fraction(2)), ("data", "add-remove", 2, Fraction(2)),
+              ("game", "replace-one", 2, Fraction(2)), ("game", "add-remove", 2, Fraction(2)),
+              ("game_public_n", "add-remove", 2, Fraction(3))]
 
 
 @pytest.mark.parametrize("objective,relation,W,epsilon", EXACT_CASES)
 def test_rspm_exact_privacy_any_tie_breaking(objective, relation, W, epsilon):
     """Theorem 2.3 by exact computation: ln(P[A_q(D)] / P[U_q(D')]) <= eps for all neighbours."""
     delta = difference_sensitivity(W, relation, objective)
-    worst = worst_log_ratio(objective, relation, W, epsilon, delta + 1)
-    assert worst <= float(epsilon) + 1e-9
-    assert worst > 0.5 * float(epsilon)  # the check has teeth: adversarial ties come close to the bound
+    assert worst_log_ratio(objective, relation, W, epsilon, delta + 1) <= float(epsilon) + 1e-9
 
 
 @pytest.mark.slow
@@ -209,34 +222,54 @@ def test_rspm_exact_privacy_remaining_grid(objective, relation, W, epsilon):
     assert worst_log_ratio(objective, relation, W, epsilon, delta + 1) <= float(epsilon) + 1e-9
 
 
-def test_game_objective_needs_2W_under_add_remove():
-    """Section 2.1's caution: with c = W + 1 (the data-term value) the game objective leaks more than eps."""
-    assert worst_log_ratio("game", "add-remove", 1, Fraction(3), 1 + 1) > 3 + 0.05
+def test_exact_check_catches_too_little_noise():
+    """The same computation fails for c = Delta on this class (data term, add/remove, W = 1, eps = 3)."""
+    assert worst_log_ratio("data", "add-remove", 1, Fraction(3), 1) > 3 + 0.5
+
+
+def two_query_worst_ratio(neighbours: list[tuple[np.ndarray, np.ndarray]], lam: float) -> float:
+    """m = 1, Q = {q0, q1 = 1 - q0} with signatures 0 and 1: max ln(P[A_q(D)] / P[U_q(D')])."""
+    sig = np.array([[0], [1]])
+    worst = -math.inf
+    for objective, objective_prime in neighbours:
+        upper, _ = argmin_laws(sig, objective, lam, 0)
+        _, unique = argmin_laws(sig, objective_prime, lam, 0)
+        worst = max(worst, float(np.max(np.log(upper / unique))))
+    return worst
 
 
 @pytest.mark.parametrize("W", [1, 2])
-@pytest.mark.parametrize("epsilon", [Fraction(2), Fraction(3)])
+@pytest.mark.parametrize("epsilon", [2.0, 3.0])
 def test_remark_2_5_shift_delta_fails_and_delta_plus_one_holds(W, epsilon):
-    """m = 1, Q = {q0, q1 = 1 - q0}, L_D = W sum n_x q(x): c = Delta + 1 is tight, c = Delta fails."""
-    sig = np.array([[0], [1]])
-    delta = 2 * W
+    """Remark 2.5: L_D = W sum n_x q(x); a replace-one step moves a record from {q1 = 0} to {q1 = 1}.
 
-    def ratio(shift: int) -> float:
-        lam = float(epsilon) / shift
-        worst = -math.inf
-        for ones in range(0, 4):  # records with q1 = 1 among n = 4; a replace-one step adds one
-            zeros = 4 - ones
-            law_d, _ = argmin_laws(sig, np.array([W * zeros, W * ones]), lam, 0)
-            if ones == 4:
-                continue
-            _, law_d2 = argmin_laws(sig, np.array([W * (zeros - 1), W * (ones + 1)]), lam, 0)
-            worst = max(worst, float(np.max(np.log(law_d / law_d2))))
-        return worst
+    With c = Delta + 1 the worst ratio is exactly e^eps (tight); with c = Delta it is
+    e^{eps (Delta + 1) / Delta}.
+    """
+    n, delta = 4, 2 * W
+    neighbours = [(np.array([W * (n - ones), W * ones]), np.array([W * (n - ones - 1), W * (ones + 1)]))
+                  for ones in range(n)]
+    neighbours += [(b, a) for a, b in neighbours]
+    assert two_query_worst_ratio(neighbours, epsilon / (delta + 1)) == pytest.approx(epsilon, abs=1e-9)
+    assert two_query_worst_ratio(neighbours, epsilon / delta) == pytest.approx(epsilon * (delta + 1) / delta,
+                                                                              abs=1e-9)
 
-    assert ratio(delta + 1) <= float(epsilon) + 1e-9
-    assert ratio(delta + 1) == pytest.approx(float(epsilon), abs=1e-9)  # tight
-    assert ratio(delta) == pytest.approx(float(epsilon) * (delta + 1) / delta, abs=1e-9)
-    assert ratio(delta) > float(epsilon) + 0.1
+
+@pytest.mark.parametrize("W", [1, 2, 4])
+def test_game_objective_needs_2W_under_add_remove(W):
+    """Section 2.1's caution, Lemma 2.0(b): the game objective -W sum n_x q(x) + n(D) sum N_x q(x), with
+    all of P on {q1 = 1}, gives L(q1) - L(q0) = 2 W n_0: adding a record to {q1 = 0} moves it by 2W.
+    c = W + 1 (the data-term constant) leaks more than eps; c = 2W + 1 does not."""
+    epsilon = 2.0
+
+    def objective(n0: int, n1: int) -> np.ndarray:  # [L(q0), L(q1)]
+        n = n0 + n1
+        return np.array([-W * n0, -W * n1 + n * W])
+
+    neighbours = [(objective(n0, n1), objective(n0 + 1, n1)) for n0 in range(3) for n1 in range(3)]
+    neighbours += [(b, a) for a, b in neighbours]
+    assert two_query_worst_ratio(neighbours, epsilon / (2 * W + 1)) <= epsilon + 1e-9
+    assert two_query_worst_ratio(neighbours, epsilon / (W + 1)) > epsilon * (2 * W + 1) / (W + 1) - 1e-9
 
 
 # ----------------------------------------------------------------- the implementation draws that law
@@ -249,8 +282,8 @@ def test_rspm_output_law_matches_exact_computation_with_adversarial_ties():
     ranks = np.argsort(np.argsort([repr(q) for q in QUERIES]))  # lexicographically largest wins ties
     law = tie_rule_law(SIG, objective_vector(counts, "game", W), float(lam), math.ceil(32 / float(lam)), ranks)
     assert law.sum() == pytest.approx(1, abs=1e-9)
-    rng, oracle, ledger = PrivateRandom(2024), AdversarialOracle(choose=lexicographically_largest), big_ledger()
-    draws = [rspm(instance, epsilon=epsilon, sensitivity=sensitivity, oracle=oracle, rng=rng, ledger=ledger,
+    rng, oracle = PrivateRandom(2024), AdversarialOracle(choose=lexicographically_largest)
+    draws = [rspm(instance, epsilon=epsilon, sensitivity=sensitivity, oracle=oracle, rng=rng, ledger=big_ledger(),
                   relation="add-remove").query for _ in range(3000)]
     observed = np.array([sum(d == q for d in draws) for q in QUERIES])
     keep = law * len(draws) > 5
@@ -264,10 +297,10 @@ def test_accuracy_theorem_2_7_holds_pathwise():
     weights = np.array([5, -3, 2])
     instance = QueryInstance.build(CLASS, RECORDS, weights)
     values = CLASS.answer(QUERIES, RECORDS, weights)
-    rng, ledger = PrivateRandom(4), big_ledger()
+    rng = PrivateRandom(4)
     for _ in range(200):
         result = rspm(instance, epsilon=Fraction(1), sensitivity=4, oracle=BruteForceOracle(), rng=rng,
-                      ledger=ledger)
+                      ledger=big_ledger())
         chosen = int(CLASS.answer([result.query], RECORDS, weights)[0])
         assert chosen - values.min() <= result.noise_l1
         assert result.lam == Fraction(1, 3 * 5) and result.c == 5 and result.m == 3
@@ -318,18 +351,18 @@ def test_ledger_refusal_draws_nothing():
     result = rspm(CLOSED_INSTANCE, epsilon=Fraction(1, 2), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
                   ledger=ledger)
     assert result.query is not None and ledger.events[0].clip == result.clip_probability
-    assert result.delta <= (1 + math.exp(0.5)) * math.exp(-70) * 1.001
+    assert result.delta <= 2 * math.exp(-70)
 
 
 def test_noise_cap_clips_to_a_fixed_output():
     """Step 4 / Corollary 2.4: noise beyond the cap yields the fixed output None and costs its delta."""
-    rng, ledger = PrivateRandom(3), Ledger(Fraction(10**6), Fraction(1, 2))
+    rng = PrivateRandom(3)
     outcomes = [rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,
-                     ledger=ledger, noise_cap=60) for _ in range(60)]
+                     ledger=Ledger(Fraction(1), Fraction(1, 2)), noise_cap=35) for _ in range(100)]
     clipped = [r for r in outcomes if r.clipped]
     assert clipped and all(r.query is None and r.oracle is None for r in clipped)
-    assert all(r.noise_max > 60 for r in clipped) and all(r.noise_max <= 60 for r in outcomes if not r.clipped)
-    kappa = clip_probability(Fraction(1, 9), 3, 60)
+    assert all(r.noise_max > 35 for r in clipped) and all(r.noise_max <= 35 for r in outcomes if not r.clipped)
+    kappa = clip_probability(Fraction(1, 9), 3, 35)
     assert 0.01 < kappa < 0.1 and outcomes[0].delta >= (1 + math.e) * kappa
 
 

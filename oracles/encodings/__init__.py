@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: The solver's own time limit stops this much before the hard kill (at most ``_MARGIN`` seconds).
 _MARGIN_FRACTION, _MARGIN = 0.1, 2.0
+#: (backend, family) pairs whose lack of support has been logged once.
+_EXPLAINED: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,11 @@ class EncodedOracle(Oracle):
         if fam is None:
             return False
         missing = fam.kinds - self.kinds
-        if missing:
-            log.info("%s cannot encode %s: it needs %s constraints", self.name, query_class.name, sorted(missing))
+        if missing and (self.name, fam.name) not in _EXPLAINED:
+            _EXPLAINED.add((self.name, fam.name))
+            log.warning("the %s backend cannot encode %s: their encoding needs %s constraints, which %s does not "
+                        "translate; use a backend that does (cpsat translates every family)",
+                        self.name, fam.name, "/".join(sorted(missing)), self.name)
         return not missing
 
     def _minimize(self, query_class, codes, weights, separator_weights, limits: Limits) -> Raw:
@@ -125,14 +130,20 @@ class EncodedOracle(Oracle):
         model = encoded.model
         log.debug("%s: %d variables, %d constraints, encoded in %.3fs", self.name, model.n_vars,
                   len(model.constraints), time.perf_counter() - start)
+        if not model.kinds() <= self.kinds:
+            raise OracleError(f"{self.name} cannot translate {sorted(model.kinds() - self.kinds)} constraints; "
+                              f"the encoding emitted kinds its family does not declare")
         if self.max_magnitude is not None and model.magnitude() >= self.max_magnitude:
             return Raw(None, None, "coefficients too large", False,
                        message=f"objective or constraint sums reach {model.magnitude()}, beyond the exact range "
                                f"{self.max_magnitude} of {self.name} (requirement R1)")
+        if not model.constraints and not model.objective:  # nothing to decide: every assignment is optimal
+            return Raw(encoded.decode(dict.fromkeys(encoded.outputs, 0)), model.constant, "trivial", True)
         timeout = None if limits.time_limit is None else limits.time_limit - (time.perf_counter() - start)
         budget = None if timeout is None else max(0.0, timeout - min(_MARGIN, _MARGIN_FRACTION * timeout))
         if budget is not None and budget <= 0:
             return Raw(None, None, "time limit", False, message=f"{self.name}: no time left to solve")
+        self.load()  # in this process, so that a forked child does not pay for the import
         with tempfile.TemporaryDirectory(prefix=f"synthdp-{self.name}-") as workdir:  # removed even after a kill
             outcome = run_with_deadline(partial(self.solve_model, model, encoded.outputs, limits, budget, workdir),
                                         timeout)
@@ -143,6 +154,9 @@ class EncodedOracle(Oracle):
         bound = None if outcome.bound is None else outcome.bound + model.constant
         return Raw(solution, bound, outcome.status, outcome.proven and solution is not None, outcome.nodes,
                    outcome.message)
+
+    def load(self) -> None:
+        """Import the solver library (lazily: importing every backend's library up front is slow)."""
 
     @abstractmethod
     def solve_model(self, model: Model, outputs: tuple[int, ...], limits: Limits,

@@ -1,0 +1,233 @@
+"""``synthdp bench accuracy``: error against privacy budget on the standard protocols.
+
+Protocols (``../shared/benchmarks/README.md``):
+
+* ``adult3`` / ``adult5`` — ADULT with the exact 64 random 3-way / 5-way
+  marginal workloads, ``delta = 1/n^2``, mean over seeds; compared with FEM's
+  published mean max error, read from that README at run time.
+* ``nltcs`` / ``acs`` — all 3-way conjunctions (marginal cells) of the
+  binary tables; on NLTCS the exponential mechanism over the whole class runs
+  beside RSPM in the same game, so the price of oracle efficiency is a
+  measured ratio.
+
+Hyperparameters are fixed in :data:`SETTINGS` (chosen on NLTCS only, see
+``docs/benchmarks.md``); the ADULT numbers are measured with them unchanged.
+Writes ``results.json``, ``results.md`` and ``accuracy.png`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Game settings used by every suite (fixed before any ADULT number was measured).
+SETTINGS = {"rounds": 100, "samples_per_round": 50, "ftpl_theta": 1.0, "resolution": 100, "respond_to": "round"}
+
+SUITES = {
+    "adult3": {"dataset": "adult", "workload": "adult_3way_64", "players": ["exponential"], "fem": "ADULT 3-way x64"},
+    "adult5": {"dataset": "adult", "workload": "adult_5way_64", "players": ["exponential"], "fem": "ADULT 5-way x64"},
+    "nltcs": {"dataset": "nltcs", "marginals": 3, "players": ["exponential", "rspm"]},
+    "acs": {"dataset": "acs", "marginals": 3, "players": ["exponential", "rspm"]},
+}
+
+
+@dataclass
+class Run:
+    """One generation and its measured error."""
+
+    suite: str
+    player: str
+    epsilon: float
+    delta: float
+    seed: int
+    max_error: float
+    mean_tv: float
+    seconds: float
+    rounds: int
+    oracle_calls: int
+    oracle_failures: int
+    epsilon_spent: float
+    conditional: bool
+
+
+def published_fem(label: str) -> dict[float, float]:
+    """FEM's published mean max error per epsilon, parsed from the shared benchmarks README."""
+    from datasets import benchmarks_dir
+
+    text = (benchmarks_dir() / "README.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| workload"))
+    eps = [float(re.sub(r"[^0-9.]", "", c)) for c in header.strip("|").split("|")[1:]]
+    row = next((line for line in text.splitlines() if line.startswith(f"| {label} |")), None)
+    if row is None:
+        return {}
+    return dict(zip(eps, (float(c) for c in row.strip("|").split("|")[1:])))
+
+
+def _suite_inputs(name: str):
+    """The table, schema, query class and evaluation attribute sets of a suite."""
+    import itertools
+
+    from datasets import load_coded, load_workload
+    from queries.complement import ComplementClosed
+    from queries.conjunctions import Conjunctions
+    from queries.workload import Workload
+
+    spec = SUITES[name]
+    df, schema = load_coded(spec["dataset"])
+    if "workload" in spec:
+        base = Workload.from_names(schema.domain, load_workload(spec["workload"]))
+        sets = [tuple(a) for a in base.marginal_attrs]
+    else:
+        k = spec["marginals"]
+        base = Conjunctions.marginals(schema.domain, k)
+        sets = list(itertools.combinations(range(len(schema.domain)), k))
+    return df, schema, ComplementClosed(base), sets
+
+
+def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
+    """Generate once and measure max error and mean TV over the suite's marginals."""
+    import synthdp
+    from synthdp.encoding import Encoder
+    from synthdp.evaluate import marginal_errors
+
+    df, schema, qc, sets = _suite_inputs(suite)
+    delta = 1.0 / len(df) ** 2
+    start = time.perf_counter()
+    res = synthdp.generate_synthetic(df, qc, epsilon=epsilon, delta=delta, schema=schema, random_state=seed,
+                                     query_player=player, oracle=oracle, progress=False, **settings)
+    seconds = time.perf_counter() - start
+    enc = Encoder(schema)
+    errors = marginal_errors(enc.to_aggregated(df), enc.to_aggregated(res.data), sets)
+    calls = sum(s["calls"] for s in res.report.oracle_stats.values())
+    fails = sum(s["failures"] for s in res.report.oracle_stats.values())
+    return Run(suite, player, epsilon, delta, seed, errors.max_error, errors.mean_tv, seconds, res.report.rounds,
+               calls, fails, res.report.epsilon_spent, res.report.conditional)
+
+
+def summarise(runs: list[Run]) -> list[dict]:
+    """Mean over seeds per (suite, player, epsilon)."""
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        groups.setdefault((r.suite, r.player, r.epsilon), []).append(r)
+    rows = []
+    for (suite, player, eps), rs in sorted(groups.items()):
+        fem = published_fem(SUITES[suite]["fem"]).get(eps) if "fem" in SUITES[suite] else None
+        rows.append({"suite": suite, "player": player, "epsilon": eps, "seeds": len(rs),
+                     "mean_max_error": float(np.mean([r.max_error for r in rs])),
+                     "mean_tv": float(np.mean([r.mean_tv for r in rs])),
+                     "max_seconds": float(max(r.seconds for r in rs)), "fem": fem,
+                     "failures": int(sum(r.oracle_failures for r in rs))})
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| suite | query player | epsilon | mean max error | FEM (published) | mean TV | max time (s) | seeds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        fem = "" if r["fem"] is None else f"{r['fem']:.3f}"
+        lines.append(f"| {r['suite']} | {r['player']} | {r['epsilon']:g} | {r['mean_max_error']:.3f} | {fem} | "
+                     f"{r['mean_tv']:.3f} | {r['max_seconds']:.1f} | {r['seeds']} |")
+    ratios = _price_of_oracle_efficiency(rows)
+    if ratios:
+        lines.append("")
+        lines.append("Price of oracle efficiency (mean max error of RSPM / exponential mechanism, same budget): "
+                     + ", ".join(f"{s} eps={e:g}: {v:.2f}" for (s, e), v in ratios.items()))
+    return "\n".join(lines) + "\n"
+
+
+def _price_of_oracle_efficiency(rows: list[dict]) -> dict:
+    by = {(r["suite"], r["player"], r["epsilon"]): r["mean_max_error"] for r in rows}
+    return {(s, e): by[(s, "rspm", e)] / by[(s, "exponential", e)]
+            for (s, p, e) in by if p == "exponential" and (s, "rspm", e) in by and by[(s, p, e)] > 0}
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from synthdp.io import atomic_path
+
+    suites = sorted({r["suite"] for r in rows})
+    fig, axes = plt.subplots(1, len(suites), figsize=(4.5 * len(suites), 3.6), squeeze=False)
+    for ax, suite in zip(axes[0], suites):
+        for player in sorted({r["player"] for r in rows if r["suite"] == suite}):
+            pts = sorted((r["epsilon"], r["mean_max_error"]) for r in rows if r["suite"] == suite and r["player"] == player)
+            ax.plot(*zip(*pts), marker="o", label=f"synthdp {player}")
+        if "fem" in SUITES[suite]:
+            fem = sorted(published_fem(SUITES[suite]["fem"]).items())
+            if fem:
+                ax.plot(*zip(*fem), ls="--", color="k", label="FEM (published)")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("mean max error")
+        ax.set_title(suite)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="synthdp bench accuracy", description=__doc__.split("\n\n")[0])
+    p.add_argument("--suite", default="all", help="adult3, adult5, nltcs, acs, or all (comma list allowed)")
+    p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
+    p.add_argument("--oracle", default="auto")
+    p.add_argument("--rounds", type=int, default=SETTINGS["rounds"])
+    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"])
+    p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"])
+    p.add_argument("--respond-to", default=SETTINGS["respond_to"], choices=["round", "union"])
+    p.add_argument("--out", default="results/accuracy")
+    return p
+
+
+def run(argv: list[str] | None = None) -> dict:
+    from tqdm.auto import tqdm
+
+    from synthdp.io import atomic_path, write_json
+
+    args = build_parser().parse_args(argv)
+    suites = list(SUITES) if args.suite == "all" else args.suite.split(",")
+    eps_list = [float(e) for e in args.eps.split(",")]
+    settings = dict(SETTINGS, rounds=args.rounds, samples_per_round=args.samples_per_round,
+                    ftpl_theta=args.ftpl_theta, respond_to=args.respond_to)
+    jobs = [(s, p, e, seed) for s in suites
+            for p in (args.query_player.split(",") if args.query_player else SUITES[s]["players"])
+            for e in eps_list for seed in range(args.seeds)]
+    runs = []
+    for suite, player, eps, seed in tqdm(jobs, desc="bench accuracy", unit="run"):
+        runs.append(run_one(suite, player, eps, seed, args.oracle, settings))
+        log.info("%s", runs[-1])
+    rows = summarise(runs)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json({"settings": settings, "runs": [asdict(r) for r in runs], "summary": rows}, out / "results.json")
+    table = markdown(rows)
+    with atomic_path(out / "results.md") as tmp:
+        tmp.write_text(table)
+    plot(rows, out / "accuracy.png")
+    print(table)
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / 'accuracy.png'}")
+    return {"summary": rows}
+
+
+def main() -> None:
+    run()
+
+
+if __name__ == "__main__":
+    main()
