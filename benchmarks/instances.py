@@ -27,7 +27,7 @@ import numpy as np
 from datasets.shared import load_coded
 from oracles.base import DataInstance, QueryInstance
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not
+from queries.complement import ComplementClosed, Not, base_class
 from queries.conjunctions import Conjunction
 from queries.spec import parse_query_class
 from synthdp.data import AggregatedData
@@ -115,7 +115,7 @@ def query_instance(query_class: QueryClass, real: AggregatedData, settings: Game
 def data_instance(query_class: QueryClass, n_queries: int, settings: GameSettings,
                   rng: np.random.Generator) -> DataInstance:
     """A history of ``n_queries`` distinct queries (multiplicities 1..3, a quarter complemented) with FTPL noise."""
-    base = query_class.base if isinstance(query_class, ComplementClosed) else query_class
+    base = base_class(query_class)
     queries = sample_queries(base, n_queries, rng)
     if isinstance(query_class, ComplementClosed):
         queries = [Not(q) if flip else q for q, flip in zip(queries, rng.random(len(queries)) < 0.25)]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchmarks.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
 from oracles import Limits, Oracle, get_oracle
-from queries.complement import ComplementClosed
+from queries.complement import ComplementClosed, base_class
 
 DEFAULT_CLASSES = ["marginals3", "workload3", "conjunctions", "parities"]
 DEFAULT_BACKENDS = ["exact", "cpsat", "cbc", "maxsat"]
@@ -97,7 +97,7 @@ def run_all(instances: list[BenchInstance], backends: dict[str, Oracle], repeats
     runs: list[Run] = []
     for bench in instances:
         qc = bench.instance.query_class
-        base = qc.base if isinstance(qc, ComplementClosed) else qc
+        base = base_class(qc)
         for name, oracle in backends.items():
             if not oracle.supports(base):
                 note = f"{name}: skipped on {bench.family} ({base.name}): unsupported"

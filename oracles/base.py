@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not, split
+from queries.complement import ComplementClosed, Not, base_class, split
 
 OPTIMAL = "optimal"
 FAIL = "fail"
@@ -156,6 +156,12 @@ class Oracle(ABC):
     name: str = "oracle"
     #: Whether its "optimal" comes with a proof (a valid dual bound).
     certifiable: bool = True
+    #: Exclusive bound on ``sum |coefficients|`` the backend handles exactly (section 2.7 R1);
+    #: the conservative default is a floating-point MIP solver's.
+    integer_limit: int = 2**50
+    #: Deterministic work budget per call used by PRSMA when the caller gives none
+    #: (CP-SAT deterministic seconds by default; backends override in their own unit).
+    default_work_limit: float = 10.0
 
     @abstractmethod
     def supports(self, query_class: QueryClass) -> bool:
@@ -176,7 +182,7 @@ class Oracle(ABC):
         """Certified minimiser of the instance, or FAIL (sections 2.7 R2-R3)."""
         start = time.perf_counter()
         qc = instance.query_class
-        base = qc.base if isinstance(qc, ComplementClosed) else qc
+        base = base_class(qc)
         if not self.supports(base):
             return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base.name}")
         try:
@@ -231,12 +237,12 @@ class Oracle(ABC):
         """Maximising record (a code vector) with its report; proven or not."""
         start = time.perf_counter()
         qc = instance.query_class
-        base_class = qc.base if isinstance(qc, ComplementClosed) else qc
-        if not self.supports(base_class):
-            return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base_class.name}")
-        base, weights, const = instance.base_form()
+        base = base_class(qc)
+        if not self.supports(base):
+            return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base.name}")
+        queries, weights, const = instance.base_form()
         try:
-            raw = self._maximize(base_class, base, weights, instance.rho, limits)
+            raw = self._maximize(base, queries, weights, instance.rho, limits)
         except _Deadline as exc:
             return _fail(self.name, "time limit", start, str(exc))
         if raw.solution is None:

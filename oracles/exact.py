@@ -28,7 +28,7 @@ from oracles.exact_common import Budget, SearchOutcome, exact_in_float
 from oracles.exact_data import DataProblem, maximize
 from oracles.exact_query import minimize, supported
 from queries.base import QueryClass
-from queries.complement import ComplementClosed
+from queries.complement import ComplementClosed, base_class
 
 _TOO_LARGE = "coefficients too large for exact float64 search (sum of |coefficients| >= 2**53)"
 
@@ -45,6 +45,10 @@ class ExactSearchOracle(Oracle):
     """Native exact search for conjunction-like classes (conjunctions, workloads, monotone conjunctions)."""
 
     name = "exact"
+    #: Its tables add integers in float64, exact below 2**53.
+    integer_limit = 2**53
+    #: PRSMA's deterministic budget in search nodes (one per table or branch).
+    default_work_limit = 10**6
     certifiable = True
 
     def __init__(self, method: str | None = None):
@@ -90,14 +94,14 @@ class ExactSearchOracle(Oracle):
         """
         start = time.perf_counter()
         rho_matrix = np.atleast_2d(np.asarray(rho_matrix, dtype=np.int64))
-        base_class = query_class.base if isinstance(query_class, ComplementClosed) else query_class
-        if not len(rho_matrix) or not self.supports(base_class):
+        base_cls = base_class(query_class)
+        if not len(rho_matrix) or not self.supports(base_cls):
             return super().solve_data_many(query_class, queries, weights, rho_matrix, limits)
         template = DataInstance.build(query_class, queries, weights, rho_matrix[0])
         base, signed, const = template.base_form()
         if not exact_in_float(signed, np.abs(rho_matrix).max(axis=0)):
             return super().solve_data_many(query_class, queries, weights, rho_matrix, limits)
-        problem = DataProblem.build(base_class, base, signed)
+        problem = DataProblem.build(base_cls, base, signed)
         setup = (time.perf_counter() - start) / len(rho_matrix)
         outcomes, times = [], []
         for rho in rho_matrix:

@@ -22,6 +22,11 @@ class Not:
     query: Any
 
 
+def base_class(query_class: QueryClass) -> QueryClass:
+    """The base class of a complement-closed wrapper; any other class is its own base."""
+    return query_class.base if isinstance(query_class, ComplementClosed) else query_class
+
+
 def split(queries: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
     """Base queries and a 0/1 array that marks which ones were complemented."""
     base = [q.query if isinstance(q, Not) else q for q in queries]

@@ -16,7 +16,7 @@ import pandas as pd
 from oracles import Limits, get_oracle
 from oracles.base import Oracle
 from queries.base import QueryClass
-from queries.complement import ComplementClosed
+from queries.complement import ComplementClosed, base_class
 from synthdp.errors import InputError
 from synthdp.game import RESPONSES
 from synthdp.report import Report
@@ -27,6 +27,8 @@ QUERY_PLAYERS = ("auto", "rspm", "prsma", "exponential", "noisy-max")
 RELATIONS = ("add-remove", "replace-one")
 DEFAULT_ROUNDS = 100
 DEFAULT_SAMPLES = 50
+#: Record universes up to this size are enumerated by the data player.
+SMALL_UNIVERSE = 2**17
 #: Largest number of workload cells the exponential player scores each round.
 MAX_SCORED_CELLS = 5_000_000
 
@@ -87,13 +89,17 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     return built
 
 
-def _base(query_class: QueryClass) -> QueryClass:
-    return query_class.base if isinstance(query_class, ComplementClosed) else query_class
-
-
 def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
-    """``auto``: the native exact search where it applies, else CP-SAT."""
-    base = _base(query_class)
+    """``auto``: the native exact search where it applies, else CP-SAT.
+
+    The data player on a small record universe (at most ``SMALL_UNIVERSE``
+    records, e.g. NLTCS) enumerates it instead: exact and fastest there.
+    """
+    from oracles.brute import universe_size
+
+    base = base_class(query_class)
+    if name == "auto" and role == "data player" and universe_size(base) <= SMALL_UNIVERSE:
+        return get_oracle("brute")
     if name == "auto":
         exact = get_oracle("exact")
         return exact if exact.supports(base) else get_oracle("cpsat")
@@ -108,7 +114,7 @@ def _scored_cells(query_class: QueryClass) -> int | None:
     """Number of base queries an exponential player would score, or None if not enumerable."""
     from synthdp.players import workload_size
 
-    return workload_size(_base(query_class))
+    return workload_size(base_class(query_class))
 
 
 def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int,
@@ -166,6 +172,7 @@ def generate_synthetic(
     respond_to: str = "round",
     numeric: str = "label",
     prsma_max_calls: int = 100_000,
+    work_limit: float | None = None,
     insist: bool = False,
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``.
@@ -213,7 +220,9 @@ def generate_synthetic(
                              categories=categories, nullable=nullable, clip=clip, max_categories=max_categories)
     encoder = Encoder(schema)
     real: AggregatedData = encoder.to_aggregated(df)
-    if delta is not None and delta > 1 / real.n:
+    # Only under replace-one is n public (section 1.3).  Under add/remove n is private (section 4.1:
+    # "it is never released"): neither the abort nor a message may depend on it.
+    if relation == "replace-one" and delta is not None and delta > 1 / real.n:
         raise InputError(f"delta={delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
                          "(1/n^2 is customary)")
     qc = parse_query_class(query_class, schema.domain)
@@ -252,12 +261,15 @@ def generate_synthetic(
         q_oracle = _choose_oracle(oracle, qc, "query player")
         query_oracle_name, mode = q_oracle.name, "P"
         eps_star, delta_star = prsma_per_round(eps, dlt, T)
+        if time_limit is not None:
+            raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (privacy note "
+                             "1.5, A-stateless); pass work_limit instead of time_limit")
         player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger,
-                             Limits(work_limit=time_limit or 10.0), prsma_max_calls, insist)
+                             Limits(work_limit=work_limit or q_oracle.default_work_limit), prsma_max_calls, insist)
     else:
         player = WorkloadPlayer(qc, eps0, rng, ledger, relation, mechanism=player_name, name=player_name)
 
-    d_oracle = _choose_oracle("auto" if oracle in ("auto",) else oracle, qc, "data player")
+    d_oracle = _choose_oracle(oracle, qc, "data player")
     data_stats = OracleStats()
     b = ftpl_scale(T, ftpl_theta)
     nprng = rng.numpy_generator()
@@ -273,12 +285,17 @@ def generate_synthetic(
     data = encoder.decode(codes, numeric=numeric, rng=nprng)
 
     spent = ledger.total()
-    log_q = math.log(_base(qc).size() * 2)
+    log_q = math.log(base_class(qc).size() * 2)
     bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
                            samples=N, resolution=resolution, scale=b,
                            selection_term="rspm" if player_name in ("rspm", "prsma") else "exponential")
     if respond_to == "union":
         bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
+    if player_name == "prsma":
+        bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
+    if random_state is not None:
+        collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
+                         "stream; for experiments only, not for release (omit random_state to release)")
     stats = {f"data/{d_oracle.name}": vars(result.data_stats)}
     stats.update({f"query/{k}": vars(v) for k, v in result.query_stats.items()})
     report = Report(
@@ -286,8 +303,8 @@ def generate_synthetic(
         epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
         relation=relation, query_class=qc.name, query_player=player_name, query_player_reason=reason,
         oracle=query_oracle_name, data_oracle=d_oracle.name, mode=mode, conditional=result.conditional,
-        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to, epsilon_per_round=str(eps0),
-        rows_written=len(data), seconds=time.perf_counter() - start, seed=random_state,
+        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to, epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-",
+        rows_written=len(data), seconds=time.perf_counter() - start, seeded=random_state is not None,
         ledger=[e.to_dict() for e in ledger.events], oracle_stats=stats,
         selected_queries=[qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds],
         accuracy_bound=bound, warnings=collected,

@@ -17,7 +17,7 @@ import numpy as np
 
 from oracles.base import Limits, Oracle, QueryInstance
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not
+from queries.complement import ComplementClosed, Not, base_class
 from queries.conjunctions import Conjunctions
 from synthdp.accounting import Ledger
 from synthdp.data import AggregatedData
@@ -84,7 +84,10 @@ class PRSMAPlayer:
                        limits=self.limits, rng=self.rng, ledger=self.ledger, max_oracle_calls=self.max_oracle_calls,
                        insist=self.insist, label=f"round {round_index}")
         note = "" if result.query is not None else "PRSMA returned bottom: round skipped"
-        return Selection(result.query, False, list(result.oracle_results), note)
+        # The per-call oracle results are PRSMA diagnostics, not private: their count and failures
+        # reveal the flags f_i that PRSMA only releases through the noisy test (section 3.2), and
+        # they would reach the published report (oracle_stats) and the progress bar.  Keep them out.
+        return Selection(result.query, False, [], note)
 
 
 def _log_size(query_class: QueryClass) -> float:
@@ -109,7 +112,7 @@ class WorkloadPlayer:
     name: str = "exponential"
 
     def __post_init__(self) -> None:
-        base = self.query_class.base if isinstance(self.query_class, ComplementClosed) else self.query_class
+        base = base_class(self.query_class)
         self.workload = as_workload(base)
         self.base = base
         self.queries = None if self.workload is not None else base.enumerate()

@@ -35,7 +35,7 @@ class Report:
     epsilon_per_round: str
     rows_written: int
     seconds: float
-    seed: int | None
+    seeded: bool
     ledger: list[dict[str, Any]] = field(default_factory=list)
     oracle_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     selected_queries: list[str] = field(default_factory=list)
@@ -59,7 +59,7 @@ class Report:
                          f"{st['total_time']:.2f} s total, {st['max_time']:.3f} s max")
         if self.conditional:
             lines.append("WARNING: privacy conditional on no solver failure (Mode N): do not publish")
-        if self.accuracy_bound:
+        if "A" in self.accuracy_bound:
             b = self.accuracy_bound
             lines.append(f"a-priori bound: E[max error] <= {b['A']:.4g}/n + {b['B']:.4g} (worst case)")
         lines.append(f"wrote {self.rows_written} rows in {self.seconds:.1f} s")

@@ -61,12 +61,6 @@ log = logging.getLogger(__name__)
 
 OBJECTIVES = ("data", "game", "game_public_n")
 MODES = ("E", "N")
-#: Backends whose inputs and bounds are exact integers (CP-SAT range, section 2.7 R1).
-INTEGER_EXACT_BACKENDS = frozenset({"brute", "exact", "cpsat", "maxsat"})
-#: Exact integer range of CP-SAT and the other integer-exact backends (|coefficient| < 2**62).
-INTEGER_SOLVER_LIMIT = 2**62
-#: Range in which a floating-point MIP solver represents integers safely (< 2**50).
-FLOAT_SOLVER_LIMIT = 2**50
 #: The "+70" of the cap rule B >= (ln(2m) + 70) / lambda (Corollary 2.4).
 _CAP_EXPONENT = 70
 
@@ -120,11 +114,11 @@ def clip_probability(lam: Fraction, m: int, cap: int) -> float:
 def solver_integer_limit(oracle: Oracle) -> int:
     """Exclusive bound on ``sum |coefficients|`` that ``oracle`` handles exactly (section 2.7 R1).
 
-    Integer-exact backends (by name: brute force, the native exact search,
-    CP-SAT, MaxSAT): ``2**62``.  Anything else is treated as a floating-point
-    MIP solver: ``2**50``.
+    Each backend declares it (``Oracle.integer_limit``): ``2**62`` for CP-SAT
+    and the other integer-exact backends, ``2**53`` for the native search's
+    float64 tables, ``2**50`` (the default) for floating-point MIP solvers.
     """
-    return INTEGER_SOLVER_LIMIT if oracle.name in INTEGER_EXACT_BACKENDS else FLOAT_SOLVER_LIMIT
+    return oracle.integer_limit
 
 
 def _within_range(weights: np.ndarray, noise_l1: int, limit: int) -> bool:

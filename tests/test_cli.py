@@ -51,7 +51,8 @@ def test_raw_adult_round_trip(shared_data_dir, tmp_path, capsys):
     ("a,b\nx,y\nz,w\n", ["--epsilon", "-1"], "epsilon"),
     ("a,b\nx,y\nz,w\n", ["--queries", "bogus"], "query"),
     ("a,b\nx,y\nz,w\n", ["--oracle", "nope"], "oracle"),
-    ("a,b\nx,y\nz,w\n", ["--delta", "0.9"], "delta"),
+    ("a,b\nx,y\nz,w\n", ["--delta", "0.9", "--relation", "replace-one"], "delta"),
+    ("a,b\nx,y\nz,w\n", ["--delta", "1.5"], "delta"),
 ])
 def test_errors_exit_nonzero_and_write_nothing(tmp_path, capsys, content, args, match):
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"

@@ -24,6 +24,7 @@ from oracles.cbc import _parse_log
 from oracles.encodings.common import weighted_points
 from oracles.model import Card, Clause, Linear, Xor, linearize, split_xor, xor_clauses
 from oracles.watchdog import TimedOut, run_with_deadline
+from queries.complement import base_class
 from queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Parities,
                      Workload)
 from queries.base import QueryClass
@@ -128,9 +129,6 @@ def _data_instance(rng, qc: QueryClass) -> DataInstance:
     return DataInstance.build(qc, queries, rng.integers(-4, 4, k, endpoint=True), rho)
 
 
-def _base(qc: QueryClass) -> QueryClass:
-    return qc.base if isinstance(qc, ComplementClosed) else qc
-
 
 def _check_against_brute(family: str, backend: str, n: int, seed: int) -> None:
     oracle = get_oracle(backend)
@@ -139,7 +137,7 @@ def _check_against_brute(family: str, backend: str, n: int, seed: int) -> None:
     for i in range(n):
         qc = FAMILIES[family](rng)
         qi, di = _query_instance(rng, qc), _data_instance(rng, qc)
-        if not oracle.supports(_base(qc)):
+        if not oracle.supports(base_class(qc)):
             assert backend == "maxsat" and family == "halfspaces"
             continue
         for player, inst, solve, ref_solve in (("query", qi, oracle.solve_query, BRUTE.solve_query),

@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
+from queries.complement import base_class
 from queries import (ComplementClosed, Conjunction, Conjunctions, Disjunction, Disjunctions, Halfspace,
                      Halfspaces, MonotoneConjunction, MonotoneConjunctions, Not, Parities, Parity, Workload)
 from queries.base import binary_feature_columns
@@ -59,9 +60,6 @@ def _build(case: str, closed: bool):
     return ComplementClosed(qc) if closed else qc
 
 
-def _base(qc):
-    return qc.base if isinstance(qc, ComplementClosed) else qc
-
 
 def _columns(qc, query) -> list[int]:
     """Feature columns of the literals of a conjunction-like query."""
@@ -91,7 +89,7 @@ def all_records(domain: Domain) -> np.ndarray:
 
 def malformed(qc) -> list:
     """Queries the class must reject: wrong type, shape, order, width or range."""
-    base = _base(qc)
+    base = base_class(qc)
     if isinstance(base, Disjunctions):
         inner = malformed(base.base)
         bad = [Disjunction(q) for q in inner if not isinstance(q, Disjunction)]
@@ -166,7 +164,7 @@ def test_signature_equals_evaluation_on_points(built):
     qc, queries = built
     sep = qc.separator()
     if sep.points is None:
-        assert isinstance(_base(qc), Halfspaces)
+        assert isinstance(base_class(qc), Halfspaces)
         return
     assert sep.points.shape == (sep.m, qc.n_features)
     assert set(np.unique(sep.points)) <= {0, 1}
@@ -179,7 +177,7 @@ def test_evaluate_matches_reference(built):
     points = np.vstack([qc.features(all_records(qc.domain)),
                         rng.integers(0, 2, size=(12, qc.n_features), dtype=np.uint8)])
     got = qc.evaluate(queries, points)
-    want = np.array([[reference(_base(qc), q, x) for x in points] for q in queries], dtype=np.uint8)
+    want = np.array([[reference(base_class(qc), q, x) for x in points] for q in queries], dtype=np.uint8)
     np.testing.assert_array_equal(got, want)
 
 
@@ -196,7 +194,7 @@ def test_answer_matches_brute_force(built):
 
 def test_anchor_and_complement(built):
     qc, queries = built
-    base = _base(qc)
+    base = base_class(qc)
     anchor = base.anchor()
     if anchor is not None:
         point, value = anchor
@@ -285,7 +283,7 @@ def test_binary_feature_descriptions():
     assert half.describe(Halfspace((0,) * 8, -3)) == "0 >= -3"
 
 
-def test_disjunction_is_de_morgan_of_base():
+def test_disjunction_is_de_morgan_ofbase_class():
     """q(x) = 1 - c(1 - x) on every 0/1 point, including invalid records."""
     for base in (Conjunctions(D1), MonotoneConjunctions(D1)):
         disj = Disjunctions(base)

@@ -29,7 +29,7 @@ from synthdp.accounting import Ledger
 from synthdp.domain import Domain
 from synthdp.errors import InputError, PrivacyError
 from synthdp.randomness import PrivateRandom
-from synthdp.rspm import (FLOAT_SOLVER_LIMIT, INTEGER_SOLVER_LIMIT, clip_probability, default_noise_cap,
+from synthdp.rspm import (clip_probability, default_noise_cap,
                           difference_sensitivity, rspm, rspm_noise_rate, solver_integer_limit)
 
 DOMAIN = Domain(("a",), (3,))
@@ -194,8 +194,12 @@ def test_noise_rate_cap_and_clip():
     for eps in (Fraction(1, 100), Fraction(5), Fraction(700)):  # (1 + e^eps) delta_clip <= 2 e^-70 for any eps
         lam = rspm_noise_rate(eps, 5, 16)
         assert float(lam) * (default_noise_cap(eps, lam, 5) + 1) >= math.log(10) + 70 + float(eps)
-    assert solver_integer_limit(BruteForceOracle()) == INTEGER_SOLVER_LIMIT == 2**62
-    assert solver_integer_limit(CertificateStub("unproven")) == FLOAT_SOLVER_LIMIT == 2**50
+    from oracles import get_oracle
+    from oracles.base import Oracle
+
+    assert solver_integer_limit(BruteForceOracle()) == 2**62
+    assert solver_integer_limit(get_oracle("exact")) == 2**53  # float64 tables
+    assert Oracle.integer_limit == 2**50  # the floating-point MIP default
 
 
 # ----------------------------------------------------------------- exact privacy (section 7.2)

@@ -1,0 +1,61 @@
+"""Nothing data-dependent may leave the game outside the accounted mechanisms (privacy audit).
+
+PRSMA's per-piece failure flags ``f_i`` are released only through the noisy
+count test (privacy note section 3.2 steps 3-5).  The game's oracle
+statistics go into the published report and the progress bar, so they must
+not carry PRSMA's failure count or its (failure-dependent) number of calls.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from oracles import get_oracle
+from oracles.adversarial import AdversarialOracle, fails_on_record
+from oracles.base import Limits
+from queries.complement import ComplementClosed
+from queries.conjunctions import Conjunctions
+from synthdp.accounting import Ledger
+from synthdp.data import AggregatedData
+from synthdp.domain import Domain
+from synthdp.game import FTPLDataPlayer, OracleStats, play_game
+from synthdp.players import PRSMAPlayer
+from synthdp.randomness import PrivateRandom
+
+DOMAIN = Domain(("a",), (3,))
+QC = ComplementClosed(Conjunctions.marginals(DOMAIN, 1))
+
+
+def _published_query_stats(codes: list[list[int]]) -> dict:
+    """The query-oracle statistics a one-round PRSMA game hands to the report (K = 3, R = 322)."""
+    eps, delta = Fraction(40), Fraction(1, 2)  # generous, so that K * R stays small
+    rng = PrivateRandom(0)
+    oracle = AdversarialOracle(fail=fails_on_record([2]))  # stateless, aimed at the holder of record 2
+    player = PRSMAPlayer(QC, oracle, eps, delta, rng, Ledger(eps, delta), Limits(), 10**4)
+    data_player = FTPLDataPlayer(QC, get_oracle("brute"), resolution=10, scale=1.0, rng=rng.numpy_generator(),
+                                 limits=Limits(), stats=OracleStats())
+    real = AggregatedData.from_codes(DOMAIN, np.array(codes))
+    result = play_game(real, rounds=1, samples_per_round=2, query_player=player, data_player=data_player,
+                       progress=False)
+    return {name: (s.calls, s.failures) for name, s in result.query_stats.items()}
+
+
+def test_prsma_failure_flags_do_not_reach_the_report():
+    with_target = _published_query_stats([[0], [1], [0], [1], [0], [1], [0], [1], [2]])
+    neighbour = _published_query_stats([[0], [1], [0], [1], [0], [1], [0], [1], [0]])
+    # Before the fix: {'adversarial': (645, 1)} against {'adversarial': (966, 0)}, i.e. the exact f.
+    assert with_target == neighbour
+    assert all(failures == 0 for _, failures in with_target.values())
+
+
+def test_add_remove_delta_check_does_not_reveal_n(demo):
+    """Under add/remove n is private (section 4.1): no abort and no message may depend on it."""
+    import synthdp
+
+    df, schema = demo
+    big = 1.5 / len(df)  # above 1/n, below 1
+    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=big, schema=schema, random_state=0,
+                                     rounds=2, samples_per_round=3, progress=False, query_player="exponential")
+    assert res.report.delta_spent <= big
