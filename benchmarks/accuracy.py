@@ -30,8 +30,15 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: Game settings used by every suite (fixed before any ADULT number was measured).
-SETTINGS = {"rounds": 100, "samples_per_round": 50, "ftpl_theta": 1.0, "resolution": 100, "respond_to": "round"}
+def _defaults() -> dict:
+    from synthdp import api
+
+    return {"rounds": api.DEFAULT_ROUNDS, "samples_per_round": api.DEFAULT_SAMPLES, "ftpl_theta": api.DEFAULT_THETA,
+            "resolution": api.DEFAULT_RESOLUTION, "respond_to": api.DEFAULT_RESPONSE}
+
+
+#: Game settings of every suite: the library defaults, fixed on NLTCS before any ADULT number was measured.
+SETTINGS = _defaults()
 
 SUITES = {
     "adult3": {"dataset": "adult", "workload": "adult_3way_64", "players": ["exponential"], "fem": "ADULT 3-way x64"},

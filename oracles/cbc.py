@@ -51,7 +51,9 @@ class CBCOracle(EncodedOracle):
     name = "cbc"
     kinds = frozenset({"clause", "card", "linear", "xor"})
     #: Floating-point solver: keep every coefficient and objective value below 2**50 (R1).
-    max_magnitude = 2**50
+    integer_limit = 2**50
+    #: Branch-and-bound nodes per call when PRSMA gives no work limit.
+    default_work_limit = 10_000
 
     def __init__(self, tolerance: float = 1e-6):
         #: CBC's absolute optimality tolerance per unit of objective scale.

@@ -8,20 +8,26 @@ an exact integer bound.  Every call builds a fresh model and solver;
 deterministic time limit.  Clauses, cardinalities and XORs use the native
 constraints (``AddBoolOr``, ``AddAtMostOne``, ``AddBoolXOr``), linear
 constraints use ``OnlyEnforceIf`` for their enforcement literal.
+
+CP-SAT's LP relaxation ignores XOR constraints and, at the default
+linearization level, clauses and enforced linear constraints too; a
+3-literal XOR therefore also gets its 4 hull clauses, and models with XORs
+or linear constraints (parities, halfspaces) run at linearization level 2.
+On ADULT features this made those players 5x (parity queries) to 500x
+(parity records) faster; pure clause/cardinality models (conjunctions)
+were slower at level 2, so they keep the default.
 """
 
 from __future__ import annotations
 
-import logging
-
 from oracles.base import Limits
 from oracles.encodings import EncodedOracle
-from oracles.model import MINIMIZE, Card, Clause, Linear, Model, Outcome, as_linear
-
-log = logging.getLogger(__name__)
+from oracles.model import MINIMIZE, Card, Clause, Linear, Model, Outcome, as_linear, xor_clauses
 
 #: Stop once the gap is below this; the objective is integral, so this is exact optimality.
 _ABSOLUTE_GAP = 0.5
+#: XORs of at most this many literals also get their hull clauses (2**(k-1) of them; all the encoders' XORs).
+_HULL_XOR = 3
 
 
 class CPSATOracle(EncodedOracle):
@@ -30,7 +36,9 @@ class CPSATOracle(EncodedOracle):
     name = "cpsat"
     kinds = frozenset({"clause", "card", "linear", "xor"})
     #: CP-SAT's integers are int64; objective and constraint sums must not overflow (R1).
-    max_magnitude = 2**62
+    integer_limit = 2**62
+    #: Deterministic time (CP-SAT's unit, roughly seconds) per call when PRSMA gives none.
+    default_work_limit = 10.0
 
     def load(self) -> None:
         import ortools.sat.python.cp_model  # noqa: F401
@@ -61,14 +69,15 @@ class CPSATOracle(EncodedOracle):
                                             _INF_HI if lin.ub is None else lin.ub)
                 if isinstance(c, Linear) and c.enforce is not None:
                     ct.OnlyEnforceIf(lit(c.enforce))
-            else:  # Xor: AddBoolXOr asserts XOR = 1; negate one literal for parity 0
-                lits = [lit(x) for x in c.lits]
-                if lits and c.parity == 0:
-                    lits[0] = lit(-c.lits[0])
-                if lits:
+            else:  # Xor
+                if len(c.lits) <= _HULL_XOR:  # its hull clauses: exact, and in CP-SAT's LP at level 2
+                    for clause in xor_clauses(c):
+                        cp.AddBoolOr([lit(x) for x in clause])
+                if c.lits:  # AddBoolXOr asserts XOR = 1: negate one literal for parity 0
+                    lits = [lit(x) for x in c.lits]
+                    if c.parity == 0:
+                        lits[0] = lit(-c.lits[0])
                     cp.AddBoolXOr(lits)
-                elif c.parity:
-                    cp.AddBoolOr([])  # the empty XOR is 0: infeasible
         objective = weighted(list(model.objective.items()))
         cp.Minimize(objective) if model.sense == MINIMIZE else cp.Maximize(objective)
 
@@ -78,6 +87,8 @@ class CPSATOracle(EncodedOracle):
         params.random_seed = limits.seed
         params.absolute_gap_limit = _ABSOLUTE_GAP
         params.relative_gap_limit = 0.0
+        if model.kinds() & {"xor", "linear"}:
+            params.linearization_level = 2
         if time_budget is not None:
             params.max_time_in_seconds = time_budget
         if limits.work_limit is not None:

@@ -22,20 +22,20 @@ UNSAT); wall-clock limits are enforced by the watchdog's kill, as RC2 has
 none.
 
 General linear constraints (halfspaces) would need pseudo-Boolean
-encodings, which this backend does not provide: ``supports()`` is False for
-classes that need them.
+encodings; ``pysat.pb`` needs the optional ``pindakaas`` package (python-sat
+1.9; ``pypblib`` before), which is not a dependency, and an untested PB path
+could certify wrong optima.  So ``supports()`` is False for classes that
+need linear constraints (logged once), and parity queries get the XOR-chain
+formulation instead of the counting one.
 """
 
 from __future__ import annotations
 
 import itertools
-import logging
 
 from oracles.base import Limits
 from oracles.encodings import EncodedOracle
 from oracles.model import MINIMIZE, Card, Clause, Model, Outcome, Xor, split_xor, xor_clauses
-
-log = logging.getLogger(__name__)
 
 #: "At most one" over at most this many literals is written pairwise (no auxiliary variables).
 _PAIRWISE = 6
@@ -46,6 +46,10 @@ class MaxSATOracle(EncodedOracle):
 
     name = "maxsat"
     kinds = frozenset({"clause", "card", "xor"})
+    #: RC2's weights and costs are Python integers; kept within int64 like the other exact backends.
+    integer_limit = 2**62
+    #: SAT conflicts per call when PRSMA gives no work limit.
+    default_work_limit = 10**6
 
     def __init__(self, solver: str = "g3"):
         #: The SAT solver inside RC2 (a python-sat solver name).

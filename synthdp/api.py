@@ -25,8 +25,12 @@ log = logging.getLogger(__name__)
 
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "exponential", "noisy-max")
 RELATIONS = ("add-remove", "replace-one")
-DEFAULT_ROUNDS = 100
-DEFAULT_SAMPLES = 50
+#: Game defaults, tuned on NLTCS only (docs/benchmarks.md); privacy does not depend on them.
+DEFAULT_ROUNDS = 200
+DEFAULT_SAMPLES = 10
+DEFAULT_THETA = 0.1
+DEFAULT_RESOLUTION = 100
+DEFAULT_RESPONSE = "union"
 #: Record universes up to this size are enumerated by the data player.
 SMALL_UNIVERSE = 2**17
 #: Largest number of workload cells the exponential player scores each round.
@@ -167,9 +171,9 @@ def generate_synthetic(
     nullable: list[str] | None = None,
     clip: bool = False,
     max_categories: int = 100,
-    resolution: int = 100,
-    ftpl_theta: float = 1.0,
-    respond_to: str = "round",
+    resolution: int = DEFAULT_RESOLUTION,
+    ftpl_theta: float = DEFAULT_THETA,
+    respond_to: str = DEFAULT_RESPONSE,
     numeric: str = "label",
     prsma_max_calls: int = 100_000,
     work_limit: float | None = None,

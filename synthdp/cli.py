@@ -189,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--delta", type=float, default=None, help="total delta (omit for pure DP); at most 1/n")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
-    g.add_argument("--rounds", type=int, default=None, help="game rounds T (default 100)")
-    g.add_argument("--samples-per-round", type=int, default=50, help="data-player samples per round N (default 50)")
+    g.add_argument("--rounds", type=int, default=None, help="game rounds T (default 200)")
+    g.add_argument("--samples-per-round", type=int, default=10, help="data-player samples per round N (default 10)")
     g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import zlib
 import subprocess
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -24,15 +24,15 @@ from oracles.cbc import _parse_log
 from oracles.encodings.common import weighted_points
 from oracles.model import Card, Clause, Linear, Xor, linearize, split_xor, xor_clauses
 from oracles.watchdog import TimedOut, run_with_deadline
-from queries.complement import base_class
-from queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Parities,
-                     Workload)
+from queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Not,
+                     Parities, Workload)
 from queries.base import QueryClass
+from queries.complement import base_class
 from synthdp.domain import Domain
 
 BACKENDS = ("cpsat", "cbc", "maxsat")
 #: Random instances (each: one query-player and one data-player problem) per family and backend.
-QUICK = {"cpsat": 100, "cbc": 60, "maxsat": 100}
+QUICK = {"cpsat": 100, "cbc": 100, "maxsat": 100}
 SWEEP = 400
 BRUTE = BruteForceOracle()
 
@@ -179,26 +179,39 @@ def test_maxsat_declines_halfspaces():
 
 
 # ----- failure semantics ----------------------------------------------------------------
-def _marginal_instances(n_attrs: int, size: int, rows: int, closed: bool) -> tuple[QueryInstance, DataInstance]:
-    """3-way marginals on a uniform domain with random rows and weights: seconds of work, not milliseconds."""
-    rng = np.random.default_rng(7)
-    dom = Domain(tuple(f"a{i}" for i in range(n_attrs)), (size,) * n_attrs)
-    base = Conjunctions.marginals(dom, 3)
-    qc = ComplementClosed(base) if closed else base
+def _marginals_domain(n_attrs: int, size: int) -> tuple[Domain, np.random.Generator]:
+    return Domain(tuple(f"a{i}" for i in range(n_attrs)), (size,) * n_attrs), np.random.default_rng(7)
+
+
+def _marginal_query(n_attrs: int, size: int, rows: int, closed: bool) -> QueryInstance:
+    """3-way marginals on a uniform domain with random rows and weights.
+
+    (12, 10, 1000, closed) takes CP-SAT about 5 s: far beyond the limits tested.
+    """
+    dom, rng = _marginals_domain(n_attrs, size)
+    qc = Conjunctions.marginals(dom, 3)
+    qc = ComplementClosed(qc) if closed else qc
     codes = np.stack([rng.integers(0, size, rows) for _ in range(n_attrs)], axis=1)
-    query = QueryInstance.build(qc, codes, rng.integers(-5, 5, rows, endpoint=True),
-                                rng.integers(-20, 20, qc.separator().m, endpoint=True))
+    return QueryInstance.build(qc, codes, rng.integers(-5, 5, rows, endpoint=True),
+                               rng.integers(-20, 20, qc.separator().m, endpoint=True))
+
+
+def _marginal_data(n_attrs: int, size: int, n_queries: int) -> DataInstance:
+    """The data player against ``n_queries`` random complemented or plain 3-way cells."""
+    dom, rng = _marginals_domain(n_attrs, size)
+    base = Conjunctions.marginals(dom, 3)
     pool = list(base._enumerate())
-    picks = rng.choice(len(pool), 400, replace=False)
-    data = DataInstance.build(qc, [pool[i] for i in picks], rng.integers(-9, 9, 400, endpoint=True),
+    queries = [pool[i] if rng.random() < 0.5 else Not(pool[i]) for i in rng.choice(len(pool), n_queries)]
+    qc = ComplementClosed(base)
+    return DataInstance.build(qc, queries, rng.integers(-9, 9, n_queries, endpoint=True),
                               rng.integers(-3, 3, len(qc.dual_separator()), endpoint=True))
-    return query, data
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("time_limit", [1e-3, 0.3])
+@pytest.mark.parametrize("time_limit", [1e-3, 0.5])
 def test_time_limit_gives_fail_not_a_wrong_answer(backend, time_limit):
-    query, _ = _marginal_instances(8, 6, 300, closed=True)
+    """1 ms ends before the solver starts; 0.5 s ends in the solver's own limit or the watchdog's kill."""
+    query = _marginal_query(12, 10, 1000, closed=True)
     start = time.perf_counter()
     result = get_oracle(backend).solve_query(query, Limits(time_limit=time_limit))
     elapsed = time.perf_counter() - start
@@ -209,7 +222,7 @@ def test_time_limit_gives_fail_not_a_wrong_answer(backend, time_limit):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_work_limit_gives_fail(backend):
     """A tiny deterministic budget (CP-SAT deterministic time, CBC nodes, RC2 conflicts) is not a proof."""
-    query, _ = _marginal_instances(6, 5, 100, closed=False)
+    query = _marginal_query(6, 5, 100, closed=False)
     budget, status = {"cpsat": (1e-3, "feasible"), "cbc": (1, "Stopped on node limit"),
                       "maxsat": (1, "work limit")}[backend]
     result = get_oracle(backend).solve_query(query, Limits(work_limit=budget))
@@ -218,7 +231,7 @@ def test_work_limit_gives_fail(backend):
 
 
 def test_data_player_limits_never_claim_optimality():
-    _, data = _marginal_instances(8, 6, 300, closed=True)
+    data = _marginal_data(8, 6, 400)
     reference = get_oracle("cpsat").solve_data(data)
     assert reference.proven
     for backend in BACKENDS:

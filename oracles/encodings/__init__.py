@@ -22,7 +22,7 @@ import numpy as np
 from oracles.base import Limits, Oracle, Raw
 from oracles.encodings import conjunctions, disjunctions, halfspaces, parities
 from oracles.encodings.common import weighted_points
-from oracles.model import Encoded, Model, Outcome
+from oracles.model import KIND, Encoded, Model, Outcome
 from oracles.watchdog import TimedOut, run_with_deadline
 from queries.base import QueryClass
 from queries.conjunctions import Conjunctions
@@ -36,24 +36,37 @@ log = logging.getLogger(__name__)
 
 #: The solver's own time limit stops this much before the hard kill (at most ``_MARGIN`` seconds).
 _MARGIN_FRACTION, _MARGIN = 0.1, 2.0
+#: Every constraint kind of the neutral model.
+ALL_KINDS = frozenset(KIND.values())
 #: (backend, family) pairs whose lack of support has been logged once.
 _EXPLAINED: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)
 class Family:
-    """The encoders of one class family and the constraint kinds they emit."""
+    """The encoders of one class family and the constraint kinds they need at least.
+
+    ``query`` also receives the kinds the backend translates: an encoder may
+    pick a stronger formulation when more kinds are available (parities).
+    """
 
     name: str
     kinds: frozenset[str]
-    query: Callable[[QueryClass, np.ndarray, np.ndarray, np.ndarray], Encoded]
+    query: Callable[[QueryClass, np.ndarray, np.ndarray, np.ndarray, frozenset[str]], Encoded]
     data: Callable[[QueryClass, list, np.ndarray, np.ndarray], Encoded]
 
 
 def _on_points(encode: Callable[[QueryClass, np.ndarray, np.ndarray], Encoded]):
     """A query encoder from one over weighted points (records and separator points pooled)."""
-    def query(query_class, codes, weights, separator_weights) -> Encoded:
+    def query(query_class, codes, weights, separator_weights, kinds) -> Encoded:
         return encode(query_class, *weighted_points(query_class, codes, weights, separator_weights))
+    return query
+
+
+def _any_kinds(encode):
+    """A query encoder that uses one formulation whatever the backend translates."""
+    def query(query_class, codes, weights, separator_weights, kinds) -> Encoded:
+        return encode(query_class, codes, weights, separator_weights)
     return query
 
 
@@ -63,9 +76,9 @@ FAMILIES: tuple[tuple[type, Family], ...] = (
                           conjunctions.data)),
     (MonotoneConjunctions, Family("monotone", conjunctions.KINDS, _on_points(conjunctions.monotone_query_points),
                                   conjunctions.monotone_data)),
-    (Disjunctions, Family("disjunctions", disjunctions.KINDS, disjunctions.query, disjunctions.data)),
+    (Disjunctions, Family("disjunctions", disjunctions.KINDS, _any_kinds(disjunctions.query), disjunctions.data)),
     (Parities, Family("parities", parities.KINDS, parities.query, parities.data)),
-    (Halfspaces, Family("halfspaces", halfspaces.KINDS, halfspaces.query, halfspaces.data)),
+    (Halfspaces, Family("halfspaces", halfspaces.KINDS, _any_kinds(halfspaces.query), halfspaces.data)),
 )
 
 
@@ -74,11 +87,15 @@ def family_of(query_class: QueryClass) -> Family | None:
     return next((fam for cls, fam in FAMILIES if isinstance(query_class, cls)), None)
 
 
-def encode_query(query_class: QueryClass, codes, weights, separator_weights) -> Encoded:
-    """Model of ``min_q sum_r w_r q(x_r) + sum_i eta_i sig_i(q)`` over a base class."""
+def encode_query(query_class: QueryClass, codes, weights, separator_weights,
+                 kinds: frozenset[str] = ALL_KINDS) -> Encoded:
+    """Model of ``min_q sum_r w_r q(x_r) + sum_i eta_i sig_i(q)`` over a base class.
+
+    ``kinds``: the constraint kinds the target backend translates.
+    """
     return _family(query_class).query(query_class, np.asarray(codes, dtype=np.int64),
                                       np.asarray(weights, dtype=np.int64),
-                                      np.asarray(separator_weights, dtype=np.int64))
+                                      np.asarray(separator_weights, dtype=np.int64), frozenset(kinds))
 
 
 def encode_data(query_class: QueryClass, queries: list, weights, rho) -> Encoded:
@@ -97,13 +114,13 @@ def _family(query_class: QueryClass) -> Family:
 class EncodedOracle(Oracle):
     """An oracle that solves both players through the family encodings.
 
-    A backend sets :attr:`kinds` (the constraint kinds it translates) and
-    :attr:`max_magnitude` (its exact-integer range, requirement R1), and
-    implements :meth:`solve_model`.
+    A backend sets :attr:`kinds` (the constraint kinds it translates),
+    ``integer_limit`` (its exact-integer range, requirement R1) and
+    ``default_work_limit`` (in its own work unit), and implements
+    :meth:`solve_model`.
     """
 
     kinds: frozenset[str] = frozenset()
-    max_magnitude: int | None = None
 
     def supports(self, query_class: QueryClass) -> bool:
         fam = family_of(query_class)
@@ -119,7 +136,7 @@ class EncodedOracle(Oracle):
 
     def _minimize(self, query_class, codes, weights, separator_weights, limits: Limits) -> Raw:
         start = time.perf_counter()
-        return self._solve(encode_query(query_class, codes, weights, separator_weights), limits, start)
+        return self._solve(encode_query(query_class, codes, weights, separator_weights, self.kinds), limits, start)
 
     def _maximize(self, query_class, queries, weights, rho, limits: Limits) -> Raw:
         start = time.perf_counter()
@@ -133,10 +150,10 @@ class EncodedOracle(Oracle):
         if not model.kinds() <= self.kinds:
             raise OracleError(f"{self.name} cannot translate {sorted(model.kinds() - self.kinds)} constraints; "
                               f"the encoding emitted kinds its family does not declare")
-        if self.max_magnitude is not None and model.magnitude() >= self.max_magnitude:
-            return Raw(None, None, "coefficients too large", False,
+        if model.magnitude() >= self.integer_limit:
+            return Raw(None, None, "integer range", False,
                        message=f"objective or constraint sums reach {model.magnitude()}, beyond the exact range "
-                               f"{self.max_magnitude} of {self.name} (requirement R1)")
+                               f"{self.integer_limit} of {self.name} (section 2.7 R1)")
         if not model.constraints and not model.objective:  # nothing to decide: every assignment is optimal
             return Raw(encoded.decode(dict.fromkeys(encoded.outputs, 0)), model.constant, "trivial", True)
         timeout = None if limits.time_limit is None else limits.time_limit - (time.perf_counter() - start)
@@ -150,6 +167,8 @@ class EncodedOracle(Oracle):
         if isinstance(outcome, TimedOut):
             return Raw(None, None, "time limit", False,
                        message=f"{self.name} killed at the wall-clock limit after {outcome.seconds:.3g}s")
+        log.debug("%s: %s (proven %s, bound %s) after %.3fs", self.name, outcome.status, outcome.proven,
+                  outcome.bound, time.perf_counter() - start)
         solution = None if outcome.values is None else encoded.decode(outcome.values)
         bound = None if outcome.bound is None else outcome.bound + model.constant
         return Raw(solution, bound, outcome.status, outcome.proven and solution is not None, outcome.nodes,

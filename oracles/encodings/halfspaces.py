@@ -15,8 +15,9 @@ with support ``T``, ``w . x - theta = E(x)`` is linear in the digits, and
 big-M from the digit bounds, so ``z`` must stay integral there).  No symmetry breaking: the class is a set of
 representations, and representations of one function differ in signature.
 
-**Data player.**  ``q_t(x) = [sum_j w_tj y_j >= theta_t]`` over the record's
-value indicators, enforced by ``z_t`` in the direction its weight needs.
+**Data player.**  ``q_t(x) = [w_t . x >= theta_t]``, enforced by ``z_t`` in the
+direction its weight needs, with ``w_t . x`` written per attribute and weight
+value (see :func:`_record_form`).
 """
 
 from __future__ import annotations
@@ -86,11 +87,36 @@ def data(query_class: Halfspaces, queries: list, weights: np.ndarray, rho: np.nd
     records = Records(model, query_class.domain.sizes)
     records.add_coordinates(query_class.dual_separator(), rho)
     for q, w in merge_queries(queries, weights).items():
-        terms = [(records.y[a][v], c) for (a, v), c in zip(query_class.columns, q.weights) if c]
+        terms, const = _record_form(records, query_class.columns, q.weights)
         z = model.new_bool("z")  # not relaxable: a big-M translation would make it fractional
         model.add_objective(z, w)
         if w > 0:
-            model.linear(terms, q.threshold, None, enforce=z)
+            model.linear(terms, q.threshold - const, None, enforce=z)
         else:
-            model.linear(terms, None, q.threshold - 1, enforce=-z)
+            model.linear(terms, None, q.threshold - 1 - const, enforce=-z)
     return Encoded(model, records.outputs, records.decode)
+
+
+def _record_form(records: Records, columns: list, weights: tuple[int, ...]) -> tuple[list[tuple[int, int]], int]:
+    """``w . x`` on a record as ``(terms, constant)`` with one term per attribute and weight value.
+
+    The features of one attribute are exclusive, so their part of ``w . x``
+    is ``sum_c c [x_a in V_c]`` over the distinct weights ``c``; each
+    indicator is one literal (:meth:`Records.value_in`).  This replaces up
+    to ``size_a`` terms by at most ``2B`` and propagates better.
+    """
+    by_value: dict[tuple[int, int], list[int]] = {}
+    for (a, v), c in zip(columns, weights):
+        if c:
+            by_value.setdefault((a, c), []).append(v)
+    terms, const = [], 0
+    for (a, c), values in by_value.items():
+        lit = records.value_in(a, values)
+        if lit is True:
+            const += c
+        elif lit < 0:  # c [x_a in V] = c (1 - y) for a negative literal -y
+            const += c
+            terms.append((-lit, -c))
+        else:
+            terms.append((lit, c))
+    return terms, const
