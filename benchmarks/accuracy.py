@@ -18,9 +18,7 @@ Writes ``results.json``, ``results.md`` and ``accuracy.png`` under ``--out``.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import math
 import re
 import time
 from dataclasses import asdict, dataclass

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchmarks.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
 from oracles import Limits, Oracle, get_oracle
-from queries.complement import ComplementClosed, base_class
+from queries.complement import base_class
 
 DEFAULT_CLASSES = ["marginals3", "workload3", "conjunctions", "parities"]
 DEFAULT_BACKENDS = ["exact", "cpsat", "cbc", "maxsat"]

@@ -28,7 +28,7 @@ from oracles.exact_common import Budget, SearchOutcome, exact_in_float
 from oracles.exact_data import DataProblem, maximize
 from oracles.exact_query import minimize, supported
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, base_class
+from queries.complement import base_class
 
 _TOO_LARGE = "coefficients too large for exact float64 search (sum of |coefficients| >= 2**53)"
 

@@ -16,7 +16,7 @@ import pandas as pd
 from oracles import Limits, get_oracle
 from oracles.base import Oracle
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, base_class
+from queries.complement import base_class
 from synthdp.errors import InputError
 from synthdp.game import RESPONSES
 from synthdp.report import Report

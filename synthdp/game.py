@@ -156,7 +156,9 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
     plays: list[np.ndarray] = []
     logs: list[RoundLog] = []
     query_stats: dict[str, OracleStats] = {}
-    bar = tqdm(range(1, rounds + 1), desc="synthdp rounds", unit="round", disable=not progress, leave=False)
+    # disable=None: tqdm switches itself off when the output is not a terminal (CI logs, pipes).
+    bar = tqdm(range(1, rounds + 1), desc="synthdp rounds", unit="round", disable=None if progress else True,
+               leave=False)
     for t in bar:
         t0 = time.perf_counter()
         played = data_player.play(history, samples_per_round)

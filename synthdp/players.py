@@ -17,7 +17,7 @@ import numpy as np
 
 from oracles.base import Limits, Oracle, QueryInstance
 from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not, base_class
+from queries.complement import Not, base_class
 from queries.conjunctions import Conjunctions
 from synthdp.accounting import Ledger
 from synthdp.data import AggregatedData

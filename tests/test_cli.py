@@ -69,3 +69,15 @@ def test_errors_exit_nonzero_and_write_nothing(tmp_path, capsys, content, args, 
 def test_missing_input_file(tmp_path, capsys):
     assert main(["generate", str(tmp_path / "nope.csv"), "-o", str(tmp_path / "o.csv"), "--epsilon", "1"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_demo_beats_an_uninformed_table(tmp_path, monkeypatch, capsys):
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "-q"]) == 0
+    out = capsys.readouterr().out
+    ours = float(re.search(r"synthdp \(epsilon=1.0\): .*mean TV ([0-9.]+)", out).group(1))
+    uniform = float(re.search(r"uniform random table .*mean TV ([0-9.]+)", out).group(1))
+    assert ours < 0.5 * uniform, out
+    assert (tmp_path / "results" / "demo-synthetic.csv").is_file()
