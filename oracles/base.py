@@ -177,6 +177,9 @@ class Oracle(ABC):
                   rho: np.ndarray, limits: Limits) -> Raw:
         """``max_x sum_t w_t q_t(x) + sum_j rho_j x_j`` over valid records; solution is a code vector."""
 
+    def _unsupported(self, base: QueryClass, start: float) -> OracleResult:
+        return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base.name}")
+
     # ----- query player ----------------------------------------------------
     def solve_query(self, instance: QueryInstance, limits: Limits = NO_LIMITS) -> OracleResult:
         """Certified minimiser of the instance, or FAIL (sections 2.7 R2-R3)."""
@@ -184,7 +187,7 @@ class Oracle(ABC):
         qc = instance.query_class
         base = base_class(qc)
         if not self.supports(base):
-            return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base.name}")
+            return self._unsupported(base, start)
         try:
             if isinstance(qc, ComplementClosed):
                 raw = self._minimize_closed(qc, instance, limits)
@@ -236,10 +239,9 @@ class Oracle(ABC):
     def solve_data(self, instance: DataInstance, limits: Limits = NO_LIMITS) -> OracleResult:
         """Maximising record (a code vector) with its report; proven or not."""
         start = time.perf_counter()
-        qc = instance.query_class
-        base = base_class(qc)
+        base = base_class(instance.query_class)
         if not self.supports(base):
-            return _fail(self.name, "unsupported", start, f"backend {self.name!r} cannot encode {base.name}")
+            return self._unsupported(base, start)
         queries, weights, const = instance.base_form()
         try:
             raw = self._maximize(base, queries, weights, instance.rho, limits)

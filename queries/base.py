@@ -183,3 +183,28 @@ class QueryClass(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+class DerivedClass(QueryClass):
+    """A class defined from another one on the same records and features.
+
+    Complement closure and De Morgan duals are built this way: they
+    evaluate the base class's queries on the same feature vectors, so the
+    feature map and the dual separator (which separates records, not
+    queries) are the base's.
+    """
+
+    def __init__(self, base: QueryClass, name: str):
+        super().__init__(base.domain)
+        self.base = base
+        self.name = name
+
+    @property
+    def n_features(self) -> int:
+        return self.base.n_features
+
+    def features(self, codes: np.ndarray) -> np.ndarray:
+        return self.base.features(codes)
+
+    def dual_separator(self) -> list[tuple[int, int]]:
+        return self.base.dual_separator()

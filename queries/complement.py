@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from queries.base import QueryClass, Separator
+from queries.base import DerivedClass, QueryClass, Separator
 
 
 @dataclass(frozen=True, order=True)
@@ -34,7 +34,7 @@ def split(queries: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
     return base, neg
 
 
-class ComplementClosed(QueryClass):
+class ComplementClosed(DerivedClass):
     """``base`` together with the complements of its queries.
 
     Its separator is the base separator (a complemented query's signature
@@ -54,16 +54,7 @@ class ComplementClosed(QueryClass):
     complement_closed = True
 
     def __init__(self, base: QueryClass):
-        super().__init__(base.domain)
-        self.base = base
-        self.name = f"{base.name}+complements"
-
-    @property
-    def n_features(self) -> int:
-        return self.base.n_features
-
-    def features(self, codes: np.ndarray) -> np.ndarray:
-        return self.base.features(codes)
+        super().__init__(base, f"{base.name}+complements")
 
     def evaluate(self, queries, points) -> np.ndarray:
         base, neg = split(queries)
@@ -109,5 +100,3 @@ class ComplementClosed(QueryClass):
     def complement(self, query):
         return query.query if isinstance(query, Not) else Not(query)
 
-    def dual_separator(self) -> list[tuple[int, int]]:
-        return self.base.dual_separator()

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from queries.base import QueryClass, Separator
+from queries.base import DerivedClass, Separator
 from queries.conjunctions import Conjunction, Conjunctions
 from queries.monotone import MonotoneConjunction, MonotoneConjunctions
 from synthdp.errors import InputError
@@ -32,7 +32,7 @@ def _inners(queries: Sequence[Disjunction]) -> list:
     return [q.inner for q in queries]
 
 
-class Disjunctions(QueryClass):
+class Disjunctions(DerivedClass):
     """The disjunctions ``q = 1 - c(1 - x)`` for ``c`` in a conjunction class ``base``.
 
     Same feature space, widths and size as ``base``; ``q -> c`` is a bijection.
@@ -41,16 +41,7 @@ class Disjunctions(QueryClass):
     def __init__(self, base: Conjunctions | MonotoneConjunctions):
         if not isinstance(base, (Conjunctions, MonotoneConjunctions)):
             raise InputError(f"Disjunctions needs a Conjunctions or MonotoneConjunctions base, got {base!r}")
-        super().__init__(base.domain)
-        self.base = base
-        self.name = f"disjunctions[{base.name}]"
-
-    @property
-    def n_features(self) -> int:
-        return self.base.n_features
-
-    def features(self, codes: np.ndarray) -> np.ndarray:
-        return self.base.features(codes)
+        super().__init__(base, f"disjunctions[{base.name}]")
 
     def evaluate(self, queries: Sequence[Disjunction], points: np.ndarray) -> np.ndarray:
         return 1 - self.base.evaluate(_inners(queries), 1 - np.asarray(points, dtype=np.uint8))
