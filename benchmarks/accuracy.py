@@ -213,14 +213,16 @@ def run(argv: list[str] | None = None) -> dict:
     jobs = [(s, p, e, seed) for s in suites
             for p in (args.query_player.split(",") if args.query_player else SUITES[s]["players"])
             for e in eps_list for seed in range(args.seeds)]
-    runs = []
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
     for suite, player, eps, seed in tqdm(jobs, desc="bench accuracy", unit="run"):
         runs.append(run_one(suite, player, eps, seed, args.oracle, settings))
         log.info("%s", runs[-1])
+        # Written after every run, so an interrupted sweep keeps what it measured.
+        write_json({"settings": settings, "runs": [asdict(r) for r in runs], "summary": summarise(runs)},
+                   out / "results.json")
     rows = summarise(runs)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json({"settings": settings, "runs": [asdict(r) for r in runs], "summary": rows}, out / "results.json")
     table = markdown(rows)
     with atomic_path(out / "results.md") as tmp:
         tmp.write_text(table)

@@ -1,0 +1,20 @@
+"""The accuracy benchmark's plumbing: published numbers, one tiny run, the summary table."""
+
+from __future__ import annotations
+
+from benchmarks.accuracy import SETTINGS, Run, markdown, published_fem, run_one, summarise
+
+
+def test_published_fem_numbers_are_read_from_the_shared_readme(shared_data_dir):
+    fem = published_fem("ADULT 3-way x64")
+    assert sorted(fem) == [0.1, 0.15, 0.2, 0.25, 0.5, 1.0]
+    assert fem[0.1] > fem[1.0] > 0
+
+
+def test_one_tiny_run_and_the_table(shared_data_dir):
+    run = run_one("nltcs", "exponential", 1.0, 0, "auto", dict(SETTINGS, rounds=3, samples_per_round=2))
+    assert run.epsilon_spent <= 1.0 and run.rounds == 3 and 0 <= run.max_error <= 1
+    rspm = Run("nltcs", "rspm", 1.0, run.delta, 0, 2 * run.max_error, run.mean_tv, 1.0, 3, 6, 0, 1.0, False)
+    table = markdown(summarise([run, rspm]))
+    assert "| nltcs | exponential | 1 |" in table
+    assert "nltcs eps=1: 2.00" in table  # RSPM / exponential ratio
