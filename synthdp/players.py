@@ -125,10 +125,16 @@ class WorkloadPlayer:
     def _query(self, index: int):
         return self.workload.query_at(index) if self.workload is not None else self.queries[index]
 
+    def _real_counts(self, real: AggregatedData) -> np.ndarray:
+        """The real data's counts, computed once: they are the same every round."""
+        if getattr(self, "_real", None) is not real:
+            self._real, self._real_cache = real, self._counts(real)
+        return self._real_cache
+
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
         from synthdp.selection import exponential_mechanism, report_noisy_max
 
-        u = synthetic.n * self._counts(real) - real.n * self._counts(synthetic)
+        u = synthetic.n * self._real_counts(real) - real.n * self._counts(synthetic)
         scores = np.concatenate([u, -u])
         pick = exponential_mechanism if self.mechanism == "exponential" else report_noisy_max
         index = pick(scores, epsilon=self.epsilon0, sensitivity=synthetic.n, rng=self.rng, ledger=self.ledger,
