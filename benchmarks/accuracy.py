@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 def _defaults() -> dict:
     from synthdp import api
 
-    return {"rounds": api.DEFAULT_ROUNDS, "samples_per_round": api.DEFAULT_SAMPLES, "ftpl_theta": api.DEFAULT_THETA,
-            "resolution": api.DEFAULT_RESOLUTION, "respond_to": api.DEFAULT_RESPONSE}
+    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": api.DEFAULT_SAMPLES,
+            "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
+            "burn_in": None, "ftpl_noise": api.DEFAULT_NOISE}
 
 
 #: Game settings of every suite: the library defaults, fixed on NLTCS before any ADULT number was measured.
@@ -43,6 +44,8 @@ SUITES = {
     "adult5": {"dataset": "adult", "workload": "adult_5way_64", "players": ["exponential"], "fem": "ADULT 5-way x64"},
     "nltcs": {"dataset": "nltcs", "marginals": 3, "players": ["exponential", "rspm"]},
     "acs": {"dataset": "acs", "marginals": 3, "players": ["exponential", "rspm"]},
+    # Tuning set with categorical domains (2..22 values): not part of "all".
+    "br2000": {"dataset": "br2000", "marginals": 3, "players": ["exponential"], "tuning": True},
 }
 
 
@@ -63,6 +66,7 @@ class Run:
     oracle_failures: int
     epsilon_spent: float
     conditional: bool
+    response: str = ""
 
 
 def published_fem(label: str) -> dict[float, float]:
@@ -116,7 +120,7 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
     calls = sum(s["calls"] for s in res.report.oracle_stats.values())
     fails = sum(s["failures"] for s in res.report.oracle_stats.values())
     return Run(suite, player, epsilon, delta, seed, errors.max_error, errors.mean_tv, seconds, res.report.rounds,
-               calls, fails, res.report.epsilon_spent, res.report.conditional)
+               calls, fails, res.report.epsilon_spent, res.report.conditional, res.report.respond_to)
 
 
 def summarise(runs: list[Run]) -> list[dict]:
@@ -187,15 +191,20 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench accuracy", description=__doc__.split("\n\n")[0])
-    p.add_argument("--suite", default="all", help="adult3, adult5, nltcs, acs, or all (comma list allowed)")
+    p.add_argument("--suite", default="all", help="adult3, adult5, nltcs, acs, or all of these (comma list "
+                   "allowed); br2000 is the tuning set for categorical domains")
     p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
     p.add_argument("--oracle", default="auto")
-    p.add_argument("--rounds", type=int, default=SETTINGS["rounds"])
+    p.add_argument("--rounds", type=int, default=None, help="game rounds (default: from the per-round budget)")
+    p.add_argument("--epsilon-per-round", type=float, default=None,
+                   help="per-round budget that fixes the rounds (default: the library's)")
+    p.add_argument("--burn-in", type=float, default=None, help="default: the library's (depends on the response)")
+    p.add_argument("--ftpl-noise", default=SETTINGS["ftpl_noise"], choices=["two-sided", "one-sided"])
     p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"])
     p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"])
-    p.add_argument("--respond-to", default=SETTINGS["respond_to"], choices=["round", "union"])
+    p.add_argument("--respond-to", default="auto", choices=["auto", "round", "union"])
     p.add_argument("--out", default="results/accuracy")
     return p
 
@@ -206,10 +215,11 @@ def run(argv: list[str] | None = None) -> dict:
     from synthdp.io import atomic_path, write_json
 
     args = build_parser().parse_args(argv)
-    suites = list(SUITES) if args.suite == "all" else args.suite.split(",")
+    suites = [s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all" else args.suite.split(",")
     eps_list = [float(e) for e in args.eps.split(",")]
-    settings = dict(SETTINGS, rounds=args.rounds, samples_per_round=args.samples_per_round,
-                    ftpl_theta=args.ftpl_theta, respond_to=args.respond_to)
+    settings = dict(SETTINGS, rounds=args.rounds, epsilon_per_round=args.epsilon_per_round,
+                    samples_per_round=args.samples_per_round, ftpl_theta=args.ftpl_theta, respond_to=args.respond_to,
+                    burn_in=args.burn_in, ftpl_noise=args.ftpl_noise)
     jobs = [(s, p, e, seed) for s in suites
             for p in (args.query_player.split(",") if args.query_player else SUITES[s]["players"])
             for e in eps_list for seed in range(args.seeds)]

@@ -19,7 +19,9 @@ absolute coefficients to stay below 2**53; larger instances are refused
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -30,6 +32,8 @@ from oracles.exact_query import minimize, supported
 from queries.base import QueryClass
 from queries.complement import base_class
 
+#: Threads that run a round's data-player searches side by side.
+_WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 _TOO_LARGE = "coefficients too large for exact float64 search (sum of |coefficients| >= 2**53)"
 
 
@@ -103,11 +107,20 @@ class ExactSearchOracle(Oracle):
             return super().solve_data_many(query_class, queries, weights, rho_matrix, limits)
         problem = DataProblem.build(base_cls, base, signed)
         setup = (time.perf_counter() - start) / len(rho_matrix)
-        outcomes, times = [], []
-        for rho in rho_matrix:
+
+        def search(rho: np.ndarray) -> tuple[SearchOutcome, float]:
             tick = time.perf_counter()
-            outcomes.append(maximize(problem, rho, Budget(limits)))
-            times.append(time.perf_counter() - tick + setup)
+            return maximize(problem, rho, Budget(limits)), time.perf_counter() - tick + setup
+
+        # The compiled search releases the GIL: the samples run in parallel threads, each
+        # on its own state, so the answers are those of the sequential loop.
+        workers = min(len(rho_matrix), _WORKERS)
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                pairs = list(pool.map(search, rho_matrix))
+        else:
+            pairs = [search(rho) for rho in rho_matrix]
+        outcomes, times = [o for o, _ in pairs], [t for _, t in pairs]
         tick = time.perf_counter()
         values = self._data_objectives(template, np.array([o.solution for o in outcomes], dtype=np.int64), rho_matrix)
         check = (time.perf_counter() - tick) / len(rho_matrix)

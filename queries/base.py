@@ -127,14 +127,17 @@ class QueryClass(ABC):
         return self.evaluate(queries, sep.points)
 
     def dual_separator(self) -> list[tuple[int, int]]:
-        """Coordinates ``x -> [x_a == v]`` that separate any two distinct records.
+        """The one-hot coordinates ``x -> [x_a == v]`` of a record: ``sum(size_a)`` of them (section 4.3).
 
-        Two records that differ in attribute ``a`` differ on some ``[x_a == v]``
-        with ``v < size_a - 1`` (if both values are below the last one they
-        differ on either; otherwise on the smaller one), so the last value of
-        each attribute is dropped: ``sum(size_a - 1)`` coordinates.
+        They separate records: two records that differ in attribute ``a``
+        differ on ``[x_a == v]`` for either of their values ``v``.  The last
+        value of each attribute is redundant for separation, but it is kept:
+        the data player perturbs every coordinate, and a value without a
+        coordinate would never be perturbed -- under two-sided noise it would
+        lose to the largest of its attribute's other noises, under one-sided
+        penalties it would win every tie.
         """
-        return [(a, v) for a, size in enumerate(self.domain.sizes) for v in range(size - 1)]
+        return [(a, v) for a, size in enumerate(self.domain.sizes) for v in range(size)]
 
     # ----- enumeration and membership -------------------------------------
     @abstractmethod

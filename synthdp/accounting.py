@@ -352,6 +352,27 @@ def per_round_epsilon(epsilon: Fraction, delta: Fraction, T: int) -> Fraction:
     return max(basic, zcdp)
 
 
+def rounds_for(epsilon: Fraction, delta: Fraction, epsilon0: Fraction, max_rounds: int = 100_000) -> int:
+    """The most rounds ``T`` whose per-round budget (:func:`per_round_epsilon`) is still at least ``epsilon0``.
+
+    This turns a target per-round strength into a number of rounds that
+    spends the whole total budget (section 4.2's inversion read the other
+    way); at least 1 round, at most ``max_rounds``.  It depends only on
+    public parameters.
+    """
+    epsilon0 = as_epsilon(epsilon0, "epsilon0")
+    if per_round_epsilon(epsilon, delta, 1) < epsilon0:
+        return 1
+    lo, hi = 1, max_rounds  # per_round_epsilon decreases in T: bisect for the last T that reaches epsilon0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if per_round_epsilon(epsilon, delta, mid) >= epsilon0:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 class PRSMABudget(NamedTuple):
     """Per-round ``(epsilon*, delta*)`` for PRSMA rounds (section 4.7)."""
 

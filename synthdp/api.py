@@ -18,7 +18,7 @@ from oracles.base import Oracle
 from queries.base import QueryClass
 from queries.complement import base_class
 from synthdp.errors import InputError
-from synthdp.game import RESPONSES
+from synthdp.game import FTPL_NOISES, RESPONSES
 from synthdp.report import Report
 
 log = logging.getLogger(__name__)
@@ -26,11 +26,19 @@ log = logging.getLogger(__name__)
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "exponential", "noisy-max")
 RELATIONS = ("add-remove", "replace-one")
 #: Game defaults, tuned on NLTCS only (docs/benchmarks.md); privacy does not depend on them.
-DEFAULT_ROUNDS = 200
-DEFAULT_SAMPLES = 10
-DEFAULT_THETA = 0.1
+#: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
+#: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
+DEFAULT_EPSILON_PER_ROUND = 0.0025
+DEFAULT_MAX_ROUNDS = 300
+DEFAULT_SAMPLES = 50
+DEFAULT_THETA = 0.3
 DEFAULT_RESOLUTION = 100
-DEFAULT_RESPONSE = "union"
+#: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
+#: selections), else the round response; ``burn_in=None``: ``ROUND_BURN_IN`` for the round response
+#: and none for the union response (which corrects the early plays itself).
+UNION_FROM_EPSILON_PER_ROUND = 0.006
+ROUND_BURN_IN = 0.25
+DEFAULT_NOISE = "one-sided"
 #: Record universes up to this size are enumerated by the data player.
 SMALL_UNIVERSE = 2**17
 #: Largest number of workload cells the exponential player scores each round.
@@ -52,7 +60,7 @@ class SyntheticResult:
 
 
 def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
-                      respond_to) -> None:
+                      respond_to, epsilon_per_round, burn_in, ftpl_noise) -> None:
     """Validate every parameter that does not need the data, before the data are touched."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not math.isfinite(epsilon) or epsilon <= 0:
         raise InputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
@@ -60,6 +68,16 @@ def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, r
         raise InputError(f"delta must be in (0, 1) (and at most 1/n), or None for pure DP; got {delta!r}")
     if rounds is not None and (not isinstance(rounds, int) or rounds < 1):
         raise InputError(f"rounds must be a positive integer, got {rounds!r}")
+    if epsilon_per_round is not None and rounds is not None:
+        raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
+    if epsilon_per_round is not None and (not isinstance(epsilon_per_round, (int, float, Fraction))
+                                          or not 0 < epsilon_per_round <= epsilon):
+        raise InputError(f"epsilon_per_round must be in (0, epsilon], got {epsilon_per_round!r}")
+    if burn_in is not None and (isinstance(burn_in, bool) or not isinstance(burn_in, (int, float))
+                                or not 0 <= burn_in < 1):
+        raise InputError(f"burn_in must be a fraction in [0, 1) or None, got {burn_in!r}")
+    if ftpl_noise not in FTPL_NOISES:
+        raise InputError(f"ftpl_noise must be one of {list(FTPL_NOISES)}, got {ftpl_noise!r}")
     if not isinstance(samples_per_round, int) or samples_per_round < 1:
         raise InputError(f"samples_per_round must be a positive integer, got {samples_per_round!r}")
     if query_player not in QUERY_PLAYERS:
@@ -68,8 +86,8 @@ def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, r
         raise InputError(f"unknown neighbouring relation {relation!r}; choose one of {list(RELATIONS)}")
     if n_rows is not None and (not isinstance(n_rows, int) or n_rows < 1):
         raise InputError(f"n_rows must be a positive integer, got {n_rows!r}")
-    if respond_to not in RESPONSES:
-        raise InputError(f"respond_to must be one of {list(RESPONSES)}, got {respond_to!r}")
+    if respond_to != "auto" and respond_to not in RESPONSES:
+        raise InputError(f"respond_to must be 'auto' or one of {list(RESPONSES)}, got {respond_to!r}")
     if time_limit is not None and not (time_limit > 0):
         raise InputError(f"time_limit must be > 0 seconds, got {time_limit!r}")
 
@@ -155,6 +173,8 @@ def generate_synthetic(
     epsilon: float,
     delta: float | None = None,
     rounds: int | None = None,
+    epsilon_per_round: float | None = None,
+    burn_in: float | None = None,
     query_player: str = "auto",
     oracle: str = "auto",
     samples_per_round: int = DEFAULT_SAMPLES,
@@ -173,7 +193,8 @@ def generate_synthetic(
     max_categories: int = 100,
     resolution: int = DEFAULT_RESOLUTION,
     ftpl_theta: float = DEFAULT_THETA,
-    respond_to: str = DEFAULT_RESPONSE,
+    ftpl_noise: str = DEFAULT_NOISE,
+    respond_to: str = "auto",
     numeric: str = "label",
     prsma_max_calls: int = 100_000,
     work_limit: float | None = None,
@@ -191,20 +212,31 @@ def generate_synthetic(
     basic composition.
 
     Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
-    ``respond_to="union"`` makes the query player answer the running union of
-    the plays (MWEM/FEM style, section 4.5 variant): same privacy, no
-    accuracy theorem.
+    The number of rounds is ``rounds`` if given; otherwise the most rounds
+    whose per-round budget stays at least ``epsilon_per_round`` (default
+    ``DEFAULT_EPSILON_PER_ROUND``, then capped at ``DEFAULT_MAX_ROUNDS``):
+    a small budget buys few, sharp selections rather than many blurred ones.
+    ``respond_to="round"`` is the note's game (the query player answers this
+    round's samples); ``"union"`` makes it answer the running union of the
+    plays (MWEM style, section 4.5 variant): same privacy, no accuracy
+    theorem; ``"auto"`` takes the union once each round's budget is at least
+    ``UNION_FROM_EPSILON_PER_ROUND``.  ``burn_in`` is the fraction of first
+    rounds whose plays are not released (post-processing, free): the early
+    plays answer few queries; ``None`` means ``ROUND_BURN_IN`` for the round
+    response and 0 for the union response.  ``ftpl_noise`` is the data
+    player's perturbation (:class:`synthdp.game.FTPLDataPlayer`).
     ``time_limit`` (seconds per oracle call) switches RSPM to Mode N, whose
     privacy is *conditional on no solver failure*: for experiments only.
     Numeric columns come back as bin labels (``numeric="label"``) or as values
-    drawn uniformly within their bin (``numeric="uniform"``).  The output has
-    ``rounds * samples_per_round`` rows unless ``n_rows`` asks for a
-    resample of them (post-processing; the true size is never used).
+    drawn uniformly within their bin (``numeric="uniform"``).  A resample to
+    ``n_rows`` is post-processing; the true size is never used.
+    The output has ``(rounds - floor(burn_in * rounds)) * samples_per_round``
+    rows unless ``n_rows`` asks for a resample of them.
     """
     import time
 
     from queries.spec import parse_query_class
-    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round
+    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round, rounds_for
     from synthdp.data import AggregatedData
     from synthdp.encoding import Encoder
     from synthdp.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
@@ -214,7 +246,7 @@ def generate_synthetic(
 
     start = time.perf_counter()
     _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
-                      respond_to)
+                      respond_to, epsilon_per_round, burn_in, ftpl_noise)
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if df.empty:
@@ -233,15 +265,24 @@ def generate_synthetic(
     if not qc.complement_closed:
         raise InputError(f"the game needs a complement-closed class; got {qc.name}")
 
-    T = rounds or DEFAULT_ROUNDS
     N = samples_per_round
     eps = to_fraction_down(float(epsilon))
     dlt = None if delta is None else Fraction(delta).limit_denominator(10**18)
     if dlt is not None and dlt > Fraction(delta):
         dlt = Fraction(math.floor(delta * 10**18), 10**18)
+    if rounds is not None:
+        T = rounds
+    elif epsilon_per_round is not None:
+        T = rounds_for(eps, dlt or Fraction(0), to_fraction_down(epsilon_per_round))
+    else:
+        T = min(DEFAULT_MAX_ROUNDS, rounds_for(eps, dlt or Fraction(0), to_fraction_down(DEFAULT_EPSILON_PER_ROUND)))
     ledger = Ledger(eps, dlt or Fraction(0))
     rng = PrivateRandom(random_state)
     eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T
+    if respond_to == "auto":
+        respond_to = "union" if eps0 >= to_fraction_down(UNION_FROM_EPSILON_PER_ROUND) else "round"
+    if burn_in is None:
+        burn_in = ROUND_BURN_IN if respond_to == "round" else 0.0
     player_name, reason = _choose_player(query_player, qc, eps0, N, pure=dlt is None)
 
     mode = "-"
@@ -278,10 +319,10 @@ def generate_synthetic(
     b = ftpl_scale(T, ftpl_theta)
     nprng = rng.numpy_generator()
     data_player = FTPLDataPlayer(qc, d_oracle, resolution=resolution, scale=b, rng=nprng,
-                                 limits=Limits(time_limit=time_limit), stats=data_stats)
+                                 limits=Limits(time_limit=time_limit), stats=data_stats, noise=ftpl_noise)
     log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, player_name, eps0)
     result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
-                       respond_to=respond_to, progress=progress)
+                       respond_to=respond_to, burn_in=math.floor(burn_in * T), progress=progress)
 
     codes = result.codes
     if n_rows is not None:
@@ -295,6 +336,10 @@ def generate_synthetic(
                            selection_term="rspm" if player_name in ("rspm", "prsma") else "exponential")
     if respond_to == "union":
         bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
+    if math.floor(burn_in * T):
+        bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
+    if ftpl_noise != "two-sided":
+        bound["form"] += f"; NOT covered: {ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
     if player_name == "prsma":
         bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
     if random_state is not None:
@@ -307,7 +352,8 @@ def generate_synthetic(
         epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
         relation=relation, query_class=qc.name, query_player=player_name, query_player_reason=reason,
         oracle=query_oracle_name, data_oracle=d_oracle.name, mode=mode, conditional=result.conditional,
-        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to, epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-",
+        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to,
+        burn_in_rounds=math.floor(burn_in * T), ftpl_noise=ftpl_noise, epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-",
         rows_written=len(data), seconds=time.perf_counter() - start, seeded=random_state is not None,
         ledger=[e.to_dict() for e in ledger.events], oracle_stats=stats,
         selected_queries=[qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds],

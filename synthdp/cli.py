@@ -82,6 +82,8 @@ def cmd_generate(args) -> int:
     df = _read(args.input, args)
     result = generate_synthetic(
         df, args.queries, epsilon=args.epsilon, delta=args.delta, rounds=args.rounds,
+        epsilon_per_round=args.epsilon_per_round, burn_in=args.burn_in, ftpl_noise=args.ftpl_noise,
+        respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
         n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
         relation=args.relation, numeric=args.numeric, **_schema_kwargs(args),
@@ -187,6 +189,8 @@ def cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from synthdp import api
+
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
@@ -200,8 +204,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--delta", type=float, default=None, help="total delta (omit for pure DP); at most 1/n")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
-    g.add_argument("--rounds", type=int, default=None, help="game rounds T (default 200)")
-    g.add_argument("--samples-per-round", type=int, default=10, help="data-player samples per round N (default 10)")
+    g.add_argument("--rounds", type=int, default=None,
+                   help="game rounds T (default: as many as keep --epsilon-per-round, at most "
+                        f"{api.DEFAULT_MAX_ROUNDS})")
+    g.add_argument("--epsilon-per-round", type=float, default=None,
+                   help=f"per-round budget that fixes T (default {api.DEFAULT_EPSILON_PER_ROUND})")
+    g.add_argument("--burn-in", type=float, default=None,
+                   help=f"fraction of first rounds whose samples are not released (default {api.ROUND_BURN_IN} when "
+                        "the query player answers the round, 0 when it answers the union)")
+    g.add_argument("--respond-to", choices=["auto", "round", "union"], default="auto",
+                   help="the query player answers this round's samples or the union of all so far (default: the "
+                        f"union once the per-round budget is at least {api.UNION_FROM_EPSILON_PER_ROUND})")
+    g.add_argument("--ftpl-noise", choices=["two-sided", "one-sided"], default=api.DEFAULT_NOISE,
+                   help="data-player perturbation: the note's two-sided discrete Laplace or FEM-style one-sided "
+                        "penalties (default %(default)s)")
+    g.add_argument("--samples-per-round", type=int, default=api.DEFAULT_SAMPLES,
+                   help="data-player samples per round N (default %(default)s)")
     g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])

@@ -73,16 +73,41 @@ def discrete_laplace_float(rng: np.random.Generator, scale: float, size: int) ->
     return rng.geometric(p, size) - rng.geometric(p, size)
 
 
+def penalty_noise(rng: np.random.Generator, scale: float, size: int) -> np.ndarray:
+    """Non-positive integer noise ``-G`` with ``P(G = g) ~ exp(-g / scale)``, ``g >= 0`` (FEM's perturbation).
+
+    Not privacy-critical (data player only), like :func:`discrete_laplace_float`.
+    """
+    p = -math.expm1(-1.0 / scale)
+    return 1 - rng.geometric(p, size)
+
+
+#: FTPL perturbations: the note's two-sided discrete Laplace (section 4.3) or a one-sided penalty.
+FTPL_NOISES = {"two-sided": discrete_laplace_float, "one-sided": penalty_noise}
+
+
 class FTPLDataPlayer:
     """Follow-the-perturbed-leader over records (section 4.3).
 
     ``maximise sum_{s<t} V q^s(x) + sum_j xi_j x_j`` with ``xi_j`` integer
     noise of scale ``b V`` on the dual separator coordinates.  Its oracle
     need not be certifiable; unproven answers are counted, not rejected.
+
+    ``noise="two-sided"`` is the note's ``DLap`` perturbation, for which
+    Theorem 4.3 bounds the regret.  ``noise="one-sided"`` charges every
+    coordinate a non-negative penalty instead (as FEM does): with two-sided
+    noise a value must beat the *largest* noise among its attribute's other
+    values, which grows like ``b V ln(size)``, so on large domains a query
+    needs many selections before the samples follow it; with penalties the
+    competitors' best is near 0 whatever the size.  On a binary attribute
+    both make the difference between the two values symmetric, of similar
+    spread.  No regret theorem is claimed for the one-sided noise.
     """
 
     def __init__(self, query_class: QueryClass, oracle: Oracle, *, resolution: int, scale: float,
-                 rng: np.random.Generator, limits: Limits, stats: OracleStats):
+                 rng: np.random.Generator, limits: Limits, stats: OracleStats, noise: str = "two-sided"):
+        if noise not in FTPL_NOISES:
+            raise ValueError(f"FTPL noise must be one of {list(FTPL_NOISES)}, got {noise!r}")
         self.query_class = query_class
         self.oracle = oracle
         self.resolution = resolution
@@ -90,13 +115,14 @@ class FTPLDataPlayer:
         self.rng = rng
         self.limits = limits
         self.stats = stats
+        self.noise = FTPL_NOISES[noise]
         self.n_dual = len(query_class.dual_separator())
 
     def play(self, history: Counter, n: int) -> np.ndarray:
         """``n`` independent FTPL samples given the queries selected so far."""
         queries = list(history)
         weights = np.array([self.resolution * history[q] for q in queries], dtype=np.int64)
-        rho = discrete_laplace_float(self.rng, self.scale * self.resolution, n * self.n_dual).reshape(n, self.n_dual)
+        rho = self.noise(self.rng, self.scale * self.resolution, n * self.n_dual).reshape(n, self.n_dual)
         rows = []
         for result in self.oracle.solve_data_many(self.query_class, queries, weights, rho, self.limits):
             self.stats.add(result)
@@ -136,8 +162,14 @@ RESPONSES = ("round", "union")
 
 
 def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, query_player: QueryPlayer,
-              data_player: FTPLDataPlayer, respond_to: str = "round", progress: bool = True) -> GameResult:
-    """Run GAME(D) of section 4.1 for ``rounds`` rounds; returns the union of the plays.
+              data_player: FTPLDataPlayer, respond_to: str = "round", burn_in: int = 0,
+              progress: bool = True) -> GameResult:
+    """Run GAME(D) of section 4.1 for ``rounds`` rounds; returns the union of the plays after ``burn_in``.
+
+    Dropping the first ``burn_in`` rounds' plays from the output is
+    post-processing (FEM does the same): privacy is unchanged, and the early
+    plays, which answer only the first few queries, no longer dilute the
+    release.  Theorem 4.4 covers only ``burn_in=0``.
 
     ``respond_to="round"`` is the game of section 4.1: the query player
     answers this round's ``N`` samples.  ``respond_to="union"`` is the
@@ -149,6 +181,8 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
     """
     if respond_to not in RESPONSES:
         raise ValueError(f"respond_to must be one of {RESPONSES}, got {respond_to!r}")
+    if not 0 <= burn_in < rounds:
+        raise ValueError(f"burn_in must be in [0, rounds), got {burn_in} for {rounds} rounds")
     from tqdm.auto import tqdm
 
     start = time.perf_counter()
@@ -174,7 +208,8 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
         failures = sum(s.failures for s in query_stats.values())
         bar.set_postfix(oracle_s=f"{sum(s.total_time for s in query_stats.values()):.1f}", failures=failures)
     log.info("game finished: %d rounds in %.1f s", rounds, time.perf_counter() - start)
-    return GameResult(np.concatenate(plays), logs, data_player.stats, query_stats, time.perf_counter() - start)
+    return GameResult(np.concatenate(plays[burn_in:]), logs, data_player.stats, query_stats,
+                      time.perf_counter() - start)
 
 
 def ftpl_scale(rounds: int, theta: float) -> float:

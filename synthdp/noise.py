@@ -46,7 +46,7 @@ def bernoulli(num: int, den: int, rng: PrivateRandom) -> int:
     return 1 if rng.randbelow(den) < num else 0
 
 
-def _bernoulli_exp_unit(num: int, den: int, rng: PrivateRandom, k: int = 1) -> int:
+def bernoulli_exp_unit(num: int, den: int, rng: PrivateRandom, k: int = 1) -> int:
     """``Bernoulli(exp(-gamma))`` for ``gamma = num / den`` in ``[0, 1]``.
 
     Draw ``Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until the first 0 and
@@ -74,16 +74,16 @@ def bernoulli_exp(gamma: Fraction, rng: PrivateRandom) -> int:
         raise ValueError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
     num, den = gamma.numerator, gamma.denominator
     if num <= den:
-        return _bernoulli_exp_unit(num, den, rng)
+        return bernoulli_exp_unit(num, den, rng)
     whole, frac = divmod(num, den)
     for _ in range(whole):
-        if _bernoulli_exp_unit(1, 1, rng) == 0:
+        if bernoulli_exp_unit(1, 1, rng) == 0:
             return 0
-    return _bernoulli_exp_unit(frac, den, rng)
+    return bernoulli_exp_unit(frac, den, rng)
 
 
 def _bernoulli_exp_unit_array(num: np.ndarray, den: int, rng: PrivateRandom, k: int = 1) -> np.ndarray:
-    """Lane-wise :func:`_bernoulli_exp_unit`: lane ``i`` is ``Bernoulli(exp(-num_i / den))``, ``num_i <= den``.
+    """Lane-wise :func:`bernoulli_exp_unit`: lane ``i`` is ``Bernoulli(exp(-num_i / den))``, ``num_i <= den``.
 
     All live lanes share the loop index ``k``, so round ``k`` is a single
     ``randbelow_array(den * k)`` compared with ``num`` (``Bernoulli(num_i / (den k))``
@@ -96,7 +96,7 @@ def _bernoulli_exp_unit_array(num: np.ndarray, den: int, rng: PrivateRandom, k: 
     live = np.arange(num.size)  # live lanes and, aligned, their numerators
     while live.size:
         if den * k >= ARRAY_BOUND:
-            out[live] = [_bernoulli_exp_unit(a, den, rng, k) == 1 for a in num.tolist()]
+            out[live] = [bernoulli_exp_unit(a, den, rng, k) == 1 for a in num.tolist()]
             break
         going_on = rng.randbelow_array(den * k, live.size) < num
         if k % 2 == 1:
@@ -169,10 +169,10 @@ def discrete_laplace(s: int, t: int, rng: PrivateRandom) -> int:
     _check_int(t, "t", 1)
     while True:
         u = rng.randbelow(t)
-        if _bernoulli_exp_unit(u, t, rng) == 0:
+        if bernoulli_exp_unit(u, t, rng) == 0:
             continue
         v = 0
-        while _bernoulli_exp_unit(1, 1, rng) == 1:
+        while bernoulli_exp_unit(1, 1, rng) == 1:
             v += 1
         y = (u + t * v) // s
         sign = bernoulli(1, 2, rng)

@@ -168,6 +168,18 @@ class PrivateRandom:
             return _csprng_below(n, int(size))
         return self._generator.integers(0, n, size=int(size), dtype=np.int64)
 
+    def random_words(self, count: int) -> np.ndarray:
+        """``count`` i.i.d. uniform 64-bit words (uint64), for compiled samplers that do their own rejection.
+
+        Seeded: raw PCG64 outputs; CSPRNG: :func:`secrets.token_bytes`.  Nothing
+        is kept back: a caller discards what it does not use.
+        """
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"random_words needs an integer count >= 1, got {count!r}")
+        if self._generator is None:
+            return np.frombuffer(secrets.token_bytes(8 * int(count)), dtype=np.uint64).copy()
+        return self._generator.bit_generator.random_raw(int(count))
+
     def choice(self, k: int) -> int:
         """A uniform index in ``range(k)`` (e.g. PRSMA's uniform survivor, section 3.2 step 5)."""
         return self.randbelow(k)

@@ -32,6 +32,8 @@ class Report:
     resolution: int
     ftpl_scale: float
     respond_to: str
+    burn_in_rounds: int
+    ftpl_noise: str
     epsilon_per_round: str
     rows_written: int
     seconds: float
@@ -51,8 +53,9 @@ class Report:
             f"privacy: spent epsilon={self.epsilon_spent:.6g}, delta={self.delta_spent:.3g} "
             f"of budget epsilon={self.epsilon_budget:.6g}, delta={self.delta_budget:.3g} "
             f"({self.composition}, {self.relation} neighbours)",
-            f"game: {self.rounds} rounds x {self.samples_per_round} samples, query player {self.query_player} "
-            f"({self.query_player_reason}), oracle {self.oracle}, mode {self.mode}, responds to {self.respond_to}",
+            f"game: {self.rounds} rounds x {self.samples_per_round} samples (first {self.burn_in_rounds} rounds not "
+            f"released), query player {self.query_player} ({self.query_player_reason}), oracle {self.oracle}, "
+            f"mode {self.mode}, responds to {self.respond_to}",
         ]
         for name, st in self.oracle_stats.items():
             lines.append(f"  oracle {name}: {st['calls']} calls, {st['failures']} failed/unproven, "

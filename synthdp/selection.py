@@ -22,13 +22,14 @@ import numpy as np
 
 from synthdp.accounting import Ledger, as_epsilon, check_relation
 from synthdp.errors import InputError
-from synthdp.noise import bernoulli_exp, bernoulli_exp_array, discrete_laplace_array
+from synthdp import selection_kernel as kernel
+from synthdp.noise import bernoulli_exp_unit, bernoulli_exp, discrete_laplace_array
 from synthdp.randomness import ARRAY_BOUND, PrivateRandom
 
 log = logging.getLogger(__name__)
 
-#: Proposals per batch of the exponential mechanism's rejection sampler.
-_BATCH = 2**16
+#: Uniform 64-bit words handed to the compiled sampler at a time.
+_WORDS = 2**16
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
@@ -73,15 +74,11 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     expected number of proposals is at most the workload size.  That number
     is a timing side channel only.
 
-    *Batches.*  With ``eps = p/q``, ``gamma_j = p (U* - U_j) / (2Nq)``.  When
-    ``p (U* - min U)`` and ``2Nq`` are below ``2**62``, proposals are drawn
-    in batches of i.i.d. uniform indices, each with its own independent
-    :func:`~synthdp.noise.bernoulli_exp_array` coin, and the first accepted
-    proposal in proposal order is returned.  This is the same law as the
-    sequential sampler: both read off the same i.i.d. sequence of
-    (proposal, coin) pairs and return the proposal of its first accepted
-    pair; pairs drawn after it are discarded unused.  Otherwise the
-    sequential sampler runs in exact Python integers.
+    *Compiled.*  With ``eps = p/q``, ``gamma_j = p (U* - U_j) / (2Nq)``.  When
+    ``p (U* - min U)`` and ``2Nq`` are below ``2**62`` the sequential sampler
+    runs compiled (:mod:`synthdp.selection_kernel`, same algorithm, exact
+    integer arithmetic, uniform words from ``rng``); otherwise it runs in
+    exact Python integers.
     """
     scores, epsilon = _prepare(scores, epsilon, sensitivity, relation)
     ledger.spend("exponential", epsilon, Fraction(0), relation, label)
@@ -89,17 +86,32 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     top = scores.max()
     if scale < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:
         numerators = (top - scores).astype(np.int64) * p  # entries below 2**62: no overflow
-        batch = min(len(scores), _BATCH)
-        while True:
-            proposals = rng.randbelow_array(len(scores), batch)
-            accepted = np.flatnonzero(bernoulli_exp_array(numerators[proposals], scale, rng))
-            if accepted.size:
-                return int(proposals[accepted[0]])
+        return _compiled_rejection(numerators, scale, rng)
     values, top = scores.tolist(), int(top)
     while True:
         j = rng.randbelow(len(values))
         if bernoulli_exp(Fraction(p * (top - values[j]), scale), rng) == 1:
             return j
+
+
+def _compiled_rejection(numerators: np.ndarray, scale: int, rng: PrivateRandom) -> int:
+    """Run :func:`synthdp.selection_kernel.run` to its first accepted proposal, refilling its words.
+
+    An :data:`~synthdp.selection_kernel.OVERFLOW` hands the fractional coin in
+    flight (its index ``k`` not yet drawn) to the exact Python loop, which
+    continues it from the same ``k``.
+    """
+    state = np.zeros(5, dtype=np.int64)
+    while True:
+        out = kernel.run(numerators, scale, rng.random_words(_WORDS), state)
+        state[kernel.POS] = 0
+        if out >= 0:
+            return int(out)
+        if out == kernel.OVERFLOW:
+            j = int(state[kernel.INDEX])
+            if bernoulli_exp_unit(int(numerators[j]) % scale, scale, rng, int(state[kernel.K])) == 1:
+                return j
+            state[kernel.PHASE] = 0
 
 
 def report_noisy_max(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int, rng: PrivateRandom,

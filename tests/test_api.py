@@ -17,6 +17,30 @@ from synthdp.evaluate import marginal_errors
 FAST = dict(rounds=8, samples_per_round=10, progress=False)
 
 
+def test_rounds_follow_from_the_per_round_budget(demo):
+    """Without ``rounds``, T is the largest count whose per-round budget stays >= epsilon_per_round."""
+    from fractions import Fraction
+
+    from synthdp.accounting import per_round_epsilon
+
+    df, schema = demo
+    for eps, eps0 in [(0.05, 0.01), (0.5, 0.02)]:
+        rep = synthdp.generate_synthetic(df, "marginals:2", epsilon=eps, delta=1e-6, schema=schema, random_state=1,
+                                         epsilon_per_round=eps0, burn_in=0, samples_per_round=5,
+                                         progress=False).report
+        T = rep.rounds
+        assert per_round_epsilon(Fraction(str(eps)), Fraction(1, 10**6), T) >= Fraction(str(eps0))
+        assert per_round_epsilon(Fraction(str(eps)), Fraction(1, 10**6), T + 1) < Fraction(str(eps0))
+        assert Fraction(rep.epsilon_per_round) >= Fraction(str(eps0)) and rep.epsilon_spent <= eps + 1e-12
+    small = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=1,
+                                       samples_per_round=5, progress=False).report
+    large = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, delta=1e-6, schema=schema, random_state=1,
+                                       samples_per_round=5, progress=False).report
+    # Basic composition wins at this budget: T = floor(0.02 / DEFAULT_EPSILON_PER_ROUND).
+    assert small.rounds == int(Fraction("0.02") / Fraction(str(synthdp.api.DEFAULT_EPSILON_PER_ROUND)))
+    assert large.rounds == synthdp.api.DEFAULT_MAX_ROUNDS
+
+
 def _max_error(df, schema, synthetic, k=2):
     import itertools
 
@@ -36,8 +60,22 @@ def test_report_budget_comes_from_ledger_and_never_exceeds(demo, player):
     assert len(rep.ledger) == rep.rounds == 8
     # Basic composition of the ledger's own events bounds the reported total.
     assert rep.epsilon_spent <= sum(float(__import__("fractions").Fraction(e["epsilon"])) for e in rep.ledger) + 1e-12
+    # eps0 = 0.1 per round: "auto" answers the union, which keeps every round's plays.
+    assert rep.respond_to == "union" and rep.burn_in_rounds == 0
     assert len(res.data) == 8 * 10 and list(res.data.columns) == list(df.columns)
     assert rep.query_player == player
+
+
+def test_auto_response_and_burn_in_follow_the_per_round_budget(demo):
+    df, schema = demo
+    few = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=2,
+                                     rounds=8, samples_per_round=5, progress=False)
+    assert few.report.respond_to == "round" and few.report.burn_in_rounds == 2  # eps0 = 0.0025 < 0.006
+    assert len(few.data) == (8 - 2) * 5
+    forced = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=2,
+                                        rounds=8, samples_per_round=5, respond_to="union", burn_in=0.5,
+                                        progress=False)
+    assert forced.report.respond_to == "union" and len(forced.data) == (8 - 4) * 5
 
 
 def test_same_seed_same_output_and_no_global_rng(demo):
@@ -76,7 +114,7 @@ def test_nltcs_end_to_end(shared_data_dir):
     df, schema = load_coded("nltcs")
     res = synthdp.generate_synthetic(df, "marginals:3", epsilon=1.0, delta=1e-9, schema=schema, random_state=0,
                                      rounds=10, samples_per_round=20, progress=False)
-    assert res.data.shape == (200, 16)
+    assert res.data.shape == (10 * 20, 16)  # eps0 = 0.1: the union response, no burn-in
     assert set(np.unique(res.data.to_numpy())) <= {0, 1}
     assert _max_error(df, schema, res.data, k=3) < 0.5
 
@@ -92,6 +130,9 @@ def test_nltcs_end_to_end(shared_data_dir):
     (dict(epsilon=1, query_player="magic"), "unknown query player"),
     (dict(epsilon=1, oracle="gurobi"), "unknown oracle"),
     (dict(epsilon=1, rounds=0), "rounds"),
+    (dict(epsilon=1, rounds=5, epsilon_per_round=0.01), "not both"),
+    (dict(epsilon=1, epsilon_per_round=2), "epsilon_per_round must be in"),
+    (dict(epsilon=1, burn_in=1.0), "burn_in must be a fraction"),
 ])
 def test_bad_parameters(demo, kwargs, match):
     df, schema = demo

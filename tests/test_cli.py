@@ -26,7 +26,7 @@ def test_version_and_help():
 def test_raw_adult_round_trip(shared_data_dir, tmp_path, capsys):
     out, report = tmp_path / "syn.csv", tmp_path / "report.json"
     code = main(["generate", str(shared_data_dir / "adult-raw.data"), "-o", str(out), "--epsilon", "1",
-                 "--delta", "1e-9", "--queries", "marginals:2", "--rounds", "5", "--samples-per-round", "10",
+                 "--delta", "1e-9", "--queries", "marginals:2", "--rounds", "5", "--samples-per-round", "10", "--burn-in", "0",
                  "--seed", "0", "--report", str(report), "-q", *ADULT_OPTS])
     assert code == 0
     syn = pd.read_csv(out)

@@ -15,7 +15,8 @@ from queries.conjunctions import Conjunctions
 from synthdp.accounting import Ledger
 from synthdp.data import AggregatedData
 from synthdp.domain import Domain
-from synthdp.game import FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, play_game
+from synthdp.game import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,
+                          play_game)
 from synthdp.players import RSPMPlayer, WorkloadPlayer, game_instance
 from synthdp.randomness import PrivateRandom
 
@@ -78,6 +79,32 @@ def test_ftpl_noise_scale():
     x = discrete_laplace_float(np.random.default_rng(0), 10.0, 200_000)
     # E|X| = 1/sinh(1/scale) for DLap(1/scale).
     assert np.abs(x).mean() == pytest.approx(1 / np.sinh(0.1), rel=0.02)
+
+
+def test_penalty_noise_is_a_non_positive_geometric():
+    x = penalty_noise(np.random.default_rng(0), 10.0, 200_000)
+    assert x.max() <= 0 and x.dtype.kind == "i"
+    # -x is geometric on {0, 1, ...} with ratio r = exp(-1/scale): mean r / (1 - r).
+    r = np.exp(-0.1)
+    assert (-x).mean() == pytest.approx(r / (1 - r), rel=0.02)
+
+
+@pytest.mark.parametrize("noise", ["two-sided", "one-sided"])
+def test_unconstrained_attributes_are_uniform_under_either_noise(noise):
+    """Without queries every value of an attribute, the last one included, is equally likely."""
+    qc = ComplementClosed(Conjunctions.marginals(Domain.from_sizes({"a": 5, "b": 2}), 1))
+    player = FTPLDataPlayer(qc, get_oracle("exact"), resolution=100, scale=1.0, rng=np.random.default_rng(1),
+                            limits=Limits(), stats=OracleStats(), noise=noise)
+    rows = player.play(Counter(), 2000)
+    freq = np.bincount(rows[:, 0], minlength=5) / len(rows)
+    assert np.abs(freq - 0.2).max() < 0.04, freq
+
+
+def test_unknown_ftpl_noise_is_refused():
+    qc = ComplementClosed(Conjunctions.marginals(DOMAIN, 1))
+    with pytest.raises(ValueError, match="FTPL noise"):
+        FTPLDataPlayer(qc, get_oracle("exact"), resolution=100, scale=1.0, rng=np.random.default_rng(0),
+                       limits=Limits(), stats=OracleStats(), noise="gaussian")
 
 
 def test_game_runs_and_returns_t_times_n_records():

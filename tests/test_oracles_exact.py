@@ -68,11 +68,13 @@ def random_query_instance(rng: np.random.Generator, family: str, closed: bool, s
     return QueryInstance.build(qc, random_codes(rng, domain, rows), weights, sep)
 
 
-def random_data_instance(rng: np.random.Generator, family: str, closed: bool, scale: int = 4) -> DataInstance:
-    domain = random_domain(rng, max_attrs=5)
+def random_data_instance(rng: np.random.Generator, family: str, closed: bool, scale: int = 4, max_attrs: int = 5,
+                         max_size: int = 4, max_queries: int = 12) -> DataInstance:
+    domain = random_domain(rng, max_attrs=max_attrs, max_size=max_size)
     base = random_class(rng, family, domain)
     pool = list(base.enumerate())
-    queries = [pool[i] for i in rng.choice(len(pool), size=min(len(pool), int(rng.integers(0, 12))), replace=False)]
+    size = min(len(pool), int(rng.integers(0, max_queries)))
+    queries = [pool[i] for i in rng.choice(len(pool), size=size, replace=False)]
     if closed:
         queries = [Not(q) if flip else q for q, flip in zip(queries, rng.random(len(queries)) < 0.4)]
     qc = ComplementClosed(base) if closed else base
@@ -166,6 +168,34 @@ def test_data_player_matches_brute_force(family, closed):
         assert_same_optimum(oracle.solve_data(inst), BRUTE.solve_data(inst))
 
 
+def test_data_player_on_larger_instances():
+    """Deeper trees, wider domains, many queries: the compiled search prunes and backtracks for real."""
+    rng = np.random.default_rng(61)
+    oracle = ExactSearchOracle()
+    nodes = []
+    for family in ["marginals", "workload"] * 12:
+        inst = random_data_instance(rng, family, closed=True, scale=9, max_attrs=7, max_size=5, max_queries=150)
+        result = oracle.solve_data(inst)
+        assert_same_optimum(result, BRUTE.solve_data(inst))
+        nodes.append(result.nodes)
+    assert max(nodes) > 7, nodes  # a single dive visits at most 7 nodes (attributes): it backtracked
+
+
+def test_paused_and_resumed_search_gives_the_same_answer(monkeypatch):
+    """The search runs in slices between limit checks; slicing must not change the answer."""
+    import oracles.exact_data as exact_data
+
+    rng = np.random.default_rng(62)
+    instances = [random_data_instance(rng, "marginals", closed=True, scale=9, max_attrs=6, max_size=5, max_queries=40)
+                 for _ in range(15)]
+    whole = [ExactSearchOracle().solve_data(inst) for inst in instances]
+    monkeypatch.setattr(exact_data, "_SLICE", 1)
+    for inst, reference in zip(instances, whole):
+        sliced = ExactSearchOracle().solve_data(inst)
+        assert sliced.objective == reference.objective and sliced.proven
+        np.testing.assert_array_equal(sliced.solution, reference.solution)
+
+
 def test_solve_data_many_matches_single_calls():
     rng = np.random.default_rng(7)
     oracle = ExactSearchOracle()
@@ -236,6 +266,11 @@ def test_time_limit_fails_cleanly():
     rng = np.random.default_rng(11)
     inst = random_query_instance(rng, "unbounded", closed=True)
     result = ExactSearchOracle().solve_query(inst, Limits(time_limit=0.0))
+    assert result.failed and result.backend_status == "time limit"
+    data = random_data_instance(rng, "marginals", closed=True, max_queries=40)
+    while not data.queries:
+        data = random_data_instance(rng, "marginals", closed=True, max_queries=40)
+    result = ExactSearchOracle().solve_data(data, Limits(time_limit=0.0))
     assert result.failed and result.backend_status == "time limit"
 
 

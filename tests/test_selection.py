@@ -55,12 +55,12 @@ def law_pvalue(draws: list[int], law: np.ndarray) -> float:
 
 
 # ----------------------------------------------------------------- exponential mechanism
-@pytest.mark.parametrize("batch", [None, 1, 4])
-def test_exponential_mechanism_samples_the_exact_law(batch, monkeypatch):
-    """The batched rejection sampler, with the default batch (the whole workload here), batches of one
-    (the sequential sampler) and batches smaller than the workload (first acceptance across batches)."""
-    if batch is not None:
-        monkeypatch.setattr(selection, "_BATCH", batch)
+@pytest.mark.parametrize("words", [None, 1, 3])
+def test_exponential_mechanism_samples_the_exact_law(words, monkeypatch):
+    """The compiled rejection sampler with the default word buffer, and with buffers of 1 and 3 words,
+    which run out in the middle of proposals and coins: the resumed run must keep the exact law."""
+    if words is not None:
+        monkeypatch.setattr(selection, "_WORDS", words)
     scores = np.array([6, -6, 0, 0, 3, -3], dtype=np.int64)  # a complement-closed workload: U and -U
     rng = PrivateRandom(10)
     draws = [exponential_mechanism(scores, epsilon=Fraction(1), sensitivity=1, rng=rng, ledger=ledger(),
@@ -78,6 +78,18 @@ def test_exponential_mechanism_large_workload_law_by_score_value():
                                    relation="replace-one") for _ in range(250)]
     law = counts * np.exp(0.1 * values / 2)
     assert law_pvalue(np.searchsorted(np.cumsum(counts), picks, side="right").tolist(), law / law.sum()) > 1e-3
+
+
+def test_exponential_mechanism_overflowing_coins_finish_exactly():
+    """scale = 2**61: every fractional coin leaves the kernel's int64 range at k = 2 and is finished in
+    Python integers from the same k."""
+    scores = np.array([2**59, 0, -(2**59), 2**58], dtype=np.int64)
+    eps = Fraction(1, 2**60)  # scale = 2 * 1 * 2**60
+    rng = PrivateRandom(12)
+    draws = [exponential_mechanism(scores, epsilon=eps, sensitivity=1, rng=rng, ledger=ledger(),
+                                   relation="replace-one") for _ in range(6000)]
+    law = np.exp(float(eps) * (scores - scores.max()).astype(float) / 2)
+    assert law_pvalue(draws, law / law.sum()) > 1e-3
 
 
 def test_exponential_mechanism_exact_scalar_fallback_law():
