@@ -162,6 +162,9 @@ class Oracle(ABC):
     #: Deterministic work budget per call used by PRSMA when the caller gives none
     #: (CP-SAT deterministic seconds by default; backends override in their own unit).
     default_work_limit: float = 10.0
+    #: Work budget per data-player call in the game (None: run to the proof).  The data player
+    #: need not be exact for privacy; a budget bounds the rare instances whose proof explodes.
+    default_data_work_limit: float | None = None
 
     @abstractmethod
     def supports(self, query_class: QueryClass) -> bool:

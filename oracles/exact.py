@@ -53,6 +53,9 @@ class ExactSearchOracle(Oracle):
     integer_limit = 2**53
     #: PRSMA's deterministic budget in search nodes (one per table or branch).
     default_work_limit = 10**6
+    #: Branch-and-bound nodes per data-player call in the game: typical calls need tens to
+    #: thousands, a few late-round ones millions; past it the best record found is played.
+    default_data_work_limit = 20_000
     certifiable = True
 
     def __init__(self, method: str | None = None):

@@ -198,6 +198,7 @@ def generate_synthetic(
     numeric: str = "label",
     prsma_max_calls: int = 100_000,
     work_limit: float | None = None,
+    data_work_limit: float | None = None,
     insist: bool = False,
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``.
@@ -225,6 +226,9 @@ def generate_synthetic(
     plays answer few queries; ``None`` means ``ROUND_BURN_IN`` for the round
     response and 0 for the union response.  ``ftpl_noise`` is the data
     player's perturbation (:class:`synthdp.game.FTPLDataPlayer`).
+    ``data_work_limit`` bounds each data-player call (in the backend's work
+    unit; default :attr:`oracles.base.Oracle.default_data_work_limit`): past it
+    the best record found is played and counted as unproven.
     ``time_limit`` (seconds per oracle call) switches RSPM to Mode N, whose
     privacy is *conditional on no solver failure*: for experiments only.
     Numeric columns come back as bin labels (``numeric="label"``) or as values
@@ -319,7 +323,9 @@ def generate_synthetic(
     b = ftpl_scale(T, ftpl_theta)
     nprng = rng.numpy_generator()
     data_player = FTPLDataPlayer(qc, d_oracle, resolution=resolution, scale=b, rng=nprng,
-                                 limits=Limits(time_limit=time_limit), stats=data_stats, noise=ftpl_noise)
+                                 limits=Limits(time_limit=time_limit,
+                                               work_limit=data_work_limit or d_oracle.default_data_work_limit),
+                                 stats=data_stats, noise=ftpl_noise)
     log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, player_name, eps0)
     result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
                        respond_to=respond_to, burn_in=math.floor(burn_in * T), progress=progress)
