@@ -75,7 +75,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     is a timing side channel only.
 
     *Compiled.*  With ``eps = p/q``, ``gamma_j = p (U* - U_j) / (2Nq)``.  When
-    ``p (U* - min U)`` and ``2Nq`` are below ``2**62`` the sequential sampler
+    ``p``, ``p (U* - min U)`` and ``2Nq`` are below ``2**62`` the sequential sampler
     runs compiled (:mod:`synthdp.selection_kernel`, same algorithm, exact
     integer arithmetic, uniform words from ``rng``); otherwise it runs in
     exact Python integers.
@@ -84,7 +84,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     ledger.spend("exponential", epsilon, Fraction(0), relation, label)
     p, scale = epsilon.numerator, 2 * int(sensitivity) * epsilon.denominator
     top = scores.max()
-    if scale < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:
+    if scale < ARRAY_BOUND and p < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:
         numerators = (top - scores).astype(np.int64) * p  # entries below 2**62: no overflow
         return _compiled_rejection(numerators, scale, rng)
     values, top = scores.tolist(), int(top)

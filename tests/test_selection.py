@@ -92,6 +92,16 @@ def test_exponential_mechanism_overflowing_coins_finish_exactly():
     assert law_pvalue(draws, law / law.sum()) > 1e-3
 
 
+def test_exponential_mechanism_equal_scores_with_a_huge_numerator():
+    """All scores equal: gamma is 0 for every index, whatever epsilon's numerator (here above int64)."""
+    eps = Fraction(2**63 + 1, 2**60)
+    rng = PrivateRandom(13)
+    draws = [exponential_mechanism(np.array([7, 7, 7], dtype=np.int64), epsilon=eps, sensitivity=1, rng=rng,
+                                   ledger=Ledger(Fraction(10**6), Fraction(0)), relation="replace-one")
+             for _ in range(3000)]
+    assert law_pvalue(draws, np.full(3, 1 / 3)) > 1e-3
+
+
 def test_exponential_mechanism_exact_scalar_fallback_law():
     """p (U* - min U) >= 2**62: the sequential sampler in Python integers, same exact law."""
     top = 2**62
