@@ -29,6 +29,10 @@ RELATIONS = ("add-remove", "replace-one")
 #: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
 #: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
 DEFAULT_EPSILON_PER_ROUND = 0.0025
+#: ... except for workloads of conjunctions at least this wide (5-way marginals), whose error sits in
+#: few of very many small cells: there each selection must be sharper (tuned on BR2000 5-way).
+WIDE_WIDTH = 5
+WIDE_EPSILON_PER_ROUND = 0.01
 DEFAULT_MAX_ROUNDS = 300
 DEFAULT_SAMPLES = 50
 DEFAULT_THETA = 0.3
@@ -109,6 +113,17 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
         collected.append(str(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return built
+
+
+def default_epsilon_per_round(query_class: QueryClass) -> float:
+    """The per-round budget floor that fixes the default number of rounds (docs/benchmarks.md).
+
+    ``WIDE_EPSILON_PER_ROUND`` for classes of conjunctions of width at least
+    ``WIDE_WIDTH``, else ``DEFAULT_EPSILON_PER_ROUND``.  It depends only on the
+    (public) class.
+    """
+    width = getattr(base_class(query_class), "max_width", None)
+    return WIDE_EPSILON_PER_ROUND if width is not None and width >= WIDE_WIDTH else DEFAULT_EPSILON_PER_ROUND
 
 
 def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
@@ -215,7 +230,7 @@ def generate_synthetic(
     Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
     The number of rounds is ``rounds`` if given; otherwise the most rounds
     whose per-round budget stays at least ``epsilon_per_round`` (default
-    ``DEFAULT_EPSILON_PER_ROUND``, then capped at ``DEFAULT_MAX_ROUNDS``):
+    :func:`default_epsilon_per_round`, then capped at ``DEFAULT_MAX_ROUNDS``):
     a small budget buys few, sharp selections rather than many blurred ones.
     ``respond_to="round"`` is the note's game (the query player answers this
     round's samples); ``"union"`` makes it answer the running union of the
@@ -279,7 +294,7 @@ def generate_synthetic(
     elif epsilon_per_round is not None:
         T = rounds_for(eps, dlt or Fraction(0), to_fraction_down(epsilon_per_round))
     else:
-        T = min(DEFAULT_MAX_ROUNDS, rounds_for(eps, dlt or Fraction(0), to_fraction_down(DEFAULT_EPSILON_PER_ROUND)))
+        T = min(DEFAULT_MAX_ROUNDS, rounds_for(eps, dlt or Fraction(0), to_fraction_down(default_epsilon_per_round(qc))))
     ledger = Ledger(eps, dlt or Fraction(0))
     rng = PrivateRandom(random_state)
     eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T

@@ -66,6 +66,17 @@ def test_report_budget_comes_from_ledger_and_never_exceeds(demo, player):
     assert rep.query_player == player
 
 
+def test_wide_conjunctions_get_sharper_default_rounds():
+    from queries.spec import parse_query_class
+    from synthdp.api import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
+    from synthdp.domain import Domain
+
+    domain = Domain.from_sizes({f"a{i}": 3 for i in range(6)})
+    assert default_epsilon_per_round(parse_query_class("marginals:3", domain)) == DEFAULT_EPSILON_PER_ROUND
+    assert default_epsilon_per_round(parse_query_class("marginals:5", domain)) == WIDE_EPSILON_PER_ROUND
+    assert default_epsilon_per_round(parse_query_class("parities:2", domain)) == DEFAULT_EPSILON_PER_ROUND
+
+
 def test_auto_response_and_burn_in_follow_the_per_round_budget(demo):
     df, schema = demo
     few = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=2,
