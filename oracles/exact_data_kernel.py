@@ -107,18 +107,23 @@ def _coef(t, p, weights, second):
 
 
 @njit(cache=True, nogil=True)
-def _open_frame(p, sizes, block, weights, val_at, last, second, cell, state):
-    """Fill frame ``p``: ``own``, the children's bounds and visiting order; offer the exact children."""
+def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state):
+    """Fill frame ``p``: ``own``, the children's bounds and visiting order; offer the exact children.
+
+    Queries are sorted by decreasing ``last``: those with ``last > p`` are
+    ``range(cut[p + 1])`` and those with ``last == p`` are ``range(cut[p +
+    1], cut[p])``, so a deep node reads only the queries still undecided.
+    """
     (scalars, unary, table, alive, kills, kill_mark, assigned, gain, own, bound, children, n_children,
      next_child, best, block_max, special, special_start, touched) = state
-    depth, size, n_queries = len(sizes), sizes[p], len(weights)
+    depth, size = len(sizes), sizes[p]
     next_child[p] = 0
     n_children[p] = 0
     kill_mark[p] = scalars[KILL_TOP]
     for v in range(size):
         own[p, v] = unary[block[p] + v]
-    for t in range(n_queries):
-        if alive[t] and last[t] == p:
+    for t in range(cut[p + 1], cut[p]):
+        if alive[t]:
             own[p, val_at[t, p]] += weights[t]
     if p == depth - 1:
         arg = 0
@@ -133,8 +138,8 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, state):
         table[c] = unary[c]
     common = 0
     special_start[: size + 1] = 0
-    for t in range(n_queries):
-        if alive[t] and last[t] > p:
+    for t in range(cut[p + 1]):
+        if alive[t]:
             if val_at[t, p] < 0:
                 table[cell[t]] += _coef(t, p, weights, second)
                 common += 1
@@ -143,8 +148,8 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, state):
     for v in range(size):
         special_start[v + 1] += special_start[v]
     fill = special_start[:size].copy()
-    for t in range(n_queries):
-        if alive[t] and last[t] > p and val_at[t, p] >= 0:
+    for t in range(cut[p + 1]):
+        if alive[t] and val_at[t, p] >= 0:
             special[fill[val_at[t, p]]] = t
             fill[val_at[t, p]] += 1
     tail = 0
@@ -188,13 +193,13 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, state):
 
 
 @njit(cache=True, nogil=True)
-def open_root(sizes, block, weights, val_at, last, second, cell, state):
+def open_root(sizes, block, weights, val_at, last, second, cell, cut, state):
     """Open frame 0 of a fresh search (before the first :func:`advance`)."""
-    _open_frame(0, sizes, block, weights, val_at, last, second, cell, state)
+    _open_frame(0, sizes, block, weights, val_at, last, second, cell, cut, state)
 
 
 @njit(cache=True, nogil=True)
-def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, at_start, at_query, state):
+def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, cut, at_start, at_query, state):
     """Run the search for at most ``max_nodes`` more nodes (the first dive always reaches a leaf).
 
     Returns True when the search is exhausted (the incumbent is then the
@@ -230,7 +235,7 @@ def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, at_sta
         scalars[NODES] += 1
         run += 1
         scalars[DEPTH] = p + 1
-        _open_frame(p + 1, sizes, block, weights, val_at, last, second, cell, state)
+        _open_frame(p + 1, sizes, block, weights, val_at, last, second, cell, cut, state)
     return True
 
 
