@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def _defaults() -> dict:
     from synthdp import api
 
-    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": api.DEFAULT_SAMPLES,
+    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": None,
             "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
             "burn_in": None, "ftpl_noise": api.DEFAULT_NOISE}
 
@@ -44,8 +44,11 @@ SUITES = {
     "adult5": {"dataset": "adult", "workload": "adult_5way_64", "players": ["exponential"], "fem": "ADULT 5-way x64"},
     "nltcs": {"dataset": "nltcs", "marginals": 3, "players": ["exponential", "rspm"]},
     "acs": {"dataset": "acs", "marginals": 3, "players": ["exponential", "rspm"]},
-    # Tuning set with categorical domains (2..22 values): not part of "all".
+    # Tuning sets with categorical domains (2..22 values): not part of "all".  The x64 ones mirror
+    # the ADULT protocol: 64 random k-way marginals drawn with numpy.random.RandomState(0).
     "br2000": {"dataset": "br2000", "marginals": 3, "players": ["exponential"], "tuning": True},
+    "br2000-3x64": {"dataset": "br2000", "marginals": 3, "random": 64, "players": ["exponential"], "tuning": True},
+    "br2000-5x64": {"dataset": "br2000", "marginals": 5, "random": 64, "players": ["exponential"], "tuning": True},
 }
 
 
@@ -97,9 +100,13 @@ def _suite_inputs(name: str):
         base = Workload.from_names(schema.domain, load_workload(spec["workload"]))
         sets = [tuple(a) for a in base.marginal_attrs]
     else:
-        k = spec["marginals"]
-        base = Conjunctions.marginals(schema.domain, k)
-        sets = list(itertools.combinations(range(len(schema.domain)), k))
+        sets = list(itertools.combinations(range(len(schema.domain)), spec["marginals"]))
+        if "random" in spec:
+            pick = np.random.RandomState(0).choice(len(sets), spec["random"], replace=False)
+            sets = [sets[i] for i in pick]
+            base = Workload(schema.domain, sets)
+        else:
+            base = Conjunctions.marginals(schema.domain, spec["marginals"])
     return df, schema, ComplementClosed(base), sets
 
 
@@ -192,7 +199,8 @@ def plot(rows: list[dict], path: Path) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench accuracy", description=__doc__.split("\n\n")[0])
     p.add_argument("--suite", default="all", help="adult3, adult5, nltcs, acs, or all of these (comma list "
-                   "allowed); br2000 is the tuning set for categorical domains")
+                   "allowed); br2000 (all 3-way marginals), br2000-3x64 and br2000-5x64 (64 random 3-/5-way "
+                   "marginals) are the tuning sets for categorical domains")
     p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
@@ -202,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-round budget that fixes the rounds (default: the library's)")
     p.add_argument("--burn-in", type=float, default=None, help="default: the library's (depends on the response)")
     p.add_argument("--ftpl-noise", default=SETTINGS["ftpl_noise"], choices=["two-sided", "one-sided"])
-    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"])
+    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"],
+                   help="default: the library's (depends on the rounds and the response)")
     p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"])
     p.add_argument("--respond-to", default="auto", choices=["auto", "round", "union"])
     p.add_argument("--out", default="results/accuracy")

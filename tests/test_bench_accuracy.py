@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.accuracy import SETTINGS, Run, markdown, published_fem, run_one, summarise
+from benchmarks.accuracy import SETTINGS, Run, _suite_inputs, markdown, published_fem, run_one, summarise
 
 
 def test_published_fem_numbers_are_read_from_the_shared_readme(shared_data_dir):
@@ -18,3 +18,14 @@ def test_one_tiny_run_and_the_table(shared_data_dir):
     table = markdown(summarise([run, rspm]))
     assert "| nltcs | exponential | 1 |" in table
     assert "nltcs eps=1: 2.00" in table  # RSPM / exponential ratio
+
+
+def test_categorical_tuning_suites_mirror_the_adult_protocol(shared_data_dir):
+    from queries.workload import Workload
+
+    for name, k in (("br2000-3x64", 3), ("br2000-5x64", 5)):
+        df, schema, qc, sets = _suite_inputs(name)
+        assert len(df) == 38000 and len(sets) == len(set(sets)) == 64
+        assert all(len(s) == k and list(s) == sorted(s) for s in sets)
+        assert isinstance(qc.base, Workload) and [tuple(a) for a in qc.base.marginal_attrs] == sets
+        assert _suite_inputs(name)[3] == sets  # a fixed draw, the same on every call
