@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def _defaults() -> dict:
     from synthdp import api
 
-    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": None,
+    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": api.DEFAULT_SAMPLES,
             "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
             "burn_in": None, "ftpl_noise": api.DEFAULT_NOISE}
 
@@ -210,8 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-round budget that fixes the rounds (default: the library's)")
     p.add_argument("--burn-in", type=float, default=None, help="default: the library's (depends on the response)")
     p.add_argument("--ftpl-noise", default=SETTINGS["ftpl_noise"], choices=["two-sided", "one-sided"])
-    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"],
-                   help="default: the library's (depends on the rounds and the response)")
+    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"])
     p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"])
     p.add_argument("--respond-to", default="auto", choices=["auto", "round", "union"])
     p.add_argument("--out", default="results/accuracy")

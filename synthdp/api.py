@@ -35,10 +35,6 @@ WIDE_WIDTH = 5
 WIDE_EPSILON_PER_ROUND = 0.01
 DEFAULT_MAX_ROUNDS = 300
 DEFAULT_SAMPLES = 50
-#: ``samples_per_round=None``: with the round response, enough samples per round for about this
-#: many plays in all (at least ``DEFAULT_SAMPLES``), so that few, sharp rounds still leave a large
-#: table; with the union response ``DEFAULT_SAMPLES`` (tuned on BR2000, docs/benchmarks.md).
-ROUND_PLAYS = 15_000
 DEFAULT_THETA = 0.3
 DEFAULT_RESOLUTION = 100
 #: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
@@ -86,9 +82,8 @@ def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, r
         raise InputError(f"burn_in must be a fraction in [0, 1) or None, got {burn_in!r}")
     if ftpl_noise not in FTPL_NOISES:
         raise InputError(f"ftpl_noise must be one of {list(FTPL_NOISES)}, got {ftpl_noise!r}")
-    if samples_per_round is not None and (isinstance(samples_per_round, bool) or not isinstance(samples_per_round, int)
-                                          or samples_per_round < 1):
-        raise InputError(f"samples_per_round must be a positive integer or None, got {samples_per_round!r}")
+    if isinstance(samples_per_round, bool) or not isinstance(samples_per_round, int) or samples_per_round < 1:
+        raise InputError(f"samples_per_round must be a positive integer, got {samples_per_round!r}")
     if query_player not in QUERY_PLAYERS:
         raise InputError(f"unknown query player {query_player!r}; choose one of {list(QUERY_PLAYERS)}")
     if relation not in RELATIONS:
@@ -118,20 +113,6 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
         collected.append(str(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return built
-
-
-def default_samples_per_round(rounds: int, respond_to: str) -> int:
-    """Data-player samples per round when the caller gives none (a public function of public settings).
-
-    The round response answers only this round's ``N`` samples and the
-    released table is about ``rounds * N`` records, so with few rounds (a
-    small budget) a fixed ``N`` leaves both the responses and the table
-    noisy: ``N`` grows to give about ``ROUND_PLAYS`` plays in all.  The union
-    response already answers all plays so far; it keeps ``DEFAULT_SAMPLES``.
-    """
-    if respond_to == "union":
-        return DEFAULT_SAMPLES
-    return max(DEFAULT_SAMPLES, -(-ROUND_PLAYS // rounds))
 
 
 def default_epsilon_per_round(query_class: QueryClass) -> float:
@@ -211,7 +192,7 @@ def generate_synthetic(
     burn_in: float | None = None,
     query_player: str = "auto",
     oracle: str = "auto",
-    samples_per_round: int | None = None,
+    samples_per_round: int = DEFAULT_SAMPLES,
     n_rows: int | None = None,
     schema: Any = None,
     random_state: int | None = None,
@@ -241,9 +222,9 @@ def generate_synthetic(
     rounds in which a private query player picks the query of
     ``query_class`` on which the current synthetic samples are most wrong and
     a follow-the-perturbed-leader data player answers with
-    ``samples_per_round`` records (default :func:`default_samples_per_round`).
-    The total budget ``(epsilon, delta)`` is split over rounds by the
-    accountant (zCDP or basic composition, whichever is tighter, section 4.2); ``delta=None`` means pure DP with
+    ``samples_per_round`` records.  The total budget ``(epsilon, delta)`` is
+    split over rounds by the accountant (zCDP or basic composition,
+    whichever is tighter, section 4.2); ``delta=None`` means pure DP with
     basic composition.
 
     Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
@@ -303,6 +284,7 @@ def generate_synthetic(
     if not qc.complement_closed:
         raise InputError(f"the game needs a complement-closed class; got {qc.name}")
 
+    N = samples_per_round
     eps = to_fraction_down(float(epsilon))
     dlt = None if delta is None else Fraction(delta).limit_denominator(10**18)
     if dlt is not None and dlt > Fraction(delta):
@@ -320,7 +302,6 @@ def generate_synthetic(
         respond_to = "union" if eps0 >= to_fraction_down(UNION_FROM_EPSILON_PER_ROUND) else "round"
     if burn_in is None:
         burn_in = ROUND_BURN_IN if respond_to == "round" else 0.0
-    N = samples_per_round or default_samples_per_round(T, respond_to)
     player_name, reason = _choose_player(query_player, qc, eps0, N, pure=dlt is None)
 
     mode = "-"

@@ -218,9 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ftpl-noise", choices=["two-sided", "one-sided"], default=api.DEFAULT_NOISE,
                    help="data-player perturbation: the note's two-sided discrete Laplace or FEM-style one-sided "
                         "penalties (default %(default)s)")
-    g.add_argument("--samples-per-round", type=int, default=None,
-                   help="data-player samples per round N (default: about 15,000 plays in all with the round "
-                   f"response, at least {api.DEFAULT_SAMPLES}; {api.DEFAULT_SAMPLES} with the union response)")
+    g.add_argument("--samples-per-round", type=int, default=api.DEFAULT_SAMPLES,
+                   help="data-player samples per round N (default %(default)s)")
     g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])

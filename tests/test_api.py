@@ -89,23 +89,6 @@ def test_auto_response_and_burn_in_follow_the_per_round_budget(demo):
     assert forced.report.respond_to == "union" and len(forced.data) == (8 - 4) * 5
 
 
-def test_default_samples_give_about_round_plays_with_the_round_response(demo):
-    from synthdp.api import DEFAULT_SAMPLES, ROUND_PLAYS, default_samples_per_round
-
-    assert default_samples_per_round(40, "round") == ROUND_PLAYS // 40 == 375
-    assert default_samples_per_round(147, "round") == 103  # rounded up
-    assert default_samples_per_round(10**6, "round") == DEFAULT_SAMPLES
-    assert default_samples_per_round(10, "union") == DEFAULT_SAMPLES
-    df, schema = demo
-    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=2,
-                                     rounds=100, burn_in=0, progress=False)
-    assert res.report.respond_to == "round" and res.report.samples_per_round == 150
-    assert len(res.data) == 100 * 150
-    union = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.02, delta=1e-6, schema=schema, random_state=2,
-                                       rounds=10, respond_to="union", progress=False)
-    assert union.report.samples_per_round == DEFAULT_SAMPLES and len(union.data) == 10 * DEFAULT_SAMPLES
-
-
 def test_same_seed_same_output_and_no_global_rng(demo):
     df, schema = demo
     np.random.seed(1)
