@@ -352,15 +352,23 @@ def per_round_epsilon(epsilon: Fraction, delta: Fraction, T: int) -> Fraction:
     return max(basic, zcdp)
 
 
+#: Relative tolerance of :func:`rounds_for` on its per-round target.
+ROUNDS_SLACK = Fraction(1, 10**4)
+
+
 def rounds_for(epsilon: Fraction, delta: Fraction, epsilon0: Fraction, max_rounds: int = 100_000) -> int:
     """The most rounds ``T`` whose per-round budget (:func:`per_round_epsilon`) is still at least ``epsilon0``.
 
     This turns a target per-round strength into a number of rounds that
     spends the whole total budget (section 4.2's inversion read the other
     way); at least 1 round, at most ``max_rounds``.  It depends only on
-    public parameters.
+    public parameters.  ``epsilon0`` is a strength target, not a privacy
+    quantity, so it is met up to a relative ``ROUNDS_SLACK``: a decimal
+    budget that a float stores a hair low (``0.15`` is read as ``0.149999``)
+    still gets its 15 rounds of ``0.01``.  The per-round budget actually
+    spent is :func:`per_round_epsilon` of the result, within the total.
     """
-    epsilon0 = as_epsilon(epsilon0, "epsilon0")
+    epsilon0 = as_epsilon(epsilon0, "epsilon0") * (1 - ROUNDS_SLACK)
     if per_round_epsilon(epsilon, delta, 1) < epsilon0:
         return 1
     lo, hi = 1, max_rounds  # per_round_epsilon decreases in T: bisect for the last T that reaches epsilon0

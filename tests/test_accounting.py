@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from synthdp.accounting import (Ledger, advanced_composition, as_delta, as_epsilon, per_round_epsilon,
+from synthdp.accounting import (Ledger, advanced_composition, as_delta, as_epsilon, per_round_epsilon, rounds_for,
                                 prsma_per_round, round_down, round_up, zcdp_gamma, zcdp_to_dp)
 from synthdp.errors import InputError, PrivacyError
 
@@ -252,3 +252,20 @@ def test_prsma_per_round_bisection(T):
                    "still uses basic composition (implemented: the formula, not the rounded statement)")
 def test_note_crossover_statement_taken_literally():
     assert per_round_epsilon(Fraction(1), Fraction(1, 10**9), 42) != Fraction(1, 42)
+
+
+def test_rounds_for_reads_decimal_budgets_as_written():
+    """0.15 arrives as 0.149999 (a float below 3/20, rounded down); 15 rounds of 0.01 must still fit."""
+    from synthdp.noise import to_fraction_down
+
+    eps = to_fraction_down(0.15)
+    assert eps < Fraction(3, 20)
+    T = rounds_for(eps, Fraction(0), Fraction(1, 100))
+    assert T == 15 and per_round_epsilon(eps, Fraction(0), T) * T <= eps  # the spend stays within the total
+    assert rounds_for(Fraction(3, 20), Fraction(0), Fraction(1, 100)) == 15
+    assert rounds_for(Fraction(3, 20), Fraction(0), Fraction(1, 99)) == 14  # no slack beyond a hair
+    # zCDP regime: still the last T whose per-round budget reaches the target (up to the slack).
+    d = Fraction(1, 10**9)
+    T = rounds_for(Fraction(1), d, Fraction(1, 200))
+    assert per_round_epsilon(Fraction(1), d, T) >= Fraction(1, 200) * (1 - Fraction(1, 10**4))
+    assert per_round_epsilon(Fraction(1), d, T + 1) < Fraction(1, 200) * (1 - Fraction(1, 10**4))
