@@ -33,6 +33,25 @@ root.  (Branching on small domains first, the earlier order, left most
 queries undecided until deep in the tree: on ADULT game instances it
 needed about 50 times more nodes.)
 
+**Idle values.**  Call value ``v`` of the branching attribute (depth
+``p``) *idle* at a node if no live query has the literal ``(p, v)``.
+Fixing an idle value kills every live query with a literal at ``p`` and
+decides none, so all idle values leave the same live queries and the same
+free attributes: their subtrees hold the same completions, and the value
+of each completion differs between two idle values ``v, v'`` exactly by
+``u_p[v] - u_p[v']``.  The children are visited by decreasing bound, ties
+by smaller value, and an idle child's bound is ``gain + u_p[v] + tail``;
+so the first idle child in that order has the largest ``u_p[v]`` and its
+subtree's best completion is at least that of any other idle child, with
+equality only for a later child of equal ``u_p``.  The search explores
+that first idle child only.  An exhaustive search returns the first
+record of maximum value in visiting order, and a skipped idle subtree
+never holds a record that comes earlier with that value, so the answer is
+the same as with every child explored -- only faster.  (On ADULT, where
+binned attributes have up to 100 values and the queries mention a few,
+late-round instances went from up to millions of nodes to tens of
+thousands.)
+
 **Tie-breaking** depends only on the instance: the order above, children
 explored by decreasing bound (then increasing value), and an incumbent that
 changes only on strict improvement.

@@ -17,7 +17,9 @@ Frame ``p`` (the attributes of depths ``< p`` fixed) holds:
   charged to its last literal's cell, with coefficient ``w`` if that is its
   only free attribute once ``p`` is fixed and ``max(w, 0)`` otherwise;
 * the children to visit, by decreasing bound (ties: smaller value first).
-  A child with no undecided query is exact and is offered at once instead.
+  A child with no undecided query is exact and is offered at once instead;
+  of the idle values (no live query has a literal on them) only the first
+  in that order is a child (proof in :mod:`oracles.exact_data`).
 
 The incumbent changes only on strict improvement, so the answer depends
 only on the instance.
@@ -56,6 +58,7 @@ class SearchState:
     special: np.ndarray
     special_start: np.ndarray
     touched: np.ndarray
+    settled: np.ndarray
 
     @classmethod
     def start(cls, unary: np.ndarray, start_gain: int, n_queries: int, sizes: np.ndarray) -> "SearchState":
@@ -65,14 +68,14 @@ class SearchState:
         state = cls(z(5), np.asarray(unary, dtype=np.int64), z(len(unary)), np.ones(n_queries, dtype=np.bool_),
                     z(max(n_queries, 1)), z(depth), z(depth), z(depth + 1), z(depth, width), z(depth, width),
                     z(depth, width), z(depth), z(depth), z(depth), z(depth), z(max(n_queries, 1)), z(width + 1),
-                    np.zeros(depth, dtype=np.bool_))
+                    np.zeros(depth, dtype=np.bool_), z(width))
         state.gain[0] = start_gain
         return state
 
     def arrays(self) -> tuple:
         return (self.scalars, self.unary, self.table, self.alive, self.kills, self.kill_mark, self.assigned,
                 self.gain, self.own, self.bound, self.children, self.n_children, self.next_child, self.best,
-                self.block_max, self.special, self.special_start, self.touched)
+                self.block_max, self.special, self.special_start, self.touched, self.settled)
 
 
 @njit(cache=True, nogil=True)
@@ -115,16 +118,18 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
     1], cut[p])``, so a deep node reads only the queries still undecided.
     """
     (scalars, unary, table, alive, kills, kill_mark, assigned, gain, own, bound, children, n_children,
-     next_child, best, block_max, special, special_start, touched) = state
+     next_child, best, block_max, special, special_start, touched, settled) = state
     depth, size = len(sizes), sizes[p]
     next_child[p] = 0
     n_children[p] = 0
     kill_mark[p] = scalars[KILL_TOP]
     for v in range(size):
         own[p, v] = unary[block[p] + v]
+        settled[v] = 0
     for t in range(cut[p + 1], cut[p]):
         if alive[t]:
             own[p, val_at[t, p]] += weights[t]
+            settled[val_at[t, p]] += 1
     if p == depth - 1:
         arg = 0
         for v in range(1, size):
@@ -157,6 +162,7 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
         block_max[q] = _block_max(table, block[q], block[q + 1])
         tail += block_max[q]
     best_exact = -1
+    idle = -1
     for v in range(size):
         lo, hi = special_start[v], special_start[v + 1]
         extra = 0
@@ -176,17 +182,27 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
         if common + hi - lo == 0:
             if best_exact < 0 or bound[p, v] > bound[p, best_exact]:
                 best_exact = v
+        elif hi == lo and settled[v] == 0:
+            # An idle value (no live query has a literal on it) kills every live query with a
+            # literal at p and decides none: all idle values root the same subtree, offset by
+            # their unary reward.  Only the first in visiting order can hold the answer.
+            if idle < 0 or bound[p, v] > bound[p, idle]:
+                idle = v
         else:
             children[p, n_children[p]] = v
             n_children[p] += 1
+    if idle >= 0:
+        children[p, n_children[p]] = idle
+        n_children[p] += 1
     if best_exact >= 0:
         assigned[p] = best_exact
         _offer(scalars, best, assigned, p + 1, bound[p, best_exact], table, block)
-    # Decreasing bound, ties by smaller value (stable insertion sort; domains are small).
+    # Decreasing bound, ties by smaller value (insertion sort; domains are small).
     for i in range(1, n_children[p]):
         v = children[p, i]
         j = i - 1
-        while j >= 0 and bound[p, children[p, j]] < bound[p, v]:
+        while j >= 0 and (bound[p, children[p, j]] < bound[p, v]
+                          or (bound[p, children[p, j]] == bound[p, v] and children[p, j] > v)):
             children[p, j + 1] = children[p, j]
             j -= 1
         children[p, j + 1] = v
@@ -207,7 +223,7 @@ def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, cut, a
     resumes exactly where it stopped.
     """
     (scalars, unary, table, alive, kills, kill_mark, assigned, gain, own, bound, children, n_children,
-     next_child, best, block_max, special, special_start, touched) = state
+     next_child, best, block_max, special, special_start, touched, settled) = state
     run = 0
     while scalars[DEPTH] >= 0:
         p = scalars[DEPTH]

@@ -181,6 +181,33 @@ def test_data_player_on_larger_instances():
     assert max(nodes) > 7, nodes  # a single dive visits at most 7 nodes (attributes): it backtracked
 
 
+def test_wide_domains_with_idle_values_match_brute_force():
+    """Attributes of up to 12 values that few queries mention: the search explores one idle value per node."""
+    rng = np.random.default_rng(63)
+    oracle = ExactSearchOracle()
+    for family in ["workload", "marginals"] * 15:
+        inst = random_data_instance(rng, family, closed=True, scale=3, max_attrs=4, max_size=12, max_queries=10)
+        assert_same_optimum(oracle.solve_data(inst), BRUTE.solve_data(inst))
+
+
+def test_idle_values_share_one_subtree():
+    """Value 0 of a wide first attribute carries the queries; values 1..11 are idle and root identical subtrees."""
+    domain = Domain(("wide", "b", "c"), (12, 3, 3))
+    qc = ComplementClosed(Conjunctions(domain, min_width=1, max_width=3))
+    heavy = [Conjunction(((0, 0), (1, b), (2, c))) for b in range(3) for c in range(3)]
+    light = [Conjunction(((1, b), (2, c))) for b in range(3) for c in range(3)]
+    # Value 0 is penalised; the light queries, charged to "c" with "b" still free, keep every idle
+    # value's bound (9 + 8 + 7 > 9) above the best record, so bounds alone would visit all eleven.
+    # The single-literal query makes "wide" the heaviest attribute, so it is branched on first.
+    weights = np.array([-50] * 9 + [1, 2, 3, 4, 5, 6, 7, 8, 9] + [-200])
+    queries = heavy + light + [Conjunction(((0, 0),))]
+    inst = DataInstance.build(qc, queries, weights, np.zeros(len(qc.dual_separator()), dtype=np.int64))
+    result = ExactSearchOracle().solve_data(inst)
+    assert_same_optimum(result, BRUTE.solve_data(inst))
+    assert result.solution[0] == 1  # the first idle value in visiting order (ties: smaller value)
+    assert result.nodes <= 2 * (1 + 3), result.nodes  # value 0 and one idle value, each a 3-value subtree
+
+
 def test_paused_and_resumed_search_gives_the_same_answer(monkeypatch):
     """The search runs in slices between limit checks; slicing must not change the answer."""
     import oracles.exact_data as exact_data
