@@ -95,9 +95,12 @@ class CBCOracle(EncodedOracle):
         prob += pulp.LpAffineExpression([(xs[v], c) for v, c in model.objective.items()])
 
         log_path = os.path.join(workdir, "cbc.log")
+        # "-threads 1" is not sequential CBC: it runs the threaded branch and bound with one worker,
+        # whose join (CbcBaseModel::waitForThreadsInTree) stalled single solves for 10-20 s here.
+        threads = limits.workers if limits.workers > 1 else None
         with warnings.catch_warnings():  # PuLP 3 deprecates its bundled CBC (to be removed in PuLP 4)
             warnings.simplefilter("ignore", DeprecationWarning)
-            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_budget, gapRel=0.0, gapAbs=0.0, threads=limits.workers,
+            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_budget, gapRel=0.0, gapAbs=0.0, threads=threads,
                                        maxNodes=None if limits.work_limit is None else int(limits.work_limit),
                                        options=[f"randomCbcSeed {limits.seed + 1}"], logPath=log_path)
         solver.tmpDir = workdir

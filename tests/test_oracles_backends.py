@@ -350,3 +350,24 @@ def test_cbc_log_parsing():
     optimal = "Result - Optimal solution found\n\nObjective value:                -10492.00000000\n" \
               "Enumerated nodes:               6\n"
     assert _parse_log(optimal) == {"result": "Optimal solution found", "objective": -10492.0, "nodes": 6}
+
+
+@pytest.mark.parametrize("workers, flag", [(1, None), (2, "-threads 2")])
+def test_cbc_runs_sequentially_unless_asked_for_workers(monkeypatch, workers, flag):
+    """CBC's "-threads 1" is its threaded search with one worker, whose thread join stalled solves
+    for 10-20 s on this machine: one worker must mean no threads option at all."""
+    import pulp
+
+    seen = []
+    original = pulp.PULP_CBC_CMD.solve_CBC
+
+    def spy(self, lp, use_mps=True):
+        seen.append(" ".join(self.getOptions()) if hasattr(self, "getOptions") else str(self.optionsDict))
+        return original(self, lp, use_mps)
+
+    monkeypatch.setattr(pulp.PULP_CBC_CMD, "solve_CBC", spy)
+    rng = np.random.default_rng(3)
+    qc = Conjunctions.marginals(Domain(("a", "b"), (2, 3)), 2)
+    result = get_oracle("cbc").solve_query(_query_instance(rng, qc), Limits(workers=workers))
+    assert result.proven and seen
+    assert all(("threads" in s) == (flag is not None) for s in seen), seen
