@@ -118,8 +118,9 @@ class DataProblem:
     none), ``weights[t]`` (int64), ``last[t]`` / ``second[t]`` the depths of
     its last and second-to-last literals (``-1``: none), ``cell[t]`` the flat
     table cell of its last literal.  Queries are sorted by decreasing
-    ``last``, and ``cut[p]`` counts those with ``last >= p``.  ``at_query[at_start[p] : at_start[p +
-    1]]`` are the queries with a literal at depth ``p``.  ``free`` are the
+    ``last``, and ``cut[p]`` counts those with ``last >= p``.
+    ``at_query[at_start[p] : at_start[p + 1]]`` are the queries with a
+    literal at depth ``p``.  ``free`` are the
     attributes of no query and ``constant`` the weight of the always-true
     queries.  One-hot cells: attribute ``a`` holds ``offsets[a] : offsets[a +
     1]``; ``dual_cell[j]`` is the cell of dual coordinate ``j`` and
