@@ -362,7 +362,7 @@ def test_cbc_runs_sequentially_unless_asked_for_workers(monkeypatch, workers, fl
     original = pulp.PULP_CBC_CMD.solve_CBC
 
     def spy(self, lp, use_mps=True):
-        seen.append(" ".join(self.getOptions()) if hasattr(self, "getOptions") else str(self.optionsDict))
+        seen.append(" ".join(self.getOptions()))
         return original(self, lp, use_mps)
 
     monkeypatch.setattr(pulp.PULP_CBC_CMD, "solve_CBC", spy)
