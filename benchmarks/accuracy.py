@@ -6,9 +6,10 @@ Protocols (``../shared/benchmarks/README.md``):
   marginal workloads, ``delta = 1/n^2``, mean over seeds; compared with FEM's
   published mean max error, read from that README at run time.
 * ``nltcs`` / ``acs`` — all 3-way conjunctions (marginal cells) of the
-  binary tables; on NLTCS the exponential mechanism over the whole class runs
-  beside RSPM in the same game, so the price of oracle efficiency is a
-  measured ratio.
+  binary tables; the exponential mechanism over the whole class runs beside
+  RSPM and PRSMA (sampled through its exact-oracle law, one oracle call per
+  round: its ``K R`` calls are out of reach at these ``delta``) in the same
+  game, so the price of oracle efficiency is a measured ratio.
 
 Hyperparameters are fixed in :data:`SETTINGS` (chosen on NLTCS only, see
 ``docs/benchmarks.md``); the ADULT numbers are measured with them unchanged.
@@ -42,8 +43,8 @@ SETTINGS = _defaults()
 SUITES = {
     "adult3": {"dataset": "adult", "workload": "adult_3way_64", "players": ["exponential"], "fem": "ADULT 3-way x64"},
     "adult5": {"dataset": "adult", "workload": "adult_5way_64", "players": ["exponential"], "fem": "ADULT 5-way x64"},
-    "nltcs": {"dataset": "nltcs", "marginals": 3, "players": ["exponential", "rspm"]},
-    "acs": {"dataset": "acs", "marginals": 3, "players": ["exponential", "rspm"]},
+    "nltcs": {"dataset": "nltcs", "marginals": 3, "players": ["exponential", "rspm", "prsma-exact"]},
+    "acs": {"dataset": "acs", "marginals": 3, "players": ["exponential", "rspm", "prsma-exact"]},
     # Tuning sets with categorical domains (2..22 values): not part of "all".  The x64 ones mirror
     # the ADULT protocol: 64 random k-way marginals drawn with numpy.random.RandomState(0).
     "br2000": {"dataset": "br2000", "marginals": 3, "players": ["exponential"], "tuning": True},
@@ -110,6 +111,13 @@ def _suite_inputs(name: str):
     return df, schema, ComplementClosed(base), sets
 
 
+#: Rounds of the PRSMA players when ``--rounds`` is not given, and their neighbouring relation
+#: (PRSMA runs under replace-one only; the other players under add/remove).  At ``delta = 1/n^2``
+#: PRSMA's pieces hold ``n / K`` records, ``K`` growing with the rounds (NLTCS, eps 0.1: 15 rounds at
+#: most); 10 was chosen on NLTCS among 1, 3, 10, 30 (docs/benchmarks.md).
+PRSMA_SETTINGS = {"rounds": 10, "relation": "replace-one"}
+
+
 def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
     """Generate once and measure max error and mean TV over the suite's marginals."""
     import synthdp
@@ -118,6 +126,9 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
 
     df, schema, qc, sets = _suite_inputs(suite)
     delta = 1.0 / len(df) ** 2
+    if player.startswith("prsma"):
+        settings = dict(settings, rounds=settings.get("rounds") or PRSMA_SETTINGS["rounds"],
+                        relation=PRSMA_SETTINGS["relation"])
     start = time.perf_counter()
     res = synthdp.generate_synthetic(df, qc, epsilon=epsilon, delta=delta, schema=schema, random_state=seed,
                                      query_player=player, oracle=oracle, progress=False, **settings)
@@ -153,18 +164,23 @@ def markdown(rows: list[dict]) -> str:
         fem = "" if r["fem"] is None else f"{r['fem']:.3f}"
         lines.append(f"| {r['suite']} | {r['player']} | {r['epsilon']:g} | {r['mean_max_error']:.3f} | {fem} | "
                      f"{r['mean_tv']:.3f} | {r['max_seconds']:.1f} | {r['seeds']} |")
-    ratios = _price_of_oracle_efficiency(rows)
-    if ratios:
+    for player, ratios in _price_of_oracle_efficiency(rows).items():
         lines.append("")
-        lines.append("Price of oracle efficiency (mean max error of RSPM / exponential mechanism, same budget): "
+        lines.append(f"Price of oracle efficiency (mean max error of {player} / exponential mechanism, same budget): "
                      + ", ".join(f"{s} eps={e:g}: {v:.2f}" for (s, e), v in ratios.items()))
     return "\n".join(lines) + "\n"
 
 
-def _price_of_oracle_efficiency(rows: list[dict]) -> dict:
+def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
+    """Per oracle-based player, ``{(suite, epsilon): its error / the exponential mechanism's}``."""
     by = {(r["suite"], r["player"], r["epsilon"]): r["mean_max_error"] for r in rows}
-    return {(s, e): by[(s, "rspm", e)] / by[(s, "exponential", e)]
-            for (s, p, e) in by if p == "exponential" and (s, "rspm", e) in by and by[(s, p, e)] > 0}
+    out: dict[str, dict] = {}
+    for player in ("rspm", "prsma", "prsma-exact"):
+        ratios = {(s, e): by[(s, player, e)] / by[(s, "exponential", e)]
+                  for (s, p, e) in by if p == "exponential" and (s, player, e) in by and by[(s, p, e)] > 0}
+        if ratios:
+            out[player] = ratios
+    return out
 
 
 def plot(rows: list[dict], path: Path) -> None:

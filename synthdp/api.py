@@ -23,7 +23,7 @@ from synthdp.report import Report
 
 log = logging.getLogger(__name__)
 
-QUERY_PLAYERS = ("auto", "rspm", "prsma", "exponential", "noisy-max")
+QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
 RELATIONS = ("add-remove", "replace-one")
 #: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
 #: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
@@ -181,6 +181,32 @@ def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, 
     return "rspm", f"RSPM selection bound {rspm_term:.3g}/n is below the exponential mechanism's {em_term:.3g}/n"
 
 
+def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int, query_class: QueryClass,
+                        samples: int) -> None:
+    """Refuse, before anything runs, a round budget too small for PRSMA's pieces (``K > n``, section 3.2).
+
+    Under replace-one (the only relation PRSMA runs under) ``n`` is public.
+    The message names the most rounds that fit, found by a data-independent scan.
+    """
+    from synthdp.accounting import prsma_per_round
+    from synthdp.prsma import prsma_parameters
+
+    def fits(T: int) -> bool:
+        budget = prsma_per_round(epsilon, delta, T)
+        try:
+            prsma_parameters(budget.epsilon, budget.delta, n, query_class.separator().m, samples)
+        except InputError:
+            return False
+        return True
+
+    if fits(rounds):
+        return
+    most = next((T for T in range(rounds - 1, 0, -1) if fits(T)), 0)
+    hint = f"pass rounds={most} or fewer" if most else "no number of rounds fits: raise epsilon or delta"
+    raise InputError(f"PRSMA over {rounds} rounds at (epsilon, delta)=({float(epsilon):g}, {float(delta):.3g}) "
+                     f"needs more than n={n} records per round (K > n, privacy note 3.2); {hint}")
+
+
 def generate_synthetic(
     df: pd.DataFrame,
     query_class: str | QueryClass = "marginals:3",
@@ -316,20 +342,24 @@ def generate_synthetic(
         mode = "N" if time_limit is not None else "E"
         player = RSPMPlayer(qc, q_oracle, eps0, rng, ledger, relation, mode,
                             Limits(time_limit=time_limit) if time_limit else None)
-    elif player_name == "prsma":
+    elif player_name in ("prsma", "prsma-exact"):
         if dlt is None:
-            raise InputError("query player 'prsma' needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
+            raise InputError(f"query player {player_name!r} needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
         if relation != "replace-one":
-            raise InputError("query player 'prsma' runs under replace-one neighbours (privacy note 3.1); "
+            raise InputError(f"query player {player_name!r} runs under replace-one neighbours (privacy note 3.1); "
                              "pass relation='replace-one'")
         q_oracle = _choose_oracle(oracle, qc, "query player")
-        query_oracle_name, mode = q_oracle.name, "P"
+        exact = player_name == "prsma-exact"
+        query_oracle_name, mode = q_oracle.name, "P, exact-oracle law" if exact else "P"
         eps_star, delta_star = prsma_per_round(eps, dlt, T)
-        if time_limit is not None:
+        _check_prsma_rounds(eps, dlt, T, real.n, qc, N)
+        if time_limit is not None or (exact and work_limit is not None):
             raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (privacy note "
-                             "1.5, A-stateless); pass work_limit instead of time_limit")
-        player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger,
-                             Limits(work_limit=work_limit or q_oracle.default_work_limit), prsma_max_calls, insist)
+                             "1.5, A-stateless), and its exact-oracle law needs no limit at all; pass work_limit "
+                             "(prsma only) instead of time_limit")
+        limits = None if exact else Limits(work_limit=work_limit or q_oracle.default_work_limit)
+        player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger, limits, prsma_max_calls, insist,
+                             exact_oracle=exact, name=player_name)
     else:
         player = WorkloadPlayer(qc, eps0, rng, ledger, relation, mechanism=player_name, name=player_name)
 
@@ -354,14 +384,14 @@ def generate_synthetic(
     log_q = math.log(base_class(qc).size() * 2)
     bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
                            samples=N, resolution=resolution, scale=b,
-                           selection_term="rspm" if player_name in ("rspm", "prsma") else "exponential")
+                           selection_term="rspm" if player_name in ("rspm", "prsma", "prsma-exact") else "exponential")
     if respond_to == "union":
         bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
     if math.floor(burn_in * T):
         bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
     if ftpl_noise != "two-sided":
         bound["form"] += f"; NOT covered: {ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
-    if player_name == "prsma":
+    if player_name in ("prsma", "prsma-exact"):
         bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
     if random_state is not None:
         collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "

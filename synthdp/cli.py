@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "penalties (default %(default)s)")
     g.add_argument("--samples-per-round", type=int, default=api.DEFAULT_SAMPLES,
                    help="data-player samples per round N (default %(default)s)")
-    g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, exponential, noisy-max")
+    g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, prsma-exact (PRSMA's law under an oracle that cannot fail: one call per round, for accuracy studies), exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])
     g.add_argument("--time-limit", type=float, default=None,

@@ -1,4 +1,4 @@
-"""Query players of the game: RSPM (Mode E or N), PRSMA (Mode P), and the
+"""Query players of the game: RSPM (Mode E or N), PRSMA (Mode P, or its exact-oracle law), and the
 workload baselines (exponential mechanism, report-noisy-max).
 
 Each player builds the round objective of section 4.1 from the real data and
@@ -58,7 +58,12 @@ class RSPMPlayer:
 
 @dataclass
 class PRSMAPlayer:
-    """PRSMA around RSPM on the game objective of each piece (section 4.7, Mode P)."""
+    """PRSMA around RSPM on the game objective of each piece (section 4.7, Mode P).
+
+    ``exact_oracle=True`` samples PRSMA's output law under an oracle that never
+    fails, one unlimited call per round (:func:`synthdp.prsma.prsma`): for
+    measuring PRSMA's accuracy where its ``K R`` calls are out of reach.
+    """
 
     query_class: QueryClass
     oracle: Oracle
@@ -66,9 +71,10 @@ class PRSMAPlayer:
     delta: Fraction
     rng: PrivateRandom
     ledger: Ledger
-    limits: Limits
+    limits: Limits | None
     max_oracle_calls: int
     insist: bool = False
+    exact_oracle: bool = False
     name: str = "prsma"
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
@@ -82,7 +88,7 @@ class PRSMAPlayer:
 
         result = prsma(real.expand(), piece_instance, domain=real.domain, params=params, oracle=self.oracle,
                        limits=self.limits, rng=self.rng, ledger=self.ledger, max_oracle_calls=self.max_oracle_calls,
-                       insist=self.insist, label=f"round {round_index}")
+                       insist=self.insist, label=f"round {round_index}", exact_oracle=self.exact_oracle)
         note = "" if result.query is not None else "PRSMA returned bottom: round skipped"
         # The per-call oracle results are PRSMA diagnostics, not private: their count and failures
         # reveal the flags f_i that PRSMA only releases through the noisy test (section 3.2), and

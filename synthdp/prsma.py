@@ -246,21 +246,26 @@ def _check_limits(limits: Limits | None) -> Limits:
     return NO_LIMITS if limits is None else limits
 
 
+def _piece(records: np.ndarray, perm: np.ndarray, i: int, piece_instance: PieceInstance, domain: Domain,
+           params: PRSMAParameters) -> QueryInstance:
+    """The base objective of piece ``i``: the records at positions ``perm[i s:(i + 1) s]`` (step 1)."""
+    piece = AggregatedData.from_codes(domain, records[perm[i * params.s:(i + 1) * params.s]])
+    instance = piece_instance(piece)
+    if len(instance.separator_weights) != params.m:
+        raise InputError(f"piece instance has m={len(instance.separator_weights)} separator points; "
+                         f"the parameters assume m={params.m}")
+    return instance
+
+
 def _run(records: np.ndarray, piece_instance: PieceInstance, domain: Domain, params: PRSMAParameters,
          oracle: Oracle, limits: Limits, rng: PrivateRandom) -> PRSMAResult:
     """Steps 1-5 of section 3.2 (no accounting; the callers spend)."""
-    if records.shape[0] != params.n:
-        raise InputError(f"PRSMA parameters are for n={params.n} records, got {records.shape[0]}")
     perm = rng.permutation(params.n)
     failures: list[bool] = []
     firsts: list[Any] = []
     results: list[OracleResult] = []
     for i in range(params.K):
-        piece = AggregatedData.from_codes(domain, records[perm[i * params.s:(i + 1) * params.s]])
-        instance = piece_instance(piece)
-        if len(instance.separator_weights) != params.m:
-            raise InputError(f"piece instance has m={len(instance.separator_weights)} separator points; "
-                             f"the parameters assume m={params.m}")
+        instance = _piece(records, perm, i, piece_instance, domain, params)
         failed, first = False, None
         for r in range(params.R):
             draw = perturbed_solve(instance, params.lambda0, oracle, limits, rng, noise_cap=None)
@@ -284,9 +289,47 @@ def _run(records: np.ndarray, piece_instance: PieceInstance, domain: Domain, par
                        chosen, tuple(results))
 
 
+def _run_exact_law(records: np.ndarray, piece_instance: PieceInstance, domain: Domain, params: PRSMAParameters,
+                   oracle: Oracle, rng: PrivateRandom) -> PRSMAResult:
+    """PRSMA's output law under an oracle that never fails, with one oracle call (Theorem 3.5).
+
+    *Claim.* If no oracle call can FAIL, this returns ⊥ or a query with
+    exactly the law of :func:`_run`.  *Proof.* In :func:`_run` every flag is
+    then 0, so ``f = 0 < K``, every piece survives, and the output is ⊥ iff
+    ``Z >= tau``; otherwise it is ``o_{I,1}`` for ``I`` uniform on ``[K]``,
+    the first run on piece ``I``.  The other ``K R - 1`` runs draw noise
+    independent of ``(pi, Z, I)`` and of that run's noise, and are never
+    output, so summing them out leaves the joint law of ``(pi, Z, I,
+    eta_{I,1})`` and the one solve it determines -- which is what is drawn
+    here (in another order, which does not change a joint law of independent
+    draws).  ∎
+
+    Hence the privacy of Theorem 3.1 (which holds for every certifiable
+    oracle, so for a never-failing one) carries over, and the accuracy is
+    PRSMA's.  If the one call does FAIL the law is not PRSMA's: the release
+    stops with :class:`PrivacyError`, as RSPM does in Mode E (an abort is a
+    side channel outside the model, section 6 item 5).
+    """
+    perm = rng.permutation(params.n)
+    survivors = tuple(range(params.K))
+    noisy = discrete_laplace(params.eps_count.numerator, params.eps_count.denominator, rng)
+    if noisy >= params.tau:
+        return PRSMAResult(None, params, (False,) * params.K, 0, noisy, survivors, None, ())
+    chosen = int(rng.choice(params.K))
+    instance = _piece(records, perm, chosen, piece_instance, domain, params)
+    draw = perturbed_solve(instance, params.lambda0, oracle, NO_LIMITS, rng, noise_cap=None)
+    if draw.query is None:
+        why = draw.oracle.message or draw.oracle.backend_status
+        raise PrivacyError(f"PRSMA (exact-oracle law): the oracle failed ({why}), so the output would not have "
+                           "PRSMA's law; the release stops. Use query_player='prsma' (robust to failures) or an "
+                           "oracle that cannot fail")
+    return PRSMAResult(draw.query, params, (False,) * params.K, 0, noisy, survivors, chosen, (draw.oracle,))
+
+
 def prsma(records: np.ndarray, piece_instance: PieceInstance, *, domain: Domain, params: PRSMAParameters,
           oracle: Oracle, rng: PrivateRandom, ledger: Ledger, limits: Limits | None = None,
-          max_oracle_calls: int = DEFAULT_MAX_ORACLE_CALLS, insist: bool = False, label: str = "") -> PRSMAResult:
+          max_oracle_calls: int = DEFAULT_MAX_ORACLE_CALLS, insist: bool = False, label: str = "",
+          exact_oracle: bool = False) -> PRSMAResult:
     """Run PRSMA (section 3.2) on ``records`` (an ``(n, A)`` code matrix; ``n`` public), replace-one.
 
     ``piece_instance(piece)`` builds the un-noised base objective of a piece
@@ -295,14 +338,27 @@ def prsma(records: np.ndarray, piece_instance: PieceInstance, *, domain: Domain,
     Spends ``(params.epsilon, params.delta)`` in ``ledger`` before drawing
     anything; refuses wall-clock limits and more than ``max_oracle_calls``
     planned calls unless ``insist``.
+
+    ``exact_oracle=True`` draws from PRSMA's output law under an oracle that
+    never fails with one unlimited oracle call instead of ``K R``
+    (:func:`_run_exact_law`, Theorem 3.5): same privacy and accuracy when the
+    oracle cannot fail, none of the robustness.  It measures what PRSMA's
+    robustness costs in accuracy at budgets where running it is out of reach.
     """
     limits = _check_limits(limits)
     records = np.asarray(records)
     if records.ndim != 2:
         raise InputError(f"records must be an (n, attributes) code matrix, got shape {records.shape}")
-    _check_calls(params.oracle_calls, max_oracle_calls, insist, label)
+    if records.shape[0] != params.n:
+        raise InputError(f"PRSMA parameters are for n={params.n} records, got {records.shape[0]}")
+    if exact_oracle and limits != NO_LIMITS:
+        raise InputError("PRSMA's exact-oracle law needs an oracle that cannot fail: run it without limits")
+    _check_calls(1 if exact_oracle else params.oracle_calls, max_oracle_calls, insist, label)
     ledger.spend("prsma", params.epsilon, params.delta, REPLACE_ONE,
-                 f"{label} K={params.K} R={params.R} eps0={params.eps0}".strip())
+                 f"{label} K={params.K} R={params.R} eps0={params.eps0}{' exact-oracle law' if exact_oracle else ''}"
+                 .strip())
+    if exact_oracle:
+        return _run_exact_law(records, piece_instance, domain, params, oracle, rng)
     return _run(records, piece_instance, domain, params, oracle, limits, rng)
 
 

@@ -179,3 +179,19 @@ def test_nan_becomes_its_own_category():
         res = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, random_state=0, **FAST)
     assert set(res.data["a"].dropna()) <= {"x", "y"}
     assert res.report.warnings, "reading categories off the data must be reported"
+
+
+def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo):
+    """``prsma-exact``: PRSMA's (eps*, delta*) per round in the ledger, one query-oracle call per round."""
+    df, schema = demo
+    opts = dict(epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact", samples_per_round=5,
+                schema=schema, random_state=0, progress=False)
+    rep = synthdp.generate_synthetic(df, "marginals:2", rounds=2, **opts).report
+    assert rep.query_player == "prsma-exact" and rep.mode == "P, exact-oracle law"
+    assert [e["mechanism"] for e in rep.ledger] == ["prsma", "prsma"]
+    assert all(e["note"].endswith("exact-oracle law") and e["relation"] == "replace-one" for e in rep.ledger)
+    assert rep.epsilon_spent <= 1 and rep.delta_spent <= 1e-7
+    with pytest.raises(InputError, match=r"K > n.*pass rounds=16 or fewer"):
+        synthdp.generate_synthetic(df, "marginals:2", rounds=300, **opts)
+    with pytest.raises(InputError, match="replace-one"):
+        synthdp.generate_synthetic(df, "marginals:2", rounds=2, **dict(opts, relation="add-remove"))

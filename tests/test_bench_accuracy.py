@@ -18,6 +18,14 @@ def test_one_tiny_run_and_the_table(shared_data_dir):
     table = markdown(summarise([run, rspm]))
     assert "| nltcs | exponential | 1 |" in table
     assert "nltcs eps=1: 2.00" in table  # RSPM / exponential ratio
+    prsma = Run("nltcs", "prsma-exact", 1.0, run.delta, 0, 3 * run.max_error, run.mean_tv, 1.0, 3, 3, 0, 1.0, False)
+    assert "of prsma-exact / exponential mechanism, same budget): nltcs eps=1: 3.00" in markdown(
+        summarise([run, rspm, prsma]))
+
+
+def test_prsma_runs_its_few_rounds_under_replace_one(shared_data_dir):
+    run = run_one("nltcs", "prsma-exact", 1.0, 0, "auto", dict(SETTINGS, samples_per_round=2))
+    assert run.rounds == 10 and run.epsilon_spent <= 1.0 and 0 <= run.max_error <= 1
 
 
 def test_categorical_tuning_suites_mirror_the_adult_protocol(shared_data_dir):

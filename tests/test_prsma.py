@@ -5,6 +5,7 @@ The statistical privacy audit of PRSMA lives in ``tests/test_audit.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -187,3 +188,71 @@ def test_add_remove_wrapper_outputs_bottom_when_the_size_is_too_small():
                            m=2, W=1, psi=0.1, oracle=BruteForceOracle(), rng=PrivateRandom(3),
                            ledger=Ledger(Fraction(20), Fraction(1, 2)))
     assert out.query is None and out.prsma is None and out.nu < 3
+
+
+# ----------------------------------------------------------------- the exact-oracle law (Theorem 3.5)
+def _law_params():
+    """tau = K - L - t0 = 1 with eps_L = 1: bottom has probability e^-1 / (1 + e^-1) = 0.269.
+
+    lambda_0 = eps0 / (m (2W + 1)) = 1, so the piece's counts matter against
+    the noise.  Such an eps0 makes Theorem 3.1's delta* vacuous (> 1); only
+    the output law is under test, so the ledger gets a nominal delta.
+    """
+    params = prsma_general(eps_count=Fraction(1), K=4, L=2, t0=1, gamma=0.3, R=2, psi=0.5, eps0=Fraction(6),
+                           n=8, m=2, W=1, log_q=math.log(3))
+    return dataclasses.replace(params, delta=Fraction(1, 2))
+
+
+def _outcomes(exact_oracle: bool, draws: int) -> dict:
+    params = _law_params()
+    rng = PrivateRandom(11 if exact_oracle else 12)
+    counts: dict = {}
+    for _ in range(draws):
+        ledger = Ledger(params.epsilon, params.delta)
+        result = prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=BruteForceOracle(), rng=rng,
+                       ledger=ledger, exact_oracle=exact_oracle)
+        key = "bottom" if result.bottom else str(result.query)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_exact_oracle_law_matches_full_prsma():
+    """Section 3.5: with a never-failing oracle, one call per run gives PRSMA's output law.
+
+    Two-sample chi-square over {bottom, the 3 queries}, 1,500 draws each (the
+    full runs make K R = 8 calls each).  It fails if the sampler drops bottom,
+    solves the whole data instead of one piece, or draws the piece wrongly.
+    """
+    from scipy.stats import chi2_contingency
+
+    full, law = _outcomes(False, 1500), _outcomes(True, 1500)
+    keys = sorted(set(full) | set(law))
+    assert len(keys) == 4
+    _, p_value, _, _ = chi2_contingency([[full.get(k, 0) for k in keys], [law.get(k, 0) for k in keys]])
+    assert p_value > 1e-3, (full, law)
+    bottom = math.exp(-1) / (1 + math.exp(-1))
+    for counts in (full, law):
+        assert abs(counts["bottom"] / 1500 - bottom) < 0.05
+
+
+def test_exact_oracle_law_makes_one_call_and_stops_on_a_fail():
+    params = _law_params()
+    ledger = Ledger(params.epsilon, params.delta)
+    results = [prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=BruteForceOracle(),
+                     rng=PrivateRandom(s), ledger=Ledger(params.epsilon, params.delta), exact_oracle=True)
+               for s in range(20)]
+    assert all(len(r.oracle_results) == (0 if r.bottom else 1) for r in results)
+    assert any(not r.bottom for r in results)
+    with pytest.raises(InputError, match="without limits"):
+        prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=BruteForceOracle(), rng=PrivateRandom(0),
+              ledger=ledger, limits=Limits(work_limit=10.0), exact_oracle=True)
+    assert ledger.events == []
+    stopped = 0
+    for seed in range(10):
+        try:
+            prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=CertificateStub("unproven"),
+                  rng=PrivateRandom(seed), ledger=Ledger(params.epsilon, params.delta), exact_oracle=True)
+        except PrivacyError as err:
+            assert "release stops" in str(err)
+            stopped += 1
+    assert stopped >= 5  # every run that does not output bottom stops
