@@ -304,11 +304,20 @@ def _run_exact_law(records: np.ndarray, piece_instance: PieceInstance, domain: D
     here (in another order, which does not change a joint law of independent
     draws).  ∎
 
+    (The oracle is stateless, A-stateless of section 1.5, so that run's
+    answer does not depend on the calls made before it.)
+
     Hence the privacy of Theorem 3.1 (which holds for every certifiable
     oracle, so for a never-failing one) carries over, and the accuracy is
-    PRSMA's.  If the one call does FAIL the law is not PRSMA's: the release
-    stops with :class:`PrivacyError`, as RSPM does in Mode E (an abort is a
-    side channel outside the model, section 6 item 5).
+    PRSMA's.  The guarantee is conditional on an oracle that cannot fail on
+    *any* piece and noise, as in Mode E: checking the one call does not
+    certify the law.  An unlimited exact oracle fails only on an instance
+    whose coefficients leave its exact integer range (the noise is
+    unbounded, so with a probability that is astronomically small at
+    realistic sizes but not zero); the release then stops with
+    :class:`PrivacyError`, as RSPM does in Mode E (an abort is a side channel
+    outside the model, section 6 item 5), and the law differs from PRSMA's
+    by at most ``(K R + 1)`` times that probability in total variation.
     """
     perm = rng.permutation(params.n)
     survivors = tuple(range(params.K))

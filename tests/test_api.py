@@ -181,14 +181,33 @@ def test_nan_becomes_its_own_category():
     assert res.report.warnings, "reading categories off the data must be reported"
 
 
-def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo):
-    """``prsma-exact``: PRSMA's (eps*, delta*) per round in the ledger, one query-oracle call per round."""
+def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypatch):
+    """``prsma-exact``: PRSMA's (eps*, delta*) per round in the ledger, one unlimited query-oracle call per round."""
+    from fractions import Fraction
+
+    import synthdp.prsma as prsma_module
+    from oracles.base import NO_LIMITS
+    from synthdp.accounting import prsma_per_round
+
+    calls = []
+    solve = prsma_module.perturbed_solve
+
+    def counted(instance, lam, oracle, limits, rng, *, noise_cap):
+        calls.append(limits)
+        return solve(instance, lam, oracle, limits, rng, noise_cap=noise_cap)
+
+    monkeypatch.setattr(prsma_module, "perturbed_solve", counted)
     df, schema = demo
     opts = dict(epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact", samples_per_round=5,
                 schema=schema, random_state=0, progress=False)
     rep = synthdp.generate_synthetic(df, "marginals:2", rounds=2, **opts).report
     assert rep.query_player == "prsma-exact" and rep.mode == "P, exact-oracle law"
-    assert [e["mechanism"] for e in rep.ledger] == ["prsma", "prsma"]
+    assert calls == [NO_LIMITS, NO_LIMITS]  # no round output bottom with this seed
+    delta = Fraction(1e-7).limit_denominator(10**18)  # as generate_synthetic reads it (never above 1e-7)
+    assert delta <= Fraction(1e-7)
+    budget = prsma_per_round(Fraction(1), delta, 2)
+    assert [(e["mechanism"], Fraction(e["epsilon"]), Fraction(e["delta"])) for e in rep.ledger] == \
+        [("prsma", budget.epsilon, budget.delta)] * 2
     assert all(e["note"].endswith("exact-oracle law") and e["relation"] == "replace-one" for e in rep.ledger)
     assert rep.epsilon_spent <= 1 and rep.delta_spent <= 1e-7
     with pytest.raises(InputError, match=r"K > n.*pass rounds=16 or fewer"):

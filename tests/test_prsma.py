@@ -250,9 +250,29 @@ def test_exact_oracle_law_makes_one_call_and_stops_on_a_fail():
     stopped = 0
     for seed in range(10):
         try:
-            prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=CertificateStub("unproven"),
-                  rng=PrivateRandom(seed), ledger=Ledger(params.epsilon, params.delta), exact_oracle=True)
+            result = prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=CertificateStub("unproven"),
+                           rng=PrivateRandom(seed), ledger=Ledger(params.epsilon, params.delta), exact_oracle=True)
         except PrivacyError as err:
             assert "release stops" in str(err)
             stopped += 1
-    assert stopped >= 5  # every run that does not output bottom stops
+        else:
+            assert result.bottom and result.oracle_results == ()  # only bottom is reached without a call
+    assert stopped >= 5
+
+
+def test_exact_oracle_law_stops_on_an_out_of_range_instance(monkeypatch):
+    """The one FAIL an unlimited exact oracle can return: coefficients beyond its integer range."""
+    import synthdp.rspm as rspm_module
+
+    monkeypatch.setattr(rspm_module, "solver_integer_limit", lambda oracle: 1)
+    params = _law_params()
+    outcomes = []
+    for seed in range(10):
+        try:
+            result = prsma(RECORDS, piece_instance, domain=DOMAIN, params=params, oracle=BruteForceOracle(),
+                           rng=PrivateRandom(seed), ledger=Ledger(params.epsilon, params.delta), exact_oracle=True)
+            outcomes.append("bottom" if result.bottom else "answer")
+        except PrivacyError as err:
+            assert "integer range" in str(err)
+            outcomes.append("stopped")
+    assert "answer" not in outcomes and "stopped" in outcomes
