@@ -121,12 +121,13 @@ PRSMA_SETTINGS = {"rounds": 10, "relation": "replace-one"}
 def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
     """Generate once and measure max error and mean TV over the suite's marginals."""
     import synthdp
+    from synthdp import api
     from synthdp.encoding import Encoder
     from synthdp.evaluate import marginal_errors
 
     df, schema, qc, sets = _suite_inputs(suite)
     delta = 1.0 / len(df) ** 2
-    if player.startswith("prsma"):
+    if player in api.PRSMA_PLAYERS:
         settings = dict(settings, rounds=settings.get("rounds") or PRSMA_SETTINGS["rounds"],
                         relation=PRSMA_SETTINGS["relation"])
     start = time.perf_counter()
@@ -175,7 +176,9 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
     """Per oracle-based player, ``{(suite, epsilon): its error / the exponential mechanism's}``."""
     by = {(r["suite"], r["player"], r["epsilon"]): r["mean_max_error"] for r in rows}
     out: dict[str, dict] = {}
-    for player in ("rspm", "prsma", "prsma-exact"):
+    from synthdp.api import PRSMA_PLAYERS
+
+    for player in ("rspm", *PRSMA_PLAYERS):
         ratios = {(s, e): by[(s, player, e)] / by[(s, "exponential", e)]
                   for (s, p, e) in by if p == "exponential" and (s, player, e) in by and by[(s, p, e)] > 0}
         if ratios:

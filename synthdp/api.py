@@ -24,6 +24,8 @@ from synthdp.report import Report
 log = logging.getLogger(__name__)
 
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
+#: The PRSMA query players: the full algorithm and its exact-oracle law (one oracle call per round).
+PRSMA_PLAYERS = ("prsma", "prsma-exact")
 RELATIONS = ("add-remove", "replace-one")
 #: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
 #: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
@@ -191,10 +193,12 @@ def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int,
     from synthdp.accounting import prsma_per_round
     from synthdp.prsma import prsma_parameters
 
+    m = query_class.separator().m
+
     def fits(T: int) -> bool:
         budget = prsma_per_round(epsilon, delta, T)
         try:
-            prsma_parameters(budget.epsilon, budget.delta, n, query_class.separator().m, samples)
+            prsma_parameters(budget.epsilon, budget.delta, n, m, samples)
         except InputError:
             return False
         return True
@@ -342,7 +346,7 @@ def generate_synthetic(
         mode = "N" if time_limit is not None else "E"
         player = RSPMPlayer(qc, q_oracle, eps0, rng, ledger, relation, mode,
                             Limits(time_limit=time_limit) if time_limit else None)
-    elif player_name in ("prsma", "prsma-exact"):
+    elif player_name in PRSMA_PLAYERS:
         if dlt is None:
             raise InputError(f"query player {player_name!r} needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
         if relation != "replace-one":
@@ -384,14 +388,14 @@ def generate_synthetic(
     log_q = math.log(base_class(qc).size() * 2)
     bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
                            samples=N, resolution=resolution, scale=b,
-                           selection_term="rspm" if player_name in ("rspm", "prsma", "prsma-exact") else "exponential")
+                           selection_term="rspm" if player_name in ("rspm", *PRSMA_PLAYERS) else "exponential")
     if respond_to == "union":
         bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
     if math.floor(burn_in * T):
         bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
     if ftpl_noise != "two-sided":
         bound["form"] += f"; NOT covered: {ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
-    if player_name in ("prsma", "prsma-exact"):
+    if player_name in PRSMA_PLAYERS:
         bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
     if random_state is not None:
         collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
