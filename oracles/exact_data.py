@@ -117,11 +117,7 @@ class DataProblem:
     ``t`` (after merging): ``val_at[t, p]`` its value at depth ``p`` (``-1``:
     none), ``weights[t]`` (int64), ``last[t]`` / ``second[t]`` the depths of
     its last and second-to-last literals (``-1``: none), ``cell[t]`` the flat
-    table cell of its last literal.  Queries are sorted by decreasing
-    ``last``, and ``cut[p]`` counts those with ``last >= p``.
-    ``at_query[at_start[p] : at_start[p + 1]]`` are the queries with a
-    literal at depth ``p``.  ``free`` are the
-    attributes of no query and ``constant`` the weight of the always-true
+    table cell of its last literal.  ``free`` are the attributes of no query and ``constant`` the weight of the always-true
     queries.  One-hot cells: attribute ``a`` holds ``offsets[a] : offsets[a +
     1]``; ``dual_cell[j]`` is the cell of dual coordinate ``j`` and
     ``order_cells`` lists the cells in branching order.
@@ -139,10 +135,7 @@ class DataProblem:
     last: np.ndarray
     second: np.ndarray
     cell: np.ndarray
-    cut: np.ndarray
     block: np.ndarray
-    at_start: np.ndarray
-    at_query: np.ndarray
 
     @classmethod
     def build(cls, query_class: QueryClass, queries: Sequence, weights: np.ndarray) -> "DataProblem":
@@ -155,22 +148,16 @@ class DataProblem:
         depth = np.full(len(sizes), -1, dtype=np.int64)
         depth[order] = np.arange(len(order))
         depths = np.sort(np.where(lit >= 0, depth[None, :], -1), axis=1)
-        by_last = np.argsort(-depths[:, -1], kind="stable")  # deep nodes then read a prefix (kernel)
-        lit, weights, depths = lit[by_last], weights[by_last], depths[by_last]
         last = depths[:, -1]
         second = depths[:, -2] if len(sizes) > 1 else np.full(len(lit), -1, dtype=np.int64)
         block = np.concatenate([[0], np.cumsum([sizes[a] for a in order])]).astype(np.int64)
         cell = block[last] + lit[np.arange(len(lit)), order[last]] if len(lit) else np.zeros(0, dtype=np.int64)
         val_at = np.ascontiguousarray(lit[:, order])
-        at_depth, at_query = np.nonzero(val_at.T >= 0)
-        at_start = np.searchsorted(at_depth, np.arange(len(order) + 1)).astype(np.int64)
-        cut = (last[None, :] >= np.arange(len(order) + 1)[:, None]).sum(axis=1).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         dual = np.array(query_class.dual_separator(), dtype=np.int64).reshape(-1, 2)
         order_cells = np.concatenate([np.arange(offsets[a], offsets[a + 1]) for a in order] + [np.zeros(0, np.int64)])
         return cls(sizes, offsets, offsets[dual[:, 0]] + dual[:, 1], order_cells, order, np.flatnonzero(uses == 0),
-                   val_at, weights, constant, last, second, cell.astype(np.int64), cut, block, at_start,
-                   at_query.astype(np.int64))
+                   val_at, weights, constant, last, second, cell.astype(np.int64), block)
 
     def unary(self, rho: np.ndarray) -> np.ndarray:
         """``u_a[v]``, the separator reward of each attribute value (int64), flat in one-hot order."""
@@ -200,8 +187,8 @@ def _search(problem: DataProblem, rho: np.ndarray, budget: Budget) -> SearchOutc
         return SearchOutcome(record, start_gain, True, start_gain, 0, "no literals")
     sizes = np.array([p.sizes[a] for a in p.order], dtype=np.int64)
     state = kernel.SearchState.start(unary[p.order_cells], start_gain, len(p.weights), sizes)
-    args = (sizes, p.block, p.weights, p.val_at, p.last, p.second, p.cell, p.cut, p.at_start, p.at_query)
-    kernel.open_root(*args[:8], state.arrays())
+    args = (sizes, p.block, p.weights, p.val_at, p.last, p.second, p.cell)
+    kernel.open_root(*args, state.arrays())
     while True:
         before = int(state.scalars[kernel.NODES])
         left = _SLICE if budget.max_nodes is None else max(1, min(_SLICE, budget.max_nodes - budget.nodes))

@@ -10,6 +10,9 @@ coefficients sum to less than ``2**53``.
 
 Frame ``p`` (the attributes of depths ``< p`` fixed) holds:
 
+* ``live[p]``: the queries consistent with the fixed attributes and not yet
+  decided; a child's list is its parent's, filtered once when the child is
+  entered, so a node's work grows with its live queries, not with all;
 * ``own[p, v]``: the unary reward of value ``v`` plus the weights of the
   live queries whose last literal is ``(p, v)`` (decided by fixing ``p``);
 * ``bound[p, v]``: gain + ``own[p, v]`` + the sum, over deeper depths, of
@@ -33,7 +36,7 @@ import numpy as np
 from numba import njit
 
 #: Slots of ``SearchState.scalars``.
-DEPTH, NODES, HAS_BEST, BEST, KILL_TOP = range(5)
+DEPTH, NODES, HAS_BEST, BEST = range(4)
 
 
 @dataclass
@@ -43,9 +46,8 @@ class SearchState:
     scalars: np.ndarray
     unary: np.ndarray
     table: np.ndarray
-    alive: np.ndarray
-    kills: np.ndarray
-    kill_mark: np.ndarray
+    live: np.ndarray
+    n_live: np.ndarray
     assigned: np.ndarray
     gain: np.ndarray
     own: np.ndarray
@@ -59,23 +61,26 @@ class SearchState:
     special_start: np.ndarray
     touched: np.ndarray
     settled: np.ndarray
+    fill: np.ndarray
 
     @classmethod
     def start(cls, unary: np.ndarray, start_gain: int, n_queries: int, sizes: np.ndarray) -> "SearchState":
         """A search at its root: ``unary`` in depth-order cells, ``start_gain`` fixed outside the search."""
         depth, width = len(sizes), int(sizes.max())
         z = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
-        state = cls(z(5), np.asarray(unary, dtype=np.int64), z(len(unary)), np.ones(n_queries, dtype=np.bool_),
-                    z(max(n_queries, 1)), z(depth), z(depth), z(depth + 1), z(depth, width), z(depth, width),
-                    z(depth, width), z(depth), z(depth), z(depth), z(depth), z(max(n_queries, 1)), z(width + 1),
-                    np.zeros(depth, dtype=np.bool_), z(width))
+        state = cls(z(4), np.asarray(unary, dtype=np.int64), z(len(unary)), z(depth, max(n_queries, 1)), z(depth),
+                    z(depth), z(depth + 1), z(depth, width), z(depth, width), z(depth, width), z(depth), z(depth),
+                    z(depth), z(depth), z(max(n_queries, 1)), z(width + 1), np.zeros(depth, dtype=np.bool_),
+                    z(width), z(width))
+        state.live[0, :n_queries] = np.arange(n_queries)
+        state.n_live[0] = n_queries
         state.gain[0] = start_gain
         return state
 
     def arrays(self) -> tuple:
-        return (self.scalars, self.unary, self.table, self.alive, self.kills, self.kill_mark, self.assigned,
-                self.gain, self.own, self.bound, self.children, self.n_children, self.next_child, self.best,
-                self.block_max, self.special, self.special_start, self.touched, self.settled)
+        return (self.scalars, self.unary, self.table, self.live, self.n_live, self.assigned, self.gain, self.own,
+                self.bound, self.children, self.n_children, self.next_child, self.best, self.block_max, self.special,
+                self.special_start, self.touched, self.settled, self.fill)
 
 
 @njit(cache=True, nogil=True)
@@ -110,24 +115,24 @@ def _coef(t, p, weights, second):
 
 
 @njit(cache=True, nogil=True)
-def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state):
+def _open_frame(p, sizes, block, weights, val_at, last, second, cell, state):
     """Fill frame ``p``: ``own``, the children's bounds and visiting order; offer the exact children.
 
-    Queries are sorted by decreasing ``last``: those with ``last > p`` are
-    ``range(cut[p + 1])`` and those with ``last == p`` are ``range(cut[p +
-    1], cut[p])``, so a deep node reads only the queries still undecided.
+    ``live[p, :n_live[p]]`` are the queries still undecided at this node and
+    consistent with the fixed attributes (in increasing index): a node reads
+    only those, however many queries the instance has.
     """
-    (scalars, unary, table, alive, kills, kill_mark, assigned, gain, own, bound, children, n_children,
-     next_child, best, block_max, special, special_start, touched, settled) = state
-    depth, size = len(sizes), sizes[p]
+    (scalars, unary, table, live, n_live, assigned, gain, own, bound, children, n_children,
+     next_child, best, block_max, special, special_start, touched, settled, fill) = state
+    depth, size, n = len(sizes), sizes[p], n_live[p]
     next_child[p] = 0
     n_children[p] = 0
-    kill_mark[p] = scalars[KILL_TOP]
     for v in range(size):
         own[p, v] = unary[block[p] + v]
         settled[v] = 0
-    for t in range(cut[p + 1], cut[p]):
-        if alive[t]:
+    for i in range(n):
+        t = live[p, i]
+        if last[t] == p:
             own[p, val_at[t, p]] += weights[t]
             settled[val_at[t, p]] += 1
     if p == depth - 1:
@@ -143,8 +148,9 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
         table[c] = unary[c]
     common = 0
     special_start[: size + 1] = 0
-    for t in range(cut[p + 1]):
-        if alive[t]:
+    for i in range(n):
+        t = live[p, i]
+        if last[t] > p:
             if val_at[t, p] < 0:
                 table[cell[t]] += _coef(t, p, weights, second)
                 common += 1
@@ -152,9 +158,10 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
                 special_start[val_at[t, p] + 1] += 1
     for v in range(size):
         special_start[v + 1] += special_start[v]
-    fill = special_start[:size].copy()
-    for t in range(cut[p + 1]):
-        if alive[t] and val_at[t, p] >= 0:
+        fill[v] = special_start[v]
+    for i in range(n):
+        t = live[p, i]
+        if last[t] > p and val_at[t, p] >= 0:
             special[fill[val_at[t, p]]] = t
             fill[val_at[t, p]] += 1
     tail = 0
@@ -209,27 +216,24 @@ def _open_frame(p, sizes, block, weights, val_at, last, second, cell, cut, state
 
 
 @njit(cache=True, nogil=True)
-def open_root(sizes, block, weights, val_at, last, second, cell, cut, state):
+def open_root(sizes, block, weights, val_at, last, second, cell, state):
     """Open frame 0 of a fresh search (before the first :func:`advance`)."""
-    _open_frame(0, sizes, block, weights, val_at, last, second, cell, cut, state)
+    _open_frame(0, sizes, block, weights, val_at, last, second, cell, state)
 
 
 @njit(cache=True, nogil=True)
-def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, cut, at_start, at_query, state):
+def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, state):
     """Run the search for at most ``max_nodes`` more nodes (the first dive always reaches a leaf).
 
     Returns True when the search is exhausted (the incumbent is then the
     proven optimum) and False when it paused with work left; calling again
     resumes exactly where it stopped.
     """
-    (scalars, unary, table, alive, kills, kill_mark, assigned, gain, own, bound, children, n_children,
-     next_child, best, block_max, special, special_start, touched, settled) = state
+    (scalars, unary, table, live, n_live, assigned, gain, own, bound, children, n_children,
+     next_child, best, block_max, special, special_start, touched, settled, fill) = state
     run = 0
     while scalars[DEPTH] >= 0:
         p = scalars[DEPTH]
-        for i in range(kill_mark[p], scalars[KILL_TOP]):  # undo the previous child's kills
-            alive[kills[i]] = True
-        scalars[KILL_TOP] = kill_mark[p]
         if next_child[p] == n_children[p]:
             scalars[DEPTH] = p - 1
             continue
@@ -241,17 +245,18 @@ def advance(max_nodes, sizes, block, weights, val_at, last, second, cell, cut, a
             return False
         next_child[p] += 1
         assigned[p] = v
-        for i in range(at_start[p], at_start[p + 1]):
-            t = at_query[i]
-            if alive[t] and val_at[t, p] != v:
-                alive[t] = False
-                kills[scalars[KILL_TOP]] = t
-                scalars[KILL_TOP] += 1
+        k = 0
+        for i in range(n_live[p]):  # the child's live queries: undecided, and not contradicted by v
+            t = live[p, i]
+            if last[t] > p and (val_at[t, p] < 0 or val_at[t, p] == v):
+                live[p + 1, k] = t
+                k += 1
+        n_live[p + 1] = k
         gain[p + 1] = gain[p] + own[p, v]
         scalars[NODES] += 1
         run += 1
         scalars[DEPTH] = p + 1
-        _open_frame(p + 1, sizes, block, weights, val_at, last, second, cell, cut, state)
+        _open_frame(p + 1, sizes, block, weights, val_at, last, second, cell, state)
     return True
 
 
