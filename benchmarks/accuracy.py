@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 def _defaults() -> dict:
     from synthdp import api
 
-    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": api.DEFAULT_SAMPLES,
+    return {"rounds": None, "epsilon_per_round": None, "samples_per_round": None,
             "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
             "burn_in": None, "ftpl_noise": api.DEFAULT_NOISE}
 

@@ -37,6 +37,10 @@ WIDE_WIDTH = 5
 WIDE_EPSILON_PER_ROUND = 0.01
 DEFAULT_MAX_ROUNDS = 300
 DEFAULT_SAMPLES = 50
+#: ``samples_per_round=None`` when the cap cuts the rounds: each selection is then sharper than the
+#: floor, and the plays' sampling error (about ``1/sqrt(N)`` per cell) is what blurs the query
+#: player's view, so the running time the cap saves goes to samples (tuned on NLTCS and BR2000).
+CAPPED_SAMPLES = 100
 DEFAULT_THETA = 0.3
 DEFAULT_RESOLUTION = 100
 #: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
@@ -84,8 +88,9 @@ def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, r
         raise InputError(f"burn_in must be a fraction in [0, 1) or None, got {burn_in!r}")
     if ftpl_noise not in FTPL_NOISES:
         raise InputError(f"ftpl_noise must be one of {list(FTPL_NOISES)}, got {ftpl_noise!r}")
-    if isinstance(samples_per_round, bool) or not isinstance(samples_per_round, int) or samples_per_round < 1:
-        raise InputError(f"samples_per_round must be a positive integer, got {samples_per_round!r}")
+    if samples_per_round is not None and (isinstance(samples_per_round, bool) or not isinstance(samples_per_round, int)
+                                          or samples_per_round < 1):
+        raise InputError(f"samples_per_round must be a positive integer or None, got {samples_per_round!r}")
     if query_player not in QUERY_PLAYERS:
         raise InputError(f"unknown query player {query_player!r}; choose one of {list(QUERY_PLAYERS)}")
     if relation not in RELATIONS:
@@ -211,6 +216,23 @@ def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int,
                      f"needs more than n={n} records per round (K > n, privacy note 3.2); {hint}")
 
 
+def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryClass, *, rounds: int | None = None,
+                epsilon_per_round: float | None = None, samples_per_round: int | None = None) -> tuple[int, int]:
+    """The game's rounds ``T`` and samples per round ``N`` (:func:`generate_synthetic` documents the rule)."""
+    from synthdp.accounting import rounds_for
+    from synthdp.noise import to_fraction_down
+
+    capped = False
+    if rounds is not None:
+        T = rounds
+    elif epsilon_per_round is not None:
+        T = rounds_for(epsilon, delta or Fraction(0), to_fraction_down(epsilon_per_round))
+    else:
+        T = rounds_for(epsilon, delta or Fraction(0), to_fraction_down(default_epsilon_per_round(query_class)))
+        capped, T = T > DEFAULT_MAX_ROUNDS, min(T, DEFAULT_MAX_ROUNDS)
+    return T, samples_per_round or (CAPPED_SAMPLES if capped else DEFAULT_SAMPLES)
+
+
 def generate_synthetic(
     df: pd.DataFrame,
     query_class: str | QueryClass = "marginals:3",
@@ -222,7 +244,7 @@ def generate_synthetic(
     burn_in: float | None = None,
     query_player: str = "auto",
     oracle: str = "auto",
-    samples_per_round: int = DEFAULT_SAMPLES,
+    samples_per_round: int | None = None,
     n_rows: int | None = None,
     schema: Any = None,
     random_state: int | None = None,
@@ -252,7 +274,8 @@ def generate_synthetic(
     rounds in which a private query player picks the query of
     ``query_class`` on which the current synthetic samples are most wrong and
     a follow-the-perturbed-leader data player answers with
-    ``samples_per_round`` records.  The total budget ``(epsilon, delta)`` is
+    ``samples_per_round`` records (default ``DEFAULT_SAMPLES``, or
+    ``CAPPED_SAMPLES`` when the round cap applies).  The total budget ``(epsilon, delta)`` is
     split over rounds by the accountant (zCDP or basic composition,
     whichever is tighter, section 4.2); ``delta=None`` means pure DP with
     basic composition.
@@ -285,7 +308,7 @@ def generate_synthetic(
     import time
 
     from queries.spec import parse_query_class
-    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round, rounds_for
+    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round
     from synthdp.data import AggregatedData
     from synthdp.encoding import Encoder
     from synthdp.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
@@ -314,17 +337,12 @@ def generate_synthetic(
     if not qc.complement_closed:
         raise InputError(f"the game needs a complement-closed class; got {qc.name}")
 
-    N = samples_per_round
     eps = to_fraction_down(float(epsilon))
     dlt = None if delta is None else Fraction(delta).limit_denominator(10**18)
     if dlt is not None and dlt > Fraction(delta):
         dlt = Fraction(math.floor(delta * 10**18), 10**18)
-    if rounds is not None:
-        T = rounds
-    elif epsilon_per_round is not None:
-        T = rounds_for(eps, dlt or Fraction(0), to_fraction_down(epsilon_per_round))
-    else:
-        T = min(DEFAULT_MAX_ROUNDS, rounds_for(eps, dlt or Fraction(0), to_fraction_down(default_epsilon_per_round(qc))))
+    T, N = game_length(eps, dlt, qc, rounds=rounds, epsilon_per_round=epsilon_per_round,
+                       samples_per_round=samples_per_round)
     ledger = Ledger(eps, dlt or Fraction(0))
     rng = PrivateRandom(random_state)
     eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T

@@ -218,8 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ftpl-noise", choices=["two-sided", "one-sided"], default=api.DEFAULT_NOISE,
                    help="data-player perturbation: the note's two-sided discrete Laplace or FEM-style one-sided "
                         "penalties (default %(default)s)")
-    g.add_argument("--samples-per-round", type=int, default=api.DEFAULT_SAMPLES,
-                   help="data-player samples per round N (default %(default)s)")
+    g.add_argument("--samples-per-round", type=int, default=None,
+                   help=f"data-player samples per round N (default {api.DEFAULT_SAMPLES}, or "
+                        f"{api.CAPPED_SAMPLES} when the rounds are capped at {api.DEFAULT_MAX_ROUNDS})")
     g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, prsma-exact (PRSMA's law under an oracle that cannot fail: one call per round, for accuracy studies), exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])

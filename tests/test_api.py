@@ -41,6 +41,29 @@ def test_rounds_follow_from_the_per_round_budget(demo):
     assert large.rounds == synthdp.api.DEFAULT_MAX_ROUNDS
 
 
+def test_samples_per_round_double_when_the_round_cap_applies(demo):
+    """N is DEFAULT_SAMPLES unless the default rule's rounds were cut by the cap; an explicit N always wins."""
+    from fractions import Fraction
+
+    from queries.spec import parse_query_class
+    from synthdp.api import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
+
+    qc = parse_query_class("marginals:2", demo[1].domain)
+    delta = Fraction(1, 10**6)
+    assert game_length(Fraction(5), delta, qc) == (DEFAULT_MAX_ROUNDS, CAPPED_SAMPLES)
+    assert game_length(Fraction(5), delta, qc, samples_per_round=7) == (DEFAULT_MAX_ROUNDS, 7)
+    T, N = game_length(Fraction(1, 10), delta, qc)
+    assert T < DEFAULT_MAX_ROUNDS and N == DEFAULT_SAMPLES
+    # Rounds given or chosen through epsilon_per_round are never "capped", even when there are many.
+    assert game_length(Fraction(5), delta, qc, rounds=DEFAULT_MAX_ROUNDS) == (DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES)
+    T, N = game_length(Fraction(5), delta, qc, epsilon_per_round=0.001)
+    assert T > DEFAULT_MAX_ROUNDS and N == DEFAULT_SAMPLES
+    # The report states the N actually played.
+    rep = synthdp.generate_synthetic(demo[0], "marginals:2", epsilon=5, delta=1e-6, schema=demo[1], random_state=1,
+                                     rounds=2, progress=False).report
+    assert rep.samples_per_round == DEFAULT_SAMPLES
+
+
 def _max_error(df, schema, synthetic, k=2):
     import itertools
 
