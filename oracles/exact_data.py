@@ -117,10 +117,11 @@ class DataProblem:
     ``t`` (after merging): ``val_at[t, p]`` its value at depth ``p`` (``-1``:
     none), ``weights[t]`` (int64), ``last[t]`` / ``second[t]`` the depths of
     its last and second-to-last literals (``-1``: none), ``cell[t]`` the flat
-    table cell of its last literal.  ``free`` are the attributes of no query and ``constant`` the weight of the always-true
-    queries.  One-hot cells: attribute ``a`` holds ``offsets[a] : offsets[a +
-    1]``; ``dual_cell[j]`` is the cell of dual coordinate ``j`` and
-    ``order_cells`` lists the cells in branching order.
+    table cell of its last literal.  ``free`` are the attributes of no query
+    and ``constant`` the weight of the always-true queries.  One-hot cells:
+    attribute ``a`` holds ``offsets[a] : offsets[a + 1]``; ``dual_cell[j]``
+    is the cell of dual coordinate ``j`` and ``order_cells`` lists the cells
+    in branching order.
     """
 
     sizes: tuple[int, ...]

@@ -218,7 +218,12 @@ def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int,
 
 def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryClass, *, rounds: int | None = None,
                 epsilon_per_round: float | None = None, samples_per_round: int | None = None) -> tuple[int, int]:
-    """The game's rounds ``T`` and samples per round ``N`` (:func:`generate_synthetic` documents the rule)."""
+    """The game's rounds ``T`` and samples per round ``N`` (:func:`generate_synthetic` documents the rule).
+
+    Both are inputs of GAME (design note section 4.1) and depend only on public parameters (the
+    budget and the query class), so choosing them spends nothing; ``N`` stays within the note's
+    recommended range (section 4.5).
+    """
     from synthdp.accounting import rounds_for
     from synthdp.noise import to_fraction_down
 
