@@ -1,8 +1,8 @@
 """Benchmark datasets (shared, read-only files) and the self-generated demo table."""
 
-from datasets.adult_raw import ADULT_RAW_COLUMNS, adult_raw_schema, load_adult_raw
-from datasets.demo import demo_dataframe, demo_schema
-from datasets.shared import CODED_DATASETS, benchmarks_dir, data_dir, load_coded, load_workload
+from synthdp.datasets.adult_raw import ADULT_RAW_COLUMNS, adult_raw_schema, load_adult_raw
+from synthdp.datasets.demo import demo_dataframe, demo_schema
+from synthdp.datasets.shared import CODED_DATASETS, benchmarks_dir, data_dir, load_coded, load_workload
 
 __all__ = [
     "ADULT_RAW_COLUMNS",

@@ -13,12 +13,13 @@ written here in code, so encoding needs nothing read off the data.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
-from datasets.shared import data_dir
-from synthdp.errors import InputError
-from synthdp.schema import Attribute, Schema
+from synthdp.datasets.shared import data_dir
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Attribute, Schema
 
 #: Column names in file order (UCI ``adult.names``).
 ADULT_RAW_COLUMNS = (
@@ -64,19 +65,21 @@ ADULT_BINS: dict[str, int] = {
 ADULT_NULLABLE = ("workclass", "occupation", "native-country")
 
 
-def load_adult_raw(split: str = "train") -> pd.DataFrame:
+def load_adult_raw(split: str = "train", *, data_home: str | Path | None = None) -> pd.DataFrame:
     """The raw Adult rows of ``split`` (``"train"``, ``"test"`` or ``"both"``, train first).
 
     Continuous columns are int64, the others strings; ``"?"`` becomes NaN and
-    the test labels lose their trailing ``"."`` so both splits agree.
+    the test labels lose their trailing ``"."`` so both splits agree; ``data_home``
+    as in :func:`synthdp.datasets.data_dir`.
     """
     if split == "both":
-        return pd.concat([load_adult_raw("train"), load_adult_raw("test")], ignore_index=True)
+        return pd.concat([load_adult_raw("train", data_home=data_home), load_adult_raw("test", data_home=data_home)],
+                         ignore_index=True)
     if split not in _FILES:
         raise InputError(f"split must be 'train', 'test' or 'both', got {split!r}")
     name, junk = _FILES[split]
     df = pd.read_csv(
-        data_dir() / name, header=None, names=list(ADULT_RAW_COLUMNS), skiprows=junk,
+        data_dir(data_home) / name, header=None, names=list(ADULT_RAW_COLUMNS), skiprows=junk,
         skipinitialspace=True, na_values=["?"], keep_default_na=False,
     )
     df["income"] = df["income"].str.rstrip(".")

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthdp.errors import InputError
-from synthdp.schema import Attribute, Schema
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Attribute, Schema
 
 #: Public categories of the demo columns, in code order.
 DEMO_CATEGORIES: dict[str, tuple] = {

@@ -1,8 +1,11 @@
-"""Locate and load the shared benchmark data (read-only, outside the repository).
+"""Locate and load the shared benchmark data (read-only, never copied into the package).
 
-The data live next to the repository in ``../shared/datasets`` and
-``../shared/benchmarks``; the environment variables ``SYNTHDP_DATA_DIR`` and
-``SYNTHDP_BENCHMARKS_DIR`` override those locations.
+As scikit-learn's loaders take ``data_home``, every function here takes the
+folder as an argument; without one it is read from ``SYNTHDP_DATA_DIR`` /
+``SYNTHDP_BENCHMARKS_DIR``, and without those it is ``../shared/datasets`` /
+``../shared/benchmarks`` seen from the working directory (a checkout run from
+its root, with the shared folder beside it).  Nothing is located relative to
+the installed files.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from synthdp.errors import InputError
-from synthdp.schema import Schema, read_json
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema, read_json
 
 logger = logging.getLogger(__name__)
 
@@ -24,38 +27,41 @@ BENCHMARKS_DIR_ENV = "SYNTHDP_BENCHMARKS_DIR"
 CODED_DATASETS = ("adult", "nltcs", "acs", "br2000")
 WORKLOADS_FILE = "adult-workloads.json"
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _shared_dir(env: str, default: Path) -> Path:
-    """``$env`` if set, else ``default``; an error naming the variable when the directory is absent."""
-    path = Path(os.environ[env]) if os.environ.get(env) else default
+def _shared_dir(given: str | Path | None, env: str, leaf: str) -> Path:
+    """``given``, else ``$env``, else ``../shared/<leaf>``; an error naming both ways to set it when absent."""
+    if given is not None:
+        path = Path(given).expanduser()
+    elif os.environ.get(env):
+        path = Path(os.environ[env]).expanduser()
+    else:
+        path = Path.cwd().parent / "shared" / leaf
     if not path.is_dir():
-        raise InputError(
-            f"data directory {str(path)!r} does not exist; set the environment variable {env} to its location"
-        )
+        raise InputError(f"data directory {str(path)!r} does not exist; pass its location (data_home=...) "
+                         f"or set the environment variable {env}")
     return path
 
 
-def data_dir() -> Path:
-    """Directory of the benchmark datasets (``$SYNTHDP_DATA_DIR`` or ``<repo>/../shared/datasets``)."""
-    return _shared_dir(DATA_DIR_ENV, _REPO_ROOT.parent / "shared" / "datasets")
+def data_dir(data_home: str | Path | None = None) -> Path:
+    """Folder of the benchmark datasets: ``data_home``, ``$SYNTHDP_DATA_DIR``, or ``../shared/datasets``."""
+    return _shared_dir(data_home, DATA_DIR_ENV, "datasets")
 
 
-def benchmarks_dir() -> Path:
-    """Directory of the benchmark workloads (``$SYNTHDP_BENCHMARKS_DIR`` or ``<repo>/../shared/benchmarks``)."""
-    return _shared_dir(BENCHMARKS_DIR_ENV, _REPO_ROOT.parent / "shared" / "benchmarks")
+def benchmarks_dir(data_home: str | Path | None = None) -> Path:
+    """Folder of the benchmark workloads: ``data_home``, ``$SYNTHDP_BENCHMARKS_DIR``, or ``../shared/benchmarks``."""
+    return _shared_dir(data_home, BENCHMARKS_DIR_ENV, "benchmarks")
 
 
-def load_coded(name: str) -> tuple[pd.DataFrame, Schema]:
+def load_coded(name: str, *, data_home: str | Path | None = None) -> tuple[pd.DataFrame, Schema]:
     """An integer-coded benchmark table and its public schema (from ``<name>-domain.json``).
 
     ``name`` is one of :data:`CODED_DATASETS`. The columns are checked to be
-    those of the domain file, in its order.
+    those of the domain file, in its order; ``data_home`` as in :func:`data_dir`.
     """
     if name not in CODED_DATASETS:
         raise InputError(f"unknown dataset {name!r}; choose one of {list(CODED_DATASETS)}")
-    root = data_dir()
+    root = data_dir(data_home)
     schema = Schema.from_domain_file(root / f"{name}-domain.json")
     df = pd.read_csv(root / f"{name}.csv")
     if tuple(map(str, df.columns)) != schema.names:
@@ -64,7 +70,7 @@ def load_coded(name: str) -> tuple[pd.DataFrame, Schema]:
     return df, schema
 
 
-def load_workload(key: str | os.PathLike) -> list[tuple[str, ...]]:
+def load_workload(key: str | os.PathLike, *, data_home: str | Path | None = None) -> list[tuple[str, ...]]:
     """A workload as a list of attribute-name tuples.
 
     ``key`` is a key of ``adult-workloads.json`` in :func:`benchmarks_dir`
@@ -75,7 +81,7 @@ def load_workload(key: str | os.PathLike) -> list[tuple[str, ...]]:
         path = Path(key)
         data = read_json(path)
     else:
-        path = benchmarks_dir() / WORKLOADS_FILE
+        path = benchmarks_dir(data_home) / WORKLOADS_FILE
         workloads = read_json(path)
         if key not in workloads:
             raise InputError(f"unknown workload {key!r}; {path} holds {sorted(workloads)}, or pass a JSON file path")

@@ -1,20 +1,20 @@
 """Certifiable solver oracles for the query player and the data player.
 
-``get_oracle(name)`` returns a backend by name; see :mod:`oracles.base` for
+``get_oracle(name)`` returns a backend by name; see :mod:`synthdp.oracles.base` for
 the contract every backend follows.
 """
 
 from __future__ import annotations
 
-from oracles.base import (FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult,
+from synthdp.oracles.base import (FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult,
                           QueryInstance)
 
 _BACKENDS = {
-    "brute": ("oracles.brute", "BruteForceOracle"),
-    "exact": ("oracles.exact", "ExactSearchOracle"),
-    "cpsat": ("oracles.cpsat", "CPSATOracle"),
-    "cbc": ("oracles.cbc", "CBCOracle"),
-    "maxsat": ("oracles.maxsat", "MaxSATOracle"),
+    "brute": ("synthdp.oracles.brute", "BruteForceOracle"),
+    "exact": ("synthdp.oracles.exact", "ExactSearchOracle"),
+    "cpsat": ("synthdp.oracles.cpsat", "CPSATOracle"),
+    "cbc": ("synthdp.oracles.cbc", "CBCOracle"),
+    "maxsat": ("synthdp.oracles.maxsat", "MaxSATOracle"),
 }
 
 
@@ -27,7 +27,7 @@ def get_oracle(name: str, **options) -> Oracle:
     """The backend called ``name`` (one of :func:`available_oracles`)."""
     import importlib
 
-    from synthdp.errors import InputError
+    from synthdp.core.errors import InputError
 
     if name not in _BACKENDS:
         raise InputError(f"unknown oracle {name!r}; choose one of {available_oracles()}")

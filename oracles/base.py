@@ -24,8 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not, base_class, split
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import ComplementClosed, Not, base_class, split
 
 OPTIMAL = "optimal"
 FAIL = "fail"

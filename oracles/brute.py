@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from oracles.base import OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
-from queries.base import ENUMERATION_LIMIT, QueryClass
-from queries.complement import base_class
+from synthdp.oracles.base import OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
+from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
+from synthdp.queries.complement import base_class
 
 #: Largest record universe the data player enumerates.
 RECORD_LIMIT = ENUMERATION_LIMIT

@@ -28,9 +28,9 @@ import os
 import re
 import warnings
 
-from oracles.base import Limits
-from oracles.encodings import EncodedOracle
-from oracles.model import (MINIMIZE, Clause, Linear, Model, Outcome, Xor, as_linear, linearize, split_xor,
+from synthdp.oracles.base import Limits
+from synthdp.oracles.encodings import EncodedOracle
+from synthdp.oracles.model import (MINIMIZE, Clause, Linear, Model, Outcome, Xor, as_linear, linearize, split_xor,
                            xor_clauses)
 
 log = logging.getLogger(__name__)

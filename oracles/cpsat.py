@@ -20,9 +20,9 @@ were slower at level 2, so they keep the default.
 
 from __future__ import annotations
 
-from oracles.base import Limits
-from oracles.encodings import EncodedOracle
-from oracles.model import MINIMIZE, Card, Clause, Linear, Model, Outcome, as_linear, xor_clauses
+from synthdp.oracles.base import Limits
+from synthdp.oracles.encodings import EncodedOracle
+from synthdp.oracles.model import MINIMIZE, Card, Clause, Linear, Model, Outcome, as_linear, xor_clauses
 
 #: Stop once the gap is below this; the objective is integral, so this is exact optimality.
 _ABSOLUTE_GAP = 0.5

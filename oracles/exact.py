@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from oracles.base import FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
-from oracles.exact_common import Budget, SearchOutcome, exact_in_float
-from oracles.exact_data import DataProblem, maximize
-from oracles.exact_query import minimize, supported
-from queries.base import QueryClass
-from queries.complement import base_class
+from synthdp.oracles.base import FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
+from synthdp.oracles.exact_common import Budget, SearchOutcome, exact_in_float
+from synthdp.oracles.exact_data import DataProblem, maximize
+from synthdp.oracles.exact_query import minimize, supported
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import base_class
 
 #: Threads that run a round's data-player searches side by side.
 _WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

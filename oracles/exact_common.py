@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oracles.base import Deadline, Limits
+from synthdp.oracles.base import Deadline, Limits
 
 #: Float64 sums of integers are exact while every partial sum stays below this.
 EXACT_FLOAT = 2.0**53

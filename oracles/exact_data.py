@@ -68,11 +68,11 @@ from typing import Sequence
 
 import numpy as np
 
-from oracles import exact_data_kernel as kernel
-from oracles.exact_common import Budget, SearchOutcome, bin_sums
-from queries.base import QueryClass
-from queries.conjunctions import Conjunction
-from queries.monotone import MonotoneConjunction, MonotoneConjunctions
+from synthdp.oracles import exact_data_kernel as kernel
+from synthdp.oracles.exact_common import Budget, SearchOutcome, bin_sums
+from synthdp.queries.base import QueryClass
+from synthdp.queries.conjunctions import Conjunction
+from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
 
 log = logging.getLogger(__name__)
 

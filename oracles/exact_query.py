@@ -39,11 +39,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from oracles.exact_common import Budget, SearchOutcome, bin_sums
-from queries.base import QueryClass
-from queries.conjunctions import Conjunction, Conjunctions
-from queries.monotone import MonotoneConjunction, MonotoneConjunctions
-from queries.workload import Workload
+from synthdp.oracles.exact_common import Budget, SearchOutcome, bin_sums
+from synthdp.queries.base import QueryClass
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
+from synthdp.queries.workload import Workload
 
 log = logging.getLogger(__name__)
 

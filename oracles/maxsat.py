@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import itertools
 
-from oracles.base import Limits
-from oracles.encodings import EncodedOracle
-from oracles.model import MINIMIZE, Card, Clause, Model, Outcome, Xor, split_xor, xor_clauses
+from synthdp.oracles.base import Limits
+from synthdp.oracles.encodings import EncodedOracle
+from synthdp.oracles.model import MINIMIZE, Card, Clause, Model, Outcome, Xor, split_xor, xor_clauses
 
 #: "At most one" over at most this many literals is written pairwise (no auxiliary variables).
 _PAIRWISE = 6

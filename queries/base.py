@@ -18,8 +18,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 Query = Any
 
@@ -111,7 +111,7 @@ class QueryClass(ABC):
         return out
 
     def answers(self, queries: Sequence[Query], data) -> np.ndarray:
-        """Un-normalised counts ``n q(D)`` on an :class:`~synthdp.data.AggregatedData`."""
+        """Un-normalised counts ``n q(D)`` on an :class:`~synthdp.core.data.AggregatedData`."""
         return self.answer(queries, data.codes, data.counts)
 
     # ----- separators ----------------------------------------------------

@@ -16,10 +16,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from queries.base import QueryClass, binary_feature_columns, binary_features
-from queries.conjunctions import is_int
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.base import QueryClass, binary_feature_columns, binary_features
+from synthdp.queries.conjunctions import is_int
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 #: Entries of one ``queries x points`` block of linear forms.
 _BLOCK = 1 << 22

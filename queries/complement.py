@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from queries.base import DerivedClass, QueryClass, Separator
+from synthdp.queries.base import DerivedClass, QueryClass, Separator
 
 
 @dataclass(frozen=True, order=True)

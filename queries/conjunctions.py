@@ -14,10 +14,10 @@ from typing import Sequence
 
 import numpy as np
 
-from queries.base import QueryClass, Separator
-from synthdp.data import weighted_bincount
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.base import QueryClass, Separator
+from synthdp.core.data import weighted_bincount
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 #: Marginal tables with more cells than this are not built (wide conjunctions).
 _TABLE_LIMIT = 1 << 22

@@ -15,10 +15,10 @@ from typing import Sequence
 
 import numpy as np
 
-from queries.base import DerivedClass, Separator
-from queries.conjunctions import Conjunction, Conjunctions
-from queries.monotone import MonotoneConjunction, MonotoneConjunctions
-from synthdp.errors import InputError
+from synthdp.queries.base import DerivedClass, Separator
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
+from synthdp.core.errors import InputError
 
 
 @dataclass(frozen=True, order=True)

@@ -16,11 +16,11 @@ from typing import Sequence
 
 import numpy as np
 
-from queries.base import Separator
-from queries.binary import BinaryFeatureClass, bits, linear_blocks
-from queries.conjunctions import is_int
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.base import Separator
+from synthdp.queries.binary import BinaryFeatureClass, bits, linear_blocks
+from synthdp.queries.conjunctions import is_int
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 
 @dataclass(frozen=True, order=True)

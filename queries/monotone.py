@@ -13,8 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
-from queries.base import Separator
-from queries.binary import FeatureSet, FeatureSetClass, linear_blocks
+from synthdp.queries.base import Separator
+from synthdp.queries.binary import FeatureSet, FeatureSetClass, linear_blocks
 
 
 @dataclass(frozen=True, order=True)

@@ -13,16 +13,17 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from queries.base import QueryClass
-from queries.complement import ComplementClosed
-from queries.conjunctions import Conjunctions
-from queries.disjunctions import Disjunctions
-from queries.halfspaces import Halfspaces
-from queries.monotone import MonotoneConjunctions
-from queries.parities import Parities
-from queries.workload import Workload
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import ComplementClosed
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.disjunctions import Disjunctions
+from synthdp.queries.halfspaces import Halfspaces
+from synthdp.queries.monotone import MonotoneConjunctions
+from synthdp.queries.parities import Parities
+from synthdp.queries.workload import Workload
+from synthdp.datasets.shared import benchmarks_dir
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 #: The accepted spec forms (shown in errors).
 FORMS = (
@@ -36,12 +37,6 @@ FORMS = (
     "workload:PATH     cells of the marginals listed in a JSON file (a list of attribute-name lists)",
     "workload:KEY      a named workload of the benchmarks folder, e.g. workload:adult_3way_64",
 )
-
-
-def benchmarks_dir() -> Path:
-    """``$SYNTHDP_BENCHMARKS_DIR``, else ``<repo>/../shared/benchmarks``."""
-    env = os.environ.get("SYNTHDP_BENCHMARKS_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
 
 
 def _invalid(spec: object, why: str = "unknown query class") -> InputError:
@@ -128,11 +123,11 @@ def load_workload(where: str, domain: Domain) -> Workload:
         tuples = _read_json(path)
         if isinstance(tuples, dict):
             raise InputError(f"{path} holds several workloads ({sorted(tuples)}); put the file in the benchmarks "
-                             f"folder ({benchmarks_dir()}, or set SYNTHDP_BENCHMARKS_DIR) and use workload:KEY")
+                             f"folder (SYNTHDP_BENCHMARKS_DIR) and use workload:KEY")
         name = f"workload:{path.stem}"
     else:
         folder = benchmarks_dir()
-        named = _named_workloads(folder) if folder.is_dir() else {}
+        named = _named_workloads(folder)
         if where not in named:
             raise InputError(f"no workload named {where!r} in {folder} (set SYNTHDP_BENCHMARKS_DIR to change "
                              f"the folder); available: {sorted(named)}")

@@ -19,11 +19,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from queries.base import Separator
-from queries.conjunctions import Conjunction, Conjunctions, _value_bits, is_int
-from synthdp.data import weighted_bincount
-from synthdp.domain import Domain
-from synthdp.errors import InputError, SchemaError
+from synthdp.queries.base import Separator
+from synthdp.queries.conjunctions import Conjunction, Conjunctions, _value_bits, is_int
+from synthdp.core.data import weighted_bincount
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, SchemaError
 
 
 class Workload(Conjunctions):

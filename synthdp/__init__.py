@@ -1,18 +1,13 @@
 """synthdp: differentially private synthetic tables with certified solver oracles.
 
-Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`
-(imported lazily, so that ``queries`` and ``oracles`` can import the small
-core modules of this package without a cycle).
+Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`.  The
+package is layered (see the README's layout section): ``synthdp.core`` at the
+bottom, then ``synthdp.queries`` and ``synthdp.oracles``, the private
+``synthdp.mechanisms``, the generation ``synthdp.methods``, and the driver
+(``api``, ``cli``, ``report``) on top; imports only point down.
 """
 
 from synthdp._version import __version__
+from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
 
 __all__ = ["Synthesizer", "SyntheticResult", "__version__", "generate_synthetic"]
-
-
-def __getattr__(name: str):
-    if name in ("generate_synthetic", "Synthesizer", "SyntheticResult"):
-        from synthdp import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'synthdp' has no attribute {name!r}")

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from oracles import Limits, get_oracle
-from oracles.base import Oracle
-from queries.base import QueryClass
-from queries.complement import base_class
-from synthdp.errors import InputError
-from synthdp.game import FTPL_NOISES, RESPONSES
+from synthdp.oracles import Limits, get_oracle
+from synthdp.oracles.base import Oracle
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import base_class
+from synthdp.core.errors import InputError
+from synthdp.methods.game import FTPL_NOISES, RESPONSES
 from synthdp.report import Report
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class SyntheticResult:
 
     def to_csv(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically (temporary file, then rename)."""
-        from synthdp.io import write_csv
+        from synthdp.core.io import write_csv
 
         write_csv(self.data, path)
 
@@ -109,7 +109,7 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     Warnings raised while building (e.g. categories read off the private
     data) are re-emitted and collected for the report.
     """
-    from synthdp.schema import Schema
+    from synthdp.core.schema import Schema
 
     if schema is not None:
         return schema if isinstance(schema, Schema) else Schema.load(schema)
@@ -139,7 +139,7 @@ def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
     The data player on a small record universe (at most ``SMALL_UNIVERSE``
     records, e.g. NLTCS) enumerates it instead: exact and fastest there.
     """
-    from oracles.brute import universe_size
+    from synthdp.oracles.brute import universe_size
 
     base = base_class(query_class)
     if name == "auto" and role == "data player" and universe_size(base) <= SMALL_UNIVERSE:
@@ -156,7 +156,7 @@ def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
 
 def _scored_cells(query_class: QueryClass) -> int | None:
     """Number of base queries an exponential player would score, or None if not enumerable."""
-    from synthdp.players import workload_size
+    from synthdp.methods.players import workload_size
 
     return workload_size(base_class(query_class))
 
@@ -195,8 +195,8 @@ def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int,
     Under replace-one (the only relation PRSMA runs under) ``n`` is public.
     The message names the most rounds that fit, found by a data-independent scan.
     """
-    from synthdp.accounting import prsma_per_round
-    from synthdp.prsma import prsma_parameters
+    from synthdp.mechanisms.accounting import prsma_per_round
+    from synthdp.mechanisms.prsma import prsma_parameters
 
     m = query_class.separator().m
 
@@ -224,8 +224,8 @@ def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryCla
     budget and the query class), so choosing them spends nothing; ``N`` stays within the note's
     recommended range (section 4.5).
     """
-    from synthdp.accounting import rounds_for
-    from synthdp.noise import to_fraction_down
+    from synthdp.mechanisms.accounting import rounds_for
+    from synthdp.mechanisms.noise import to_fraction_down
 
     capped = False
     if rounds is not None:
@@ -298,7 +298,7 @@ def generate_synthetic(
     rounds whose plays are not released (post-processing, free): the early
     plays answer few queries; ``None`` means ``ROUND_BURN_IN`` for the round
     response and 0 for the union response.  ``ftpl_noise`` is the data
-    player's perturbation (:class:`synthdp.game.FTPLDataPlayer`).
+    player's perturbation (:class:`synthdp.methods.game.FTPLDataPlayer`).
     ``data_work_limit`` bounds each data-player call (in the backend's work
     unit; default :attr:`oracles.base.Oracle.default_data_work_limit`): past it
     the best record found is played and counted as unproven.
@@ -312,14 +312,14 @@ def generate_synthetic(
     """
     import time
 
-    from queries.spec import parse_query_class
-    from synthdp.accounting import Ledger, per_round_epsilon, prsma_per_round
-    from synthdp.data import AggregatedData
-    from synthdp.encoding import Encoder
-    from synthdp.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
-    from synthdp.noise import to_fraction_down
-    from synthdp.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
-    from synthdp.randomness import PrivateRandom
+    from synthdp.queries.spec import parse_query_class
+    from synthdp.mechanisms.accounting import Ledger, per_round_epsilon, prsma_per_round
+    from synthdp.core.data import AggregatedData
+    from synthdp.core.encoding import Encoder
+    from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
+    from synthdp.mechanisms.noise import to_fraction_down
+    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
+    from synthdp.mechanisms.randomness import PrivateRandom
 
     start = time.perf_counter()
     _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,

@@ -13,7 +13,7 @@ import warnings
 from typing import Sequence
 
 from synthdp._version import __version__
-from synthdp.errors import InputError, SynthDPError
+from synthdp.core.errors import InputError, SynthDPError
 
 log = logging.getLogger("synthdp")
 
@@ -56,7 +56,7 @@ def _schema_options(p: argparse.ArgumentParser) -> None:
 
 
 def _schema_kwargs(args) -> dict:
-    from synthdp.schema import Schema
+    from synthdp.core.schema import Schema
 
     schema = None
     if args.schema:
@@ -67,7 +67,7 @@ def _schema_kwargs(args) -> dict:
 
 
 def _read(path: str, args):
-    from synthdp.io import read_csv
+    from synthdp.core.io import read_csv
 
     return read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None)
 
@@ -76,7 +76,7 @@ def cmd_generate(args) -> int:
     import time
 
     from synthdp.api import generate_synthetic
-    from synthdp.io import write_json
+    from synthdp.core.io import write_json
 
     start = time.perf_counter()
     df = _read(args.input, args)
@@ -98,8 +98,8 @@ def cmd_generate(args) -> int:
 
 def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     """Attribute sets of the marginals an evaluation looks at."""
-    from queries.spec import parse_query_class
-    from synthdp.players import as_workload
+    from synthdp.queries.spec import parse_query_class
+    from synthdp.methods.players import as_workload
 
     qc = parse_query_class(spec, domain)
     base = getattr(qc, "base", qc)
@@ -111,9 +111,9 @@ def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
 
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
-    from synthdp.encoding import Encoder
+    from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors, plot_errors
-    from synthdp.io import read_csv
+    from synthdp.core.io import read_csv
     real_df = _read(args.real, args)
     syn_df = read_csv(args.synthetic, missing=args.missing)
     kw = _schema_kwargs(args)
@@ -140,12 +140,12 @@ def cmd_demo(args) -> int:
 
     import numpy as np
 
-    from datasets.demo import demo_dataframe, demo_schema
+    from synthdp.datasets.demo import demo_dataframe, demo_schema
     from synthdp.api import generate_synthetic
-    from synthdp.data import AggregatedData
-    from synthdp.encoding import Encoder
+    from synthdp.core.data import AggregatedData
+    from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors
-    from synthdp.io import write_csv
+    from synthdp.core.io import write_csv
 
     df = demo_dataframe(n=args.rows)
     schema = demo_schema()
@@ -171,9 +171,9 @@ def cmd_demo(args) -> int:
 
 
 BENCHES = {
-    "oracles": "benchmarks.oracles",
-    "evaluation": "benchmarks.evaluation",
-    "accuracy": "benchmarks.accuracy",
+    "oracles": "synthdp.bench.oracles",
+    "evaluation": "synthdp.bench.evaluation",
+    "accuracy": "synthdp.bench.accuracy",
 }
 
 
@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
                         format="%(levelname)s %(name)s: %(message)s")
-    from synthdp.schema import PrivacyWarning
+    from synthdp.core.schema import PrivacyWarning
 
     warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
     try:

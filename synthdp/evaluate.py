@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from synthdp.data import AggregatedData
+from synthdp.core.data import AggregatedData
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def plot_errors(report: ErrorReport, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from synthdp.io import atomic_path
+    from synthdp.core.io import atomic_path
 
     frame = report.to_frame().sort_values("max_error", ascending=False)
     fig, ax = plt.subplots(figsize=(max(6, 0.25 * len(frame)), 4))

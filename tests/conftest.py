@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+# The suite runs from any working directory: the shared data sit beside this checkout.
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+os.environ.setdefault("SYNTHDP_DATA_DIR", str(_SHARED / "datasets"))
+os.environ.setdefault("SYNTHDP_BENCHMARKS_DIR", str(_SHARED / "benchmarks"))
 
 
 @pytest.fixture(scope="session")
 def shared_data_dir():
     """The shared datasets folder, or skip the test with the reason."""
-    from datasets import data_dir
-    from synthdp.errors import SynthDPError
+    from synthdp.datasets import data_dir
+    from synthdp.core.errors import SynthDPError
 
     try:
         path = data_dir()
@@ -23,6 +31,6 @@ def shared_data_dir():
 @pytest.fixture(scope="session")
 def demo():
     """The embedded demo table and its public schema."""
-    from datasets.demo import demo_dataframe, demo_schema
+    from synthdp.datasets.demo import demo_dataframe, demo_schema
 
     return demo_dataframe(), demo_schema()

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import synthdp
-from synthdp.encoding import Encoder
-from synthdp.errors import InputError, SchemaError
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError, SchemaError
 from synthdp.evaluate import marginal_errors
 
 FAST = dict(rounds=8, samples_per_round=10, progress=False)
@@ -21,7 +21,7 @@ def test_rounds_follow_from_the_per_round_budget(demo):
     """Without ``rounds``, T is the largest count whose per-round budget stays >= epsilon_per_round."""
     from fractions import Fraction
 
-    from synthdp.accounting import ROUNDS_SLACK, per_round_epsilon
+    from synthdp.mechanisms.accounting import ROUNDS_SLACK, per_round_epsilon
 
     df, schema = demo
     for eps, eps0 in [(0.05, 0.01), (0.5, 0.02)]:
@@ -45,7 +45,7 @@ def test_samples_per_round_double_when_the_round_cap_applies(demo):
     """N is DEFAULT_SAMPLES unless the default rule's rounds were cut by the cap; an explicit N always wins."""
     from fractions import Fraction
 
-    from queries.spec import parse_query_class
+    from synthdp.queries.spec import parse_query_class
     from synthdp.api import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
 
     qc = parse_query_class("marginals:2", demo[1].domain)
@@ -90,9 +90,9 @@ def test_report_budget_comes_from_ledger_and_never_exceeds(demo, player):
 
 
 def test_wide_conjunctions_get_sharper_default_rounds():
-    from queries.spec import parse_query_class
+    from synthdp.queries.spec import parse_query_class
     from synthdp.api import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
-    from synthdp.domain import Domain
+    from synthdp.core.domain import Domain
 
     domain = Domain.from_sizes({f"a{i}": 3 for i in range(6)})
     assert default_epsilon_per_round(parse_query_class("marginals:3", domain)) == DEFAULT_EPSILON_PER_ROUND
@@ -143,7 +143,7 @@ def test_synthesizer_fit_sample(demo):
 
 
 def test_nltcs_end_to_end(shared_data_dir):
-    from datasets import load_coded
+    from synthdp.datasets import load_coded
 
     df, schema = load_coded("nltcs")
     res = synthdp.generate_synthetic(df, "marginals:3", epsilon=1.0, delta=1e-9, schema=schema, random_state=0,
@@ -208,9 +208,9 @@ def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypat
     """``prsma-exact``: PRSMA's (eps*, delta*) per round in the ledger, one unlimited query-oracle call per round."""
     from fractions import Fraction
 
-    import synthdp.prsma as prsma_module
-    from oracles.base import NO_LIMITS
-    from synthdp.accounting import prsma_per_round
+    import synthdp.mechanisms.prsma as prsma_module
+    from synthdp.oracles.base import NO_LIMITS
+    from synthdp.mechanisms.accounting import prsma_per_round
 
     calls = []
     solve = prsma_module.perturbed_solve

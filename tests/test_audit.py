@@ -25,16 +25,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import synthdp.prsma as prsma_module
-from oracles.adversarial import AdversarialOracle, fails_on_record, lexicographically_largest
-from oracles.base import QueryInstance
-from queries import Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.noise import discrete_laplace
-from synthdp.prsma import PRSMAParameters, prsma, prsma_general
-from synthdp.randomness import PrivateRandom
+import synthdp.mechanisms.prsma as prsma_module
+from adversarial_oracle import AdversarialOracle, fails_on_record, lexicographically_largest
+from synthdp.oracles.base import QueryInstance
+from synthdp.queries import Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.mechanisms.noise import discrete_laplace
+from synthdp.mechanisms.prsma import PRSMAParameters, prsma, prsma_general
+from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a",), (3,))
 BASE = Conjunctions.marginals(DOMAIN, 1)

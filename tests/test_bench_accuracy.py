@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.accuracy import SETTINGS, Run, _suite_inputs, markdown, published_fem, run_one, summarise
+from synthdp.bench.accuracy import SETTINGS, Run, _suite_inputs, markdown, published_fem, run_one, summarise
 
 
 def test_published_fem_numbers_are_read_from_the_shared_readme(shared_data_dir):
@@ -29,7 +29,7 @@ def test_prsma_runs_its_few_rounds_under_replace_one(shared_data_dir):
 
 
 def test_categorical_tuning_suites_mirror_the_adult_protocol(shared_data_dir):
-    from queries.workload import Workload
+    from synthdp.queries.workload import Workload
 
     for name, k in (("br2000-3x64", 3), ("br2000-5x64", 5)):
         df, schema, qc, sets = _suite_inputs(name)

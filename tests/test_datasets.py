@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from datasets import (
+from synthdp.datasets import (
     ADULT_RAW_COLUMNS,
     adult_raw_schema,
     benchmarks_dir,
@@ -20,8 +20,8 @@ from datasets import (
     load_coded,
     load_workload,
 )
-from synthdp.encoding import Encoder
-from synthdp.errors import InputError
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,23 @@ def test_directories_follow_environment_variable(func, env, tmp_path, monkeypatc
     monkeypatch.setenv(env, str(tmp_path / "absent"))
     with pytest.raises(InputError, match=f"absent.*set the environment variable {env}"):
         func()
+
+
+@pytest.mark.parametrize("func", [data_dir, benchmarks_dir])
+def test_data_home_argument_wins_over_the_environment(func, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYNTHDP_DATA_DIR", str(tmp_path / "absent"))
+    monkeypatch.setenv("SYNTHDP_BENCHMARKS_DIR", str(tmp_path / "absent"))
+    assert func(data_home=tmp_path) == tmp_path
+    with pytest.raises(InputError, match="data_home=.*or set the environment variable"):
+        func(data_home=tmp_path / "missing")
+
+
+def test_default_location_is_beside_the_working_directory_not_the_installed_files(tmp_path, monkeypatch):
+    (tmp_path / "shared" / "datasets").mkdir(parents=True)
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.delenv("SYNTHDP_DATA_DIR")
+    monkeypatch.chdir(tmp_path / "checkout")
+    assert data_dir() == tmp_path / "shared" / "datasets"
 
 
 @pytest.mark.parametrize(("name", "shape"), [("adult", (48842, 14)), ("nltcs", (21574, 16)),

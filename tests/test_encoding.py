@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from datasets import adult_raw_schema, data_dir, load_adult_raw, load_coded
-from synthdp.encoding import Encoder
-from synthdp.errors import InputError, SchemaError
-from synthdp.schema import Attribute, PrivacyWarning, Schema
+from synthdp.datasets import adult_raw_schema, data_dir, load_adult_raw, load_coded
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.schema import Attribute, PrivacyWarning, Schema
 
 
 @pytest.fixture(scope="module")

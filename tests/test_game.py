@@ -8,17 +8,17 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from oracles import get_oracle
-from oracles.base import Limits
-from queries.complement import ComplementClosed
-from queries.conjunctions import Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.game import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,
+from synthdp.oracles import get_oracle
+from synthdp.oracles.base import Limits
+from synthdp.queries.complement import ComplementClosed
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.methods.game import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,
                           play_game)
-from synthdp.players import RSPMPlayer, WorkloadPlayer, game_instance
-from synthdp.randomness import PrivateRandom
+from synthdp.methods.players import RSPMPlayer, WorkloadPlayer, game_instance
+from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a", "b", "c"), (3, 2, 2))
 

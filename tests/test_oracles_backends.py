@@ -17,18 +17,18 @@ import zlib
 import numpy as np
 import pytest
 
-from oracles import get_oracle
-from oracles.base import DataInstance, Limits, QueryInstance
-from oracles.brute import BruteForceOracle
-from oracles.cbc import _parse_log
-from oracles.encodings.common import weighted_points
-from oracles.model import Card, Clause, Linear, Xor, linearize, split_xor, xor_clauses
-from oracles.watchdog import TimedOut, run_with_deadline
-from queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Not,
+from synthdp.oracles import get_oracle
+from synthdp.oracles.base import DataInstance, Limits, QueryInstance
+from synthdp.oracles.brute import BruteForceOracle
+from synthdp.oracles.cbc import _parse_log
+from synthdp.oracles.encodings.common import weighted_points
+from synthdp.oracles.model import Card, Clause, Linear, Xor, linearize, split_xor, xor_clauses
+from synthdp.oracles.watchdog import TimedOut, run_with_deadline
+from synthdp.queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Not,
                      Parities, Workload)
-from queries.base import QueryClass
-from queries.complement import base_class
-from synthdp.domain import Domain
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import base_class
+from synthdp.core.domain import Domain
 
 BACKENDS = ("cpsat", "cbc", "maxsat")
 #: Random instances (each: one query-player and one data-player problem) per family and backend.

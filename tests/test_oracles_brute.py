@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracles import get_oracle
-from oracles.base import DataInstance
-from queries.complement import ComplementClosed
-from queries.conjunctions import Conjunctions
-from synthdp.domain import Domain
+from synthdp.oracles import get_oracle
+from synthdp.oracles.base import DataInstance
+from synthdp.queries.complement import ComplementClosed
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.core.domain import Domain
 
 
 @pytest.mark.parametrize("sizes", [(2, 2, 2, 2), (3, 2, 4), (5, 1, 3)])

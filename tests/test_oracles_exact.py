@@ -13,17 +13,17 @@ import itertools
 import numpy as np
 import pytest
 
-import oracles.exact_query as exact_query
-from oracles.base import DataInstance, Limits, QueryInstance
-from oracles.brute import BruteForceOracle
-from oracles.exact import ExactSearchOracle
-from queries.base import binary_feature_columns
-from queries.complement import ComplementClosed, Not
-from queries.conjunctions import Conjunction, Conjunctions
-from queries.monotone import MonotoneConjunctions
-from queries.parities import Parities
-from queries.workload import Workload
-from synthdp.domain import Domain
+import synthdp.oracles.exact_query as exact_query
+from synthdp.oracles.base import DataInstance, Limits, QueryInstance
+from synthdp.oracles.brute import BruteForceOracle
+from synthdp.oracles.exact import ExactSearchOracle
+from synthdp.queries.base import binary_feature_columns
+from synthdp.queries.complement import ComplementClosed, Not
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.monotone import MonotoneConjunctions
+from synthdp.queries.parities import Parities
+from synthdp.queries.workload import Workload
+from synthdp.core.domain import Domain
 
 BRUTE = BruteForceOracle()
 FAMILIES = ["marginals", "widths", "unbounded", "workload", "monotone"]
@@ -210,7 +210,7 @@ def test_idle_values_share_one_subtree():
 
 def test_paused_and_resumed_search_gives_the_same_answer(monkeypatch):
     """The search runs in slices between limit checks; slicing must not change the answer."""
-    import oracles.exact_data as exact_data
+    import synthdp.oracles.exact_data as exact_data
 
     rng = np.random.default_rng(62)
     instances = [random_data_instance(rng, "marginals", closed=True, scale=9, max_attrs=6, max_size=5, max_queries=40)

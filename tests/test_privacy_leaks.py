@@ -12,17 +12,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from oracles import get_oracle
-from oracles.adversarial import AdversarialOracle, fails_on_record
-from oracles.base import Limits
-from queries.complement import ComplementClosed
-from queries.conjunctions import Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.game import FTPLDataPlayer, OracleStats, play_game
-from synthdp.players import PRSMAPlayer
-from synthdp.randomness import PrivateRandom
+from synthdp.oracles import get_oracle
+from adversarial_oracle import AdversarialOracle, fails_on_record
+from synthdp.oracles.base import Limits
+from synthdp.queries.complement import ComplementClosed
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.methods.game import FTPLDataPlayer, OracleStats, play_game
+from synthdp.methods.players import PRSMAPlayer
+from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a",), (3,))
 QC = ComplementClosed(Conjunctions.marginals(DOMAIN, 1))

@@ -12,16 +12,16 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from oracles.adversarial import AdversarialOracle, CertificateStub, fails_on_record
-from oracles.base import Limits, QueryInstance
-from oracles.brute import BruteForceOracle
-from queries import Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.errors import InputError, PrivacyError
-from synthdp.prsma import prsma, prsma_add_remove, prsma_general, prsma_parameters
-from synthdp.randomness import PrivateRandom
+from adversarial_oracle import AdversarialOracle, CertificateStub, fails_on_record
+from synthdp.oracles.base import Limits, QueryInstance
+from synthdp.oracles.brute import BruteForceOracle
+from synthdp.queries import Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.prsma import prsma, prsma_add_remove, prsma_general, prsma_parameters
+from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a",), (3,))
 BASE = Conjunctions.marginals(DOMAIN, 1)  # 3 queries, m = 2
@@ -262,7 +262,7 @@ def test_exact_oracle_law_makes_one_call_and_stops_on_a_fail():
 
 def test_exact_oracle_law_stops_on_an_out_of_range_instance(monkeypatch):
     """The one FAIL an unlimited exact oracle can return: coefficients beyond its integer range."""
-    import synthdp.rspm as rspm_module
+    import synthdp.mechanisms.rspm as rspm_module
 
     monkeypatch.setattr(rspm_module, "solver_integer_limit", lambda oracle: 1)
     params = _law_params()

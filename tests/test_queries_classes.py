@@ -14,12 +14,12 @@ import itertools
 import numpy as np
 import pytest
 
-from queries.complement import base_class
-from queries import (ComplementClosed, Conjunction, Conjunctions, Disjunction, Disjunctions, Halfspace,
+from synthdp.queries.complement import base_class
+from synthdp.queries import (ComplementClosed, Conjunction, Conjunctions, Disjunction, Disjunctions, Halfspace,
                      Halfspaces, MonotoneConjunction, MonotoneConjunctions, Not, Parities, Parity, Workload)
-from queries.base import binary_feature_columns
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.base import binary_feature_columns
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 D1 = Domain(("a", "b", "c"), (3, 2, 4), (("a0", "a1", "a2"), ("no", "yes"), ("c0", "c1", "c2", "c3")))
 D2 = Domain.from_sizes({"w": 2, "x": 2, "y": 2, "z": 2})
@@ -388,7 +388,7 @@ def test_workload_errors():
 @pytest.mark.parametrize("case", list(CASES))
 def test_brute_force_oracle_certifies(case):
     """The closed class plugs into the oracle contract: certified optimum equals the enumerated minimum."""
-    from oracles import OPTIMAL, DataInstance, QueryInstance, get_oracle
+    from synthdp.oracles import OPTIMAL, DataInstance, QueryInstance, get_oracle
 
     qc = CASES[case]()
     qc = qc if qc.complement_closed else ComplementClosed(qc)

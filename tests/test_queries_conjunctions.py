@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from queries import ComplementClosed, Conjunction, Conjunctions, Not
-from queries.conjunctions import _TABLE_LIMIT
-from synthdp.data import AggregatedData, weighted_bincount
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries import ComplementClosed, Conjunction, Conjunctions, Not
+from synthdp.queries.conjunctions import _TABLE_LIMIT
+from synthdp.core.data import AggregatedData, weighted_bincount
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 ADULT_SIZES = (85, 9, 100, 16, 7, 15, 6, 5, 2, 100, 100, 99, 42, 2)
 
@@ -70,7 +70,7 @@ def test_answer_is_exact_for_huge_integer_weights():
 
 def test_wide_conjunctions_are_answered_without_a_table(monkeypatch):
     """Regression: answering a full-width ADULT conjunction tried to allocate a 6e17-cell table."""
-    import queries.conjunctions as conj
+    import synthdp.queries.conjunctions as conj
 
     built = []
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Parities,
+from synthdp.queries import (ComplementClosed, Conjunctions, Disjunctions, Halfspaces, MonotoneConjunctions, Parities,
                      Workload, parse_query_class)
-from queries.spec import FORMS, benchmarks_dir
-from synthdp.domain import Domain
-from synthdp.errors import InputError
+from synthdp.queries.spec import FORMS, benchmarks_dir
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 
 DOM = Domain.from_sizes({"age": 4, "sex": 2, "race": 3, "income": 2})
 
@@ -134,7 +134,7 @@ def test_adult_benchmark_workload():
 
 
 def test_evaluation_benchmark_runs(tmp_path):
-    from benchmarks.evaluation import data_dir, run
+    from synthdp.bench.evaluation import data_dir, run
 
     if not (data_dir() / "adult.csv").is_file() or not (benchmarks_dir() / "adult-workloads.json").is_file():
         pytest.skip("shared ADULT data not available")

@@ -21,15 +21,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracles.adversarial import AdversarialOracle, CertificateStub, lexicographically_largest
-from oracles.base import Limits, QueryInstance
-from oracles.brute import BruteForceOracle
-from queries import ComplementClosed, Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.domain import Domain
-from synthdp.errors import InputError, PrivacyError
-from synthdp.randomness import PrivateRandom
-from synthdp.rspm import (clip_probability, default_noise_cap,
+from adversarial_oracle import AdversarialOracle, CertificateStub, lexicographically_largest
+from synthdp.oracles.base import Limits, QueryInstance
+from synthdp.oracles.brute import BruteForceOracle
+from synthdp.queries import ComplementClosed, Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.rspm import (clip_probability, default_noise_cap,
                           difference_sensitivity, rspm, rspm_noise_rate, solver_integer_limit)
 
 DOMAIN = Domain(("a",), (3,))
@@ -194,8 +194,8 @@ def test_noise_rate_cap_and_clip():
     for eps in (Fraction(1, 100), Fraction(5), Fraction(700)):  # (1 + e^eps) delta_clip <= 2 e^-70 for any eps
         lam = rspm_noise_rate(eps, 5, 16)
         assert float(lam) * (default_noise_cap(eps, lam, 5) + 1) >= math.log(10) + 70 + float(eps)
-    from oracles import get_oracle
-    from oracles.base import Oracle
+    from synthdp.oracles import get_oracle
+    from synthdp.oracles.base import Oracle
 
     assert solver_integer_limit(BruteForceOracle()) == 2**62
     assert solver_integer_limit(get_oracle("exact")) == 2**53  # float64 tables

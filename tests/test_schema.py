@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.errors import InputError, SchemaError
-from synthdp.schema import MISSING_LABEL, Attribute, PrivacyWarning, Schema
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.schema import MISSING_LABEL, Attribute, PrivacyWarning, Schema
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp import selection
-from synthdp.accounting import Ledger
-from synthdp.errors import InputError, PrivacyError
-from synthdp.randomness import PrivateRandom
-from synthdp.selection import exponential_mechanism, report_noisy_max
+from synthdp.mechanisms import selection
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max
 
 
 def ledger() -> Ledger:

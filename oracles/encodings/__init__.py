@@ -19,18 +19,18 @@ from typing import Callable
 
 import numpy as np
 
-from oracles.base import Limits, Oracle, Raw
-from oracles.encodings import conjunctions, disjunctions, halfspaces, parities
-from oracles.encodings.common import weighted_points
-from oracles.model import KIND, Encoded, Model, Outcome
-from oracles.watchdog import TimedOut, run_with_deadline
-from queries.base import QueryClass
-from queries.conjunctions import Conjunctions
-from queries.disjunctions import Disjunctions
-from queries.halfspaces import Halfspaces
-from queries.monotone import MonotoneConjunctions
-from queries.parities import Parities
-from synthdp.errors import OracleError
+from synthdp.oracles.base import Limits, Oracle, Raw
+from synthdp.oracles.encodings import conjunctions, disjunctions, halfspaces, parities
+from synthdp.oracles.encodings.common import weighted_points
+from synthdp.oracles.model import KIND, Encoded, Model, Outcome
+from synthdp.oracles.watchdog import TimedOut, run_with_deadline
+from synthdp.queries.base import QueryClass
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.disjunctions import Disjunctions
+from synthdp.queries.halfspaces import Halfspaces
+from synthdp.queries.monotone import MonotoneConjunctions
+from synthdp.queries.parities import Parities
+from synthdp.core.errors import OracleError
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from oracles.model import Lit, Model
-from queries.base import QueryClass
+from synthdp.oracles.model import Lit, Model
+from synthdp.queries.base import QueryClass
 
 #: An (attribute, value) pair: the record literal ``[x_a == v]``.
 Literal = tuple[int, int]

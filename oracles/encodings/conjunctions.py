@@ -38,11 +38,11 @@ from typing import Mapping
 
 import numpy as np
 
-from oracles.encodings.common import Literal, Records, merge_queries
-from oracles.model import MAXIMIZE, MINIMIZE, Encoded, Lit, Model
-from queries.conjunctions import Conjunction, Conjunctions
-from queries.monotone import MonotoneConjunction, MonotoneConjunctions
-from queries.workload import Workload
+from synthdp.oracles.encodings.common import Literal, Records, merge_queries
+from synthdp.oracles.model import MAXIMIZE, MINIMIZE, Encoded, Lit, Model
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
+from synthdp.queries.workload import Workload
 
 KINDS = frozenset({"clause", "card"})
 

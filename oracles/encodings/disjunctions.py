@@ -18,11 +18,11 @@ from typing import Mapping
 
 import numpy as np
 
-from oracles.encodings import conjunctions
-from oracles.encodings.common import Literal, Records, merge_queries, weighted_points
-from oracles.model import MAXIMIZE, Encoded, Model
-from queries.disjunctions import Disjunction, Disjunctions
-from queries.monotone import MonotoneConjunctions
+from synthdp.oracles.encodings import conjunctions
+from synthdp.oracles.encodings.common import Literal, Records, merge_queries, weighted_points
+from synthdp.oracles.model import MAXIMIZE, Encoded, Model
+from synthdp.queries.disjunctions import Disjunction, Disjunctions
+from synthdp.queries.monotone import MonotoneConjunctions
 
 KINDS = conjunctions.KINDS
 

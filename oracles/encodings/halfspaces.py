@@ -26,9 +26,9 @@ from typing import Mapping
 
 import numpy as np
 
-from oracles.encodings.common import Records, merge_queries
-from oracles.model import MAXIMIZE, MINIMIZE, Encoded, Model
-from queries.halfspaces import Halfspace, Halfspaces
+from synthdp.oracles.encodings.common import Records, merge_queries
+from synthdp.oracles.model import MAXIMIZE, MINIMIZE, Encoded, Model
+from synthdp.queries.halfspaces import Halfspace, Halfspaces
 
 KINDS = frozenset({"card", "linear"})
 

@@ -24,9 +24,9 @@ from typing import Mapping
 
 import numpy as np
 
-from oracles.encodings.common import Records, XorChains, merge_queries, weighted_points
-from oracles.model import MAXIMIZE, MINIMIZE, Encoded, Model
-from queries.parities import Parities, Parity
+from synthdp.oracles.encodings.common import Records, XorChains, merge_queries, weighted_points
+from synthdp.oracles.model import MAXIMIZE, MINIMIZE, Encoded, Model
+from synthdp.queries.parities import Parities, Parity
 
 KINDS = frozenset({"clause", "card", "xor"})
 

@@ -22,9 +22,9 @@ from typing import Protocol
 
 import numpy as np
 
-from oracles.base import Limits, Oracle, OracleResult
-from queries.base import QueryClass
-from synthdp.data import AggregatedData
+from synthdp.oracles.base import Limits, Oracle, OracleResult
+from synthdp.queries.base import QueryClass
+from synthdp.core.data import AggregatedData
 
 log = logging.getLogger(__name__)
 

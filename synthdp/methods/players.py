@@ -15,14 +15,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from oracles.base import Limits, Oracle, QueryInstance
-from queries.base import QueryClass
-from queries.complement import Not, base_class
-from queries.conjunctions import Conjunctions
-from synthdp.accounting import Ledger
-from synthdp.data import AggregatedData
-from synthdp.game import Selection
-from synthdp.randomness import PrivateRandom
+from synthdp.oracles.base import Limits, Oracle, QueryInstance
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import Not, base_class
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.core.data import AggregatedData
+from synthdp.methods.game import Selection
+from synthdp.mechanisms.randomness import PrivateRandom
 
 
 def game_instance(query_class: QueryClass, real: AggregatedData, synthetic: AggregatedData) -> QueryInstance:
@@ -46,7 +46,7 @@ class RSPMPlayer:
     name: str = "rspm"
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.rspm import difference_sensitivity, rspm
+        from synthdp.mechanisms.rspm import difference_sensitivity, rspm
 
         instance = game_instance(self.query_class, real, synthetic)
         result = rspm(instance, epsilon=self.epsilon0,
@@ -61,7 +61,7 @@ class PRSMAPlayer:
     """PRSMA around RSPM on the game objective of each piece (section 4.7, Mode P).
 
     ``exact_oracle=True`` samples PRSMA's output law under an oracle that never
-    fails, one unlimited call per round (:func:`synthdp.prsma.prsma`): for
+    fails, one unlimited call per round (:func:`synthdp.mechanisms.prsma.prsma`): for
     measuring PRSMA's accuracy where its ``K R`` calls are out of reach.
     """
 
@@ -78,7 +78,7 @@ class PRSMAPlayer:
     name: str = "prsma"
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.prsma import prsma, prsma_parameters
+        from synthdp.mechanisms.prsma import prsma, prsma_parameters
 
         params = prsma_parameters(self.epsilon, self.delta, real.n, self.query_class.separator().m,
                                   synthetic.n, log_q=_log_size(self.query_class))
@@ -138,7 +138,7 @@ class WorkloadPlayer:
         return self._real_cache
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.selection import exponential_mechanism, report_noisy_max
+        from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max
 
         u = synthetic.n * self._real_counts(real) - real.n * self._counts(synthetic)
         scores = np.concatenate([u, -u])
@@ -151,7 +151,7 @@ class WorkloadPlayer:
 
 def as_workload(base: QueryClass):
     """The class as an explicit marginal workload (all cells of listed attribute sets), if it is one."""
-    from queries.workload import Workload
+    from synthdp.queries.workload import Workload
 
     if isinstance(base, Workload):
         return base
@@ -162,7 +162,7 @@ def as_workload(base: QueryClass):
 
 def workload_size(base: QueryClass) -> int | None:
     """How many base queries a workload player scores; None when the class is too large to enumerate."""
-    from queries.base import ENUMERATION_LIMIT
+    from synthdp.queries.base import ENUMERATION_LIMIT
 
     workload = as_workload(base)
     if workload is not None:

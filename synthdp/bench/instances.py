@@ -24,14 +24,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from datasets.shared import load_coded
-from oracles.base import DataInstance, QueryInstance
-from queries.base import QueryClass
-from queries.complement import ComplementClosed, Not, base_class
-from queries.conjunctions import Conjunction
-from queries.spec import parse_query_class
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
+from synthdp.datasets.shared import load_coded
+from synthdp.oracles.base import DataInstance, QueryInstance
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import ComplementClosed, Not, base_class
+from synthdp.queries.conjunctions import Conjunction
+from synthdp.queries.spec import parse_query_class
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
 
 log = logging.getLogger(__name__)
 

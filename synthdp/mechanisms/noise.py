@@ -3,7 +3,7 @@
 Privacy note, section 2.6, after Canonne-Kamath-Steinke 2020 ("The Discrete
 Gaussian for Differential Privacy", Algorithms 1-2).  Every sampler uses
 integer arithmetic and exact rationals only, and consumes nothing but
-exact uniform integers from a :class:`~synthdp.randomness.PrivateRandom`;
+exact uniform integers from a :class:`~synthdp.mechanisms.randomness.PrivateRandom`;
 so the sampled laws are *exactly* the ones the privacy proofs use.  Float
 samplers (numpy's ``laplace``, ``geometric``, ...) have relative errors that
 are unbounded in the tails and are never used for private noise.
@@ -14,7 +14,7 @@ The discrete Laplace law ``DLap(lambda)`` on the integers has
 Each sampler has a vectorised twin (:func:`bernoulli_exp_array`,
 :func:`discrete_laplace_array`) that runs the same algorithm lane-wise on
 numpy integer arrays, drawing its uniforms with
-:meth:`~synthdp.randomness.PrivateRandom.randbelow_array`: every lane is an
+:meth:`~synthdp.mechanisms.randomness.PrivateRandom.randbelow_array`: every lane is an
 independent run of the scalar algorithm on fresh uniforms, so each lane
 has exactly the scalar law and the lanes are independent.
 """
@@ -27,7 +27,7 @@ from numbers import Rational
 
 import numpy as np
 
-from synthdp.randomness import ARRAY_BOUND, PrivateRandom
+from synthdp.mechanisms.randomness import ARRAY_BOUND, PrivateRandom
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 

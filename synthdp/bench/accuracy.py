@@ -75,7 +75,7 @@ class Run:
 
 def published_fem(label: str) -> dict[float, float]:
     """FEM's published mean max error per epsilon, parsed from the shared benchmarks README."""
-    from datasets import benchmarks_dir
+    from synthdp.datasets import benchmarks_dir
 
     text = (benchmarks_dir() / "README.md").read_text()
     header = next(line for line in text.splitlines() if line.startswith("| workload"))
@@ -90,10 +90,10 @@ def _suite_inputs(name: str):
     """The table, schema, query class and evaluation attribute sets of a suite."""
     import itertools
 
-    from datasets import load_coded, load_workload
-    from queries.complement import ComplementClosed
-    from queries.conjunctions import Conjunctions
-    from queries.workload import Workload
+    from synthdp.datasets import load_coded, load_workload
+    from synthdp.queries.complement import ComplementClosed
+    from synthdp.queries.conjunctions import Conjunctions
+    from synthdp.queries.workload import Workload
 
     spec = SUITES[name]
     df, schema = load_coded(spec["dataset"])
@@ -122,7 +122,7 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
     """Generate once and measure max error and mean TV over the suite's marginals."""
     import synthdp
     from synthdp import api
-    from synthdp.encoding import Encoder
+    from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors
 
     df, schema, qc, sets = _suite_inputs(suite)
@@ -192,7 +192,7 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from synthdp.io import atomic_path
+    from synthdp.core.io import atomic_path
 
     suites = sorted({r["suite"] for r in rows})
     fig, axes = plt.subplots(1, len(suites), figsize=(4.5 * len(suites), 3.6), squeeze=False)
@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     from tqdm.auto import tqdm
 
-    from synthdp.io import atomic_path, write_json
+    from synthdp.core.io import atomic_path, write_json
 
     args = build_parser().parse_args(argv)
     suites = [s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all" else args.suite.split(",")

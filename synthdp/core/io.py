@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pandas as pd
 
-from synthdp.errors import InputError
+from synthdp.core.errors import InputError
 
 
 def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None,

@@ -1,6 +1,6 @@
 """Compiled rejection sampler of the exponential mechanism (privacy note, section 4.6).
 
-The sampler of :func:`synthdp.selection.exponential_mechanism`, compiled
+The sampler of :func:`synthdp.mechanisms.selection.exponential_mechanism`, compiled
 with numba: repeat -- draw ``j`` uniformly, accept with an exact
 ``Bernoulli(exp(-gamma_j))``, ``gamma_j = numerators[j] / scale`` -- and
 return the first accepted ``j``.  ``Bernoulli(exp(-gamma))`` is the
@@ -12,7 +12,7 @@ by the loop of Canonne-Kamath-Steinke (section 2.6): draw
 is skipped.)
 
 *Randomness.*  The kernel reads i.i.d. uniform 64-bit words from a buffer
-filled by :meth:`synthdp.randomness.PrivateRandom.random_words`; a uniform
+filled by :meth:`synthdp.mechanisms.randomness.PrivateRandom.random_words`; a uniform
 integer below ``n`` is the top ``bit_length(n - 1)`` bits of a word,
 rejected when ``>= n`` (exact rejection sampling, each word used once).
 When the buffer runs out the kernel returns :data:`NEED_WORDS` with its

@@ -1,4 +1,4 @@
-"""Turn DataFrames into integer codes under a public :class:`~synthdp.schema.Schema`, and back.
+"""Turn DataFrames into integer codes under a public :class:`~synthdp.core.schema.Schema`, and back.
 
 Encoding validates every value against the schema and never widens it: a
 value outside the declared domain is an error naming column, row (0-based
@@ -21,10 +21,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.errors import InputError, SchemaError
-from synthdp.schema import Attribute, Schema, category_label, value_kind
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.schema import Attribute, Schema, category_label, value_kind
 
 __all__ = ["Encoder"]
 

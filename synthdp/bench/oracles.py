@@ -22,9 +22,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
-from oracles import Limits, Oracle, get_oracle
-from queries.complement import base_class
+from synthdp.bench.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
+from synthdp.oracles import Limits, Oracle, get_oracle
+from synthdp.queries.complement import base_class
 
 DEFAULT_CLASSES = ["marginals3", "workload3", "conjunctions", "parities"]
 DEFAULT_BACKENDS = ["exact", "cpsat", "cbc", "maxsat"]

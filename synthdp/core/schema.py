@@ -9,8 +9,8 @@ description. Each :class:`Attribute` is either
 * **numeric**: equal-width bins over user-given bounds ``[lo, hi]``,
 
 optionally with one extra ``"<missing>"`` value. The schema maps to a
-:class:`synthdp.domain.Domain` (integer codes ``0..size-1`` per attribute);
-:class:`synthdp.encoding.Encoder` turns DataFrames into codes and back.
+:class:`synthdp.core.domain.Domain` (integer codes ``0..size-1`` per attribute);
+:class:`synthdp.core.encoding.Encoder` turns DataFrames into codes and back.
 
 :meth:`Schema.from_dataframe` builds a schema from a DataFrame. Numeric
 bounds are never read off the data (the minimum and maximum of a column are
@@ -36,8 +36,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from synthdp.domain import Domain
-from synthdp.errors import InputError, SchemaError
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, SchemaError
 
 __all__ = [
     "DEFAULT_BINS",

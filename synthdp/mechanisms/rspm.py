@@ -27,17 +27,17 @@ uncapped run shows ``(epsilon, (1 + e^epsilon) delta_clip)``-DP with
 ``B = ceil((ln(2m) + 70 + epsilon) / lambda)`` (the corollary's rule plus
 ``m c``) makes ``(1 + e^epsilon) delta_clip <= 2 e^-70`` for every epsilon.  The
 ledger records the clip probability and composes it exactly (see
-:class:`~synthdp.accounting.Ledger`).  Independently, a noisy instance whose
+:class:`~synthdp.mechanisms.accounting.Ledger`).  Independently, a noisy instance whose
 coefficients leave the solver's exact integer range (section 2.7 R1) is a
 FAIL (section 6 item 4).
 
 *Modes* (sections 2.7, 3.7).  Mode **E** (default): no limits; the solver
 answer is certified (R2-R3, in :mod:`oracles.base`); a FAIL means the release
-must be abandoned, so RSPM raises :class:`~synthdp.errors.PrivacyError` and
+must be abandoned, so RSPM raises :class:`~synthdp.core.errors.PrivacyError` and
 never substitutes an output (R4).  Mode **N**: time-limited; a FAIL returns
 ``query=None`` and the result is marked ``conditional`` ("privacy
 conditional on no solver failure"); not for releases.  Mode **P** is PRSMA
-(:mod:`synthdp.prsma`), which reuses :func:`perturbed_solve`.
+(:mod:`synthdp.mechanisms.prsma`), which reuses :func:`perturbed_solve`.
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
-from oracles.base import FAIL, NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
-from synthdp.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_epsilon, check_relation, round_up
-from synthdp.errors import InputError, PrivacyError
-from synthdp.noise import discrete_laplace_vector
-from synthdp.randomness import PrivateRandom
+from synthdp.oracles.base import FAIL, NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
+from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_epsilon, check_relation, round_up
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.noise import discrete_laplace_vector
+from synthdp.mechanisms.randomness import PrivateRandom
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
     epsilon = as_epsilon(epsilon)
     relation = check_relation(relation)
     if mode not in MODES:
-        raise InputError(f"mode must be one of {MODES} (Mode P is synthdp.prsma), got {mode!r}")
+        raise InputError(f"mode must be one of {MODES} (Mode P is synthdp.mechanisms.prsma), got {mode!r}")
     limits = NO_LIMITS if limits is None else limits
     if mode == "E" and (limits.time_limit is not None or limits.work_limit is not None):
         raise InputError("Mode E runs the solver without time or work limits (section 2.7 R4); "

@@ -7,7 +7,7 @@ passes down explicitly.  No module of the private path touches numpy's
 global random state, and every sampler consumes only exact uniform
 integers (:meth:`PrivateRandom.randbelow` and, vectorised,
 :meth:`PrivateRandom.randbelow_array`); the exact integer algorithms of
-:mod:`synthdp.noise` turn those into the distributions the proofs need.
+:mod:`synthdp.mechanisms.noise` turn those into the distributions the proofs need.
 numpy serves only as a source of uniform integers (section 2.6).
 
 Two sources, one interface:

@@ -9,7 +9,7 @@ relations).  They return the index of the chosen score and record
 ``epsilon`` in the ledger before drawing anything.
 
 Both are vectorised over the workload with the exact samplers of
-:mod:`synthdp.noise` (section 2.6): integer numpy arithmetic where every
+:mod:`synthdp.mechanisms.noise` (section 2.6): integer numpy arithmetic where every
 intermediate provably fits int64, exact Python integers otherwise.
 """
 
@@ -20,11 +20,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from synthdp.accounting import Ledger, as_epsilon, check_relation
-from synthdp.errors import InputError
-from synthdp import selection_kernel as kernel
-from synthdp.noise import bernoulli_exp_unit, bernoulli_exp, discrete_laplace_array
-from synthdp.randomness import ARRAY_BOUND, PrivateRandom
+from synthdp.mechanisms.accounting import Ledger, as_epsilon, check_relation
+from synthdp.core.errors import InputError
+from synthdp.mechanisms import selection_kernel as kernel
+from synthdp.mechanisms.noise import bernoulli_exp_unit, bernoulli_exp, discrete_laplace_array
+from synthdp.mechanisms.randomness import ARRAY_BOUND, PrivateRandom
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
 
     *Compiled.*  With ``eps = p/q``, ``gamma_j = p (U* - U_j) / (2Nq)``.  When
     ``p``, ``p (U* - min U)`` and ``2Nq`` are below ``2**62`` the sequential sampler
-    runs compiled (:mod:`synthdp.selection_kernel`, same algorithm, exact
+    runs compiled (:mod:`synthdp.mechanisms.selection_kernel`, same algorithm, exact
     integer arithmetic, uniform words from ``rng``); otherwise it runs in
     exact Python integers.
     """
@@ -95,9 +95,9 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
 
 
 def _compiled_rejection(numerators: np.ndarray, scale: int, rng: PrivateRandom) -> int:
-    """Run :func:`synthdp.selection_kernel.run` to its first accepted proposal, refilling its words.
+    """Run :func:`synthdp.mechanisms.selection_kernel.run` to its first accepted proposal, refilling its words.
 
-    An :data:`~synthdp.selection_kernel.OVERFLOW` hands the fractional coin in
+    An :data:`~synthdp.mechanisms.selection_kernel.OVERFLOW` hands the fractional coin in
     flight (its index ``k`` not yet drawn) to the exact Python loop, which
     continues it from the same ``k``.
     """
@@ -124,7 +124,7 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int,
     shift costs ``e^eps`` in the noise pmf (F1), whatever the tie-breaking.
 
     *Sampler* (sections 2.6, 4.6).  All noise is drawn at once by
-    :func:`~synthdp.noise.discrete_laplace_array`; the noisy scores are
+    :func:`~synthdp.mechanisms.noise.discrete_laplace_array`; the noisy scores are
     summed in int64 when the extremes prove it cannot overflow, else in
     exact Python integers.  Ties go to the smallest index (``np.argmax``).
     """

@@ -3,7 +3,7 @@
 Privacy note sections 1.4, 1.8 (C2-C4), 4.2 and 4.7.
 
 * :class:`Ledger` records every private spend and **refuses** (raises
-  :class:`~synthdp.errors.PrivacyError`, before anything is drawn or
+  :class:`~synthdp.core.errors.PrivacyError`, before anything is drawn or
   released) any spend after which the best composed total would exceed the
   budget.  The code that spends records the spend: RSPM, PRSMA and the
   selection mechanisms call :meth:`Ledger.spend` themselves.
@@ -28,8 +28,8 @@ from fractions import Fraction
 from numbers import Rational
 from typing import Callable, NamedTuple
 
-from synthdp.errors import InputError, PrivacyError
-from synthdp.noise import to_fraction_down
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.noise import to_fraction_down
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synthdp.domain import Domain
-from synthdp.errors import SchemaError
+from synthdp.core.domain import Domain
+from synthdp.core.errors import SchemaError
 
 #: Float sums of integers are exact while every partial sum stays below this.
 _EXACT_FLOAT = 2**53

@@ -25,18 +25,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from queries.spec import load_workload
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def data_dir() -> Path:
-    """``$SYNTHDP_DATA_DIR``, else ``<repo>/../shared/datasets``."""
-    env = os.environ.get("SYNTHDP_DATA_DIR")
-    return Path(env) if env else REPO.parent / "shared" / "datasets"
-
+from synthdp.queries.spec import load_workload
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.datasets import data_dir
 
 def load_adult(folder: Path) -> tuple[Domain, np.ndarray]:
     """The coded ADULT table and its public domain."""
@@ -60,7 +52,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--workload", default="adult_3way_64", help="workload key or JSON path (see queries.spec)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--data-dir", type=Path, default=None, help="folder of adult.csv and adult-domain.json")
-    parser.add_argument("--output", type=Path, default=REPO / "results" / "evaluation.json")
+    parser.add_argument("--output", type=Path, default=Path("results") / "evaluation.json")
     args = parser.parse_args(argv)
 
     domain, codes = load_adult(args.data_dir or data_dir())

@@ -20,8 +20,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from oracles.base import FAIL, NO_LIMITS, Limits, OracleResult, QueryInstance, Raw, certify_query
-from oracles.brute import BruteForceOracle
+from synthdp.oracles.base import FAIL, NO_LIMITS, Limits, OracleResult, QueryInstance, Raw, certify_query
+from synthdp.oracles.brute import BruteForceOracle
 
 FailRule = Callable[[QueryInstance], float]
 TieRule = Callable[[Sequence[Any]], Any]

@@ -53,14 +53,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from oracles.base import NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
-from synthdp.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down, round_up
-from synthdp.data import AggregatedData
-from synthdp.domain import Domain
-from synthdp.errors import InputError, PrivacyError
-from synthdp.noise import discrete_laplace
-from synthdp.randomness import PrivateRandom
-from synthdp.rspm import perturbed_solve
+from synthdp.oracles.base import NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
+from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down, round_up
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError, PrivacyError
+from synthdp.mechanisms.noise import discrete_laplace
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.rspm import perturbed_solve
 
 log = logging.getLogger(__name__)
 

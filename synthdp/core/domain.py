@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from synthdp.errors import SchemaError
+from synthdp.core.errors import SchemaError
 
 
 @dataclass(frozen=True)
