@@ -163,7 +163,7 @@ def _scored_cells(query_class: QueryClass) -> int | None:
 
 def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int,
                    pure: bool) -> tuple[str, str]:
-    """Resolve ``auto`` by comparing the selection-error bounds of the privacy note.
+    """Resolve ``auto`` by comparing the selection-error bounds of docs/privacy.md.
 
     RSPM (Corollary 2.8 with W = N): ``m^2 (2 + 1/N) / (eps0 n)``; exponential
     mechanism (Theorem 4.5): ``2 (ln|Q_w| + 1) / (eps0 n)``.  Both are
@@ -190,7 +190,7 @@ def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, 
 
 def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int, query_class: QueryClass,
                         samples: int) -> None:
-    """Refuse, before anything runs, a round budget too small for PRSMA's pieces (``K > n``, section 3.2).
+    """Refuse, before anything runs, a round budget too small for PRSMA's pieces (``K > n``, docs/privacy.md §3.2).
 
     Under replace-one (the only relation PRSMA runs under) ``n`` is public.
     The message names the most rounds that fit, found by a data-independent scan.
@@ -213,16 +213,16 @@ def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int,
     most = next((T for T in range(rounds - 1, 0, -1) if fits(T)), 0)
     hint = f"pass rounds={most} or fewer" if most else "no number of rounds fits: raise epsilon or delta"
     raise InputError(f"PRSMA over {rounds} rounds at (epsilon, delta)=({float(epsilon):g}, {float(delta):.3g}) "
-                     f"needs more than n={n} records per round (K > n, privacy note 3.2); {hint}")
+                     f"needs more than n={n} records per round (K > n, docs/privacy.md §3.2); {hint}")
 
 
 def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryClass, *, rounds: int | None = None,
                 epsilon_per_round: float | None = None, samples_per_round: int | None = None) -> tuple[int, int]:
     """The game's rounds ``T`` and samples per round ``N`` (:func:`generate_synthetic` documents the rule).
 
-    Both are inputs of GAME (design note section 4.1) and depend only on public parameters (the
-    budget and the query class), so choosing them spends nothing; ``N`` stays within the note's
-    recommended range (section 4.5).
+    Both are inputs of GAME (docs/privacy.md §4.1) and depend only on public parameters (the
+    budget and the query class), so choosing them spends nothing; ``N`` stays within the
+    recommended range (docs/privacy.md §4.5).
     """
     from synthdp.mechanisms.accounting import rounds_for
     from synthdp.mechanisms.noise import to_fraction_down
@@ -275,14 +275,14 @@ def generate_synthetic(
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``.
 
-    Runs the synthetic-data game of the privacy note (section 4): ``rounds``
+    Runs the synthetic-data game of docs/privacy.md (§4): ``rounds``
     rounds in which a private query player picks the query of
     ``query_class`` on which the current synthetic samples are most wrong and
     a follow-the-perturbed-leader data player answers with
     ``samples_per_round`` records (default ``DEFAULT_SAMPLES``, or
     ``CAPPED_SAMPLES`` when the round cap applies).  The total budget ``(epsilon, delta)`` is
     split over rounds by the accountant (zCDP or basic composition,
-    whichever is tighter, section 4.2); ``delta=None`` means pure DP with
+    whichever is tighter, docs/privacy.md §4.2); ``delta=None`` means pure DP with
     basic composition.
 
     Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
@@ -290,9 +290,9 @@ def generate_synthetic(
     whose per-round budget stays at least ``epsilon_per_round`` (default
     :func:`default_epsilon_per_round`, then capped at ``DEFAULT_MAX_ROUNDS``):
     a small budget buys few, sharp selections rather than many blurred ones.
-    ``respond_to="round"`` is the note's game (the query player answers this
+    ``respond_to="round"`` is the game of §4.1 (the query player answers this
     round's samples); ``"union"`` makes it answer the running union of the
-    plays (MWEM style, section 4.5 variant): same privacy, no accuracy
+    plays (MWEM style, docs/privacy.md §4.5 variant): same privacy, no accuracy
     theorem; ``"auto"`` takes the union once each round's budget is at least
     ``UNION_FROM_EPSILON_PER_ROUND``.  ``burn_in`` is the fraction of first
     rounds whose plays are not released (post-processing, free): the early
@@ -333,7 +333,7 @@ def generate_synthetic(
                              categories=categories, nullable=nullable, clip=clip, max_categories=max_categories)
     encoder = Encoder(schema)
     real: AggregatedData = encoder.to_aggregated(df)
-    # Only under replace-one is n public (section 1.3).  Under add/remove n is private (section 4.1:
+    # Only under replace-one is n public (docs/privacy.md §1.3).  Under add/remove n is private (§4.1:
     # "it is never released"): neither the abort nor a message may depend on it.
     if relation == "replace-one" and delta is not None and delta > 1 / real.n:
         raise InputError(f"delta={delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
@@ -361,7 +361,7 @@ def generate_synthetic(
     query_oracle_name = "-"
     if player_name == "rspm" and dlt is None:
         raise InputError("query player 'rspm' needs delta > 0: its noise is capped to fit the solver's integer "
-                         "range, which costs delta ~1e-30 per round (privacy note, Corollary 2.4); pass e.g. "
+                         "range, which costs delta ~1e-30 per round (docs/privacy.md, Corollary 2.4); pass e.g. "
                          "delta=1e-9, or use an explicit workload with the exponential player for pure DP")
     if player_name == "rspm":
         q_oracle = _choose_oracle(oracle, qc, "query player")
@@ -373,7 +373,7 @@ def generate_synthetic(
         if dlt is None:
             raise InputError(f"query player {player_name!r} needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
         if relation != "replace-one":
-            raise InputError(f"query player {player_name!r} runs under replace-one neighbours (privacy note 3.1); "
+            raise InputError(f"query player {player_name!r} runs under replace-one neighbours (docs/privacy.md §3.1); "
                              "pass relation='replace-one'")
         q_oracle = _choose_oracle(oracle, qc, "query player")
         exact = player_name == "prsma-exact"
@@ -381,8 +381,8 @@ def generate_synthetic(
         eps_star, delta_star = prsma_per_round(eps, dlt, T)
         _check_prsma_rounds(eps, dlt, T, real.n, qc, N)
         if time_limit is not None or (exact and work_limit is not None):
-            raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (privacy note "
-                             "1.5, A-stateless), and its exact-oracle law needs no limit at all; pass work_limit "
+            raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (docs/privacy.md "
+                             "§1.5, A-stateless), and its exact-oracle law needs no limit at all; pass work_limit "
                              "(prsma only) instead of time_limit")
         limits = None if exact else Limits(work_limit=work_limit or q_oracle.default_work_limit)
         player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger, limits, prsma_max_calls, insist,
@@ -413,7 +413,7 @@ def generate_synthetic(
                            samples=N, resolution=resolution, scale=b,
                            selection_term="rspm" if player_name in ("rspm", *PRSMA_PLAYERS) else "exponential")
     if respond_to == "union":
-        bound["form"] += "; NOT covered: the query player answered the running union (section 4.5 variant)"
+        bound["form"] += "; NOT covered: the query player answered the running union (docs/privacy.md §4.5 variant)"
     if math.floor(burn_in * T):
         bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
     if ftpl_noise != "two-sided":

@@ -1,13 +1,13 @@
 """Standard oracle instances for benchmarks: the game's objectives on the shared datasets.
 
-*Query player* (privacy note section 4.1 step 2): the objective
+*Query player* (docs/privacy.md §4.1 step 2): the objective
 ``-N n_x(D) + n N_x(P)`` of ``n`` real rows ``D`` against ``N`` synthetic
 rows ``P``, plus integer noise on the separator coordinates at the scale
 RSPM uses, ``m (2N + 1) / eps0``.  The synthetic rows are drawn from the
 product of the real one-way marginals, what the data player produces in
 early rounds.
 
-*Data player* (section 4.3): ``max_x sum_t V c_t q_t(x) + sum_j xi_j x_j``
+*Data player* (docs/privacy.md §4.3): ``max_x sum_t V c_t q_t(x) + sum_j xi_j x_j``
 over a history of queries (each picked ``c_t`` times, some of them
 complements) with FTPL noise of scale ``b V``, ``b = sqrt(2 T (1 + 1/V))``.
 

@@ -26,6 +26,6 @@ class OracleError(SynthDPError, RuntimeError):
 class PrivacyError(SynthDPError, RuntimeError):
     """A private release cannot be completed without breaking its guarantee.
 
-    Raised instead of substituting any other output (privacy note, section 2.7 R4):
+    Raised instead of substituting any other output (docs/privacy.md §2.7 R4):
     the whole release must then be treated as failed and not published.
     """

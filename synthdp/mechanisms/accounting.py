@@ -1,14 +1,14 @@
 """Privacy accounting: the ledger, composition, and per-round budgets.
 
-Privacy note sections 1.4, 1.8 (C2-C4), 4.2 and 4.7.
+docs/privacy.md §1.4, §1.8 (C2-C4), §4.2 and §4.7.
 
 * :class:`Ledger` records every private spend and **refuses** (raises
   :class:`~synthdp.core.errors.PrivacyError`, before anything is drawn or
   released) any spend after which the best composed total would exceed the
   budget.  The code that spends records the spend: RSPM, PRSMA and the
   selection mechanisms call :meth:`Ledger.spend` themselves.
-* :func:`per_round_epsilon` inverts basic composition and zCDP (section 4.2);
-  :func:`prsma_per_round` inverts basic and advanced composition (section 4.7).
+* :func:`per_round_epsilon` inverts basic composition and zCDP (docs/privacy.md §4.2);
+  :func:`prsma_per_round` inverts basic and advanced composition (docs/privacy.md §4.7).
 
 Exactness.  Every privacy parameter is a :class:`fractions.Fraction`.  Basic
 composition is summed exactly.  The advanced and zCDP totals involve logs
@@ -50,14 +50,14 @@ PARAMETER_DENOMINATOR = 10**12
 # exact conversions and directed rounding
 # --------------------------------------------------------------------------
 def check_relation(relation: str) -> str:
-    """The neighbouring relation, validated (section 1.3)."""
+    """The neighbouring relation, validated (docs/privacy.md §1.3)."""
     if relation not in RELATIONS:
         raise InputError(f"relation must be one of {RELATIONS}, got {relation!r}")
     return relation
 
 
 def as_epsilon(value: float | Rational, name: str = "epsilon") -> Fraction:
-    """A positive epsilon as an exact rational; floats are rounded **down** to 1e-6 (section 2.6)."""
+    """A positive epsilon as an exact rational; floats are rounded **down** to 1e-6 (docs/privacy.md §2.6)."""
     eps = to_fraction_down(value) if isinstance(value, float) else _as_rational(value, name)
     if eps <= 0:
         raise InputError(f"{name} must be positive (after rounding down to a rational), got {value!r}")
@@ -103,7 +103,7 @@ def round_down(x: float, denominator: int | None = PARAMETER_DENOMINATOR) -> Fra
 
 
 # --------------------------------------------------------------------------
-# the composition theorems (section 1.8 C2-C4, Proposition 4.2)
+# the composition theorems (docs/privacy.md §1.8 C2-C4, Proposition 4.2)
 # --------------------------------------------------------------------------
 def zcdp_to_dp(rho: float | Rational, delta: float | Rational) -> float:
     """``rho + 2 sqrt(rho ln(1/delta))``: rho-zCDP gives (this, delta)-DP (Proposition 4.2)."""
@@ -121,7 +121,7 @@ def zcdp_gamma(epsilon: float | Rational, delta: float | Rational) -> float:
     """``Gamma = sqrt(eps + iota) - sqrt(iota)`` in its stable form ``eps / (sqrt(eps + iota) + sqrt(iota))``.
 
     ``iota = ln(1/delta)``.  The zCDP route gives total ``(eps, delta)`` iff
-    ``rho <= Gamma**2`` (section 4.2).
+    ``rho <= Gamma**2`` (docs/privacy.md §4.2).
     """
     iota = -math.log(delta)
     return float(epsilon) / (math.sqrt(float(epsilon) + iota) + math.sqrt(iota))
@@ -222,7 +222,7 @@ _ROUTES: dict[str, Route] = {"advanced": _advanced, "zcdp": _zcdp}
 
 @dataclass
 class Ledger:
-    """Budget ``(epsilon_budget, delta_budget)`` and the spends recorded against it (sections 4.2, 4.7).
+    """Budget ``(epsilon_budget, delta_budget)`` and the spends recorded against it (docs/privacy.md §4.2, §4.7).
 
     :meth:`total` takes, among basic composition (C2), advanced composition
     (C3; all events with one common ``(eps, delta)``) and zCDP (C4 and
@@ -333,7 +333,7 @@ def _clip_cost(epsilon: Fraction, kappa: Fraction) -> Fraction | None:
 # budget inversions
 # --------------------------------------------------------------------------
 def per_round_epsilon(epsilon: Fraction, delta: Fraction, T: int) -> Fraction:
-    """Per-round pure budget for ``T`` rounds from a total ``(epsilon, delta)`` (section 4.2).
+    """Per-round pure budget for ``T`` rounds from a total ``(epsilon, delta)`` (docs/privacy.md §4.2).
 
     ``epsilon_0 = max(epsilon / T, Gamma sqrt(2 / T))``: the first is basic
     composition, the second zCDP with ``rho = T eps_0**2 / 2 = Gamma**2``,
@@ -360,7 +360,7 @@ def rounds_for(epsilon: Fraction, delta: Fraction, epsilon0: Fraction, max_round
     """The most rounds ``T`` whose per-round budget (:func:`per_round_epsilon`) is still at least ``epsilon0``.
 
     This turns a target per-round strength into a number of rounds that
-    spends the whole total budget (section 4.2's inversion read the other
+    spends the whole total budget (docs/privacy.md §4.2's inversion read the other
     way); at least 1 round, at most ``max_rounds``.  It depends only on
     public parameters.  ``epsilon0`` is a strength target, not a privacy
     quantity, so it is met up to a relative ``ROUNDS_SLACK``: a decimal
@@ -382,14 +382,14 @@ def rounds_for(epsilon: Fraction, delta: Fraction, epsilon0: Fraction, max_round
 
 
 class PRSMABudget(NamedTuple):
-    """Per-round ``(epsilon*, delta*)`` for PRSMA rounds (section 4.7)."""
+    """Per-round ``(epsilon*, delta*)`` for PRSMA rounds (docs/privacy.md §4.7)."""
 
     epsilon: Fraction
     delta: Fraction
 
 
 def prsma_per_round(epsilon: Fraction, delta: Fraction, T: int) -> PRSMABudget:
-    """Per-round ``(eps*, delta*)`` of ``T`` PRSMA rounds within a total ``(epsilon, delta)`` (section 4.7).
+    """Per-round ``(eps*, delta*)`` of ``T`` PRSMA rounds within a total ``(epsilon, delta)`` (docs/privacy.md §4.7).
 
     Advanced composition with ``delta' = delta/2`` and ``delta* = delta/(2T)``:
     the largest ``eps*`` with ``sqrt(2T ln(2/delta)) eps* + T eps* (e^eps* - 1)
@@ -398,7 +398,7 @@ def prsma_per_round(epsilon: Fraction, delta: Fraction, T: int) -> PRSMABudget:
     """
     epsilon, delta = as_epsilon(epsilon), as_delta(delta)
     if delta == 0:
-        raise InputError("PRSMA needs delta > 0 (it is (epsilon, delta)-DP, section 3)")
+        raise InputError("PRSMA needs delta > 0 (it is (epsilon, delta)-DP, docs/privacy.md §3)")
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
         raise InputError(f"T must be a positive integer, got {T!r}")
     target = float(epsilon) * (1 - _INVERSION_SLACK)

@@ -1,6 +1,6 @@
 """Exact integer samplers: Bernoulli, Bernoulli(exp(-gamma)) and the discrete Laplace law.
 
-Privacy note, section 2.6, after Canonne-Kamath-Steinke 2020 ("The Discrete
+docs/privacy.md §2.6, after Canonne-Kamath-Steinke 2020 ("The Discrete
 Gaussian for Differential Privacy", Algorithms 1-2).  Every sampler uses
 integer arithmetic and exact rationals only, and consumes nothing but
 exact uniform integers from a :class:`~synthdp.mechanisms.randomness.PrivateRandom`;
@@ -9,7 +9,7 @@ samplers (numpy's ``laplace``, ``geometric``, ...) have relative errors that
 are unbounded in the tails and are never used for private noise.
 
 The discrete Laplace law ``DLap(lambda)`` on the integers has
-``P[eta = k] = tanh(lambda / 2) exp(-lambda |k|)`` (section 1.6).
+``P[eta = k] = tanh(lambda / 2) exp(-lambda |k|)`` (docs/privacy.md §1.6).
 
 Each sampler has a vectorised twin (:func:`bernoulli_exp_array`,
 :func:`discrete_laplace_array`) that runs the same algorithm lane-wise on
@@ -39,7 +39,7 @@ def _check_int(value: int, name: str, minimum: int) -> int:
 
 
 def bernoulli(num: int, den: int, rng: PrivateRandom) -> int:
-    """1 with probability exactly ``num / den`` (``0 <= num <= den``), else 0 (section 2.6)."""
+    """1 with probability exactly ``num / den`` (``0 <= num <= den``), else 0 (docs/privacy.md §2.6)."""
     _check_int(den, "den", 1)
     if _check_int(num, "num", 0) > den:
         raise ValueError(f"bernoulli needs num <= den, got {num}/{den}")
@@ -61,7 +61,7 @@ def bernoulli_exp_unit(num: int, den: int, rng: PrivateRandom, k: int = 1) -> in
 
 
 def bernoulli_exp(gamma: Fraction, rng: PrivateRandom) -> int:
-    """1 with probability exactly ``exp(-gamma)`` for a rational ``gamma >= 0`` (section 2.6).
+    """1 with probability exactly ``exp(-gamma)`` for a rational ``gamma >= 0`` (docs/privacy.md §2.6).
 
     For ``gamma > 1`` it returns the product of ``floor(gamma)`` independent
     ``Bernoulli(exp(-1))`` and one ``Bernoulli(exp(-(gamma - floor(gamma))))``
@@ -129,7 +129,7 @@ def _exp_one_runs(limit: np.ndarray, rng: PrivateRandom) -> np.ndarray:
 
 
 def bernoulli_exp_array(num: np.ndarray, den: int, rng: PrivateRandom) -> np.ndarray:
-    """Independent ``Bernoulli(exp(-num_i / den))`` for an integer array ``num >= 0`` (sections 2.6, 4.6).
+    """Independent ``Bernoulli(exp(-num_i / den))`` for an integer array ``num >= 0`` (docs/privacy.md §2.6, §4.6).
 
     Lane-wise :func:`bernoulli_exp` in integer arithmetic, for
     ``1 <= den < 2**62``: lane ``i`` runs ``floor(gamma_i)`` trials of
@@ -151,9 +151,9 @@ def bernoulli_exp_array(num: np.ndarray, den: int, rng: PrivateRandom) -> np.nda
 
 
 def discrete_laplace(s: int, t: int, rng: PrivateRandom) -> int:
-    """One draw of ``DLap(lambda)`` with ``lambda = s / t`` (section 2.6, CKS Algorithm 2).
+    """One draw of ``DLap(lambda)`` with ``lambda = s / t`` (docs/privacy.md §2.6, CKS Algorithm 2).
 
-    *Correctness* (section 2.6).  An accepted pair ``(U, V)`` has probability
+    *Correctness* (docs/privacy.md §2.6).  An accepted pair ``(U, V)`` has probability
     proportional to ``exp(-U/t) exp(-V) = exp(-(U + tV)/t)`` and
     ``x = U + tV`` with ``0 <= U < t`` is unique, so ``X`` is geometric with
     ratio ``exp(-1/t)``.  Then ``Y = X // s`` has
@@ -190,7 +190,7 @@ def _exact_array(values: list[int]) -> np.ndarray:
 
 
 def discrete_laplace_array(size: int, s: int, t: int, rng: PrivateRandom) -> np.ndarray:
-    """``size`` independent draws of ``DLap(s / t)`` (section 2.6, CKS Algorithm 2, vectorised).
+    """``size`` independent draws of ``DLap(s / t)`` (docs/privacy.md §2.6, CKS Algorithm 2, vectorised).
 
     For ``s, t < 2**62`` every lane runs :func:`discrete_laplace` with
     numpy integers: draw ``U``, test ``Bernoulli(exp(-U/t))``, count the
@@ -230,7 +230,7 @@ def discrete_laplace_array(size: int, s: int, t: int, rng: PrivateRandom) -> np.
 
 
 def discrete_laplace_vector(m: int, s: int, t: int, rng: PrivateRandom) -> list[int]:
-    """``m`` independent draws of ``DLap(s / t)`` as exact Python integers (section 2.6).
+    """``m`` independent draws of ``DLap(s / t)`` as exact Python integers (docs/privacy.md §2.6).
 
     Python integers rather than int64: a draw is unbounded, and callers that
     need a machine integer range must apply their own cap first (Corollary 2.4).
@@ -241,7 +241,7 @@ def discrete_laplace_vector(m: int, s: int, t: int, rng: PrivateRandom) -> list[
 
 
 def to_fraction_down(x: float | Rational, denominator: int = 10**6) -> Fraction:
-    """The largest multiple of ``1/denominator`` that is ``<= x``, exactly (section 2.6).
+    """The largest multiple of ``1/denominator`` that is ``<= x``, exactly (docs/privacy.md §2.6).
 
     Converts a user's float privacy parameter to an exact rational by
     rounding **down** (a smaller epsilon is always safe).  The float's exact

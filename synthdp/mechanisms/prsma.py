@@ -1,12 +1,12 @@
-"""PRSMA: Private Robust Subsampling Meta-Algorithm, Mode P (privacy note, section 3).
+"""PRSMA: Private Robust Subsampling Meta-Algorithm, Mode P (docs/privacy.md §3).
 
 PRSMA makes RSPM private even when the certifiable oracle may FAIL, or pick
 among optima, adversarially -- as a function of each call's instance only
-(assumption A-stateless, section 1.5) -- at the price of very many oracle
-calls (section 3.6).  Replace-one neighbours with a public ``n``;
-:func:`prsma_add_remove` reduces add/remove to it (section 3.8).
+(assumption A-stateless, docs/privacy.md §1.5) -- at the price of very many oracle
+calls (docs/privacy.md §3.6).  Replace-one neighbours with a public ``n``;
+:func:`prsma_add_remove` reduces add/remove to it (docs/privacy.md §3.8).
 
-Algorithm (section 3.2):
+Algorithm (docs/privacy.md §3.2):
 
 1. Cut a uniformly random permutation of the ``n`` records into ``K``
    pieces of public size ``s = floor(n/K)``; the rest is discarded.
@@ -24,7 +24,7 @@ Guarantee (Theorem 3.1): ``(eps*, delta*)``-DP for every stateless
 certifiable oracle, with ``eps* = eps_L + ln(1 + (1 + e^psi/(1 - gamma))/L)``
 and ``delta* = 2K|Q| e^{-psi^2/(2 s eps_0^2)} + e^{-eps_L t0} + K e^{-gamma R}
 + gamma e^psi / ((1 - gamma)(L + 1))``; parameters P1-P8 make
-``eps* <= eps`` and ``delta* <= delta``.  *Proof sketch* (section 3.4): couple
+``eps* <= eps`` and ``delta* <= delta``.  *Proof sketch* (docs/privacy.md §3.4): couple
 the two runs through the same permutation, so only the piece ``j*`` holding
 the changed record differs.  A completed oracle (Lemma 3.2) turns every
 strong piece's success law into a ``gamma``-perturbation of an exact-oracle
@@ -40,7 +40,7 @@ noise costs ``eps_L``.
 fresh solver in deterministic mode, with deterministic work limits only
 (wall-clock limits depend on concurrent calls and are refused here) and no
 warm start or hint from any other call.  An instance whose coefficients
-leave the solver's exact range counts as a FAIL (section 6 item 4).
+leave the solver's exact range counts as a FAIL (docs/privacy.md §6 item 4).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _positive_int(value: int, name: str, minimum: int = 1) -> int:
 
 @dataclass(frozen=True)
 class PRSMAParameters:
-    """All PRSMA parameters (section 3.2) and the guarantee they give (Theorem 3.1).
+    """All PRSMA parameters (docs/privacy.md §3.2) and the guarantee they give (Theorem 3.1).
 
     ``epsilon``/``delta`` is the guarantee the ledger records: the target
     ``(eps, delta)`` for :func:`prsma_parameters` (which asserts
@@ -110,7 +110,7 @@ class PRSMAParameters:
 
     @property
     def oracle_calls(self) -> int:
-        """``K * R``: the number of oracle calls when no piece fails (section 3.6)."""
+        """``K * R``: the number of oracle calls when no piece fails (docs/privacy.md §3.6)."""
         return self.K * self.R
 
 
@@ -156,7 +156,7 @@ class _Schedule:
 
 
 def _schedule(epsilon: Fraction, delta: Fraction, psi: float) -> _Schedule:
-    """P2-P6 (section 3.2), ceilings exactly as written (counts round up, section 7.5).
+    """P2-P6 (docs/privacy.md §3.2), ceilings exactly as written (counts round up, docs/privacy.md §7.5).
 
     Float error in the arguments (relative ~1e-16) could move a ceiling only
     for arguments within that distance of an integer; the final check of
@@ -173,7 +173,7 @@ def _schedule(epsilon: Fraction, delta: Fraction, psi: float) -> _Schedule:
 
 def prsma_parameters(epsilon: Fraction, delta: Fraction, n: int, m: int, W: int, psi: float = 3,
                      log_q: float | None = None) -> PRSMAParameters:
-    """P1-P8 of section 3.2 for a target ``(epsilon, delta)``; ``log_q`` defaults to ``m ln 2``.
+    """P1-P8 of docs/privacy.md §3.2 for a target ``(epsilon, delta)``; ``log_q`` defaults to ``m ln 2``.
 
     ``eps_L = eps/2``; ``L = ceil(a_psi / (e^{eps/2} - 1))`` with
     ``a_psi = 1 + 1.01 e^psi``; ``t0 = ceil(2 ln(4/delta) / eps)``, ``tau = t0``;
@@ -185,7 +185,7 @@ def prsma_parameters(epsilon: Fraction, delta: Fraction, n: int, m: int, W: int,
     """
     epsilon, delta = as_epsilon(epsilon), as_delta(delta)
     if delta == 0:
-        raise InputError("PRSMA needs delta > 0 (section 3)")
+        raise InputError("PRSMA needs delta > 0 (docs/privacy.md §3)")
     if not psi > 0:
         raise InputError(f"psi must be positive, got {psi}")
     m = _positive_int(m, "m")
@@ -234,15 +234,15 @@ def _check_calls(calls: int, max_oracle_calls: int, insist: bool, label: str) ->
     """Log the oracle-call count and refuse it above the ceiling unless ``insist``."""
     log.info("PRSMA %s: %d oracle calls planned (K * R)", label, calls)
     if calls > max_oracle_calls and not insist:
-        raise InputError(f"PRSMA {label} needs {calls:,} oracle calls (K * R, section 3.6), above the ceiling "
+        raise InputError(f"PRSMA {label} needs {calls:,} oracle calls (K * R, docs/privacy.md §3.6), above the ceiling "
                          f"max_oracle_calls={max_oracle_calls:,}; pass insist=True to run it anyway")
 
 
 def _check_limits(limits: Limits | None) -> Limits:
-    """Deterministic work limits only (A-stateless, section 1.5)."""
+    """Deterministic work limits only (A-stateless, docs/privacy.md §1.5)."""
     if limits is not None and limits.time_limit is not None:
         raise InputError("PRSMA refuses wall-clock time limits: they break assumption A-stateless "
-                         "(section 1.5); use Limits(work_limit=...) (deterministic work) instead")
+                         "(docs/privacy.md §1.5); use Limits(work_limit=...) (deterministic work) instead")
     return NO_LIMITS if limits is None else limits
 
 
@@ -259,7 +259,7 @@ def _piece(records: np.ndarray, perm: np.ndarray, i: int, piece_instance: PieceI
 
 def _run(records: np.ndarray, piece_instance: PieceInstance, domain: Domain, params: PRSMAParameters,
          oracle: Oracle, limits: Limits, rng: PrivateRandom) -> PRSMAResult:
-    """Steps 1-5 of section 3.2 (no accounting; the callers spend)."""
+    """Steps 1-5 of docs/privacy.md §3.2 (no accounting; the callers spend)."""
     perm = rng.permutation(params.n)
     failures: list[bool] = []
     firsts: list[Any] = []
@@ -304,7 +304,7 @@ def _run_exact_law(records: np.ndarray, piece_instance: PieceInstance, domain: D
     here (in another order, which does not change a joint law of independent
     draws).  ∎
 
-    (The oracle is stateless, A-stateless of section 1.5, so that run's
+    (The oracle is stateless, A-stateless of docs/privacy.md §1.5, so that run's
     answer does not depend on the calls made before it.)
 
     Hence the privacy of Theorem 3.1 (which holds for every certifiable
@@ -316,7 +316,7 @@ def _run_exact_law(records: np.ndarray, piece_instance: PieceInstance, domain: D
     unbounded, so with a probability that is astronomically small at
     realistic sizes but not zero); the release then stops with
     :class:`PrivacyError`, as RSPM does in Mode E (an abort is a side channel
-    outside the model, section 6 item 5), and the law differs from PRSMA's
+    outside the model, docs/privacy.md §6 item 5), and the law differs from PRSMA's
     by at most ``(K R + 1)`` times that probability in total variation.
     """
     perm = rng.permutation(params.n)
@@ -339,7 +339,7 @@ def prsma(records: np.ndarray, piece_instance: PieceInstance, *, domain: Domain,
           oracle: Oracle, rng: PrivateRandom, ledger: Ledger, limits: Limits | None = None,
           max_oracle_calls: int = DEFAULT_MAX_ORACLE_CALLS, insist: bool = False, label: str = "",
           exact_oracle: bool = False) -> PRSMAResult:
-    """Run PRSMA (section 3.2) on ``records`` (an ``(n, A)`` code matrix; ``n`` public), replace-one.
+    """Run PRSMA (docs/privacy.md §3.2) on ``records`` (an ``(n, A)`` code matrix; ``n`` public), replace-one.
 
     ``piece_instance(piece)`` builds the un-noised base objective of a piece
     (an :class:`AggregatedData` of ``s`` records; it must use ``s`` wherever
@@ -388,7 +388,7 @@ def prsma_add_remove(records: np.ndarray, piece_instance: PieceInstance, *, doma
                      psi: float = 3, log_q: float | None = None, limits: Limits | None = None,
                      max_oracle_calls: int = DEFAULT_MAX_ORACLE_CALLS, insist: bool = False,
                      label: str = "") -> AddRemoveResult:
-    """PRSMA under add/remove via a private size release (section 3.8, Lemma 3.7).
+    """PRSMA under add/remove via a private size release (docs/privacy.md §3.8, Lemma 3.7).
 
     ``eps_n = eps/10``, ``delta_0 = delta/10``, ``Delta_0 = ceil(ln(1/delta_0)/eps_n)``.
     Release ``nu = n - Delta_0 + G`` with ``G ~ DLap(eps_n)``; if ``1 <= nu <= n``
@@ -400,7 +400,7 @@ def prsma_add_remove(records: np.ndarray, piece_instance: PieceInstance, *, doma
     """
     epsilon, delta = as_epsilon(epsilon), as_delta(delta)
     if delta == 0:
-        raise InputError("PRSMA needs delta > 0 (section 3)")
+        raise InputError("PRSMA needs delta > 0 (docs/privacy.md §3)")
     limits = _check_limits(limits)
     records = np.asarray(records)
     eps_n, delta_0 = epsilon / 10, delta / 10

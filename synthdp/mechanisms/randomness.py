@@ -1,4 +1,4 @@
-"""The one explicit source of privacy-critical randomness (privacy note, section 2.6).
+"""The one explicit source of privacy-critical randomness (docs/privacy.md §2.6).
 
 Every random choice that enters a privacy proof -- the RSPM noise, the
 PRSMA partition, count noise and survivor, the exponential mechanism and
@@ -8,7 +8,7 @@ global random state, and every sampler consumes only exact uniform
 integers (:meth:`PrivateRandom.randbelow` and, vectorised,
 :meth:`PrivateRandom.randbelow_array`); the exact integer algorithms of
 :mod:`synthdp.mechanisms.noise` turn those into the distributions the proofs need.
-numpy serves only as a source of uniform integers (section 2.6).
+numpy serves only as a source of uniform integers (docs/privacy.md §2.6).
 
 Two sources, one interface:
 
@@ -29,7 +29,7 @@ Two sources, one interface:
   experiments, tests and audits only, never for a release.
 
 The data player's follow-the-perturbed-leader noise plays no role in any
-privacy proof (section 2.6, last bullets), so it may use an ordinary
+privacy proof (docs/privacy.md §2.6, "Which randomness is privacy-critical"), so it may use an ordinary
 ``numpy.random.Generator``; :meth:`PrivateRandom.numpy_generator` derives
 one, documented as non-privacy-critical.
 """
@@ -84,7 +84,7 @@ def _csprng_below(n: int, size: int) -> np.ndarray:
 
 
 class PrivateRandom:
-    """Exact uniform integers for privacy-critical sampling (section 2.6).
+    """Exact uniform integers for privacy-critical sampling (docs/privacy.md §2.6).
 
     ``seed=None`` uses the CSPRNG (:mod:`secrets`); an integer seed uses a
     reproducible, non-cryptographic PCG64 stream.  Either way every method
@@ -155,7 +155,7 @@ class PrivateRandom:
                 return value
 
     def randbelow_array(self, n: int, size: int) -> np.ndarray:
-        """``size`` i.i.d. uniform integers in ``[0, n)`` as int64, for ``1 <= n < 2**62``; exact (section 2.6).
+        """``size`` i.i.d. uniform integers in ``[0, n)`` as int64, for ``1 <= n < 2**62``; exact (docs/privacy.md §2.6).
 
         Seeded: ``Generator.integers(0, n, size)`` (exact, unbiased).
         CSPRNG: OS random bytes by vectorised rejection (see
@@ -181,13 +181,13 @@ class PrivateRandom:
         return self._generator.bit_generator.random_raw(int(count))
 
     def choice(self, k: int) -> int:
-        """A uniform index in ``range(k)`` (e.g. PRSMA's uniform survivor, section 3.2 step 5)."""
+        """A uniform index in ``range(k)`` (e.g. PRSMA's uniform survivor, docs/privacy.md §3.2 step 5)."""
         return self.randbelow(k)
 
     def permutation(self, n: int) -> np.ndarray:
         """A uniformly random permutation of ``range(n)`` (Fisher-Yates with :meth:`randbelow`).
 
-        Used for PRSMA's random partition (section 3.2 step 1).  Each of the
+        Used for PRSMA's random partition (docs/privacy.md §3.2 step 1).  Each of the
         ``n!`` permutations has probability exactly ``1/n!``.
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
@@ -206,10 +206,10 @@ class PrivateRandom:
         """A numpy ``Generator`` for **non-privacy-critical** randomness only.
 
         Meant for the data player's FTPL perturbations and post-processing
-        resamples, which no privacy proof uses (section 2.6).  Seeded: derived
+        resamples, which no privacy proof uses (docs/privacy.md §2.6).  Seeded: derived
         reproducibly from this stream's seed; CSPRNG: fresh OS entropy.  Never
         use it for noise whose privacy is claimed: its float samplers carry no
-        guarantee (section 2.6, "numpy's float samplers").
+        guarantee (docs/privacy.md §2.6, "Why not numpy's laplace/geometric?").
         """
         if self._sequence is None:
             return np.random.default_rng()

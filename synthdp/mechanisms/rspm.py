@@ -1,4 +1,4 @@
-"""Discrete RSPM: Report-Separator-Perturbed-Min with exact integer noise (privacy note, section 2).
+"""Discrete RSPM: Report-Separator-Perturbed-Min with exact integer noise (docs/privacy.md §2).
 
 Given an integer objective ``L_D(q)`` over a query class with separator
 ``e_1..e_m``, RSPM adds ``eta_i ~ DLap(lambda)`` to the weight of each
@@ -28,10 +28,10 @@ uncapped run shows ``(epsilon, (1 + e^epsilon) delta_clip)``-DP with
 ``m c``) makes ``(1 + e^epsilon) delta_clip <= 2 e^-70`` for every epsilon.  The
 ledger records the clip probability and composes it exactly (see
 :class:`~synthdp.mechanisms.accounting.Ledger`).  Independently, a noisy instance whose
-coefficients leave the solver's exact integer range (section 2.7 R1) is a
-FAIL (section 6 item 4).
+coefficients leave the solver's exact integer range (docs/privacy.md §2.7 R1) is a
+FAIL (docs/privacy.md §6 item 4).
 
-*Modes* (sections 2.7, 3.7).  Mode **E** (default): no limits; the solver
+*Modes* (docs/privacy.md §2.7, §3.7).  Mode **E** (default): no limits; the solver
 answer is certified (R2-R3, in :mod:`oracles.base`); a FAIL means the release
 must be abandoned, so RSPM raises :class:`~synthdp.core.errors.PrivacyError` and
 never substitutes an output (R4).  Mode **N**: time-limited; a FAIL returns
@@ -87,7 +87,7 @@ def difference_sensitivity(W: int, relation: str, objective: str = "data") -> in
 
 
 def rspm_noise_rate(epsilon: Fraction, m: int, sensitivity: int) -> Fraction:
-    """``lambda = epsilon / (m c)`` with ``c = Delta + 1`` (section 2.2 steps 1-2), exact."""
+    """``lambda = epsilon / (m c)`` with ``c = Delta + 1`` (docs/privacy.md §2.2 steps 1-2), exact."""
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) or sensitivity < 0:
         raise InputError(f"sensitivity must be an integer >= 0, got {sensitivity!r}")
     if m < 1:
@@ -112,7 +112,7 @@ def clip_probability(lam: Fraction, m: int, cap: int) -> float:
 
 
 def solver_integer_limit(oracle: Oracle) -> int:
-    """Exclusive bound on ``sum |coefficients|`` that ``oracle`` handles exactly (section 2.7 R1).
+    """Exclusive bound on ``sum |coefficients|`` that ``oracle`` handles exactly (docs/privacy.md §2.7 R1).
 
     Each backend declares it (``Oracle.integer_limit``): ``2**62`` for CP-SAT
     and the other integer-exact backends, ``2**53`` for the native search's
@@ -134,13 +134,13 @@ def check_unperturbed(instance: QueryInstance) -> int:
     """The separator size ``m`` of an instance whose separator weights are still zero."""
     if np.any(np.asarray(instance.separator_weights) != 0):
         raise InputError("the instance's separator_weights must be zero on input: RSPM adds the noise itself "
-                         "(section 2.2 step 5)")
+                         "(docs/privacy.md §2.2 step 5)")
     return len(instance.separator_weights)
 
 
 @dataclass(frozen=True)
 class NoisySolve:
-    """One perturbed, certified oracle call (section 2.2 steps 3-6).
+    """One perturbed, certified oracle call (docs/privacy.md §2.2 steps 3-6).
 
     ``oracle`` is None only when the noise was clipped (step 4).  The noise
     statistics are for diagnostics and accuracy checks (Theorem 2.7:
@@ -164,11 +164,11 @@ def perturbed_solve(instance: QueryInstance, lam: Fraction, oracle: Oracle, limi
                     rng: PrivateRandom, *, noise_cap: int | None) -> NoisySolve:
     """Draw fresh ``DLap(lambda)`` separator noise and call the certified oracle once.
 
-    Steps 3-6 of section 2.2.  ``noise_cap=None`` disables step 4 (used by
+    Steps 3-6 of docs/privacy.md §2.2.  ``noise_cap=None`` disables step 4 (used by
     PRSMA, where an out-of-range instance is simply a FAIL, which a stateless
-    certifiable oracle may return, section 3.1).  Whatever the cap, an
+    certifiable oracle may return, docs/privacy.md §3.1).  Whatever the cap, an
     instance whose coefficients leave the solver's exact range is a FAIL
-    (section 2.7 R1, section 6 item 4).
+    (docs/privacy.md §2.7 R1, §6 item 4).
     """
     m = check_unperturbed(instance)
     eta = discrete_laplace_vector(m, lam.numerator, lam.denominator, rng)
@@ -181,7 +181,7 @@ def perturbed_solve(instance: QueryInstance, lam: Fraction, oracle: Oracle, limi
     if not _within_range(np.asarray(instance.weights), noise_l1, limit):
         result = OracleResult(FAIL, None, None, None, oracle.name, "integer range", 0.0,
                               message=f"coefficients exceed the exact integer range {limit} of {oracle.name} "
-                                      "(section 2.7 R1)")
+                                      "(docs/privacy.md §2.7 R1)")
         return NoisySolve(None, result, noise_l1, noise_max, False)
     noisy = dataclasses.replace(instance, separator_weights=np.array(eta, dtype=np.int64))
     result = oracle.solve_query(noisy, limits)
@@ -190,7 +190,7 @@ def perturbed_solve(instance: QueryInstance, lam: Fraction, oracle: Oracle, limi
 
 @dataclass(frozen=True)
 class RSPMResult:
-    """Outcome of one RSPM release (section 2).
+    """Outcome of one RSPM release (docs/privacy.md §2).
 
     ``query`` is the certified minimiser, or None (Mode N after a FAIL, or
     the fixed output after a clipped noise draw).  ``delta`` is Corollary
@@ -220,7 +220,7 @@ class RSPMResult:
 def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle: Oracle, rng: PrivateRandom,
          ledger: Ledger, mode: str = "E", limits: Limits | None = None, relation: str = REPLACE_ONE,
          noise_cap: int | None = None, label: str = "") -> RSPMResult:
-    """Discrete RSPM on ``instance`` (section 2.2), Mode E or N; spends ``epsilon`` in ``ledger``.
+    """Discrete RSPM on ``instance`` (docs/privacy.md §2.2), Mode E or N; spends ``epsilon`` in ``ledger``.
 
     ``instance`` is the un-noised objective ``L_D`` (separator weights zero)
     and ``sensitivity`` its difference sensitivity ``Delta`` under
@@ -230,7 +230,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
 
     Raises :class:`PrivacyError` if the ledger refuses the spend (nothing is
     drawn) and, in Mode E, if the oracle FAILs: the release must then be
-    abandoned, never completed with another output (section 2.7 R4).
+    abandoned, never completed with another output (docs/privacy.md §2.7 R4).
     """
     epsilon = as_epsilon(epsilon)
     relation = check_relation(relation)
@@ -238,7 +238,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
         raise InputError(f"mode must be one of {MODES} (Mode P is synthdp.mechanisms.prsma), got {mode!r}")
     limits = NO_LIMITS if limits is None else limits
     if mode == "E" and (limits.time_limit is not None or limits.work_limit is not None):
-        raise InputError("Mode E runs the solver without time or work limits (section 2.7 R4); "
+        raise InputError("Mode E runs the solver without time or work limits (docs/privacy.md §2.7 R4); "
                          "use mode='N' for time-limited runs (privacy then conditional on no failure)")
     if mode == "E" and not oracle.certifiable:
         raise InputError(f"Mode E needs a certifiable oracle; {oracle.name!r} gives no optimality proof")
@@ -250,7 +250,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
     limit = solver_integer_limit(oracle)
     if m * cap >= limit:
         raise InputError(f"the noise cap B={cap} on m={m} coordinates does not fit the exact integer range "
-                         f"{limit} of {oracle.name!r} (section 2.7 R1); raise epsilon or lower m")
+                         f"{limit} of {oracle.name!r} (docs/privacy.md §2.7 R1); raise epsilon or lower m")
     kappa = round_up(clip_probability(lam, m, cap))
     conditional = mode == "N"
     note = f"{label} mode {mode}".strip() + (": privacy conditional on no solver failure" if conditional else "")
@@ -260,7 +260,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
         if mode == "E":
             raise PrivacyError(
                 f"RSPM {label}: oracle {oracle.name!r} returned FAIL in Mode E ({draw.oracle.backend_status}: "
-                f"{draw.oracle.message}); the release must be abandoned and not published (section 2.7 R4)")
+                f"{draw.oracle.message}); the release must be abandoned and not published (docs/privacy.md §2.7 R4)")
         log.warning("RSPM %s: oracle FAIL in Mode N; returning None (privacy conditional on no solver failure)",
                     label)
     return RSPMResult(draw.query, draw.oracle, epsilon, lam, m, sensitivity + 1, cap, kappa,

@@ -1,4 +1,4 @@
-"""Selection over an explicit workload: exponential mechanism and report-noisy-max (privacy note, section 4.6).
+"""Selection over an explicit workload: exponential mechanism and report-noisy-max (docs/privacy.md §4.6).
 
 Both take integer scores ``U`` (to be maximised) of an explicitly
 enumerated, complement-closed workload -- the caller computes them from
@@ -9,7 +9,7 @@ relations).  They return the index of the chosen score and record
 ``epsilon`` in the ledger before drawing anything.
 
 Both are vectorised over the workload with the exact samplers of
-:mod:`synthdp.mechanisms.noise` (section 2.6): integer numpy arithmetic where every
+:mod:`synthdp.mechanisms.noise` (docs/privacy.md §2.6): integer numpy arithmetic where every
 intermediate provably fits int64, exact Python integers otherwise.
 """
 
@@ -66,7 +66,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     at most ``e^{eps/2}``, and so does the normaliser: the ratio is at most
     ``e^eps``.
 
-    *Exact sampler* (section 4.6).  Repeat: draw ``j`` uniformly; accept
+    *Exact sampler* (docs/privacy.md §4.6).  Repeat: draw ``j`` uniformly; accept
     with probability ``exp(-gamma_j)``, ``gamma_j = eps (U* - U_j) / (2N)``
     (``U* = max U``), an exact ``Bernoulli(exp(-gamma_j))`` with a rational
     argument.  The accepted index has law proportional to
@@ -123,7 +123,7 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int,
     ``k != j`` its margin moves by at most ``2N`` and gains ``2N + 1``.  The
     shift costs ``e^eps`` in the noise pmf (F1), whatever the tie-breaking.
 
-    *Sampler* (sections 2.6, 4.6).  All noise is drawn at once by
+    *Sampler* (docs/privacy.md §2.6, §4.6).  All noise is drawn at once by
     :func:`~synthdp.mechanisms.noise.discrete_laplace_array`; the noisy scores are
     summed in int64 when the extremes prove it cannot overflow, else in
     exact Python integers.  Ties go to the smallest index (``np.argmax``).

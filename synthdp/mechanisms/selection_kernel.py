@@ -1,4 +1,4 @@
-"""Compiled rejection sampler of the exponential mechanism (privacy note, section 4.6).
+"""Compiled rejection sampler of the exponential mechanism (docs/privacy.md §4.6).
 
 The sampler of :func:`synthdp.mechanisms.selection.exponential_mechanism`, compiled
 with numba: repeat -- draw ``j`` uniformly, accept with an exact
@@ -6,7 +6,7 @@ with numba: repeat -- draw ``j`` uniformly, accept with an exact
 return the first accepted ``j``.  ``Bernoulli(exp(-gamma))`` is the
 product, stopped at its first 0, of ``floor(gamma)`` draws of
 ``Bernoulli(exp(-1))`` and one ``Bernoulli(exp(-(gamma mod 1)))``, each
-by the loop of Canonne-Kamath-Steinke (section 2.6): draw
+by the loop of Canonne-Kamath-Steinke (docs/privacy.md §2.6): draw
 ``Bernoulli(g / k)`` for ``k = 1, 2, ...`` until the first 0 and return
 1 iff that ``k`` is odd.  (For ``g = 1`` the ``k = 1`` draw is certain and
 is skipped.)

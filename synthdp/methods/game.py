@@ -1,10 +1,10 @@
-"""The synthetic-data game (privacy note, section 4).
+"""The synthetic-data game (docs/privacy.md §4).
 
 Each round the **data player** plays follow-the-perturbed-leader over
-records (section 4.3): ``N`` fresh samples, each the exact maximiser of the
+records (docs/privacy.md §4.3): ``N`` fresh samples, each the exact maximiser of the
 past queries' rewards plus integer noise on the dual separator coordinates.
 The **query player** then privately picks the query on which those ``N``
-samples are most wrong (section 4.1 step 2, or a baseline of section 4.6).
+samples are most wrong (docs/privacy.md §4.1 step 2, or a baseline of §4.6).
 The synthetic dataset is the union of the data player's plays; the queries
 are post-processing of private selections, so the game's privacy is the
 composition of its query-player rounds (Theorem 4.1).
@@ -67,7 +67,7 @@ def discrete_laplace_float(rng: np.random.Generator, scale: float, size: int) ->
     """Integer noise with ``P(k) ~ exp(-|k| / scale)``: difference of two geometrics.
 
     Only for the data player's FTPL perturbation, which no privacy proof
-    uses (section 2.6, "Which randomness is privacy-critical").
+    uses (docs/privacy.md §2.6, "Which randomness is privacy-critical").
     """
     p = -math.expm1(-1.0 / scale)
     return rng.geometric(p, size) - rng.geometric(p, size)
@@ -82,18 +82,18 @@ def penalty_noise(rng: np.random.Generator, scale: float, size: int) -> np.ndarr
     return 1 - rng.geometric(p, size)
 
 
-#: FTPL perturbations: the note's two-sided discrete Laplace (section 4.3) or a one-sided penalty.
+#: FTPL perturbations: the two-sided discrete Laplace of docs/privacy.md §4.3 or a one-sided penalty.
 FTPL_NOISES = {"two-sided": discrete_laplace_float, "one-sided": penalty_noise}
 
 
 class FTPLDataPlayer:
-    """Follow-the-perturbed-leader over records (section 4.3).
+    """Follow-the-perturbed-leader over records (docs/privacy.md §4.3).
 
     ``maximise sum_{s<t} V q^s(x) + sum_j xi_j x_j`` with ``xi_j`` integer
     noise of scale ``b V`` on the dual separator coordinates.  Its oracle
     need not be certifiable; unproven answers are counted, not rejected.
 
-    ``noise="two-sided"`` is the note's ``DLap`` perturbation, for which
+    ``noise="two-sided"`` is the ``DLap`` perturbation of docs/privacy.md §4.3, for which
     Theorem 4.3 bounds the regret.  ``noise="one-sided"`` charges every
     coordinate a non-negative penalty instead (as FEM does): with two-sided
     noise a value must beat the *largest* noise among its attribute's other
@@ -164,16 +164,16 @@ RESPONSES = ("round", "union")
 def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, query_player: QueryPlayer,
               data_player: FTPLDataPlayer, respond_to: str = "round", burn_in: int = 0,
               progress: bool = True) -> GameResult:
-    """Run GAME(D) of section 4.1 for ``rounds`` rounds; returns the union of the plays after ``burn_in``.
+    """Run GAME(D) of docs/privacy.md §4.1 for ``rounds`` rounds; returns the union of the plays after ``burn_in``.
 
     Dropping the first ``burn_in`` rounds' plays from the output is
     post-processing (FEM does the same): privacy is unchanged, and the early
     plays, which answer only the first few queries, no longer dilute the
     release.  Theorem 4.4 covers only ``burn_in=0``.
 
-    ``respond_to="round"`` is the game of section 4.1: the query player
+    ``respond_to="round"`` is the game of docs/privacy.md §4.1: the query player
     answers this round's ``N`` samples.  ``respond_to="union"`` is the
-    MWEM/FEM-style variant of section 4.5: it answers the running union of
+    MWEM/FEM-style variant of docs/privacy.md §4.5: it answers the running union of
     all plays so far.  Privacy is the same (the round objective is Lemma
     2.0(b) with ``W`` = the size of what it answers, and the players take
     their sensitivity from that size); Theorem 4.4's accuracy proof covers
@@ -213,7 +213,7 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
 
 
 def ftpl_scale(rounds: int, theta: float) -> float:
-    """FTPL scale ``b = theta sqrt(T)`` (section 4.5 heuristic; theory ``b* = sqrt(2T(1+1/V))``)."""
+    """FTPL scale ``b = theta sqrt(T)`` (docs/privacy.md §4.5 heuristic; theory ``b* = sqrt(2T(1+1/V))``)."""
     return theta * math.sqrt(rounds)
 
 

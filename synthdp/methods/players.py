@@ -1,7 +1,7 @@
 """Query players of the game: RSPM (Mode E or N), PRSMA (Mode P, or its exact-oracle law), and the
 workload baselines (exponential mechanism, report-noisy-max).
 
-Each player builds the round objective of section 4.1 from the real data and
+Each player builds the round objective of docs/privacy.md §4.1 from the real data and
 the data player's ``N`` samples and spends its own per-round budget through
 the mechanism that records it in the ledger.
 """
@@ -26,14 +26,14 @@ from synthdp.mechanisms.randomness import PrivateRandom
 
 
 def game_instance(query_class: QueryClass, real: AggregatedData, synthetic: AggregatedData) -> QueryInstance:
-    """``L(q) = -N sum_x n_x(D) q(x) + n sum_x N_x q(x)`` (section 4.1 step 2, Lemma 2.0(b))."""
+    """``L(q) = -N sum_x n_x(D) q(x) + n sum_x N_x q(x)`` (docs/privacy.md §4.1 step 2, Lemma 2.0(b))."""
     codes, weights = real.combine(synthetic, -synthetic.n, real.n)
     return QueryInstance.build(query_class, codes, weights)
 
 
 @dataclass
 class RSPMPlayer:
-    """Discrete RSPM on the game objective, ``Delta = 2N`` under both relations (section 4.1)."""
+    """Discrete RSPM on the game objective, ``Delta = 2N`` under both relations (docs/privacy.md §4.1)."""
 
     query_class: QueryClass
     oracle: Oracle
@@ -58,7 +58,7 @@ class RSPMPlayer:
 
 @dataclass
 class PRSMAPlayer:
-    """PRSMA around RSPM on the game objective of each piece (section 4.7, Mode P).
+    """PRSMA around RSPM on the game objective of each piece (docs/privacy.md §4.7, Mode P).
 
     ``exact_oracle=True`` samples PRSMA's output law under an oracle that never
     fails, one unlimited call per round (:func:`synthdp.mechanisms.prsma.prsma`): for
@@ -91,7 +91,7 @@ class PRSMAPlayer:
                        insist=self.insist, label=f"round {round_index}", exact_oracle=self.exact_oracle)
         note = "" if result.query is not None else "PRSMA returned bottom: round skipped"
         # The per-call oracle results are PRSMA diagnostics, not private: their count and failures
-        # reveal the flags f_i that PRSMA only releases through the noisy test (section 3.2), and
+        # reveal the flags f_i that PRSMA only releases through the noisy test (docs/privacy.md §3.2), and
         # they would reach the published report (oracle_stats) and the progress bar.  Keep them out.
         return Selection(result.query, False, [], note)
 
@@ -102,7 +102,7 @@ def _log_size(query_class: QueryClass) -> float:
 
 @dataclass
 class WorkloadPlayer:
-    """Exponential mechanism or report-noisy-max over an enumerated, complement-closed workload (section 4.6).
+    """Exponential mechanism or report-noisy-max over an enumerated, complement-closed workload (docs/privacy.md §4.6).
 
     Scores ``U(q) = N sum n_x q(x) - n sum N_x q(x)`` come from marginal counts
     (one table per attribute set, never cell by cell in Python); a complement
