@@ -1,6 +1,6 @@
 """The common contract of every oracle backend.
 
-Two problems (privacy note, section 1.5 and 4.1):
+Two problems (docs/privacy.md §1.5 and §4.1):
 
 * **query player** (private side): ``min_q F(q)`` with
   ``F(q) = sum_r w_r q(x_r) + sum_i eta_i sig_i(q)`` over a query class, all
@@ -38,7 +38,7 @@ class Limits:
     ``time_limit`` is wall-clock seconds enforced by the caller (a hard kill
     where the solver does not honour it); ``work_limit`` is a deterministic
     budget (CP-SAT deterministic time, native search nodes) as PRSMA needs
-    (section 1.5, A-stateless).  ``None`` means no limit (Mode E).
+    (docs/privacy.md §1.5, A-stateless).  ``None`` means no limit (Mode E).
     """
 
     time_limit: float | None = None
@@ -156,7 +156,7 @@ class Oracle(ABC):
     name: str = "oracle"
     #: Whether its "optimal" comes with a proof (a valid dual bound).
     certifiable: bool = True
-    #: Exclusive bound on ``sum |coefficients|`` the backend handles exactly (section 2.7 R1);
+    #: Exclusive bound on ``sum |coefficients|`` the backend handles exactly (docs/privacy.md §2.7 R1);
     #: the conservative default is a floating-point MIP solver's.
     integer_limit: int = 2**50
     #: Deterministic work budget per call used by PRSMA when the caller gives none
@@ -185,7 +185,7 @@ class Oracle(ABC):
 
     # ----- query player ----------------------------------------------------
     def solve_query(self, instance: QueryInstance, limits: Limits = NO_LIMITS) -> OracleResult:
-        """Certified minimiser of the instance, or FAIL (sections 2.7 R2-R3)."""
+        """Certified minimiser of the instance, or FAIL (docs/privacy.md §2.7 R2-R3)."""
         start = time.perf_counter()
         qc = instance.query_class
         base = base_class(qc)
@@ -275,7 +275,7 @@ Deadline = _Deadline
 
 
 def certify_query(instance: QueryInstance, raw: Raw, backend: str, start: float) -> OracleResult:
-    """Accept a query only with an exact, verified certificate (section 2.7).
+    """Accept a query only with an exact, verified certificate (docs/privacy.md §2.7).
 
     R2: the query must belong to the class, and its objective is recomputed
     exactly in integer arithmetic.  R3: it counts as optimal only if

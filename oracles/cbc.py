@@ -1,7 +1,7 @@
 """CBC backend (the CBC binary bundled with PuLP).
 
 CBC is a floating-point MIP solver, so its certificate is accepted only with
-a numerical margin (privacy note, section 2.7 R3): the dual bound passed on
+a numerical margin (docs/privacy.md §2.7 R3): the dual bound passed on
 is CBC's bound widened by ``tau = tolerance * (1 + sum |objective coefficients|)``,
 and ``oracles.base`` then requires ``F(q) <= ceil(LB - tau)``.  A run counts
 as proven only if CBC's log says "Optimal solution found" *and* PuLP's

@@ -6,7 +6,7 @@ binary encoding).  Besides evaluation, it gives the privacy mechanisms a
 **separator**: a list of ``m`` pseudo-points (or, for classes that need it,
 ``m`` binary functions of the solver's representation) such that any two
 distinct queries of the class disagree on at least one of them.  That is
-requirement R0 of the privacy note (section 1.2): RSPM adds one noise term
+requirement R0 of docs/privacy.md (§1.2): RSPM adds one noise term
 per separator coordinate, so ``m`` should be as small as can be proved.
 """
 
@@ -127,7 +127,7 @@ class QueryClass(ABC):
         return self.evaluate(queries, sep.points)
 
     def dual_separator(self) -> list[tuple[int, int]]:
-        """The one-hot coordinates ``x -> [x_a == v]`` of a record: ``sum(size_a)`` of them (section 4.3).
+        """The one-hot coordinates ``x -> [x_a == v]`` of a record: ``sum(size_a)`` of them (docs/privacy.md §4.3).
 
         They separate records: two records that differ in attribute ``a``
         differ on ``[x_a == v]`` for either of their values ``v``.  The last

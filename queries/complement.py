@@ -1,7 +1,7 @@
 """Closure under complement: the class ``Q union {1 - q : q in Q}``.
 
-The synthetic-data game needs a complement-closed class (privacy note,
-section 1.2 and Theorem 4.4): then the largest signed error is the largest
+The synthetic-data game needs a complement-closed class
+(docs/privacy.md §1.2 and Theorem 4.4): then the largest signed error is the largest
 absolute error.
 """
 

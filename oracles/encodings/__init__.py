@@ -153,7 +153,7 @@ class EncodedOracle(Oracle):
         if model.magnitude() >= self.integer_limit:
             return Raw(None, None, "integer range", False,
                        message=f"objective or constraint sums reach {model.magnitude()}, beyond the exact range "
-                               f"{self.integer_limit} of {self.name} (section 2.7 R1)")
+                               f"{self.integer_limit} of {self.name} (docs/privacy.md §2.7 R1)")
         if not model.constraints and not model.objective:  # nothing to decide: every assignment is optimal
             return Raw(encoded.decode(dict.fromkeys(encoded.outputs, 0)), model.constant, "trivial", True)
         timeout = None if limits.time_limit is None else limits.time_limit - (time.perf_counter() - start)
