@@ -1,7 +1,7 @@
 """Fake oracles for privacy tests: adversarial failures and tie-breaking, and broken certificates.
 
 *For tests and audits only.*  :class:`AdversarialOracle` is a legal
-certifiable oracle in the sense of the privacy note (section 1.5): it
+certifiable oracle in the sense of docs/privacy.md (§1.5): it
 returns a certified minimiser or FAIL, and both its failures and its choice
 among optima may be adversarial -- but, as assumption A-stateless requires,
 they depend on the call's instance only (plus independent internal coins).
@@ -9,7 +9,7 @@ It is exact by enumeration, like :class:`~oracles.brute.BruteForceOracle`.
 
 :class:`CertificateStub` is *not* a legal oracle: it returns non-optimal
 answers, invalid bounds, queries outside the class or unproven answers, to
-test that certification (section 2.7 R2-R3, :func:`oracles.base.certify_query`)
+test that certification (docs/privacy.md §2.7 R2-R3, :func:`oracles.base.certify_query`)
 turns every one of them into FAIL.
 """
 
@@ -42,7 +42,7 @@ def fails_on_record(code: Sequence[int]) -> FailRule:
     """FAIL (probability 1) on every instance that contains the record ``code`` with non-zero weight.
 
     A function of the instance only, hence A-stateless: the attack of
-    section 1.5 and Remark 3.4, aimed at one person.
+    docs/privacy.md §1.5 and Remark 3.4, aimed at one person.
     """
     target = np.asarray(code, dtype=np.int64)
 
@@ -103,7 +103,7 @@ class CertificateStub(BruteForceOracle):
       certification checks membership);
     * ``unproven``: the optimum, not marked proven.
 
-    Certification must turn each into FAIL (section 2.7 R2-R3).
+    Certification must turn each into FAIL (docs/privacy.md §2.7 R2-R3).
     """
 
     name = "stub"

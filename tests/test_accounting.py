@@ -1,8 +1,8 @@
-"""The ledger, composition routes and budget inversions (privacy note sections 4.2, 4.5, 4.7; tests of 7.5).
+"""The ledger, composition routes and budget inversions (docs/privacy.md §4.2, §4.5, §4.7; the tests of §7.5).
 
 ``dp_accounting`` is a test-only dependency used as an independent cross-check.
-Where its bound is tighter than the note's (improved zCDP->DP conversion,
-optimal composition), the note's formula wins and the tests assert the
+Where its bound is tighter than ours (improved zCDP->DP conversion,
+optimal composition), the formula of docs/privacy.md wins and the tests assert the
 relation: ours >= theirs, i.e. ours is valid but looser.
 """
 
@@ -97,7 +97,7 @@ def test_clip_needs_delta_and_is_charged():
 @pytest.mark.parametrize("epsilon,delta", [(1, 1e-9), (Fraction(1, 2), 1e-6), (3, 1e-5)])
 @pytest.mark.parametrize("T", [1, 10, 42, 43, 100, 500])
 def test_ledger_accepts_exactly_T_rounds_of_per_round_epsilon(epsilon, delta, T):
-    """The inversion of section 4.2 and the ledger agree: T RSPM rounds fit, one more is refused."""
+    """The inversion of docs/privacy.md §4.2 and the ledger agree: T RSPM rounds fit, one more is refused."""
     ledger = Ledger(epsilon, delta)
     eps0 = per_round_epsilon(ledger.epsilon_budget, ledger.delta_budget, T)
     for _ in range(T):
@@ -113,7 +113,7 @@ def test_ledger_accepts_exactly_T_rounds_of_per_round_epsilon(epsilon, delta, T)
 
 
 def test_ledger_picks_advanced_composition_for_prsma_rounds():
-    """Section 4.7: homogeneous (eps*, delta*) rounds compose by C3 with delta' = delta/2."""
+    """docs/privacy.md §4.7: homogeneous (eps*, delta*) rounds compose by C3 with delta' = delta/2."""
     epsilon, delta, T = Fraction(1), Fraction(1, 10**6), 1000
     budget = prsma_per_round(epsilon, delta, T)
     assert budget.delta == delta / (2 * T)
@@ -185,9 +185,9 @@ def test_advanced_composition_with_delta_is_valid(epsilon, event_delta, k):
     assert theirs <= eps_total
 
 
-# ----------------------------------------------------------------- per-round budgets (section 4.2, 4.5)
+# ----------------------------------------------------------------- per-round budgets (docs/privacy.md §4.2, §4.5)
 def test_gamma_and_crossover_at_eps1_delta1e9():
-    """Section 4.2: basic beats zCDP iff T < eps^2/(2 Gamma^2) = 42.44 for (1, 1e-9).
+    """docs/privacy.md §4.2: basic beats zCDP iff T < eps^2/(2 Gamma^2) = 42.44 for (1, 1e-9).
 
     The note says "T < 42"; for integer T the switch is between T = 42 (basic)
     and T = 43 (zCDP), since 42 < 42.44.
@@ -247,9 +247,10 @@ def test_prsma_per_round_bisection(T):
         prsma_per_round(eps, 0, T)
 
 
-@pytest.mark.xfail(strict=True, reason="design note section 4.2 says basic composition is chosen iff T < 42 for "
-                   "(eps, delta) = (1, 1e-9); the exact crossover is T < eps^2/(2 Gamma^2) = 42.44, so T = 42 "
-                   "still uses basic composition (implemented: the formula, not the rounded statement)")
+@pytest.mark.xfail(strict=True, reason="the specification rounds the crossover of basic composition and zCDP to T < 42 "
+                   "for (eps, delta) = (1, 1e-9); the exact crossover is T < eps^2/(2 Gamma^2) = 42.44, so "
+                   "T = 42 still uses basic composition (implemented: the formula, not the rounded statement; "
+                   "the doubt is written down in docs/privacy.md §4.2 and §6 item 13)")
 def test_note_crossover_statement_taken_literally():
     assert per_round_epsilon(Fraction(1), Fraction(1, 10**9), 42) != Fraction(1, 42)
 

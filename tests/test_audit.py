@@ -1,8 +1,8 @@
-"""Statistical privacy audit of PRSMA with an adversarial stateless oracle (privacy note sections 3, 7).
+"""Statistical privacy audit of PRSMA with an adversarial stateless oracle (docs/privacy.md §3, §7).
 
 Two neighbouring datasets differ in one record ``x* = 2`` (replaced by ``0``).
 The oracle fails on every instance that contains ``x*`` -- the attack of
-section 1.5, legal under A-stateless because it depends on the instance only
+docs/privacy.md §1.5, legal under A-stateless because it depends on the instance only
 -- and breaks ties adversarially.  PRSMA runs many times on each dataset
 with parameters of the general form of Theorem 3.1 (small, so that it runs
 fast; large epsilon).  For every event ``E`` of the output space and both

@@ -1,4 +1,4 @@
-"""Exact samplers and the private randomness source (privacy note section 2.6; tests of section 7.1)."""
+"""Exact samplers and the private randomness source (docs/privacy.md §2.6; the tests of §7.1)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def alpha(seed: int | None) -> float:
 
 
 def dlap_pmf(z: np.ndarray, lam: float) -> np.ndarray:
-    """``tanh(lambda/2) exp(-lambda |z|)`` (section 1.6)."""
+    """``tanh(lambda/2) exp(-lambda |z|)`` (docs/privacy.md §1.6)."""
     return math.tanh(lam / 2) * np.exp(-lam * np.abs(z))
 
 
@@ -145,7 +145,7 @@ def test_numpy_generator_is_reproducible_from_the_seed():
 
 
 def test_private_modules_never_use_numpy_randomness():
-    """Section 2.6: privacy-critical code draws only from PrivateRandom (no numpy random, no float noise)."""
+    """docs/privacy.md §2.6: privacy-critical code draws only from PrivateRandom (no numpy random, no float noise)."""
     root = pathlib.Path(__file__).resolve().parents[1] / "synthdp" / "mechanisms"
     modules = sorted(path for path in root.glob("*.py") if path.name not in ("__init__.py", "randomness.py"))
     assert len(modules) >= 6
@@ -169,7 +169,7 @@ def test_bernoulli_exact_parameters_and_validation():
 @pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2), Fraction(7, 2),
                                    Fraction(6)])
 def test_bernoulli_exp_matches_exp_minus_gamma(gamma):
-    """Section 7.1: BernoulliExp against exp(-gamma), including gamma > 1 and gamma = 0."""
+    """docs/privacy.md §7.1: BernoulliExp against exp(-gamma), including gamma > 1 and gamma = 0."""
     rng = PrivateRandom(int(gamma * 100))
     trials = 20000
     ones = sum(bernoulli_exp(gamma, rng) for _ in range(trials))
@@ -181,7 +181,7 @@ def test_bernoulli_exp_matches_exp_minus_gamma(gamma):
 
 
 def test_bernoulli_exp_array_several_parameters_in_one_call():
-    """Section 7.1, vectorised: lanes with gamma in {0, 1/3, 1, 5/2, 7, 40, 10**6} in one array, each against
+    """docs/privacy.md §7.1, vectorised: lanes with gamma in {0, 1/3, 1, 5/2, 7, 40, 10**6} in one array, each against
     exp(-gamma) (gamma = 40 has probability 4e-18: never 1 in practice)."""
     gammas = [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2), Fraction(7), Fraction(40), Fraction(10**6)]
     den = 6
@@ -237,7 +237,7 @@ def test_bernoulli_exp_rejects_floats_and_negatives():
 # ----------------------------------------------------------------- discrete Laplace
 @pytest.mark.parametrize("s,t", [(1, 1), (1, 3), (3, 2), (2, 7), (5, 1)])
 def test_discrete_laplace_chi_square(s, t):
-    """Section 7.1: DLap(s, t) against tanh(lambda/2) exp(-lambda |z|), lambda = s/t."""
+    """docs/privacy.md §7.1: DLap(s, t) against tanh(lambda/2) exp(-lambda |z|), lambda = s/t."""
     lam = s / t
     rng = PrivateRandom(100 * s + t)
     draws = [discrete_laplace(s, t, rng) for _ in range(20000)]
@@ -250,7 +250,7 @@ def test_discrete_laplace_chi_square(s, t):
 @pytest.mark.parametrize("seed", [None, 31])
 @pytest.mark.parametrize("s,t", [(1, 1), (1, 3), (3, 2), (2, 7), (5, 1)])
 def test_discrete_laplace_array_chi_square(seed, s, t):
-    """Section 7.1 for the vectorised sampler, seeded and CSPRNG."""
+    """docs/privacy.md §7.1 for the vectorised sampler, seeded and CSPRNG."""
     lam = s / t
     draws = discrete_laplace_array(40000, s, t, PrivateRandom(seed))
     assert draws.dtype == np.int64

@@ -1,7 +1,7 @@
 """Nothing data-dependent may leave the game outside the accounted mechanisms (privacy audit).
 
 PRSMA's per-piece failure flags ``f_i`` are released only through the noisy
-count test (privacy note section 3.2 steps 3-5).  The game's oracle
+count test (docs/privacy.md §3.2 steps 3-5).  The game's oracle
 statistics go into the published report and the progress bar, so they must
 not carry PRSMA's failure count or its (failure-dependent) number of calls.
 """
@@ -51,7 +51,7 @@ def test_prsma_failure_flags_do_not_reach_the_report():
 
 
 def test_add_remove_delta_check_does_not_reveal_n(demo):
-    """Under add/remove n is private (section 4.1): no abort and no message may depend on it."""
+    """Under add/remove n is private (docs/privacy.md §4.1): no abort and no message may depend on it."""
     import synthdp
 
     df, schema = demo

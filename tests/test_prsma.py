@@ -1,4 +1,4 @@
-"""PRSMA parameters and behaviour (privacy note section 3; tests of sections 7.4-7.5).
+"""PRSMA parameters and behaviour (docs/privacy.md §3; the tests of §7.4-§7.5).
 
 The statistical privacy audit of PRSMA lives in ``tests/test_audit.py``.
 """
@@ -28,7 +28,7 @@ BASE = Conjunctions.marginals(DOMAIN, 1)  # 3 queries, m = 2
 
 
 def piece_instance(piece: AggregatedData) -> QueryInstance:
-    """ERM objective ``W s q(D_i)`` with W = 1 (Lemma 2.0(a) on a piece, section 3.5)."""
+    """ERM objective ``W s q(D_i)`` with W = 1 (Lemma 2.0(a) on a piece, docs/privacy.md §3.5)."""
     return QueryInstance.build(BASE, piece.codes, piece.counts)
 
 
@@ -38,7 +38,7 @@ def small_params(n: int = 8, R: int = 10):
                          n=n, m=2, W=1, log_q=math.log(3))
 
 
-# ----------------------------------------------------------------- parameters (section 3.6 table)
+# ----------------------------------------------------------------- parameters (docs/privacy.md §3.6 table)
 @pytest.mark.parametrize("delta,L,K,s,R,calls,eps0,error", [
     (Fraction(1, 10**3), 33, 67, 14925, 29830, 2.0e6, 0.0033, 17),
     (Fraction(1, 10**6), 33, 95, 10526, 4.7e7, 4.5e9, 0.0035, 23),
@@ -53,7 +53,7 @@ def test_section_3_6_table(delta, L, K, s, R, calls, eps0, error):
     assert p.tau == p.t0 and p.eps_count == Fraction(1, 2)
     assert p.lambda0 == p.eps0 / (20 * 17)
     assert p.eps_star <= 1 and p.delta_star <= float(delta)
-    # Theorem 3.5's expected-error bound (vacuous, as the note says)
+    # Theorem 3.5's expected-error bound (vacuous, as docs/privacy.md §3.6 says)
     bound = (20**2 * (2 + 1 / 8) * math.sqrt(2 * p.Lambda) / 3 + math.sqrt(2 * math.log(2 ** 21))) / math.sqrt(p.s)
     assert round(bound) == error
 
@@ -130,7 +130,7 @@ def test_prsma_never_outputs_bottom_often_without_failures():
 
 @pytest.mark.parametrize("defect", ["suboptimal", "bound_above", "unproven", "outside_class"])
 def test_uncertified_answers_count_as_fail(defect):
-    """Section 7.4: certificate defects are FAILs; every piece fails at its first run, so f = K and bottom."""
+    """docs/privacy.md §7.4: certificate defects are FAILs; every piece fails at its first run, so f = K and bottom."""
     result, _ = run(CertificateStub(defect))
     assert result.bottom and result.f == 4 and result.failures == (True,) * 4 and result.survivors == ()
     assert len(result.oracle_results) == 4 and all(r.failed for r in result.oracle_results)
@@ -167,7 +167,7 @@ def test_refusals_happen_before_spending():
               rng=PrivateRandom(1), ledger=Ledger(1, Fraction(1, 2)))
 
 
-# ----------------------------------------------------------------- add/remove (section 3.8)
+# ----------------------------------------------------------------- add/remove (docs/privacy.md §3.8)
 def test_add_remove_wrapper_releases_a_size_then_runs_prsma():
     records = np.array([[i % 3] for i in range(200)])
     ledger = Ledger(Fraction(20), Fraction(1, 2))
@@ -217,7 +217,7 @@ def _outcomes(exact_oracle: bool, draws: int) -> dict:
 
 
 def test_exact_oracle_law_matches_full_prsma():
-    """Section 3.5: with a never-failing oracle, one call per run gives PRSMA's output law.
+    """docs/privacy.md §3.5: with a never-failing oracle, one call per run gives PRSMA's output law.
 
     Two-sample chi-square over {bottom, the 3 queries}, 1,500 draws each (the
     full runs make K R = 8 calls each).  It fails if the sampler drops bottom,

@@ -1,4 +1,4 @@
-"""Discrete RSPM (privacy note section 2; tests of section 7.2-7.4).
+"""Discrete RSPM (docs/privacy.md §2; the tests of §7.2-§7.4).
 
 The privacy test computes, for a tiny complement-closed class with ``m = 3``,
 the exact probabilities ``P[eta in A_q(D)]`` (``q`` is *a* minimiser) and
@@ -49,7 +49,7 @@ def big_ledger() -> Ledger:
 
 # ----------------------------------------------------------------- exact probabilities
 def dlap_cdf(k: np.ndarray, lam: float) -> np.ndarray:
-    """``P[eta <= k]`` for DLap(lambda) at integer (or infinite) ``k`` (section 1.6, F2)."""
+    """``P[eta <= k]`` for DLap(lambda) at integer (or infinite) ``k`` (docs/privacy.md §1.6, F2)."""
     t = math.exp(-lam)
     k = np.asarray(k, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -176,7 +176,7 @@ def test_difference_sensitivity_lemma_2_0():
     assert difference_sensitivity(8, "replace-one", "data") == 16
     assert difference_sensitivity(8, "add-remove", "data") == 8
     assert difference_sensitivity(8, "replace-one", "game") == 16
-    assert difference_sensitivity(8, "add-remove", "game") == 16  # the caution of section 2.1
+    assert difference_sensitivity(8, "add-remove", "game") == 16  # the caution of docs/privacy.md §2.1
     assert difference_sensitivity(8, "replace-one", "game_public_n") == 16
     assert difference_sensitivity(8, "add-remove", "game_public_n") == 8
     for bad in ((0, "replace-one", "data"), (1, "swap", "data"), (1, "replace-one", "other")):
@@ -202,7 +202,7 @@ def test_noise_rate_cap_and_clip():
     assert Oracle.integer_limit == 2**50  # the floating-point MIP default
 
 
-# ----------------------------------------------------------------- exact privacy (section 7.2)
+# ----------------------------------------------------------------- exact privacy (docs/privacy.md §7.2)
 # Every objective and relation, W in {1, 2}, eps in {2, 3}; the costlier half (small lambda) is marked slow.
 EXACT_CASES = [("data", "replace-one", 1, Fraction(3)), ("data", "add-remove", 1, Fraction(3)),
                ("game", "replace-one", 1, Fraction(3)), ("game", "add-remove", 1, Fraction(3)),
@@ -261,7 +261,7 @@ def test_remark_2_5_shift_delta_fails_and_delta_plus_one_holds(W, epsilon):
 
 @pytest.mark.parametrize("W", [1, 2, 4])
 def test_game_objective_needs_2W_under_add_remove(W):
-    """Section 2.1's caution, Lemma 2.0(b): the game objective -W sum n_x q(x) + n(D) sum N_x q(x), with
+    """docs/privacy.md §2.1's caution, Lemma 2.0(b): the game objective -W sum n_x q(x) + n(D) sum N_x q(x), with
     all of P on {q1 = 1}, gives L(q1) - L(q0) = 2 W n_0: adding a record to {q1 = 0} moves it by 2W.
     c = W + 1 (the data-term constant) leaks more than eps; c = 2W + 1 does not."""
     epsilon = 2.0
@@ -320,7 +320,7 @@ CLOSED_INSTANCE = QueryInstance.build(CLASS, RECORDS, np.array([4, 1, 2]))
                                              ("unproven", CLOSED_INSTANCE), ("outside_class", BASE_INSTANCE),
                                              ("suboptimal", BASE_INSTANCE)])
 def test_mode_e_never_emits_an_uncertified_answer(defect, instance):
-    """Section 7.4: Mode E raises PrivacyError (release abandoned, R4); Mode N returns None, conditional."""
+    """docs/privacy.md §7.4: Mode E raises PrivacyError (release abandoned, R4); Mode N returns None, conditional."""
     rng, ledger = PrivateRandom(1), big_ledger()
     with pytest.raises(PrivacyError, match="abandoned"):
         rspm(instance, epsilon=Fraction(1), sensitivity=2, oracle=CertificateStub(defect), rng=rng, ledger=ledger)
@@ -371,7 +371,7 @@ def test_noise_cap_clips_to_a_fixed_output():
 
 
 def test_integer_range_is_checked():
-    """Section 2.7 R1: a cap that cannot fit is refused up front; an out-of-range instance is a FAIL."""
+    """docs/privacy.md §2.7 R1: a cap that cannot fit is refused up front; an out-of-range instance is a FAIL."""
     rng, ledger = PrivateRandom(5), big_ledger()
     with pytest.raises(InputError, match="integer range"):
         rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(), rng=rng,

@@ -1,4 +1,4 @@
-"""Exponential mechanism and report-noisy-max over an explicit workload (privacy note section 4.6)."""
+"""Exponential mechanism and report-noisy-max over an explicit workload (docs/privacy.md §4.6)."""
 
 from __future__ import annotations
 
