@@ -1,0 +1,72 @@
+"""Parquet files: reading them into DataFrames and writing outputs atomically.
+
+Parquet goes through ``pyarrow``, an optional dependency (``pip install
+'synthdp[dask]'``, which also brings the Dask counting engine). The pandas
+engine needs it only for Parquet input or output; CSV never does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synthdp.core.errors import InputError
+
+__all__ = ["PARQUET_SUFFIXES", "is_parquet", "parquet_file", "read_parquet", "require_pyarrow", "write_parquet"]
+
+#: File name endings read and written as Parquet.
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+
+
+def is_parquet(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a Parquet file (by its ending)."""
+    return str(path).lower().endswith(PARQUET_SUFFIXES)
+
+
+def require_pyarrow() -> Any:
+    """The ``pyarrow.parquet`` module, or a clear :class:`InputError` saying how to install it."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("Parquet input and output need pyarrow; install synthdp[dask] "
+                         "(pip install 'synthdp[dask]') or pip install pyarrow") from None
+    return pq
+
+
+def parquet_file(path: str | os.PathLike) -> Any:
+    """An open ``pyarrow.parquet.ParquetFile``; a missing or unreadable file is an error naming it."""
+    pq = require_pyarrow()
+    import pyarrow as pa
+
+    if not Path(path).is_file():
+        raise InputError(f"input file {str(path)!r} does not exist or is not a file")
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {str(path)!r} as Parquet: {exc}") from None
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """One Parquet file as a DataFrame (only ``columns`` when given); errors name the file."""
+    import pyarrow as pa
+
+    handle = parquet_file(path)
+    missing = [c for c in columns or () if c not in handle.schema_arrow.names]
+    if missing:
+        raise InputError(f"{str(path)!r} has no column(s) {missing}; its columns are {handle.schema_arrow.names}")
+    try:
+        return handle.read(columns=columns).to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {str(path)!r} as Parquet: {exc}") from None
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``df`` to ``path`` as Parquet, atomically (temporary file, then rename; no index)."""
+    from synthdp.core.io import atomic_path
+
+    require_pyarrow()
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False, engine="pyarrow")

@@ -1,0 +1,126 @@
+"""Where an input table lives: one file, a glob, a directory or a list of files, in CSV or Parquet.
+
+The counting engines (:mod:`synthdp.engines`) accept such a *source*; this
+module turns it into the sorted list of files it names, each with its format,
+and reads a whole source into one DataFrame for the in-memory engine. The
+file names are chosen by the user and are public; nothing here looks inside
+a file except to read it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Union
+
+import pandas as pd
+
+from synthdp.core.errors import InputError
+from synthdp.core.parquet import is_parquet, read_parquet
+
+__all__ = ["ReadOptions", "Source", "TableFile", "list_files", "read_table"]
+
+#: A table given by location: a path, a glob pattern, a directory, or a list of paths.
+Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
+
+Format = Literal["csv", "parquet"]
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How CSV files are parsed (Parquet files carry their own types).
+
+    ``missing``: extra tokens read as missing values (e.g. ``"?"``);
+    ``columns``: the column names of CSV files without a header row.
+    """
+
+    missing: tuple[str, ...] = ()
+    columns: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "missing", tuple(self.missing or ()))
+        if self.columns is not None:
+            object.__setattr__(self, "columns", tuple(self.columns))
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """One input file and its format."""
+
+    path: Path
+    format: Format
+
+
+def _format(path: Path) -> Format:
+    if is_parquet(path):
+        return "parquet"
+    if path.name.lower().endswith((".csv", ".csv.gz")):
+        return "csv"
+    raise InputError(f"cannot tell the format of {str(path)!r}: name CSV files *.csv (or *.csv.gz) "
+                     "and Parquet files *.parquet")
+
+
+def _expand_one(item: str | os.PathLike) -> list[Path]:
+    text = os.fspath(item)
+    if _GLOB_CHARS & set(text):
+        found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+        if not found:
+            raise InputError(f"no file matches {text!r}")
+        return found
+    path = Path(text)
+    if path.is_dir():
+        found = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+                       and (is_parquet(p) or p.name.lower().endswith((".csv", ".csv.gz"))))
+        if not found:
+            raise InputError(f"directory {text!r} holds no *.csv or *.parquet file")
+        return found
+    if not path.is_file():
+        raise InputError(f"input file {text!r} does not exist or is not a file")
+    return [path]
+
+
+def list_files(source: Source) -> list[TableFile]:
+    """The files a source names, in order (globs and directories sorted by name).
+
+    All files must have one format; a directory contributes its ``*.csv`` /
+    ``*.parquet`` files, skipping hidden and ``_``-prefixed ones (Spark and
+    Dask write ``_SUCCESS`` / ``_metadata`` there).
+    """
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not items:
+        raise InputError("the input source names no file")
+    files = [TableFile(p, _format(p)) for item in items for p in _expand_one(item)]
+    formats = sorted({f.format for f in files})
+    if len(formats) > 1:
+        raise InputError(f"the input mixes CSV and Parquet files ({files[0].path} ...); give one format")
+    return files
+
+
+def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
+    """One CSV file with the project's parsing rules (:func:`synthdp.core.io.read_csv`)."""
+    from synthdp.core.io import read_csv
+
+    return read_csv(path, missing=list(options.missing) or None,
+                    columns=list(options.columns) if options.columns else None)
+
+
+def read_table(source: Source, options: ReadOptions = ReadOptions(),
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The whole source as one DataFrame (rows of the files in order), for the in-memory engine.
+
+    ``columns`` restricts Parquet reads to those columns (CSV files are read whole).
+    """
+    frames = []
+    for f in list_files(source):
+        if f.format == "parquet":
+            frames.append(read_parquet(f.path, list(columns) if columns is not None else None))
+        else:
+            frames.append(read_csv_file(f.path, options))
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if df.empty:
+        raise InputError(f"the input {source!s} has no rows")
+    return df

@@ -1,0 +1,386 @@
+"""The distributed counting engine: CSV or Parquet files counted part by part on ``dask.distributed``.
+
+The driver lists the files and plans *parts* (Parquet row groups, CSV byte
+ranges) from file metadata only; each worker reads its part, encodes it with
+the public schema, and turns every row into one mixed-radix integer key
+(:mod:`synthdp.engines.keys`) whose distinct values it counts. The per-part
+counts are added up in a tree on the workers, so the driver only ever holds
+the distinct rows. The counts equal those of the pandas engine exactly.
+
+Only a public schema can be used here: the categories of a column are never
+read off the data on workers (docs/privacy.md §1). Values that do not fit the
+schema are counted per column over all parts and reported in one error
+naming, for each column, a file and the first offending value, as the
+in-memory encoder does; numeric columns with ``clip`` are clamped instead.
+
+CSV parts are byte ranges cut at line ends, so a CSV file whose quoted fields
+hold line breaks must be read whole (``blocksize=None``). The workers import
+synthdp, so a remote cluster needs it installed in the same version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Literal
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.data import AggregatedData
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.parquet import parquet_file
+from synthdp.core.schema import Attribute, Schema, category_label
+from synthdp.core.sources import ReadOptions, Source, TableFile, list_files
+from synthdp.engines import EngineError
+from synthdp.engines.keys import pack, unpack, word_spans
+
+__all__ = ["DaskEngine"]
+
+logger = logging.getLogger(__name__)
+
+#: Bytes of CSV per part.
+DEFAULT_BLOCKSIZE = 64 * 2**20
+#: Parquet row groups are joined into parts of at least this many rows.
+DEFAULT_PART_ROWS = 4_000_000
+#: Rows a worker decodes and encodes at once (bounds a worker's memory).
+DEFAULT_BATCH_ROWS = 1_000_000
+#: Parts added up per reduction task.
+_FAN_IN = 16
+
+
+def _require_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise InputError("engine='dask' needs dask.distributed; install synthdp[dask] "
+                         "(pip install 'synthdp[dask]')") from None
+    return distributed
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of one file read by one task: Parquet row groups, or a CSV byte range ``[start, end)``."""
+
+    path: str
+    format: Literal["csv", "parquet"]
+    columns: tuple[str, ...]  # CSV: the file's column names (header or given); Parquet: unused
+    row_groups: tuple[int, ...] = ()
+    first_row: int = 0
+    start: int = 0
+    end: int | None = None  # None: to the end of the file
+    header: bool = False  # CSV: the part starts with the header line
+
+    def where(self) -> str:
+        """The part, for messages: file and where in it row numbers start."""
+        if self.format == "parquet":
+            return f"{self.path} (rows counted from row {self.first_row} of the file)"
+        if self.start == 0:
+            return self.path
+        return f"{self.path} (rows counted from the line after byte {self.start})"
+
+
+@dataclass
+class _Problem:
+    """Values of one column that do not fit the schema: how many, in how many parts, the first one."""
+
+    values: int
+    parts: int
+    first: str
+
+
+@dataclass
+class _Counts:
+    """Partial result: distinct keys (``(m, words)``) with counts, rows read, and schema problems."""
+
+    keys: np.ndarray
+    counts: np.ndarray
+    rows: int = 0
+    problems: dict[str, _Problem] = field(default_factory=dict)
+
+
+def _sum_by_key(keys: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``keys`` with the number (or the summed ``counts``) of each (a hash count)."""
+    words = keys.shape[1]
+    if keys.shape[0] == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    frame = pd.DataFrame(keys, columns=range(words), copy=False)
+    if counts is None:
+        summed = frame.groupby(list(range(words)), sort=False).size()
+    else:
+        frame["n"] = counts
+        summed = frame.groupby(list(range(words)), sort=False)["n"].sum()
+    index = summed.index
+    distinct = np.column_stack([index.get_level_values(w).to_numpy(dtype=np.int64) for w in range(words)])
+    return distinct, summed.to_numpy(dtype=np.int64)
+
+
+def _violations(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> int:
+    """How many values of ``series`` the schema rejects (the encoder names the first one).
+
+    Counted for the error message only: unknown categories, values that are not
+    numbers, values outside the bounds of a column that does not clip, and
+    missing values in a column without a missing category.
+    """
+    if attr.kind == "categorical":
+        labels = series.map(category_label, na_action="ignore")
+        missing = series.isna() | labels.isin(missing_values)
+        unknown = ~missing & ~labels.isin(attr.code_of.keys())
+    else:
+        missing = series.isna()
+        if not pd.api.types.is_numeric_dtype(series.dtype):
+            missing |= series.astype(str).isin(missing_values)
+            if series[~missing].astype(str).isin(attr.labels).all():
+                return 0 if attr.missing else int(missing.sum())
+        values = pd.to_numeric(series.where(~missing), errors="coerce")
+        lo, hi = attr.bounds
+        unknown = ~missing & (values.isna() | (~attr.clip & ((values < lo) | (values > hi))))
+    return int(unknown.sum()) + (0 if attr.missing else int(missing.sum()))
+
+
+def _problems(schema: Schema, df: pd.DataFrame, part: Part) -> dict[str, _Problem]:
+    """The columns of ``df`` that do not fit ``schema``, each with its first error message."""
+    found = {}
+    for attr in schema.attributes:
+        try:
+            Encoder(Schema((attr,), schema.missing_values)).encode(df[[attr.name]])
+        except SchemaError as exc:
+            count = max(_violations(attr, df[attr.name], schema.missing_values), 1)
+            found[attr.name] = _Problem(count, 1, f"{part.where()}: {exc}")
+    return found
+
+
+def _read_range(path: str, start: int, end: int | None) -> bytes:
+    """The whole lines whose first byte lies in ``[start, end)``."""
+    with open(path, "rb") as fh:
+        if start > 0:
+            fh.seek(start - 1)
+            fh.readline()  # the line holding byte start-1 belongs to the previous part
+        begin = fh.tell()
+        if end is None:
+            return fh.read()
+        if begin >= end:
+            return b""
+        data = fh.read(end - begin)
+        if data and not data.endswith(b"\n"):
+            data += fh.readline()
+        return data
+
+
+def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Iterator[pd.DataFrame]:
+    """The part's rows on the schema's columns, ``batch_rows`` at a time."""
+    names = list(schema.names)
+    if part.format == "parquet":
+        handle = parquet_file(part.path)
+        for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=names):
+            yield batch.to_pandas()
+        return
+    if part.path.lower().endswith(".gz"):
+        source: Any = part.path
+    else:
+        source = io.BytesIO(_read_range(part.path, part.start, part.end))
+        if not source.getbuffer().nbytes:
+            return
+    reader = pd.read_csv(source, skipinitialspace=True, na_values=list(options.missing) or None,
+                         keep_default_na=True, header=None, names=list(part.columns),
+                         skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows)
+    with reader:
+        yield from reader
+
+
+def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> _Counts:
+    """Read, encode and count one part (runs on a worker)."""
+    import pyarrow as pa
+
+    encoder = Encoder(schema)
+    sizes = schema.domain.sizes
+    keys, counts, rows, problems = [], [], 0, {}
+    try:
+        for df in _frames(part, schema, options, batch_rows):
+            rows += len(df)
+            try:
+                codes = encoder.encode(df)
+            except SchemaError:
+                for name, problem in _problems(schema, df, part).items():
+                    _add_problem(problems, name, problem)
+                continue
+            k, c = _sum_by_key(pack(codes, sizes), None)
+            keys.append(k)
+            counts.append(c)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {part.where()}: {exc}") from None
+    if not keys:
+        return _Counts(np.zeros((0, len(word_spans(sizes))), np.int64), np.zeros(0, np.int64), rows, problems)
+    k, c = _sum_by_key(np.concatenate(keys), np.concatenate(counts))
+    return _Counts(k, c, rows, problems)
+
+
+def _add_problem(problems: dict[str, _Problem], name: str, problem: _Problem) -> None:
+    if name in problems:
+        old = problems[name]
+        problems[name] = _Problem(old.values + problem.values, old.parts + problem.parts, old.first)
+    else:
+        problems[name] = problem
+
+
+def _merge(*partials: _Counts) -> _Counts:
+    """Add up partial counts (keeping the first message of each column, in part order)."""
+    problems: dict[str, _Problem] = {}
+    for p in partials:
+        for name, problem in p.problems.items():
+            _add_problem(problems, name, problem)
+    keys, counts = _sum_by_key(np.concatenate([p.keys for p in partials]),
+                               np.concatenate([p.counts for p in partials]))
+    return _Counts(keys, counts, sum(p.rows for p in partials), problems)
+
+
+def _csv_columns(f: TableFile, options: ReadOptions) -> tuple[str, ...]:
+    if options.columns is not None:
+        return options.columns
+    try:
+        header = pd.read_csv(f.path, nrows=0, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"input file {str(f.path)!r} is empty") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read {str(f.path)!r} as CSV: {exc}") from None
+    return tuple(map(str, header.columns))
+
+
+def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema) -> None:
+    absent = [n for n in schema.names if n not in columns]
+    if absent:
+        raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema; its columns are {list(columns)}")
+    extra = [c for c in columns if c not in schema.names]
+    if extra:
+        warnings.warn(f"{path}: ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=4)
+
+
+def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = ReadOptions(),
+               blocksize: int | None = DEFAULT_BLOCKSIZE, part_rows: int = DEFAULT_PART_ROWS) -> list[Part]:
+    """The parts of the files, from metadata only (Parquet footers, CSV headers and sizes).
+
+    A file without a column of the schema is an error naming the file and the
+    column, raised here, before any record is read.
+    """
+    parts = []
+    for f in files:
+        path = str(f.path)
+        if f.format == "parquet":
+            handle = parquet_file(f.path)
+            _check_columns(path, tuple(handle.schema_arrow.names), schema)
+            meta, group, first, rows = handle.metadata, [], 0, 0
+            for i in range(meta.num_row_groups):
+                group.append(i)
+                rows += meta.row_group(i).num_rows
+                if rows >= part_rows or i == meta.num_row_groups - 1:
+                    parts.append(Part(path, "parquet", (), tuple(group), first_row=first))
+                    first, group, rows = first + rows, [], 0
+            continue
+        columns = _csv_columns(f, options)
+        _check_columns(path, columns, schema)
+        has_header = options.columns is None
+        size = os.path.getsize(path)
+        if blocksize is None or path.lower().endswith(".gz") or size <= blocksize:
+            parts.append(Part(path, "csv", columns, header=has_header))
+            continue
+        for start in range(0, size, blocksize):
+            parts.append(Part(path, "csv", columns, start=start, end=min(start + blocksize, size),
+                              header=has_header and start == 0))
+    return parts
+
+
+def _schema_error(problems: dict[str, _Problem], parts: int) -> SchemaError:
+    lines = [f"column {name!r}: {p.values} value(s) do not fit the public schema, in {p.parts} of {parts} "
+             f"part(s); first: {p.first}" for name, p in problems.items()]
+    return SchemaError("the input does not fit the schema; nothing was counted or released.\n" + "\n".join(lines))
+
+
+@dataclass(frozen=True)
+class DaskEngine:
+    """Count CSV or Parquet files on a ``dask.distributed`` cluster.
+
+    Parameters
+    ----------
+    scheduler : address of a running scheduler (``"tcp://host:8786"``); ``None``
+        starts a local cluster for the pass (``n_workers`` processes, one
+        thread each) and closes it afterwards.
+    n_workers : workers of the local cluster (default: the number of cores).
+    options : how CSV files are parsed (missing tokens, header-less column names).
+    blocksize : bytes of CSV per part (``None``: one part per file).
+    part_rows : Parquet row groups are joined into parts of at least this many rows.
+    batch_rows : rows a worker holds at once.
+    """
+
+    scheduler: str | None = None
+    n_workers: int | None = None
+    options: ReadOptions = field(default_factory=ReadOptions)
+    blocksize: int | None = DEFAULT_BLOCKSIZE
+    part_rows: int = DEFAULT_PART_ROWS
+    batch_rows: int = DEFAULT_BATCH_ROWS
+    name: str = field(default="dask", init=False)
+
+    def __post_init__(self) -> None:
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise InputError(f"scheduler must be an address such as 'tcp://127.0.0.1:8786', got {self.scheduler!r}")
+        for option in ("n_workers", "blocksize"):
+            value = getattr(self, option)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise InputError(f"{option} must be a positive integer or None, got {value!r}")
+        for option in ("part_rows", "batch_rows"):
+            value = getattr(self, option)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{option} must be a positive integer, got {value!r}")
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator[Any]:
+        """A client of the given scheduler, or of a local cluster started (and closed) for the pass."""
+        distributed = _require_distributed()
+        if self.scheduler is not None:
+            try:
+                client = distributed.Client(self.scheduler, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"cannot reach the Dask scheduler {self.scheduler!r}: {exc}") from None
+            with client:
+                yield client
+            return
+        workers = self.n_workers or os.cpu_count() or 1
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+            yield client
+
+    def count(self, source: Source, schema: Schema) -> AggregatedData:
+        """Distinct encoded rows of the files with their counts (equal to the pandas engine's)."""
+        if isinstance(source, pd.DataFrame):
+            raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
+                             "files (a DataFrame in memory is counted by engine='pandas')")
+        if not isinstance(schema, Schema):
+            raise InputError("engine='dask' needs a public schema (schema=Schema or a schema file; CLI --schema): "
+                             "on workers the categories of a column are never read off the data")
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows)
+        logger.info("dask engine: %d part(s) of %d file(s)", len(parts), len({p.path for p in parts}))
+        total = self._reduce(parts, schema)
+        if total.problems:
+            raise _schema_error(total.problems, len(parts))
+        if total.rows == 0:
+            raise InputError(f"the input {source!s} has no rows")
+        return AggregatedData.from_codes(schema.domain, unpack(total.keys, schema.domain.sizes), total.counts)
+
+    def _reduce(self, parts: list[Part], schema: Schema) -> _Counts:
+        distributed = _require_distributed()
+        with self.client() as client:
+            futures = client.map(_count_part, parts, schema=schema, options=self.options,
+                                 batch_rows=self.batch_rows, pure=False)
+            while len(futures) > 1:
+                futures = [client.submit(_merge, *futures[i:i + _FAN_IN], pure=False)
+                           for i in range(0, len(futures), _FAN_IN)]
+            try:
+                return futures[0].result()
+            except distributed.KilledWorker as exc:
+                raise EngineError(f"Dask workers kept dying while counting ({exc}); the pass was abandoned and "
+                                  "nothing was released. Check the workers' memory (smaller blocksize / "
+                                  "batch_rows) and retry.") from None

@@ -1,0 +1,43 @@
+"""The in-memory counting engine: the whole table as one DataFrame, encoded at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from synthdp.core.data import AggregatedData
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema
+from synthdp.core.sources import ReadOptions, Source, read_table
+
+__all__ = ["PandasEngine"]
+
+
+@dataclass(frozen=True)
+class PandasEngine:
+    """Count a DataFrame, or CSV / Parquet files read whole into memory.
+
+    Parameters
+    ----------
+    options : how CSV files are parsed (missing tokens, header-less column names).
+    """
+
+    options: ReadOptions = field(default_factory=ReadOptions)
+    name: str = field(default="pandas", init=False)
+
+    def read(self, source: pd.DataFrame | Source, schema: Schema | None = None) -> pd.DataFrame:
+        """The table as a DataFrame (a DataFrame source is returned as is).
+
+        With a ``schema``, Parquet files are read on its columns only.
+        """
+        if isinstance(source, pd.DataFrame):
+            return source
+        return read_table(source, self.options, columns=schema.names if schema is not None else None)
+
+    def count(self, source: pd.DataFrame | Source, schema: Schema) -> AggregatedData:
+        """Distinct encoded rows of the table with their counts."""
+        if not isinstance(schema, Schema):
+            raise InputError(f"counting needs a public Schema, got {type(schema).__name__}")
+        return Encoder(schema).to_aggregated(self.read(source, schema))

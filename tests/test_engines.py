@@ -1,0 +1,255 @@
+"""Counting engines: the Dask engine on a real LocalCluster counts exactly what the pandas engine counts.
+
+One local cluster (two worker processes) serves the whole module; the files are tiny and cut into
+many parts (small ``blocksize`` / ``part_rows``) so that every code path of the split runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+
+from synthdp.core.data import AggregatedData  # noqa: E402
+from synthdp.core.errors import InputError, SchemaError  # noqa: E402
+from synthdp.core.parquet import write_parquet  # noqa: E402
+from synthdp.core.schema import Attribute, Schema  # noqa: E402
+from synthdp.core.sources import ReadOptions, list_files  # noqa: E402
+from synthdp.engines import EngineError, get_engine  # noqa: E402
+from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
+from synthdp.engines.keys import pack, unpack, word_spans  # noqa: E402
+from synthdp.engines.pandas import PandasEngine  # noqa: E402
+
+SCHEMA = Schema((
+    Attribute("color", "categorical", categories=("red", "green", "blue"), missing=True),
+    Attribute("size", "categorical", categories=("0", "1", "2", "3", "4"), dtype="int64"),
+    Attribute("age", "numeric", bounds=(0, 100), bins=7, dtype="float64"),
+    Attribute("flag", "categorical", categories=("False", "True"), dtype="bool"),
+), missing_values=("?",))
+
+
+def make_table(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    color = rng.choice(np.array(["red", "green", "blue", "?"], dtype=object), n, p=[0.5, 0.3, 0.15, 0.05])
+    color[rng.random(n) < 0.05] = None
+    return pd.DataFrame({
+        "color": color,
+        "size": rng.integers(0, 5, n),
+        "age": rng.uniform(0, 100, n).round(1),
+        "flag": rng.random(n) < 0.3,
+        "id": np.arange(n),  # not in the schema: ignored by both engines
+    })
+
+
+def same(a: AggregatedData, b: AggregatedData) -> bool:
+    return a.domain == b.domain and np.array_equal(a.codes, b.codes) and np.array_equal(a.counts, b.counts)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as local:
+        yield local
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The same 3,000 rows as one CSV, two CSVs, one Parquet file and a directory of Parquet files."""
+    root = tmp_path_factory.mktemp("engines")
+    df = make_table(3000, seed=1)
+    df.to_csv(root / "all.csv", index=False)
+    (root / "csvs").mkdir()
+    df.iloc[:1700].to_csv(root / "csvs" / "a.csv", index=False)
+    df.iloc[1700:].to_csv(root / "csvs" / "b.csv", index=False)
+    df.to_parquet(root / "all.parquet", index=False, row_group_size=250)
+    (root / "pq").mkdir()
+    for k, start in enumerate(range(0, 3000, 1000)):
+        df.iloc[start:start + 1000].to_parquet(root / "pq" / f"part-{k}.parquet", index=False, row_group_size=300)
+    (root / "pq" / "_SUCCESS").write_text("")
+    return root, df
+
+
+def dask_engine(cluster, **options) -> DaskEngine:
+    options = {"blocksize": 4096, "part_rows": 200, "batch_rows": 500, **options}
+    return DaskEngine(scheduler=cluster.scheduler_address, **options)
+
+
+# ---- keys and parts (no cluster) ----------------------------------------------------------------
+
+def test_keys_round_trip_and_order_across_words():
+    sizes = (2**40, 2**30, 7, 3)  # needs two int64 words
+    assert word_spans(sizes) == ((0, 1), (1, 4))
+    rng = np.random.default_rng(0)
+    codes = np.column_stack([rng.integers(0, s, 500, dtype=np.int64) for s in sizes])
+    words = pack(codes, sizes)
+    assert words.shape == (500, 2)
+    assert np.array_equal(unpack(words, sizes), codes)
+    # keys sort like code tuples, so distinct keys are distinct rows
+    assert np.array_equal(np.lexsort(words.T[::-1]), np.lexsort(codes.T[::-1]))
+
+
+@pytest.mark.parametrize("blocksize", [1, 7, 64, 1000, 10**6])
+def test_csv_byte_ranges_hold_every_line_once(files, blocksize):
+    root, _ = files
+    path = root / "all.csv"
+    with pytest.warns(UserWarning, match="id"):
+        parts = plan_parts(list_files(path), SCHEMA, blocksize=blocksize)
+    text = b"".join(_read_range(p.path, p.start, p.end) for p in parts)
+    assert text == path.read_bytes()
+    assert [p.header for p in parts].count(True) == 1 and parts[0].header
+
+
+def test_pandas_engine_is_todays_encoder_on_a_dataframe(files):
+    from synthdp.core.encoding import Encoder
+
+    _, df = files
+    with pytest.warns(UserWarning, match="id"):
+        expected = Encoder(SCHEMA).to_aggregated(df)
+    with pytest.warns(UserWarning, match="id"):
+        assert same(PandasEngine().count(df, SCHEMA), expected)
+    assert expected.n == 3000
+
+
+# ---- identical counts ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["all.csv", "csvs", "csvs/*.csv", "all.parquet", "pq", ["pq/part-0.parquet",
+                                    "pq/part-1.parquet", "pq/part-2.parquet"]])
+def test_dask_counts_equal_pandas_counts(cluster, files, source):
+    root, df = files
+    source = [root / s for s in source] if isinstance(source, list) else str(root / source)
+    with pytest.warns(UserWarning, match="id"):
+        expected = PandasEngine().count(df, SCHEMA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Parquet files are read on the schema's columns only
+        from_files = PandasEngine().count(source, SCHEMA)
+    with pytest.warns(UserWarning, match=r"ignoring columns \['id'\]"):
+        counted = dask_engine(cluster).count(source, SCHEMA)
+    assert same(from_files, expected)
+    assert same(counted, expected)
+
+
+def test_clip_clamps_on_both_engines(cluster, tmp_path):
+    df = make_table(400, seed=2).drop(columns="id")
+    df.loc[::7, "age"] = 250.0
+    df.loc[::11, "age"] = -3.0
+    df.to_csv(tmp_path / "t.csv", index=False)
+    clipping = Schema(tuple(Attribute("age", "numeric", bounds=(0, 100), bins=7, dtype="float64", clip=True)
+                            if a.name == "age" else a for a in SCHEMA.attributes), SCHEMA.missing_values)
+    expected = PandasEngine().count(df, clipping)
+    assert same(dask_engine(cluster, blocksize=512).count(tmp_path / "t.csv", clipping), expected)
+    with pytest.raises(SchemaError, match="age"):
+        PandasEngine().count(df, SCHEMA)
+
+
+# ---- bad input: clear errors naming file and column ------------------------------------------------
+
+def test_violations_are_counted_per_column_over_all_parts(cluster, tmp_path):
+    df = make_table(600, seed=3).drop(columns="id")
+    df["age"] = df["age"].astype(object)
+    df.loc[[5, 250, 590], "age"] = 130.0  # outside the bounds, in three parts
+    df.loc[[10, 400], "color"] = "purple"  # unknown category, in two parts
+    df.loc[[300], "age"] = "old"  # not a number
+    df.iloc[:300].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[300:].to_csv(tmp_path / "b.csv", index=False)
+    with pytest.raises(SchemaError) as err:
+        dask_engine(cluster, blocksize=2048).count(tmp_path, SCHEMA)
+    text = str(err.value)
+    assert "column 'age': 4 value(s)" in text and "column 'color': 2 value(s)" in text
+    assert "a.csv" in text and "130" in text and "purple" in text and "clip" in text
+
+
+def test_unparsable_value_names_file_and_column(cluster, tmp_path):
+    df = make_table(300, seed=4).drop(columns="id")
+    write_parquet(df, tmp_path / "good.parquet")
+    bad = df.copy()
+    bad["age"] = bad["age"].astype(str)
+    bad.loc[120, "age"] = "12,5"
+    write_parquet(bad, tmp_path / "bad.parquet")
+    with pytest.raises(SchemaError, match=r"column 'age': 1 value\(s\).*bad\.parquet.*'12,5'.*not a number"):
+        dask_engine(cluster).count(tmp_path, SCHEMA)
+
+
+def test_part_with_a_missing_column_names_file_and_column(cluster, tmp_path):
+    df = make_table(300, seed=5).drop(columns="id")
+    write_parquet(df, tmp_path / "p1.parquet")
+    write_parquet(df.drop(columns="flag"), tmp_path / "p2.parquet")
+    with pytest.raises(SchemaError, match=r"p2\.parquet.*no column\(s\) \['flag'\]"):
+        dask_engine(cluster).count(tmp_path, SCHEMA)
+
+
+def test_unreadable_files_are_named(cluster, tmp_path):
+    df = make_table(100, seed=6).drop(columns="id")
+    write_parquet(df, tmp_path / "ok.parquet")
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match=r"broken\.parquet"):
+        dask_engine(cluster).count(tmp_path, SCHEMA)
+    (tmp_path / "bad.csv").write_bytes(b"color,size,age,flag\nred,1,2.0,True\n\xff\xfe,1,2,True\n")
+    with pytest.raises(InputError, match=r"bad\.csv"):
+        dask_engine(cluster).count(tmp_path / "bad.csv", SCHEMA)
+    with pytest.raises(InputError, match="no file matches"):
+        dask_engine(cluster).count(str(tmp_path / "nothing-*.parquet"), SCHEMA)
+
+
+def test_dask_needs_a_public_schema_and_files(cluster, files):
+    root, df = files
+    with pytest.raises(InputError, match="public schema"):
+        dask_engine(cluster).count(root / "all.csv", None)
+    with pytest.raises(InputError, match="engine='pandas'"):
+        dask_engine(cluster).count(df, SCHEMA)
+    with pytest.raises(InputError, match="unknown engine"):
+        get_engine("spark")
+
+
+# ---- a worker killed mid-pass ------------------------------------------------------------------------
+
+def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster, tmp_path):
+    df = make_table(20_000, seed=7).drop(columns="id")
+    df.to_csv(tmp_path / "big.csv", index=False)
+    expected = PandasEngine().count(df, SCHEMA)
+    engine = dask_engine(cluster, blocksize=1024)  # about 400 parts
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["data"] = engine.count(tmp_path / "big.csv", SCHEMA)
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    with distributed.Client(cluster.scheduler_address) as watcher:
+        thread.start()
+        deadline = time.monotonic() + 60
+        busy = []
+        while not busy and time.monotonic() < deadline:
+            busy = [w for w, tasks in watcher.processing().items() if tasks]
+            time.sleep(0.01)
+        assert busy, "the pass never started"
+        pids = watcher.run(os.getpid)
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        killed_mid_pass = thread.is_alive()
+        thread.join(120)
+        watcher.wait_for_workers(2, timeout=60)
+    assert killed_mid_pass
+    if "error" in outcome:
+        assert isinstance(outcome["error"], EngineError) and "nothing was released" in str(outcome["error"])
+    else:
+        assert same(outcome["data"], expected)
+
+
+def test_read_options_apply_to_csv_parts(cluster, tmp_path):
+    df = make_table(500, seed=8).drop(columns="id")
+    df.to_csv(tmp_path / "nohead.csv", index=False, header=False)
+    options = ReadOptions(missing=("?",), columns=tuple(df.columns))
+    expected = PandasEngine(options).count(tmp_path / "nohead.csv", SCHEMA)
+    assert expected.n == 500
+    assert same(dask_engine(cluster, options=options, blocksize=700).count(tmp_path / "nohead.csv", SCHEMA),
+                expected)
