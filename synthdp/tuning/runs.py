@@ -1,0 +1,175 @@
+"""Running the generator as a building block of tuning (docs/privacy.md §5.1, §5.3).
+
+Private tuning and accuracy-first call the public entry point
+:func:`synthdp.api.generate_synthetic` many times on the same data, each time
+at a budget fixed in advance.  This module holds what both need: checking
+public inputs before any private step, one public schema shared by every run
+(so every table is scored in the same encoding), exact budgets handed to the
+generator without rounding up, and per-run seeds drawn from the caller's
+:class:`~synthdp.mechanisms.randomness.PrivateRandom`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Real
+from typing import Any
+
+import pandas as pd
+
+from synthdp.core.data import AggregatedData
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.accounting import check_relation
+from synthdp.mechanisms.noise import to_fraction_down
+from synthdp.mechanisms.randomness import PrivateRandom
+
+#: Keywords a configuration may not set: the tuner fixes them for every run.
+FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "schema", "progress", "df", "query_class")
+#: Keywords that would make a run's privacy conditional on solver behaviour (Mode N): refused.
+UNSAFE_KEYS = ("time_limit",)
+#: Schema-building options: they must be common to all runs (one public encoding), never per candidate.
+SCHEMA_KEYS = ("categorical", "bounds", "bins", "categories", "nullable", "clip", "max_categories")
+#: Query players that need delta > 0 (RSPM's noise cap, PRSMA).
+DELTA_PLAYERS = ("rspm", "prsma", "prsma-exact")
+#: Report fields of a run that depend on its configuration only (safe to repeat about the released run).
+PUBLIC_RUN_FIELDS = ("query_player", "query_player_reason", "rounds", "samples_per_round", "respond_to",
+                     "burn_in_rounds", "ftpl_noise", "epsilon_per_round", "mode", "oracle", "data_oracle")
+#: Seeds handed to seeded runs are uniform below this bound.
+SEED_BOUND = 2**63
+
+
+def check_positive(value: Any, name: str, *, upper: float | None = None) -> Fraction:
+    """A finite number ``> 0`` (and ``< upper``) as an exact Fraction, else an InputError naming ``name``.
+
+    A float is read as the decimal it prints as (``0.05`` is ``1/20``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (Real, Fraction)) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{name} must be a finite number > 0, got {value!r}")
+    if upper is not None and value >= upper:
+        raise InputError(f"{name} must be below {upper:g}, got {value!r}")
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def check_epsilon(value: Any, name: str) -> Fraction:
+    """A privacy budget ``> 0``; a float is rounded **down** to a multiple of 1e-6 (docs/privacy.md §2.6)."""
+    check_positive(value, name)
+    eps = to_fraction_down(value) if isinstance(value, float) else Fraction(value)
+    if eps <= 0:
+        raise InputError(f"{name} must be at least 1e-6, got {value!r}")
+    return eps
+
+
+def check_delta(value: Any, name: str = "delta") -> Fraction:
+    """``None`` or 0 (pure DP) or a number in ``(0, 1)``, as an exact Fraction rounded down to a 1e-18 grid at most."""
+    if value is None or (not isinstance(value, bool) and isinstance(value, (Real, Fraction)) and value == 0):
+        return Fraction(0)
+    if isinstance(value, bool) or not isinstance(value, (Real, Fraction)) or not math.isfinite(value) \
+            or not 0 < value < 1:
+        raise InputError(f"{name} must be None (pure DP) or a number in (0, 1), got {value!r}")
+    exact = Fraction(value)
+    short = exact.limit_denominator(10**18)  # readable, never above the given value
+    return short if short <= exact else Fraction(int(exact * 10**18), 10**18)
+
+
+def check_count(value: Any, name: str) -> int:
+    """A positive integer, else a named InputError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def check_config(config: Any, name: str) -> dict:
+    """A configuration: a dict of :func:`generate_synthetic` keywords the tuner does not fix itself."""
+    from synthdp.api import generate_synthetic
+
+    if not isinstance(config, dict):
+        raise InputError(f"{name} must be a dict of generate_synthetic keyword arguments, got {config!r}")
+    params = inspect.signature(generate_synthetic).parameters
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for key in config:
+        if key in FIXED_KEYS:
+            raise InputError(f"{name} sets {key!r}, which the tuner fixes for every run; remove it")
+        if key in UNSAFE_KEYS:
+            raise InputError(f"{name} sets {key!r}: wall-clock limits make privacy conditional on the solver "
+                             "(Mode N, docs/privacy.md §3.7); use work limits or none")
+        if not open_ended and key not in params:
+            raise InputError(f"{name} has unknown keyword {key!r}; valid keywords are the parameters of "
+                             "generate_synthetic")
+    return dict(config)
+
+
+def float_down(x: Fraction) -> float:
+    """A float ``<= x`` (the nearest float, or the next one down): budgets handed on never round up."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, 0.0)
+
+
+def public_settings(report: Any) -> dict:
+    """The configuration-only fields of a run's report (:data:`PUBLIC_RUN_FIELDS` it has)."""
+    return {f: getattr(report, f) for f in PUBLIC_RUN_FIELDS if hasattr(report, f)}
+
+
+def child_seed(rng: PrivateRandom) -> int | None:
+    """The seed of one generator run: ``None`` (the run's own CSPRNG) unless ``rng`` is seeded."""
+    return None if rng.cryptographic else rng.randbelow(SEED_BOUND)
+
+
+@dataclass
+class Runner:
+    """Runs of the generator on one table under one public schema; scores tables in that schema's encoding."""
+
+    df: pd.DataFrame
+    query_class: Any
+    schema: Any
+    real: AggregatedData
+    relation: str
+    n_out: int
+    common: dict
+    warnings: list[str]
+
+    @classmethod
+    def prepare(cls, df: pd.DataFrame, query_class: Any, *, relation: str, n_out: int, common: dict) -> "Runner":
+        """Check the public inputs and build the public schema once (before any private step)."""
+        from synthdp.api import resolve_schema
+        from synthdp.core.encoding import Encoder
+
+        check_relation(relation)
+        check_count(n_out, "n_out")
+        if not isinstance(df, pd.DataFrame):
+            raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        if df.empty:
+            raise InputError("the input table is empty: nothing to synthesise")
+        common = dict(common)
+        schema_options = {k: common.pop(k) for k in SCHEMA_KEYS if k in common}
+        schema_given = common.pop("schema", None)
+        common = check_config(common, "the common configuration")
+        collected: list[str] = []
+        schema = resolve_schema(df, schema_given, collected, **schema_options)
+        real = Encoder(schema).to_aggregated(df)
+        return cls(df, query_class, schema, real, relation, n_out, common, collected)
+
+    def check_candidate(self, config: Any, name: str, *, pure: bool) -> dict:
+        """A candidate configuration, refused before anything runs if it cannot run at this budget kind."""
+        config = check_config(config, name)
+        for key in SCHEMA_KEYS:
+            if key in config:
+                raise InputError(f"{name} sets the schema option {key!r}; schema options must be common to "
+                                 "all candidates (one public encoding)")
+        player = config.get("query_player", self.common.get("query_player"))
+        if pure and player in DELTA_PLAYERS:
+            raise InputError(f"{name} uses query player {player!r}, which needs delta > 0; give the tuner a "
+                             "delta or choose the exponential player")
+        return {**self.common, **config}
+
+    def run(self, config: dict, epsilon: Fraction, delta: Fraction, rng: PrivateRandom):
+        """One generator run at ``(epsilon, delta)`` (``delta = 0``: pure) with ``n_out`` rows; its table encoded."""
+        from synthdp.api import generate_synthetic
+        from synthdp.core.encoding import Encoder
+
+        result = generate_synthetic(self.df, self.query_class, epsilon=float_down(to_fraction_down(epsilon)),
+                                    delta=delta if delta > 0 else None, n_rows=self.n_out, schema=self.schema,
+                                    random_state=child_seed(rng), relation=self.relation, progress=False, **config)
+        return result, Encoder(self.schema).to_aggregated(result.data)
