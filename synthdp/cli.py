@@ -109,6 +109,26 @@ def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     return [tuple(s) for s in workload.marginal_attrs]
 
 
+def _is_marginal_workload(spec: str, domain) -> bool:
+    """Whether ``spec`` is marginals or a workload (per-marginal tables); other classes get the certified worst case."""
+    from synthdp.methods.players import as_workload
+    from synthdp.queries.complement import base_class
+    from synthdp.queries.spec import parse_query_class
+
+    return as_workload(base_class(parse_query_class(spec, domain))) is not None
+
+
+def _evaluate_worst_case(args, real_df, syn_df, schema) -> int:
+    """The certified maximum error over a whole class (synthdp.worst_case); exit status 1 if not certified in time."""
+    from synthdp.worst_case import worst_case_error
+
+    if args.plot:
+        raise InputError(f"--plot draws per-marginal errors; it needs marginals or a workload, not {args.queries!r}")
+    result = worst_case_error(real_df, syn_df, args.queries, schema=schema, time_limit=args.time_limit)
+    print(result.summary())
+    return 0 if result.certified else 1
+
+
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
@@ -118,6 +138,8 @@ def cmd_evaluate(args) -> int:
     syn_df = read_csv(args.synthetic, missing=args.missing)
     kw = _schema_kwargs(args)
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
+    if not _is_marginal_workload(args.queries, schema.domain):
+        return _evaluate_worst_case(args, real_df, syn_df, schema)
     encoder = Encoder(schema)
     real, syn = encoder.to_aggregated(real_df), encoder.to_aggregated(syn_df)
     report = marginal_errors(real, syn, _workload_sets(args.queries, schema.domain))
@@ -174,6 +196,7 @@ BENCHES = {
     "oracles": "synthdp.bench.oracles",
     "evaluation": "synthdp.bench.evaluation",
     "accuracy": "synthdp.bench.accuracy",
+    "evaluator": "synthdp.bench.worst_case",
 }
 
 
@@ -241,6 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--queries", default="marginals:3")
     e.add_argument("--plot", help="write a PNG of per-marginal errors")
     e.add_argument("--top", type=int, default=20, help="rows of the error table to print")
+    e.add_argument("--time-limit", type=float, default=60.0,
+                   help="seconds for the certified maximum error over a class that is not marginals or a workload "
+                        "(conjunctions, monotone, disjunctions, parities, halfspaces); exit status 1 when it could "
+                        "not be certified in time (the best bounds are printed)")
     _schema_options(e)
     e.set_defaults(func=cmd_evaluate)
 
