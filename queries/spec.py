@@ -56,7 +56,10 @@ def _marginals(domain: Domain, spec: str, arg: str | None) -> QueryClass:
     if arg is None:
         raise _invalid(spec, "marginals needs a width")
     at_most = arg.startswith("<=")
-    return Conjunctions.marginals(domain, _width(spec, arg.removeprefix("<=").strip()), exact=not at_most)
+    width = _width(spec, arg.removeprefix("<=").strip())
+    if width == 0:  # the only 0-way marginal is the trivial query "every row", which the game would just spend on
+        raise _invalid(spec, "marginals need a width of at least 1 (the 0-way marginal is the constant query)")
+    return Conjunctions.marginals(domain, width, exact=not at_most)
 
 
 _BUILDERS: dict[str, Callable[[Domain, str, str | None], QueryClass]] = {

@@ -1,4 +1,4 @@
-"""The ``synthdp`` command: generate, evaluate, bench, demo.
+"""The ``synthdp`` command: generate, evaluate, schema, bench, demo.
 
 Every error the library raises on purpose is printed as one line naming the
 culprit, with exit status 2; nothing is written unless the command succeeds.
@@ -8,89 +8,185 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import signal
 import sys
+import threading
 import warnings
 from typing import Sequence
 
 from synthdp._version import __version__
 from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.outputs import Interrupted
 
 log = logging.getLogger("synthdp")
 
+OUTPUTS_HELP = ("Outputs are checked before anything private runs (existing folder you can write in; not an input, "
+                "not another output, not a directory, device or FIFO) and all outputs of a run are written as one "
+                "unit: all appear, or none and existing files stay as they were. A symbolic link to an existing "
+                "regular file is written through (the link stays); any other link is refused. SIGINT and SIGTERM "
+                "stop the run with a message and leave no temporary file (exit status 130 and 143).")
 
-def _pairs(items: list[str] | None, option: str, parse) -> dict:
-    """Parse ``NAME=VALUE`` options such as ``--bounds age=17:90``."""
+
+def _pairs(items: list | None, option: str, parse) -> dict:
+    """Parse ``NAME=VALUE`` options such as ``--bounds age=17:90 hours=1:99`` (several per flag, flag repeatable)."""
     out = {}
-    for item in items or []:
+    for item in _flat(items):
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise InputError(f"{option} expects NAME=VALUE, got {item!r}")
+            raise InputError(f"{option} expects NAME=VALUE pairs, got {item!r} (put the input file before "
+                             f"{option}, or end the list with --)")
+        if name in out:
+            raise InputError(f"{option} gives column {name!r} twice; give each column once")
         try:
             out[name] = parse(value)
-        except ValueError:
-            raise InputError(f"cannot read {option} {item!r}") from None
+        except ValueError as exc:
+            raise InputError(f"cannot read {option} {item!r}: {exc}") from None
     return out
 
 
+def _flat(items: list | None) -> list[str]:
+    """The values of an ``append`` option with ``nargs='+'`` (a list of lists), in order."""
+    return [x for group in items or [] for x in (group if isinstance(group, list) else [group])]
+
+
 def _bounds(value: str) -> tuple[float, float]:
+    """``LO:HI`` with finite numbers and ``LO < HI``; a ValueError says what is wrong."""
     lo, sep, hi = value.partition(":")
     if not sep:
-        raise ValueError(value)
-    lo_f, hi_f = float(lo), float(hi)
-    if not lo_f < hi_f:
-        raise ValueError(value)
+        raise ValueError("write the bounds as LO:HI, e.g. age=17:90")
+    try:
+        lo_f, hi_f = float(lo), float(hi)
+    except ValueError:
+        raise ValueError(f"{lo!r} and {hi!r} must both be numbers") from None
+    if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
+        raise ValueError("bounds must be finite numbers (not nan or inf)")
+    if lo_f == hi_f:
+        raise ValueError(f"LO equals HI ({lo_f:g}): the range is empty; give LO < HI")
+    if lo_f > hi_f:
+        raise ValueError(f"LO ({lo_f:g}) is above HI ({hi_f:g}); give them in order, e.g. {hi}:{lo}")
     return lo_f, hi_f
 
 
-def _schema_options(p: argparse.ArgumentParser) -> None:
+def _bins(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        raise ValueError(f"the number of bins must be a whole number, got {value!r}") from None
+    if k < 1:
+        raise ValueError(f"the number of bins must be at least 1, got {k}")
+    return k
+
+
+def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> None:
     g = p.add_argument_group("schema (make the domain public instead of reading it off the data)")
-    g.add_argument("--schema", help="schema JSON file (or a private-pgm domain file {attr: size})")
+    if schema_file:
+        g.add_argument("--schema", help="schema JSON file (draft one with 'synthdp schema'), or a private-pgm "
+                       "domain file {attr: size}")
     g.add_argument("--categorical", nargs="+", metavar="COL", help="treat these numeric columns as categorical")
-    g.add_argument("--bounds", action="append", metavar="COL=LO:HI", help="public bounds of a numeric column")
-    g.add_argument("--bins", action="append", metavar="COL=K", help="number of equal-width bins of a numeric column")
-    g.add_argument("--missing", action="append", metavar="TOKEN", help="extra missing-value token, e.g. '?'")
+    g.add_argument("--bounds", action="append", nargs="+", metavar="COL=LO:HI",
+                   help="public bounds of numeric columns, e.g. --bounds age=17:90 hours-per-week=1:99")
+    g.add_argument("--bins", action="append", nargs="+", metavar="COL=K",
+                   help="number of equal-width bins of bounded columns, e.g. --bins age=8")
     g.add_argument("--nullable", nargs="+", metavar="COL", help="columns with public domains that may be missing")
     g.add_argument("--clip", action="store_true", help="clamp numeric values outside their bounds instead of failing")
-    g.add_argument("--columns", help="comma-separated column names, for a CSV without a header row")
     g.add_argument("--max-categories", type=int, default=100, help="refuse categorical columns with more values")
+    r = p.add_argument_group("reading the CSV")
+    r.add_argument("--missing", action="append", metavar="TOKEN", help="extra missing-value token, e.g. '?'")
+    r.add_argument("--columns", help="comma-separated column names, one per field, for a CSV without a header row")
+    r.add_argument("--drop", nargs="+", metavar="COL", help="leave these columns of the CSV out (e.g. an ID column)")
+    r.add_argument("--sep", default=",", help="field separator of the CSV (default ','; e.g. ';' or '\\t')")
+    r.add_argument("--encoding", default="utf-8", help="text encoding of the CSV (default utf-8; e.g. latin-1)")
+
+
+#: Options that describe the domain; a --schema file already fixes all of it.
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "nullable", "clip")
 
 
 def _schema_kwargs(args) -> dict:
     from synthdp.core.schema import Schema
 
     schema = None
-    if args.schema:
+    if getattr(args, "schema", None):
+        given = [f"--{o}" for o in _DOMAIN_OPTIONS if getattr(args, o)]
+        if given:
+            raise InputError(f"--schema fixes the whole domain, so {', '.join(given)} would be ignored; put "
+                             "those settings in the schema file, or drop --schema")
+        _refuse_draft(args.schema)
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
-                bins=_pairs(args.bins, "--bins", int) or None, nullable=args.nullable, clip=args.clip,
+                bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
                 max_categories=args.max_categories)
 
 
+def _refuse_draft(path: str) -> None:
+    """A schema drafted by ``synthdp schema`` is used only once its owner has reviewed it."""
+    from synthdp.core.draft import DRAFT_KEY
+    from synthdp.core.schema import read_json
+
+    data = read_json(path)
+    if isinstance(data, dict) and DRAFT_KEY in data:
+        parts = [f"{e.get('column')} ({', '.join(e.get('read', []))})" for e in data[DRAFT_KEY] if isinstance(e, dict)]
+        raise InputError(f"--schema {path!r} is a draft: these parts were read off the data: {'; '.join(parts) or '-'}. "
+                         f"Replace them with public values, then delete the {DRAFT_KEY!r} entry")
+
+
 def _read(path: str, args):
+    """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns)."""
     from synthdp.core.io import read_csv
 
-    return read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None)
+    df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
+                  sep=_separator(args.sep), encoding=args.encoding)
+    unknown = [c for c in args.drop or [] if c not in df.columns]
+    if unknown:
+        raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
+    return df.drop(columns=args.drop) if args.drop else df
+
+
+def _separator(sep: str) -> str:
+    return "\t" if sep in ("\\t", "tab", "TAB") else sep
+
+
+def _check_schema_columns(schema, df, path: str) -> None:
+    """Refuse CSV columns the schema does not list (the library would drop them with a warning)."""
+    extra = [c for c in df.columns if str(c) not in schema.names]
+    if extra:
+        raise InputError(f"the schema has no column {extra[0]!r} of {path!r} (unlisted: {extra}); add them to the "
+                         f"schema, or leave them out with --drop {' '.join(map(str, extra))}")
+
+
+def _query_inputs(spec: str) -> list[str]:
+    """Files a ``--queries`` spec reads (a workload JSON file), which no output may overwrite."""
+    kind, _, where = spec.partition(":")
+    return [where] if kind.strip() == "workload" and where.strip().endswith(".json") else []
 
 
 def cmd_generate(args) -> int:
     import time
 
     from synthdp.api import generate_synthetic
-    from synthdp.core.io import write_json
+    from synthdp.core.io import dump_json
+    from synthdp.core.outputs import check_outputs, write_outputs
 
     start = time.perf_counter()
+    outputs = check_outputs({"-o": args.output, "--report": args.report},
+                            inputs=[args.input, args.schema, *_query_inputs(args.queries)])
     df = _read(args.input, args)
+    kwargs = _schema_kwargs(args)
+    if kwargs["schema"] is not None:
+        _check_schema_columns(kwargs["schema"], df, args.input)
     result = generate_synthetic(
         df, args.queries, epsilon=args.epsilon, delta=args.delta, rounds=args.rounds,
         epsilon_per_round=args.epsilon_per_round, burn_in=args.burn_in, ftpl_noise=args.ftpl_noise,
         respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
         n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
-        relation=args.relation, numeric=args.numeric, **_schema_kwargs(args),
+        relation=args.relation, numeric=args.numeric, **kwargs,
     )
-    result.to_csv(args.output)
+    jobs = [(outputs["-o"], lambda tmp: result.data.to_csv(tmp, index=False))]
     if args.report:
-        write_json(result.report.to_dict(), args.report)
+        jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
+    write_outputs(jobs)
     print(result.report.summary())
     print(f"output: {args.output} ({len(result.data)} rows) in {time.perf_counter() - start:.1f} s")
     return 0
@@ -132,11 +228,18 @@ def _evaluate_worst_case(args, real_df, syn_df, schema) -> int:
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
-    from synthdp.evaluate import marginal_errors, plot_errors
-    from synthdp.core.io import read_csv
+    from synthdp.core.outputs import check_outputs, write_outputs
+    from synthdp.evaluate import marginal_errors, plot_format, save_plot
+
+    if args.plot:
+        plot_format(args.plot)
+    outputs = check_outputs({"--plot": args.plot},
+                            inputs=[args.real, args.synthetic, args.schema, *_query_inputs(args.queries)])
     real_df = _read(args.real, args)
-    syn_df = read_csv(args.synthetic, missing=args.missing)
+    syn_df = _read_synthetic(args.synthetic, args)
     kw = _schema_kwargs(args)
+    if kw["schema"] is not None:
+        _check_schema_columns(kw["schema"], real_df, args.real)
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
     if not _is_marginal_workload(args.queries, schema.domain):
         return _evaluate_worst_case(args, real_df, syn_df, schema)
@@ -147,8 +250,37 @@ def cmd_evaluate(args) -> int:
     print(frame.head(args.top).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(report.summary())
     if args.plot:
-        plot_errors(report, args.plot)
+        write_outputs([(outputs["--plot"], lambda tmp: save_plot(report, tmp, plot_format(args.plot)))])
         print(f"plot: {args.plot}")
+    return 0
+
+
+def _read_synthetic(path: str, args):
+    """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied."""
+    from synthdp.core.io import read_csv
+
+    df = read_csv(path, missing=args.missing)
+    return df.drop(columns=[c for c in args.drop or [] if c in df.columns])
+
+
+def cmd_schema(args) -> int:
+    """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
+    from synthdp.core.draft import DRAFT_KEY, draft_schema
+    from synthdp.core.io import dump_json
+    from synthdp.core.outputs import check_outputs, write_outputs
+
+    outputs = check_outputs({"-o": args.output}, inputs=[args.input])
+    df = _read(args.input, args)
+    kw = _schema_kwargs(args)
+    draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"],
+                         nullable=kw["nullable"], clip=kw["clip"], max_categories=kw["max_categories"],
+                         missing_values=args.missing or ())
+    write_outputs([(outputs["-o"], lambda tmp: dump_json(draft, tmp))])
+    print(f"draft schema: {args.output} ({len(draft['attributes'])} columns)")
+    for entry in draft[DRAFT_KEY]:
+        print(f"  read off the data, review: {entry['column']}: {', '.join(entry['read'])}")
+    print(f"replace what was read off the data with public values (a code book, legal ranges), then delete the "
+          f"{DRAFT_KEY!r} entry; synthdp refuses the draft until then")
     return 0
 
 
@@ -196,6 +328,7 @@ BENCHES = {
     "oracles": "synthdp.bench.oracles",
     "evaluation": "synthdp.bench.evaluation",
     "accuracy": "synthdp.bench.accuracy",
+    "scale": "synthdp.bench.scale",
     "evaluator": "synthdp.bench.worst_case",
 }
 
@@ -218,11 +351,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    g = sub.add_parser("generate", help="private synthetic CSV from a CSV")
+    g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common],
+                       epilog=OUTPUTS_HELP)
     g.add_argument("input", help="input CSV (with a header row)")
-    g.add_argument("-o", "--output", required=True, help="output CSV (written atomically)")
+    g.add_argument("-o", "--output", required=True, help="output CSV (checked before anything runs; written with "
+                   "--report as one unit)")
     g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
     g.add_argument("--delta", type=float, default=None, help="total delta (omit for pure DP); at most 1/n")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
@@ -239,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the query player answers this round's samples or the union of all so far (default: the "
                         f"union once the per-round budget is at least {api.UNION_FROM_EPSILON_PER_ROUND})")
     g.add_argument("--ftpl-noise", choices=["two-sided", "one-sided"], default=api.DEFAULT_NOISE,
-                   help="data-player perturbation: the note's two-sided discrete Laplace or FEM-style one-sided "
+                   help="data-player perturbation: the two-sided discrete Laplace of docs/privacy.md §4.3 or FEM-style one-sided "
                         "penalties (default %(default)s)")
     g.add_argument("--samples-per-round", type=int, default=None,
                    help=f"data-player samples per round N (default {api.DEFAULT_SAMPLES}, or "
@@ -258,11 +396,13 @@ def build_parser() -> argparse.ArgumentParser:
     _schema_options(g)
     g.set_defaults(func=cmd_generate)
 
-    e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one")
+    e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",
+                       parents=[common], epilog=OUTPUTS_HELP)
     e.add_argument("real")
     e.add_argument("synthetic")
     e.add_argument("--queries", default="marginals:3")
-    e.add_argument("--plot", help="write a PNG of per-marginal errors")
+    e.add_argument("--plot", help="write a plot of the per-marginal errors: the worst marginals and the "
+                   "distribution of all; format from the suffix (.png, .pdf or .svg)")
     e.add_argument("--top", type=int, default=20, help="rows of the error table to print")
     e.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds for the certified maximum error over a class that is not marginals or a workload "
@@ -271,18 +411,34 @@ def build_parser() -> argparse.ArgumentParser:
     _schema_options(e)
     e.set_defaults(func=cmd_evaluate)
 
-    b = sub.add_parser("bench", help="benchmarks: oracles, evaluation, accuracy")
+    s = sub.add_parser("schema", help="draft a schema file from a CSV, for the data owner to review",
+                       parents=[common], epilog=OUTPUTS_HELP,
+                       description="Draft a schema (JSON) from a CSV. What you pass (--bounds, --bins, "
+                       "--categorical, --nullable) is kept; everything else (category lists, bounds of numeric "
+                       "columns, whether a column has missing values) is read off the data and listed under "
+                       "'_read_off_data'. Review those parts, replace them with public values, delete the "
+                       "'_read_off_data' entry, then pass the file to generate --schema.")
+    s.add_argument("input", help="input CSV")
+    s.add_argument("-o", "--output", required=True, help="schema JSON to write")
+    _schema_options(s, schema_file=False)
+    s.set_defaults(func=cmd_schema)
+
+    b = sub.add_parser("bench", help="benchmarks: oracles, evaluation, accuracy", parents=[common])
     b.add_argument("target", choices=sorted(BENCHES))
     b.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (see synthdp bench T --help)")
     b.set_defaults(func=cmd_bench)
 
-    d = sub.add_parser("demo", help="private generation on the embedded demo table")
+    d = sub.add_parser("demo", help="private generation on the embedded demo table", parents=[common])
     d.add_argument("--epsilon", type=float, default=1.0)
     d.add_argument("--rows", type=int, default=20_000, help="size of the generated demo table")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
     return parser
+
+
+def _interrupt(signum, frame) -> None:
+    raise Interrupted(signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -293,14 +449,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     from synthdp.core.schema import PrivacyWarning
 
     warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
+    handled = (signal.SIGINT, signal.SIGTERM)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, _interrupt) for sig in handled}
     try:
         return args.func(args)
     except SynthDPError as exc:
         print(f"synthdp: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("synthdp: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        done = ("the outputs had already been written in full" if getattr(exc, "written", False)
+                else "nothing was written")
+        print(f"synthdp: interrupted ({signal.Signals(signum).name}); {done}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

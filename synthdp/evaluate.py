@@ -7,11 +7,13 @@ and the total-variation distance, both on normalised (fraction) scale.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from synthdp.core.data import AggregatedData
+from synthdp.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -64,25 +66,67 @@ def marginal_errors(real: AggregatedData, synthetic: AggregatedData, attr_sets: 
     return ErrorReport(out)
 
 
-def plot_errors(report: ErrorReport, path) -> None:
-    """Bar chart of the per-marginal max error and TV distance, written atomically as PNG."""
+#: File suffixes a plot may have, and the format each is written in.
+PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+#: Marginals drawn one by one; the rest of a larger workload is shown as a distribution.
+PLOT_WORST = 30
+
+
+def plot_format(path) -> str:
+    """The plot format named by the suffix of ``path``; an :class:`InputError` for any other suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_FORMATS:
+        raise InputError(f"--plot {str(path)!r}: unknown plot format {suffix or '(no suffix)'!r}; name the file "
+                         f"with one of {', '.join(PLOT_FORMATS)}")
+    return PLOT_FORMATS[suffix]
+
+
+def save_plot(report: ErrorReport, path, fmt: str = "png") -> None:
+    """Draw the per-marginal errors into ``path`` (written directly) in format ``fmt``.
+
+    Up to :data:`PLOT_WORST` marginals: one pair of bars (max cell error, TV
+    distance) each.  More: the :data:`PLOT_WORST` worst marginals by max
+    error, beside a histogram of the max error of all of them, so that the
+    figure stays readable whatever the size of the workload.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from synthdp.core.io import atomic_path
-
     frame = report.to_frame().sort_values("max_error", ascending=False)
-    fig, ax = plt.subplots(figsize=(max(6, 0.25 * len(frame)), 4))
-    x = np.arange(len(frame))
-    ax.bar(x - 0.2, frame["max_error"], width=0.4, label="max cell error")
-    ax.bar(x + 0.2, frame["tv_distance"], width=0.4, label="TV distance")
-    ax.set_xticks(x, frame["marginal"], rotation=90, fontsize=6)
-    ax.set_ylabel("error (fraction of rows)")
-    ax.set_title(report.summary())
-    ax.legend()
+    worst = frame.head(PLOT_WORST).iloc[::-1]
+    rest = len(frame) > PLOT_WORST
+    fig, axes = plt.subplots(1, 2 if rest else 1, figsize=(12 if rest else 8, max(3.0, 0.25 * len(worst) + 1.5)),
+                             squeeze=False)
+    ax = axes[0, 0]
+    y = np.arange(len(worst))
+    ax.barh(y + 0.2, worst["max_error"], height=0.4, label="max cell error")
+    ax.barh(y - 0.2, worst["tv_distance"], height=0.4, label="TV distance")
+    ax.set_yticks(y, worst["marginal"], fontsize=7)
+    ax.set_xlabel("error (fraction of rows)")
+    ax.set_title(f"the {len(worst)} worst of {len(frame)} marginals" if rest else f"{len(frame)} marginals",
+                 fontsize=9)
+    ax.legend(fontsize=7)
+    if rest:
+        hist = axes[0, 1]
+        hist.hist(frame["max_error"], bins=min(50, max(10, len(frame) // 10)), color="tab:gray")
+        hist.axvline(worst["max_error"].min(), color="tab:red", linestyle="--",
+                     label=f"cut-off of the {len(worst)} shown")
+        hist.set_xlabel("max cell error (fraction of rows)")
+        hist.set_ylabel("marginals")
+        hist.set_title(f"all {len(frame)} marginals", fontsize=9)
+        hist.legend(fontsize=7)
+    fig.suptitle(report.summary(), fontsize=9)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
+    fig.savefig(path, format=fmt, dpi=120)
     plt.close(fig)
+
+
+def plot_errors(report: ErrorReport, path) -> None:
+    """:func:`save_plot` into ``path`` (format from its suffix), checked first and written atomically."""
+    from synthdp.core.outputs import check_outputs, write_outputs
+
+    fmt = plot_format(path)
+    out = check_outputs({"--plot": path})["--plot"]
+    write_outputs([(out, lambda tmp: save_plot(report, tmp, fmt))])

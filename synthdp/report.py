@@ -1,7 +1,19 @@
-"""The report that comes with every release: what was spent, how, and what to expect.
+"""The report of a run, in two parts: the **release** and the **diagnostics**.
 
-Budget figures are taken from the ledger, which the mechanisms fill as they
-spend; nothing here recomputes a privacy cost.
+* :class:`Release` holds only what the ledger paid for and public parameters:
+  the budget and what the ledger spent, the relation, the method and the
+  plan's choices with their reasons, the selected queries, the rows written,
+  the a-priori bound when it says something.  It is safe to publish with the
+  synthetic table, and it is what :meth:`Report.to_dict` and the CLI's
+  ``--report`` write.
+* :class:`Diagnostics` holds what the run measured about itself: wall times,
+  oracle call counts and times, failed or unproven calls.  These track hidden
+  quantities (how often PRSMA's solver failed, how hard the real data made
+  the search), so they are **not** differentially private: never publish
+  them (docs/privacy.md §3.2 on PRSMA's failure flags).
+
+Budget figures come from the ledger, which the mechanisms fill as they spend;
+nothing here recomputes a privacy cost.
 """
 
 from __future__ import annotations
@@ -9,10 +21,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: The mark every diagnostics output carries.
+DO_NOT_PUBLISH = ("DO NOT PUBLISH: diagnostics (times, call and failure counts) depend on the private data "
+                  "and are not covered by the privacy guarantee")
 
-@dataclass
-class Report:
-    """Everything a data owner needs to publish (or not) a synthetic table."""
+
+@dataclass(frozen=True)
+class Release:
+    """What may be published with the synthetic table: paid for by the ledger, or public."""
 
     epsilon_budget: float
     delta_budget: float
@@ -20,26 +36,26 @@ class Report:
     delta_spent: float
     composition: str
     relation: str
+    method: str
     query_class: str
-    query_player: str
-    query_player_reason: str
-    oracle: str
-    data_oracle: str
-    mode: str
-    conditional: bool
-    rounds: int
-    samples_per_round: int
-    resolution: int
-    ftpl_scale: float
-    respond_to: str
-    burn_in_rounds: int
-    ftpl_noise: str
-    epsilon_per_round: str
     rows_written: int
-    seconds: float
     seeded: bool
+    conditional: bool
+    query_player: str = "-"
+    query_player_reason: str = ""
+    oracle: str = "-"
+    data_oracle: str = "-"
+    mode: str = "-"
+    rounds: int | None = None
+    samples_per_round: int | None = None
+    resolution: int | None = None
+    ftpl_scale: float | None = None
+    respond_to: str | None = None
+    burn_in_rounds: int | None = None
+    ftpl_noise: str | None = None
+    epsilon_per_round: str = "-"
+    plan: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger: list[dict[str, Any]] = field(default_factory=list)
-    oracle_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     selected_queries: list[str] = field(default_factory=list)
     accuracy_bound: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -47,24 +63,78 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """What the run measured about itself.  **Do not publish**: see the module docstring."""
+
+    seconds: float
+    oracle_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    round_seconds: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"warning": DO_NOT_PUBLISH, **asdict(self)}
+
     def summary(self) -> str:
-        """A few lines for the terminal."""
-        lines = [
-            f"privacy: spent epsilon={self.epsilon_spent:.6g}, delta={self.delta_spent:.3g} "
-            f"of budget epsilon={self.epsilon_budget:.6g}, delta={self.delta_budget:.3g} "
-            f"({self.composition}, {self.relation} neighbours)",
-            f"game: {self.rounds} rounds x {self.samples_per_round} samples (first {self.burn_in_rounds} rounds not "
-            f"released), query player {self.query_player} ({self.query_player_reason}), oracle {self.oracle}, "
-            f"mode {self.mode}, responds to {self.respond_to}",
-        ]
+        """A few lines for the data owner's eyes only."""
+        lines = [DO_NOT_PUBLISH, f"run time {self.seconds:.1f} s"]
         for name, st in self.oracle_stats.items():
+            role = ("data player: a failed/unproven call played the best record found (no privacy cost: the data "
+                    "player is not private)" if name.startswith("data/") else "query player")
             lines.append(f"  oracle {name}: {st['calls']} calls, {st['failures']} failed/unproven, "
-                         f"{st['total_time']:.2f} s total, {st['max_time']:.3f} s max")
-        if self.conditional:
+                         f"{st['total_time']:.2f} s total, {st['max_time']:.3f} s max ({role})")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The release and the diagnostics of one run.
+
+    Attributes of the release read through (``report.epsilon_spent``);
+    the diagnostics only by name (``report.diagnostics.seconds``), so that
+    nothing data-dependent is read by accident.  :meth:`to_dict` and
+    :meth:`summary` show the release only.
+    """
+
+    release: Release
+    diagnostics: Diagnostics
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("release", "diagnostics"):
+            raise AttributeError(name)
+        return getattr(self.release, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release (safe to publish); the diagnostics are :meth:`Diagnostics.to_dict`."""
+        return self.release.to_dict()
+
+    def summary(self) -> str:
+        """A few lines for the terminal, from the release only."""
+        r = self.release
+        lines = [
+            f"privacy: spent epsilon={r.epsilon_spent:.6g}, delta={r.delta_spent:.3g} "
+            f"of budget epsilon={r.epsilon_budget:.6g}, delta={r.delta_budget:.3g} "
+            f"({r.composition} composition, {r.relation} neighbours)",
+        ]
+        if r.method == "game":
+            oracle = (f"query oracle {r.oracle}, mode {r.mode}" if r.oracle != "-"
+                      else "no query oracle (the player scores every query of the workload)")
+            lines.append(f"game: {r.rounds} rounds x {r.samples_per_round} samples (first {r.burn_in_rounds} "
+                         f"rounds not released), query player {r.query_player} ({r.query_player_reason}), "
+                         f"{oracle}, responds to {r.respond_to}, data oracle {r.data_oracle}")
+        else:
+            lines.append(f"method: {r.method}")
+        if r.conditional:
             lines.append("WARNING: privacy conditional on no solver failure (Mode N): do not publish")
-        if "A" in self.accuracy_bound:
-            b = self.accuracy_bound
-            lines.append(f"a-priori bound: E[max error] <= {b['A']:.4g}/n + {b['B']:.4g} (worst case)")
-        lines.append(f"wrote {self.rows_written} rows in {self.seconds:.1f} s")
-        lines.extend(f"warning: {w}" for w in self.warnings)
+        if "A" in r.accuracy_bound:
+            b = r.accuracy_bound
+            if b["B"] < 1:
+                lines.append(f"a-priori bound: E[max error] <= {b['A']:.4g}/n + {b['B']:.4g} (worst case)")
+            else:
+                lines.append(f"a-priori bound: vacuous at these settings (its constant term {b['B']:.3g} is at "
+                             "least 1, the largest possible error)")
+        lines.append(f"wrote {r.rows_written} rows")
+        lines.extend(f"warning: {w}" for w in r.warnings)
         return "\n".join(lines)

@@ -117,9 +117,11 @@ def test_out_of_range_parameters(spec, match):
         parse_query_class(spec, DOM)
 
 
-def test_zero_way_marginal_is_the_total():
-    qc = parse_query_class("marginals:0", DOM, closed=False)
-    assert qc.size() == 1 and qc.describe(qc.enumerate()[0]) == "TRUE"
+@pytest.mark.parametrize("spec", ["marginals:0", "marginals:<=0"])
+def test_zero_way_marginal_is_refused(spec):
+    # its only query is the total "TRUE", on which a game would spend its whole budget for nothing
+    with pytest.raises(InputError, match="width of at least 1"):
+        parse_query_class(spec, DOM, closed=False)
 
 
 def test_adult_benchmark_workload():

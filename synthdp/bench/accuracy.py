@@ -136,8 +136,8 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
     seconds = time.perf_counter() - start
     enc = Encoder(schema)
     errors = marginal_errors(enc.to_aggregated(df), enc.to_aggregated(res.data), sets)
-    calls = sum(s["calls"] for s in res.report.oracle_stats.values())
-    fails = sum(s["failures"] for s in res.report.oracle_stats.values())
+    calls = sum(s["calls"] for s in res.report.diagnostics.oracle_stats.values())
+    fails = sum(s["failures"] for s in res.report.diagnostics.oracle_stats.values())
     return Run(suite, player, epsilon, delta, seed, errors.max_error, errors.mean_tv, seconds, res.report.rounds,
                calls, fails, res.report.epsilon_spent, res.report.conditional, res.report.respond_to)
 

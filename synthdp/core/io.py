@@ -1,7 +1,8 @@
 """Reading user CSVs with clear errors, and writing outputs atomically.
 
 Nothing is ever written half-way: every output goes to a temporary file in
-the destination folder and is renamed over the target only when complete.
+the destination folder and is renamed over the target only when complete
+(:mod:`synthdp.core.outputs`, which also writes several outputs as one unit).
 """
 
 from __future__ import annotations
@@ -10,61 +11,108 @@ import contextlib
 import json
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.outputs import check_outputs, write_outputs
+
+#: Separators a file that parses as one column probably uses instead of the comma.
+_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tab)", "|": "'|'"}
 
 
-def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None,
-             columns: list[str] | None = None) -> pd.DataFrame:
+def _duplicates(names: list[str]) -> list[str]:
+    return sorted(n for n, k in Counter(names).items() if k > 1)
+
+
+def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, columns: list[str] | None = None,
+             sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
     """Read a CSV, treating ``missing`` tokens (e.g. ``?``) as missing values.
 
-    ``columns`` names the columns of a file without a header row.  Leading
-    spaces after separators are skipped (the raw UCI Adult files have them).
-    An unreadable, empty or header-only file raises :class:`InputError`.
+    ``columns`` names the columns of a file without a header row, one name
+    per field.  Leading spaces after separators are skipped (the raw UCI
+    Adult files have them, so ``' ?'`` is the token ``?`` and ``' Federal-gov'``
+    the category ``Federal-gov``), as by the ``synthdp`` command.  ``sep`` and
+    ``encoding`` are the field separator and text encoding (CLI: ``--sep``,
+    ``--encoding``).  An unreadable, empty, header-only or ragged file, a
+    header with a repeated name, a ``columns`` list of the wrong length, or a
+    file that looks like it uses another separator or encoding raises
+    :class:`InputError` saying what to pass.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"input file {str(path)!r} does not exist or is not a file")
+    if columns is not None:
+        columns = [str(c) for c in columns]
+        if _duplicates(columns):
+            raise InputError(f"--columns names {_duplicates(columns)} more than once; every column needs its own name")
+    options = dict(sep=sep, encoding=encoding, skipinitialspace=True)
     try:
-        df = pd.read_csv(path, skipinitialspace=True, na_values=missing or None, keep_default_na=True,
-                         header=None if columns else "infer", names=columns)
+        df = pd.read_csv(path, na_values=missing or None, keep_default_na=True, header=None if columns else "infer",
+                         **options)
+        header = None if columns else [str(c) for c in pd.read_csv(path, header=None, nrows=1, **options).iloc[0]]
     except pd.errors.EmptyDataError:
         raise InputError(f"input file {str(path)!r} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot parse {str(path)!r} as CSV: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {str(path)!r} as {encoding} text (byte {exc.object[exc.start]:#04x} at "
+                         f"offset {exc.start}); give the file's encoding, e.g. --encoding latin-1 "
+                         f"(Python: encoding='latin-1')") from None
+    except LookupError:
+        raise InputError(f"unknown text encoding {encoding!r}; use e.g. utf-8, latin-1 or cp1252") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"cannot parse {str(path)!r} as CSV with separator {sep!r}: {exc}") from None
     if df.empty:
         raise InputError(f"input file {str(path)!r} has a header but no rows")
+    if df.shape[1] == 1:
+        first = str(columns[0] if columns else df.columns[0]) + " " + str(df.iloc[0, 0])
+        found = [name for s, name in _OTHER_SEPARATORS.items() if s != sep and s in first]
+        if found:
+            raise InputError(f"{str(path)!r} reads as a single column with separator {sep!r}, but its first line "
+                             f"contains {found[0]}: pass the separator, e.g. --sep {found[0].split()[0]} "
+                             f"(Python: sep=...)")
+    if columns is not None:
+        if df.shape[1] != len(columns):
+            raise InputError(f"--columns gives {len(columns)} names but the rows of {str(path)!r} have "
+                             f"{df.shape[1]} fields; give exactly one name per field, in order")
+        df.columns = columns
+    elif _duplicates(header):
+        raise InputError(f"the header of {str(path)!r} names {_duplicates(header)} more than once; rename the "
+                         "columns so that each name is unique (or pass --columns for a file without a header)")
     return df
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it over ``path`` on success only."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"output folder {str(folder)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    """Yield a temporary path beside ``path``; rename it over ``path`` on success only.
+
+    The path is checked first (:func:`synthdp.core.outputs.check_outputs`).
+    """
+    out = check_outputs({"output": path})["output"]
+    fd, name = tempfile.mkstemp(prefix=f".{out.target.name}.", suffix=".tmp", dir=out.target.parent)
     os.close(fd)
     try:
-        yield Path(tmp)
-        os.replace(tmp, target)
+        yield Path(name)
+        write_outputs([(out, lambda tmp: os.replace(name, tmp))])
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``df`` to ``path`` atomically (no index column)."""
-    with atomic_path(path) as tmp:
-        df.to_csv(tmp, index=False)
+    out = check_outputs({"output": path})["output"]
+    write_outputs([(out, lambda tmp: df.to_csv(tmp, index=False))])
 
 
 def write_json(obj, path: str | os.PathLike) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    out = check_outputs({"output": path})["output"]
+    write_outputs([(out, lambda tmp: dump_json(obj, tmp))])
+
+
+def dump_json(obj, path: Path) -> None:
+    """Write ``obj`` as indented JSON (non-JSON values as text) to ``path``, directly."""
+    path.write_text(json.dumps(obj, indent=2, default=str) + "\n")

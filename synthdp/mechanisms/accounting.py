@@ -29,13 +29,17 @@ from numbers import Rational
 from typing import Callable, NamedTuple
 
 from synthdp.core.errors import InputError, PrivacyError
+from synthdp.core.parameters import Relation, is_real
 from synthdp.mechanisms.noise import to_fraction_down
 
 log = logging.getLogger(__name__)
 
-REPLACE_ONE = "replace-one"
-ADD_REMOVE = "add-remove"
-RELATIONS = (REPLACE_ONE, ADD_REMOVE)
+#: The neighbouring relations (the enum is defined once, in :mod:`synthdp.core.parameters`).
+REPLACE_ONE = Relation.REPLACE_ONE
+ADD_REMOVE = Relation.ADD_REMOVE
+RELATIONS = tuple(Relation)
+#: Grid of a float epsilon: rounded down to a multiple of ``1/EPSILON_DENOMINATOR`` (docs/privacy.md §2.6).
+EPSILON_DENOMINATOR = 10**6
 
 #: Relative safety margin for floating-point evaluation of composition bounds.
 FLOAT_MARGIN = 2.0**-40
@@ -49,33 +53,63 @@ PARAMETER_DENOMINATOR = 10**12
 # --------------------------------------------------------------------------
 # exact conversions and directed rounding
 # --------------------------------------------------------------------------
-def check_relation(relation: str) -> str:
-    """The neighbouring relation, validated (docs/privacy.md §1.3)."""
-    if relation not in RELATIONS:
-        raise InputError(f"relation must be one of {RELATIONS}, got {relation!r}")
-    return relation
+def check_relation(relation: str) -> Relation:
+    """The neighbouring relation as a :class:`Relation`, validated (docs/privacy.md §1.3)."""
+    try:
+        return Relation(relation)
+    except ValueError:
+        raise InputError(f"relation must be one of {[r.value for r in Relation]}, got {relation!r}") from None
 
 
 def as_epsilon(value: float | Rational, name: str = "epsilon") -> Fraction:
-    """A positive epsilon as an exact rational; floats are rounded **down** to 1e-6 (docs/privacy.md §2.6)."""
-    eps = to_fraction_down(value) if isinstance(value, float) else _as_rational(value, name)
+    """A positive epsilon as an exact rational, by :func:`to_rational_down` on the grid ``1/10**6``.
+
+    A float epsilon below ``1e-6`` would become 0 and is refused (pass a
+    :class:`~fractions.Fraction` for smaller ones).
+    """
+    eps = to_rational_down(value, name, EPSILON_DENOMINATOR)
     if eps <= 0:
-        raise InputError(f"{name} must be positive (after rounding down to a rational), got {value!r}")
+        raise InputError(f"{name} must be > 0, got {value!r}" + (
+            f" (a float {name} is rounded down to a multiple of 1e-6; pass a fractions.Fraction for smaller values)"
+            if is_real(value) and value > 0 else ""))
     return eps
 
 
 def as_delta(value: float | Rational, name: str = "delta") -> Fraction:
-    """A delta in ``[0, 1)`` as an exact rational (a float's exact binary value)."""
-    dlt = Fraction(value) if isinstance(value, float) and math.isfinite(value) else _as_rational(value, name)
+    """A delta in ``[0, 1)`` as an exact rational, by :func:`to_rational_down` with no grid.
+
+    A float delta is kept at its exact binary value: it is never rounded
+    (and so never becomes 0, however small), and never rises above the float.
+    """
+    dlt = to_rational_down(value, name, None)
     if not 0 <= dlt < 1:
         raise InputError(f"{name} must lie in [0, 1), got {value!r}")
     return dlt
 
 
-def _as_rational(value, name: str) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, Rational):
-        raise InputError(f"{name} must be a Fraction, an int or a finite float, got {value!r}")
-    return Fraction(value)
+def to_rational_down(value: float | Rational, name: str, denominator: int | None) -> Fraction:
+    """The one rule turning a user's privacy parameter into an exact rational (docs/privacy.md §2.6).
+
+    Integers and :class:`~fractions.Fraction` values are exact already.  A
+    float (Python or numpy) is read at its exact binary value and rounded
+    **down** onto the multiples of ``1/denominator`` (``None``: no rounding),
+    so the rational never exceeds what the caller passed.  Epsilons use the
+    grid ``1/10**6`` (small denominators keep the exact samplers' integers
+    small); deltas use none.  Bools, NaN, infinities, negative values and
+    non-numbers are refused with a message naming ``name``.
+    """
+    if not is_real(value):
+        raise InputError(f"{name} must be a number (int, float, Fraction or a numpy scalar), got {value!r}")
+    if not isinstance(value, Rational):
+        value = float(value)
+        if not math.isfinite(value):
+            raise InputError(f"{name} must be finite, got {value!r}")
+    exact = Fraction(value)
+    if exact < 0:
+        raise InputError(f"{name} must not be negative, got {value!r}")
+    if denominator is None or isinstance(value, Rational):
+        return exact
+    return to_fraction_down(exact, denominator)
 
 
 def round_up(x: float) -> Fraction:

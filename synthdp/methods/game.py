@@ -183,17 +183,16 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
         raise ValueError(f"respond_to must be one of {RESPONSES}, got {respond_to!r}")
     if not 0 <= burn_in < rounds:
         raise ValueError(f"burn_in must be in [0, rounds), got {burn_in} for {rounds} rounds")
-    from tqdm.auto import tqdm
+    from synthdp.core.progress import RoundProgress
 
     start = time.perf_counter()
     history: Counter = Counter()
     plays: list[np.ndarray] = []
     logs: list[RoundLog] = []
     query_stats: dict[str, OracleStats] = {}
-    # disable=None: tqdm switches itself off when the output is not a terminal (CI logs, pipes).
-    bar = tqdm(range(1, rounds + 1), desc="synthdp rounds", unit="round", disable=None if progress else True,
-               leave=False)
-    for t in bar:
+    # A bar on a terminal, a line every few seconds in logs; no times at all when the player's are private.
+    bar = RoundProgress(rounds, enabled=progress, timings=not getattr(query_player, "timings_private", False))
+    for t in range(1, rounds + 1):
         t0 = time.perf_counter()
         played = data_player.play(history, samples_per_round)
         plays.append(played)
@@ -206,7 +205,8 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
             history[selection.query] += 1
         logs.append(RoundLog(t, selection.query, selection.conditional, time.perf_counter() - t0, selection.note))
         failures = sum(s.failures for s in query_stats.values())
-        bar.set_postfix(oracle_s=f"{sum(s.total_time for s in query_stats.values()):.1f}", failures=failures)
+        bar.update(t, oracle_s=f"{sum(s.total_time for s in query_stats.values()):.1f}", failures=failures)
+    bar.close()
     log.info("game finished: %d rounds in %.1f s", rounds, time.perf_counter() - start)
     return GameResult(np.concatenate(plays[burn_in:]), logs, data_player.stats, query_stats,
                       time.perf_counter() - start)

@@ -12,6 +12,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -76,6 +77,8 @@ class PRSMAPlayer:
     insist: bool = False
     exact_oracle: bool = False
     name: str = "prsma"
+    #: PRSMA's running time tracks the failure flags it hides (docs/privacy.md §3.2): progress shows no times.
+    timings_private: ClassVar[bool] = True
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
         from synthdp.mechanisms.prsma import prsma, prsma_parameters
@@ -164,6 +167,8 @@ def workload_size(base: QueryClass) -> int | None:
     """How many base queries a workload player scores; None when the class is too large to enumerate."""
     from synthdp.queries.base import ENUMERATION_LIMIT
 
+    if isinstance(base, Conjunctions) and base.min_width == base.max_width:
+        return base.size()  # the cells of all k-way marginals, counted without listing them (200 columns: 1.3M sets)
     workload = as_workload(base)
     if workload is not None:
         return workload.n_cells

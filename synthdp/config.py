@@ -1,0 +1,91 @@
+"""The one configuration object of a synthesis run, shared by the API, :class:`~synthdp.Synthesizer` and the CLI.
+
+:class:`SynthesisConfig` holds every keyword of
+:func:`synthdp.generate_synthetic`, checked on construction by the rules of
+:mod:`synthdp.core.parameters` (so a bad value fails where it is given, before
+any data are read).  It is frozen: a run's settings cannot change under it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from synthdp.core.errors import InputError
+from synthdp.core.parameters import check_all
+
+#: Tuned defaults that are not ``None`` (docs/benchmarks.md; privacy does not depend on them).
+DEFAULT_THETA = 0.3
+DEFAULT_RESOLUTION = 100
+DEFAULT_NOISE = "one-sided"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SynthesisConfig:
+    """Every parameter of a run except the data (see :func:`synthdp.generate_synthetic` for their meaning).
+
+    Parameters left at ``None`` or ``"auto"`` are chosen by
+    :func:`synthdp.plan.make_plan` from public inputs only.
+    """
+
+    epsilon: float
+    query_class: Any = "marginals:3"
+    delta: float | None = None
+    method: str = "auto"
+    rounds: int | None = None
+    epsilon_per_round: float | None = None
+    burn_in: float | None = None
+    query_player: str = "auto"
+    oracle: str = "auto"
+    samples_per_round: int | None = None
+    n_rows: int | None = None
+    schema: Any = None
+    random_state: int | None = None
+    progress: bool = True
+    time_limit: float | None = None
+    relation: str = "add-remove"
+    categorical: Sequence[str] | None = None
+    bounds: Mapping[str, tuple[float, float]] | None = None
+    bins: Mapping[str, int] | None = None
+    categories: Mapping[str, Sequence[Any]] | None = None
+    nullable: Sequence[str] | None = None
+    missing: Sequence[str] | None = None
+    clip: bool = False
+    max_categories: int = 100
+    resolution: int = DEFAULT_RESOLUTION
+    ftpl_theta: float = DEFAULT_THETA
+    ftpl_noise: str = DEFAULT_NOISE
+    respond_to: str = "auto"
+    numeric: str = "label"
+    prsma_max_calls: int = 100_000
+    work_limit: float | None = None
+    data_work_limit: float | None = None
+    insist: bool = False
+
+    def __post_init__(self) -> None:
+        check_all(self.to_dict())
+        if self.epsilon_per_round is not None and self.rounds is not None:
+            raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
+        if self.epsilon_per_round is not None and not self.epsilon_per_round <= self.epsilon:
+            raise InputError(f"epsilon_per_round must be in (0, epsilon], got {self.epsilon_per_round!r} "
+                             f"with epsilon={self.epsilon!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The parameter names, in order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters as a flat mapping (shallow: values are not copied)."""
+        return {name: getattr(self, name) for name in self.names()}
+
+    def replace(self, **changes: Any) -> "SynthesisConfig":
+        """A copy with ``changes`` applied, checked again."""
+        return dataclasses.replace(self, **changes)
+
+    def schema_options(self) -> dict[str, Any]:
+        """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
+        return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, categories=self.categories,
+                    nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
+                    missing_values=tuple(self.missing or ()))

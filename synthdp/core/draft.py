@@ -1,0 +1,128 @@
+"""A draft schema for the data owner to review (``synthdp schema IN.csv -o schema.json``).
+
+The private path is a schema whose every value set is public.  Writing one
+by hand is tedious, so this module drafts one from the data and says which
+parts it read off them: the category lists of categorical columns, the
+bounds of numeric columns (their minimum and maximum) and whether a column
+has missing values.  Those parts reveal individual records' values; the
+owner must replace them with public knowledge (a code book, legal ranges),
+then delete the ``"_read_off_data"`` list.  :meth:`Schema.load` refuses a
+draft that still has it, so a draft cannot be used by accident.
+
+Drafting is not a private step: nothing of it is released, and it spends no
+budget.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.errors import SchemaError
+from synthdp.core.schema import DEFAULT_BINS, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label, value_kind
+
+__all__ = ["DRAFT_KEY", "draft_schema"]
+
+#: The key that marks a schema as a draft; synthdp refuses to load a schema that has it.
+DRAFT_KEY = "_read_off_data"
+
+
+def _is_number(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+
+
+def _drafted_bounds(series: pd.Series) -> tuple[tuple[float, float], int]:
+    """Minimum and maximum of a numeric column (widened when equal) and a bin count that fits them."""
+    values = series.dropna()
+    lo, hi = float(values.min()), float(values.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    integer = value_kind(str(series.dtype)) == "int" or bool(np.all(np.mod(values, 1) == 0))
+    bins = min(DEFAULT_BINS, int(hi - lo) + 1) if integer else DEFAULT_BINS
+    if integer:
+        lo, hi = math.floor(lo), math.ceil(hi)
+    return (lo, hi), max(bins, 1)
+
+
+def _categories(series: pd.Series, max_categories: int) -> list[str]:
+    """The labels of the values of ``series`` (sorted), refused beyond ``max_categories``."""
+    uniques = list(pd.unique(series.dropna()))
+    try:
+        uniques.sort()
+    except TypeError:
+        uniques.sort(key=category_label)
+    if len(uniques) > max_categories:
+        raise SchemaError(f"column {series.name!r} has {len(uniques)} distinct values, more than --max-categories "
+                          f"{max_categories}: give it public bounds (--bounds), raise --max-categories, or leave "
+                          f"it out (--drop {series.name})")
+    return [category_label(u) for u in uniques]
+
+
+def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | None) -> str:
+    """``int64`` when the column holds whole numbers and each bin holds one; else ``float64``."""
+    whole = series is None or bool(np.all(np.mod(series.dropna(), 1) == 0))
+    lo, hi = bounds
+    if whole and float(lo).is_integer() and float(hi).is_integer():
+        edges = np.linspace(lo, hi, bins + 1)
+        first, last = np.ceil(edges[:-1]), np.ceil(edges[1:]) - 1
+        last[-1] = np.floor(edges[-1])
+        if (first <= last).all():
+            return "int64"
+    return "float64"
+
+
+def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
+                 bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                 nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
+                 missing_values: Iterable[str] = ()) -> dict[str, Any]:
+    """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft.
+
+    What the caller gives (``categorical``, ``bounds``, ``bins``,
+    ``nullable``) is public and kept as given.  Everything else is read off
+    ``df`` and listed under :data:`DRAFT_KEY` as ``{"column": ..., "read":
+    [...]}`` with ``"categories"``, ``"bounds"`` and/or ``"missing"``.
+    """
+    columns = [str(c) for c in df.columns]
+    categorical, nullable = set(categorical or ()), set(nullable or ())
+    bounds, bins = dict(bounds or {}), dict(bins or {})
+    for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins),
+                         ("--nullable", nullable)]:
+        unknown = sorted(set(keys) - set(columns))
+        if unknown:
+            raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
+    attributes, read_off = [], []
+    for col in columns:
+        series = df[col].rename(col)
+        read: list[str] = []
+        missing = col in nullable
+        if not missing and series.isna().any():
+            missing = True
+            read.append("missing")
+        if col in bounds or (col not in categorical and _is_number(series) and series.notna().any()):
+            if col not in bounds:
+                bounds[col], default_bins = _drafted_bounds(series)
+                bins.setdefault(col, default_bins)
+                read.insert(0, "bounds")
+            k = bins.get(col, DEFAULT_BINS)
+            attributes.append({"name": col, "kind": "numeric", "bounds": list(bounds[col]), "bins": k, "clip": clip,
+                               "missing": missing, "dtype": _numeric_dtype(bounds[col], k, series)})
+        else:
+            labels = _categories(series, max_categories)
+            read.insert(0, "categories")
+            if pd.api.types.is_bool_dtype(series.dtype):
+                dtype = "bool"
+            else:
+                whole = _is_number(series) and all(lab.lstrip("-").isdigit() for lab in labels)
+                dtype = "int64" if whole else None
+            attributes.append({"name": col, "kind": "categorical", "categories": labels, "missing": missing,
+                               "dtype": dtype})
+        if read:
+            read_off.append({"column": col, "read": read})
+    out = {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION, "missing_values": list(missing_values),
+           "attributes": attributes}
+    Schema.from_dict(out)  # a draft must be a valid schema once its marker is removed
+    out[DRAFT_KEY] = read_off
+    return out

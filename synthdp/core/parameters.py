@@ -1,0 +1,166 @@
+"""The user's parameters: one table of rules, and the neighbouring relation.
+
+Every parameter a user can pass to :func:`synthdp.generate_synthetic`,
+:class:`synthdp.Synthesizer` or the ``synthdp generate`` command is checked
+here, by one rule in :data:`RULES` (name -> test -> message), before any data
+are read.  The game checks the few parameters it receives directly with the
+same rules.  Converting epsilon and delta to exact rationals is the job of
+:func:`synthdp.mechanisms.accounting.as_epsilon` / ``as_delta``, the one place
+where that happens (docs/privacy.md §2.6).
+
+The table sits in the core layer so that every layer above it can use it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Callable, Mapping
+
+from synthdp.core.errors import InputError
+
+
+class Relation(StrEnum):
+    """The neighbouring relation of differential privacy (docs/privacy.md §1.3).
+
+    A ``str`` enum, so ``Relation.ADD_REMOVE == "add-remove"`` and the values
+    print and serialise as their text.  Under add/remove the number of records
+    ``n`` is private; under replace-one it is public.
+    """
+
+    ADD_REMOVE = "add-remove"
+    REPLACE_ONE = "replace-one"
+
+
+#: Largest number of game rounds accepted: each round solves ``N`` data-player problems and one private
+#: selection, so more than this would run for days (and the per-round budget would be tiny).
+MAX_ROUNDS = 100_000
+#: Largest resample asked of ``n_rows``: the table is held in memory (about 8 bytes per cell).
+MAX_ROWS = 100_000_000
+#: Largest seed accepted (numpy's SeedSequence takes any non-negative integer; 128 bits is plenty).
+MAX_SEED = 2**128 - 1
+
+
+def is_real(value: Any) -> bool:
+    """A real number (Python or numpy int, float, Fraction), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and not _is_numpy_bool(value)
+
+
+def _is_numpy_bool(value: Any) -> bool:
+    return type(value).__name__ == "bool_" and type(value).__module__ == "numpy"
+
+
+def is_integer(value: Any) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and not _is_numpy_bool(value)
+
+
+def _finite(value: Any) -> bool:
+    return is_real(value) and math.isfinite(float(value))
+
+
+def positive_number(value: Any) -> bool:
+    return _finite(value) and value > 0
+
+
+def _optional(test: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or test(value)
+
+
+def _integer_in(lo: int, hi: int | None = None) -> Callable[[Any], bool]:
+    return lambda value: is_integer(value) and lo <= value and (hi is None or value <= hi)
+
+
+def _choice(*values: str) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and value in values
+
+
+def _strings(value: Any) -> bool:
+    return not isinstance(value, str) and all(isinstance(v, str) for v in value)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parameter's test and the message shown when it fails (``{name}`` and ``{value!r}`` filled in)."""
+
+    test: Callable[[Any], bool]
+    message: str
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` if it passes, else :class:`InputError` naming ``name``."""
+        try:
+            ok = bool(self.test(value))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise InputError(self.message.format(name=name, value=value))
+        return value
+
+
+#: Query players of the game; ``auto`` chooses among them (:mod:`synthdp.plan`).
+QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
+#: Methods of :func:`synthdp.generate_synthetic`; ``auto`` chooses (:mod:`synthdp.plan`).
+METHODS = ("auto", "game")
+#: What the game's query player answers (docs/privacy.md §4.1 and the §4.5 variant).
+RESPONSES = ("round", "union")
+#: The data player's perturbations (:class:`synthdp.methods.game.FTPLDataPlayer`).
+FTPL_NOISES = ("two-sided", "one-sided")
+
+RULES: dict[str, Rule] = {
+    "epsilon": Rule(positive_number, "{name} must be a finite number > 0, got {value!r}"),
+    "delta": Rule(_optional(lambda v: _finite(v) and 0 < v < 1),
+                  "{name} must be in (0, 1), or None for pure DP; got {value!r}"),
+    "method": Rule(_choice(*METHODS), f"{{name}} must be one of {list(METHODS)}, got {{value!r}}"),
+    "relation": Rule(_choice(*Relation),
+                     f"{{name}} must be one of {[r.value for r in Relation]} (neighbouring relation), got {{value!r}}"),
+    "query_player": Rule(_choice(*QUERY_PLAYERS),
+                         f"unknown query player {{value!r}}; choose one of {list(QUERY_PLAYERS)}"),
+    "oracle": Rule(lambda v: isinstance(v, str), "{name} must be an oracle name (e.g. 'auto', 'exact', 'cpsat'), "
+                   "got {value!r}"),
+    "rounds": Rule(_optional(_integer_in(1, MAX_ROUNDS)),
+                   f"{{name}} must be a positive integer of at most {MAX_ROUNDS:,} (each round solves N data-player "
+                   "problems and one private selection: more would run for days), or None; got {value!r}"),
+    "epsilon_per_round": Rule(_optional(positive_number),
+                              "{name} must be a finite number > 0 or None, got {value!r}"),
+    "samples_per_round": Rule(_optional(_integer_in(1)), "{name} must be a positive integer or None, got {value!r}"),
+    "burn_in": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
+                    "{name} must be a fraction in [0, 1) or None, got {value!r}"),
+    "respond_to": Rule(_choice("auto", *RESPONSES), f"{{name}} must be one of {['auto', *RESPONSES]}, got {{value!r}}"),
+    "response": Rule(_choice(*RESPONSES), f"{{name}} must be one of {list(RESPONSES)}, got {{value!r}}"),
+    "ftpl_noise": Rule(_choice(*FTPL_NOISES),
+                       f"{{name}} (the data player's FTPL noise) must be one of {list(FTPL_NOISES)}, got {{value!r}}"),
+    "ftpl_theta": Rule(positive_number, "{name} must be a finite number > 0, got {value!r}"),
+    "resolution": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    "n_rows": Rule(_optional(_integer_in(1, MAX_ROWS)),
+                   f"{{name}} must be a positive integer of at most {MAX_ROWS:,} (the table is built in memory; draw "
+                   "larger samples in batches with Synthesizer.sample), or None; got {value!r}"),
+    "random_state": Rule(_optional(_integer_in(0, MAX_SEED)),
+                         "{name} must be a non-negative integer seed (for experiments), or None for a release; "
+                         "got {value!r}"),
+    "time_limit": Rule(_optional(positive_number),
+                       "{name} must be a number of seconds > 0 or None, got {value!r}"),
+    "work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
+    "data_work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
+    "prsma_max_calls": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    "numeric": Rule(_choice("label", "uniform"), "{name} must be 'label' or 'uniform', got {value!r}"),
+    "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    "missing": Rule(_optional(_strings), "{name} must be a list of strings (tokens meaning 'missing', e.g. ['?']) "
+                    "or None, got {value!r}"),
+    "progress": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+    "clip": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+    "insist": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+}
+
+
+def check(name: str, value: Any) -> Any:
+    """``value`` if it satisfies the rule of ``name`` in :data:`RULES`, else :class:`InputError`."""
+    return RULES[name].check(name, value)
+
+
+def check_all(values: Mapping[str, Any]) -> None:
+    """Check every entry of ``values`` that has a rule (others are left to their own checks)."""
+    for name, value in values.items():
+        if name in RULES:
+            check(name, value)

@@ -1,0 +1,377 @@
+"""The plan of a run: every tuned default and automatic choice, made from public inputs only.
+
+:func:`make_plan` receives the configuration and the public schema, **never
+the data**: that is what makes every choice in a :class:`Plan` free of
+privacy cost (docs/privacy.md §4.1: the game's inputs ``T``, ``N``,
+``epsilon_0`` and the players are fixed before the data are touched).  Each
+choice carries its human-readable reason, and the plan goes into the
+released report as it is.
+
+The plan also replays the run's planned spends on a scratch ledger
+(:func:`check_budget`), so a budget the run cannot keep is refused before the
+first private step instead of at round 26 of 50.
+
+Two checks need the number of records ``n`` and run after the data are read
+(:func:`check_data`): ``delta <= 1/n`` and PRSMA's ``K <= n``.  Both apply only
+under replace-one, where ``n`` is public (docs/privacy.md §1.3); under
+add/remove ``n`` is private, so nothing may depend on it and neither is checked.
+They are checks (refuse or go on), not choices: no parameter of the run
+depends on ``n``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from synthdp.config import SynthesisConfig
+from synthdp.core.errors import InputError
+from synthdp.core.parameters import Relation
+from synthdp.mechanisms.accounting import PRSMABudget, as_delta, as_epsilon
+from synthdp.oracles import get_oracle
+from synthdp.oracles.base import Oracle
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import base_class
+
+#: The PRSMA query players: the full algorithm and its exact-oracle law (one oracle call per round).
+PRSMA_PLAYERS = ("prsma", "prsma-exact")
+#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
+#: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
+#: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
+DEFAULT_EPSILON_PER_ROUND = 0.0025
+#: ... except for workloads of conjunctions at least this wide (5-way marginals), whose error sits in
+#: few of very many small cells: there each selection must be sharper (tuned on BR2000 5-way).
+WIDE_WIDTH = 5
+WIDE_EPSILON_PER_ROUND = 0.01
+DEFAULT_MAX_ROUNDS = 300
+DEFAULT_SAMPLES = 50
+#: ``samples_per_round=None`` when the cap cuts the rounds: each selection is then sharper than the
+#: floor, and the plays' sampling error (about ``1/sqrt(N)`` per cell) is what blurs the query
+#: player's view, so the running time the cap saves goes to samples (tuned on NLTCS and BR2000).
+CAPPED_SAMPLES = 100
+#: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
+#: selections), else the round response; ``burn_in=None``: ``ROUND_BURN_IN`` for the round response
+#: and none for the union response (which corrects the early plays itself).
+UNION_FROM_EPSILON_PER_ROUND = 0.006
+ROUND_BURN_IN = 0.25
+#: Record universes up to this size are enumerated by the data player.
+SMALL_UNIVERSE = 2**17
+#: Largest number of workload cells the exponential player scores each round.
+MAX_SCORED_CELLS = 5_000_000
+
+#: What each mode means, for the report.
+MODE_MEANINGS = {
+    "E": "exact: every query-oracle answer is a certified optimum; a solver FAIL abandons the release",
+    "N": "time-limited: privacy conditional on no solver failure (experiments only, do not publish)",
+    "P": "PRSMA: solver failures are hidden by the mechanism",
+    "P, exact-oracle law": "PRSMA's output law under an oracle that never fails (one call per round)",
+    "-": "no query oracle: the player scores every query of the explicit workload",
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One planned value and why it was chosen (or that the caller gave it)."""
+
+    value: Any
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        value = self.value.name if isinstance(self.value, Oracle) else self.value
+        return {"value": value if isinstance(value, (int, float, str, bool, type(None))) else str(value),
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """The synthetic-data game's inputs (docs/privacy.md §4.1), all public."""
+
+    rounds: Choice
+    samples_per_round: Choice
+    epsilon0: Fraction
+    player: Choice
+    mode: Choice
+    query_oracle: Choice
+    data_oracle: Choice
+    response: Choice
+    burn_in_rounds: Choice
+    ftpl_scale: float
+    prsma_budget: PRSMABudget | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's settings, built by :func:`make_plan` from public inputs only (it never sees the data).
+
+    ``epsilon``/``delta`` are the budget as exact rationals (``delta`` None:
+    pure DP); ``method`` says which algorithm runs and why; ``game`` holds the
+    game's choices when the method is the game.
+    """
+
+    config: SynthesisConfig
+    query_class: QueryClass
+    epsilon: Fraction
+    delta: Fraction | None
+    relation: Relation
+    method: Choice
+    game: GamePlan | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def choices(self) -> dict[str, dict[str, Any]]:
+        """Every choice with its reason, as plain data for the report."""
+        out = {"method": self.method.to_dict()}
+        if self.game is not None:
+            for name in ("rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle",
+                         "response", "burn_in_rounds"):
+                out[name] = getattr(self.game, name).to_dict()
+        return out
+
+
+def budget(config: SynthesisConfig) -> tuple[Fraction, Fraction | None]:
+    """The user's ``(epsilon, delta)`` as exact rationals: the one place they are converted (docs/privacy.md §2.6)."""
+    return as_epsilon(config.epsilon, "epsilon"), None if config.delta is None else as_delta(config.delta, "delta")
+
+
+def default_epsilon_per_round(query_class: QueryClass) -> float:
+    """The per-round budget floor that fixes the default number of rounds (docs/benchmarks.md).
+
+    ``WIDE_EPSILON_PER_ROUND`` for classes of conjunctions of width at least
+    ``WIDE_WIDTH``, else ``DEFAULT_EPSILON_PER_ROUND``.  It depends only on the
+    (public) class.
+    """
+    width = getattr(base_class(query_class), "max_width", None)
+    return WIDE_EPSILON_PER_ROUND if width is not None and width >= WIDE_WIDTH else DEFAULT_EPSILON_PER_ROUND
+
+
+def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryClass, *, rounds: int | None = None,
+                epsilon_per_round: float | None = None, samples_per_round: int | None = None) -> tuple[int, int]:
+    """The game's rounds ``T`` and samples per round ``N`` (:func:`synthdp.generate_synthetic` documents the rule).
+
+    Both are inputs of GAME (docs/privacy.md §4.1) and depend only on public parameters (the
+    budget and the query class), so choosing them spends nothing; ``N`` stays within the
+    recommended range of docs/privacy.md §4.5.
+    """
+    T, N, _, _ = _game_length(epsilon, delta, query_class, rounds, epsilon_per_round, samples_per_round)
+    return T, N
+
+
+def _game_length(epsilon, delta, query_class, rounds, epsilon_per_round, samples_per_round):
+    """``(T, N)`` and the reasons for both."""
+    from synthdp.mechanisms.accounting import rounds_for
+
+    capped = False
+    if rounds is not None:
+        T, why_t = rounds, "given by the caller"
+    elif epsilon_per_round is not None:
+        T = rounds_for(epsilon, delta or Fraction(0), as_epsilon(epsilon_per_round, "epsilon_per_round"))
+        why_t = f"the most rounds whose per-round budget stays at least epsilon_per_round={epsilon_per_round}"
+    else:
+        floor = default_epsilon_per_round(query_class)
+        T = rounds_for(epsilon, delta or Fraction(0), as_epsilon(floor, "epsilon_per_round"))
+        capped, T = T > DEFAULT_MAX_ROUNDS, min(T, DEFAULT_MAX_ROUNDS)
+        why_t = (f"the most rounds whose per-round budget stays at least the tuned floor {floor}"
+                 + (f", capped at {DEFAULT_MAX_ROUNDS} (running time)" if capped else ""))
+    if samples_per_round is not None:
+        N, why_n = samples_per_round, "given by the caller"
+    elif capped:
+        N, why_n = CAPPED_SAMPLES, "the round cap applies: the time it saves goes to samples (tuned)"
+    else:
+        N, why_n = DEFAULT_SAMPLES, "tuned default"
+    return T, N, why_t, why_n
+
+
+def _scored_cells(query_class: QueryClass) -> int | None:
+    """Number of base queries an exponential player would score, or None if not enumerable."""
+    from synthdp.methods.players import workload_size
+
+    return workload_size(base_class(query_class))
+
+
+def choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int,
+                  pure: bool) -> tuple[str, str]:
+    """Resolve ``auto`` by comparing the selection-error bounds of docs/privacy.md.
+
+    RSPM (Corollary 2.8 with W = N): ``m^2 (2 + 1/N) / (eps0 n)``; exponential
+    mechanism (Theorem 4.5): ``2 (ln|Q_w| + 1) / (eps0 n)``.  Both are
+    data-independent, so the choice costs no privacy.
+    """
+    cells = _scored_cells(query_class)
+    if requested == "auto" and pure and cells is not None and cells <= MAX_SCORED_CELLS:
+        return "exponential", "pure DP requested (delta=None): RSPM's noise cap needs delta > 0"
+    if requested != "auto":
+        if requested in ("exponential", "noisy-max") and (cells is None or cells > MAX_SCORED_CELLS):
+            raise InputError(f"query player {requested!r} needs an explicit workload of at most "
+                             f"{MAX_SCORED_CELLS} queries; {query_class.name} is not one. Use rspm.")
+        return requested, "chosen by the caller"
+    m = query_class.separator().m
+    rspm_term = m * m * (2 + 1 / samples) / float(epsilon0)
+    if cells is None or cells > MAX_SCORED_CELLS:
+        return "rspm", f"class not enumerable; RSPM selection bound {rspm_term:.3g}/n"
+    em_term = 2 * (math.log(2 * cells) + 1) / float(epsilon0)
+    if em_term <= rspm_term:
+        return "exponential", (f"exponential-mechanism selection bound {em_term:.3g}/n is below "
+                               f"RSPM's {rspm_term:.3g}/n for this class")
+    return "rspm", f"RSPM selection bound {rspm_term:.3g}/n is below the exponential mechanism's {em_term:.3g}/n"
+
+
+def choose_oracle(name: str, query_class: QueryClass, role: str) -> tuple[Oracle, str]:
+    """``auto``: the native exact search where it applies, else CP-SAT; with the reason.
+
+    The data player on a small record universe (at most ``SMALL_UNIVERSE``
+    records, e.g. NLTCS) enumerates it instead: exact and fastest there.
+    Only the public domain is read.
+    """
+    from synthdp.oracles.brute import universe_size
+
+    base = base_class(query_class)
+    if name == "auto" and role == "data player" and universe_size(base) <= SMALL_UNIVERSE:
+        return get_oracle("brute"), f"record universe of at most {SMALL_UNIVERSE} records: enumerated"
+    if name == "auto":
+        exact = get_oracle("exact")
+        if exact.supports(base):
+            return exact, "the native exact search supports this class"
+        return get_oracle("cpsat"), "the native exact search does not support this class: CP-SAT"
+    oracle = get_oracle(name)
+    if not oracle.supports(base):
+        raise InputError(f"oracle {name!r} cannot encode the class {base.name} for the {role}; "
+                         f"use --oracle auto or one of cpsat, cbc")
+    return oracle, "chosen by the caller"
+
+
+def make_plan(config: SynthesisConfig, schema) -> Plan:
+    """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
+
+    Refuses, before any data are read, what cannot run: an unknown or
+    unencodable class, a player the budget does not allow, a budget the
+    planned spends would exceed (:func:`check_budget`).
+    """
+    from synthdp.queries.spec import parse_query_class
+
+    epsilon, delta = budget(config)
+    relation = Relation(config.relation)
+    qc = parse_query_class(config.query_class, schema.domain)
+    if config.method not in ("auto", "game"):
+        raise InputError(f"method {config.method!r} is not available; choose 'auto' or 'game'")
+    method = Choice("game", "chosen by the caller" if config.method == "game" else
+                    "the synthetic-data game (docs/privacy.md §4) is the only method for now")
+    if not qc.complement_closed:
+        raise InputError(f"the game needs a complement-closed class; got {qc.name}")
+    plan = Plan(config, qc, epsilon, delta, relation, method, _plan_game(config, qc, epsilon, delta, relation))
+    check_budget(plan)
+    return plan
+
+
+def _plan_game(config: SynthesisConfig, qc: QueryClass, epsilon: Fraction, delta: Fraction | None,
+               relation: Relation) -> GamePlan:
+    from synthdp.mechanisms.accounting import per_round_epsilon, prsma_per_round
+    from synthdp.methods.game import ftpl_scale
+
+    T, N, why_t, why_n = _game_length(epsilon, delta, qc, config.rounds, config.epsilon_per_round,
+                                      config.samples_per_round)
+    eps0 = per_round_epsilon(epsilon, delta, T) if delta is not None else epsilon / T
+    if config.respond_to == "auto":
+        union = eps0 >= as_epsilon(UNION_FROM_EPSILON_PER_ROUND)
+        response = Choice("union" if union else "round",
+                          f"per-round budget {float(eps0):.4g} is {'at least' if union else 'below'} "
+                          f"{UNION_FROM_EPSILON_PER_ROUND}")
+    else:
+        response = Choice(config.respond_to, "chosen by the caller")
+    if config.burn_in is None:
+        fraction = ROUND_BURN_IN if response.value == "round" else 0.0
+        why_b = (f"{ROUND_BURN_IN} of the rounds under the round response" if fraction
+                 else "none under the union response")
+    else:
+        fraction, why_b = config.burn_in, f"burn_in={config.burn_in} given by the caller"
+    burn = Choice(math.floor(fraction * T), why_b)
+    name, why_p = choose_player(config.query_player, qc, eps0, N, pure=delta is None)
+
+    no_oracle = Choice("-", "no query oracle: the player scores every query of the explicit workload")
+    query_oracle, mode, prsma_budget = no_oracle, Choice("-", MODE_MEANINGS["-"]), None
+    if name == "rspm":
+        if delta is None:
+            raise InputError("query player 'rspm' needs delta > 0: its noise is capped to fit the solver's integer "
+                             "range, which costs delta ~1e-30 per round (docs/privacy.md Corollary 2.4); pass e.g. "
+                             "delta=1e-9, or use an explicit workload with the exponential player for pure DP")
+        query_oracle = Choice(*choose_oracle(config.oracle, qc, "query player"))
+        letter = "N" if config.time_limit is not None else "E"
+        mode = Choice(letter, MODE_MEANINGS[letter])
+    elif name in PRSMA_PLAYERS:
+        if delta is None:
+            raise InputError(f"query player {name!r} needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
+        if relation != Relation.REPLACE_ONE:
+            raise InputError(f"query player {name!r} runs under replace-one neighbours (docs/privacy.md §3.1); "
+                             "pass relation='replace-one'")
+        exact = name == "prsma-exact"
+        if config.time_limit is not None or (exact and config.work_limit is not None):
+            raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (docs/privacy.md "
+                             "§1.5, A-stateless), and its exact-oracle law needs no limit at all; pass work_limit "
+                             "(prsma only) instead of time_limit")
+        query_oracle = Choice(*choose_oracle(config.oracle, qc, "query player"))
+        letter = "P, exact-oracle law" if exact else "P"
+        mode = Choice(letter, MODE_MEANINGS[letter])
+        prsma_budget = prsma_per_round(epsilon, delta, T)
+    data_oracle = Choice(*choose_oracle(config.oracle, qc, "data player"))
+    return GamePlan(Choice(T, why_t), Choice(N, why_n), eps0, Choice(name, why_p), mode, query_oracle, data_oracle,
+                    response, burn, ftpl_scale(T, config.ftpl_theta), prsma_budget)
+
+
+def planned_spends(plan: Plan) -> list[tuple[str, Fraction, Fraction, Fraction]]:
+    """The ``(mechanism, epsilon, delta, clip)`` each round will record, computed from the plan alone.
+
+    Mirrors what the query players spend: the workload players ``epsilon_0``
+    (pure); RSPM ``epsilon_0`` with its representability clip, whose size
+    follows the sensitivity ``2W`` of the round objective (``W = N``, or the
+    union's ``t N`` in round ``t``); PRSMA its ``(eps*, delta*)``.
+    """
+    from synthdp.mechanisms.accounting import round_up
+    from synthdp.mechanisms.rspm import (clip_probability, default_noise_cap, difference_sensitivity,
+                                         rspm_noise_rate, solver_integer_limit)
+
+    game = plan.game
+    T, N, name = game.rounds.value, game.samples_per_round.value, game.player.value
+    if name in PRSMA_PLAYERS:
+        return [("prsma", game.prsma_budget.epsilon, game.prsma_budget.delta, Fraction(0))] * T
+    if name != "rspm":
+        return [(name if name == "exponential" else "report-noisy-max", game.epsilon0, Fraction(0), Fraction(0))] * T
+    m = plan.query_class.separator().m
+    limit = solver_integer_limit(game.query_oracle.value)
+    spends = []
+    for t in range(1, T + 1):
+        W = N * t if game.response.value == "union" else N
+        lam = rspm_noise_rate(game.epsilon0, m, difference_sensitivity(W, plan.relation, "game"))
+        cap = default_noise_cap(game.epsilon0, lam, m)
+        if m * cap >= limit:
+            raise InputError(f"round {t} of {T}: RSPM's noise cap B={cap} on m={m} coordinates does not fit the "
+                             f"exact integer range {limit} of {game.query_oracle.value.name!r} (docs/privacy.md "
+                             "§2.7 R1); raise epsilon, use fewer rounds or respond_to='round'")
+        spends.append(("rspm", game.epsilon0, Fraction(0), round_up(clip_probability(lam, m, cap))))
+    return spends
+
+
+def check_budget(plan: Plan) -> None:
+    """Replay the planned spends on a scratch ledger; refuse the run up front if any would be refused.
+
+    The run's own ledger still checks every real spend; this only moves the
+    refusal before the first private step.
+    """
+    from synthdp.core.errors import PrivacyError
+    from synthdp.mechanisms.accounting import Ledger
+
+    scratch = Ledger(plan.epsilon, plan.delta or Fraction(0))
+    spends = planned_spends(plan)
+    quiet = logging.getLogger("synthdp.mechanisms.accounting")
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)  # the scratch spends are not spends: keep them out of the log
+    try:
+        for t, (mechanism, eps, dlt, clip) in enumerate(spends, start=1):
+            try:
+                scratch.spend(mechanism, eps, dlt, plan.relation, f"round {t}", clip=clip)
+            except PrivacyError as exc:
+                raise InputError(f"the planned run does not fit the budget: round {t} of {len(spends)} would be "
+                                 f"refused ({exc}). Nothing was run; raise delta or epsilon, or use fewer "
+                                 "rounds") from None
+    finally:
+        quiet.setLevel(level)

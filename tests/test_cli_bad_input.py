@@ -1,0 +1,137 @@
+"""The CLI on bad or awkward input: exit status 2, a message naming the culprit, and no file created or changed.
+
+Every case runs the real ``synthdp`` entry point in a fresh folder holding a
+small table, a schema, a stale output and a few odd files; the folder's
+entries, contents and modification times must be the same afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from synthdp.cli import main
+
+TABLE = "a,b\n1,2\n3,0\n2,2\n0,1\n"
+GOOD = ["--bounds", "a=0:3", "b=0:3", "--bins", "a=4", "b=4"]
+RUN = ["--epsilon", "1", "--delta", "1e-6", "--queries", "marginals:1", "--rounds", "2", "--seed", "0", "-q"]
+
+
+def state(folder):
+    """Entries of ``folder`` (hidden ones included) with content and modification time."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            out[str(p)] = "other"
+        else:
+            out[str(p)] = (p.read_bytes(), p.stat().st_mtime_ns)
+    return out
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.csv").write_text(TABLE)
+    (tmp_path / "out.csv").write_text("stale output\n")
+    (tmp_path / "noheader.csv").write_text("1,2,x\n3,0,y\n")
+    (tmp_path / "dup.csv").write_text("a,a\n1,2\n3,0\n")
+    (tmp_path / "semi.csv").write_text("a;b\n1;2\n3;0\n")
+    (tmp_path / "latin.csv").write_bytes("a,b\ncaf\xe9,1\nthé,2\n".encode("latin-1"))
+    (tmp_path / "three.csv").write_text("a,b,c\n1,2,0\n3,0,1\n")
+    schema = {"format": "synthdp-schema", "version": 1, "missing_values": [], "attributes": [
+        {"name": "a", "kind": "numeric", "bounds": [0, 3], "bins": 4, "clip": False, "missing": False,
+         "dtype": "int64"},
+        {"name": "b", "kind": "numeric", "bounds": [0, 3], "bins": 4, "clip": False, "missing": False,
+         "dtype": "int64"}]}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "draft.json").write_text(json.dumps({**schema, "_read_off_data": [{"column": "a", "read": ["bounds"]}]}))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "plots.png").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    return tmp_path
+
+
+def gen(*args, src="in.csv", out="out.csv"):
+    return ["generate", src, "-o", out, *RUN, *args]
+
+
+CASES = {
+    # outputs, checked before anything private runs
+    "output is the input": (gen(*GOOD, out="in.csv"), "is the input file"),
+    "report is the output": (gen(*GOOD, "--report", "out.csv"), "-o and --report both name"),
+    "report is the schema": (["generate", "in.csv", "-o", "new.csv", *RUN, "--schema", "schema.json",
+                              "--report", "schema.json"], "is the input file"),
+    "output is a directory": (gen(*GOOD, out="sub"), "is a directory"),
+    "output folder missing": (gen(*GOOD, out="nowhere/x.csv"), "does not exist; create it first"),
+    "output is a FIFO": (gen(*GOOD, out="fifo"), "FIFO"),
+    "output is a device": (gen(*GOOD, out="/dev/null"), "is a device"),
+    "plot format unknown": (["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD, "--plot", "e.gif"],
+                            "unknown plot format '.gif'"),
+    "plot is a directory": (["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD,
+                             "--plot", "plots.png"], "is a directory"),
+    "schema draft output is the input": (["schema", "in.csv", "-o", "in.csv"], "is the input file"),
+    # reading the CSV
+    "--columns too few": (gen(*GOOD, "--columns", "a,b", src="noheader.csv"), "gives 2 names but the rows"),
+    "--columns too many": (gen(*GOOD, "--columns", "a,b,c,d", src="noheader.csv"), "gives 4 names"),
+    "--columns repeated": (gen(*GOOD, "--columns", "a,b,a", src="noheader.csv"), "names ['a'] more than once"),
+    "header repeated": (gen(src="dup.csv"), "names ['a'] more than once"),
+    "semicolon file": (gen(*GOOD, src="semi.csv"), "--sep ';'"),
+    "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
+    "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),
+    "--drop unknown": (gen(*GOOD, "--drop", "zz"), "--drop names ['zz']"),
+    # the domain
+    "schema lacks a CSV column": (gen("--schema", "schema.json", src="three.csv"),
+                                  "the schema has no column 'c'"),
+    "--schema with --bounds": (gen("--schema", "schema.json", "--bounds", "a=0:9"), "--bounds would be ignored"),
+    "draft schema": (gen("--schema", "draft.json"), "is a draft"),
+    "bounds reversed": (gen("--bounds", "a=90:17", "b=0:3"), "LO (90) is above HI (17)"),
+    "bounds empty": (gen("--bounds", "a=5:5", "b=0:3"), "LO equals HI"),
+    "bounds nan": (gen("--bounds", "a=nan:90", "b=0:3"), "finite"),
+    "bounds text": (gen("--bounds", "a=x:90", "b=0:3"), "must both be numbers"),
+    "bounds no colon": (gen("--bounds", "a=90", "b=0:3"), "write the bounds as LO:HI"),
+    "bounds twice": (gen("--bounds", "a=0:3", "a=0:4", "b=0:3"), "gives column 'a' twice"),
+    "bins zero": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=0"), "at least 1"),
+    "bins text": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=many"), "whole number"),
+    # the query class
+    "marginals:0": (gen(*GOOD, "--queries", "marginals:0"), "width of at least 1"),
+    "marginals wider than the table": (gen(*GOOD, "--queries", "marginals:3"), "max_width"),
+}
+
+
+@pytest.mark.parametrize("argv, message", CASES.values(), ids=CASES.keys())
+def test_bad_input_exits_2_names_the_culprit_and_touches_nothing(folder, capsys, argv, message):
+    before = state(folder)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("synthdp: error:") and message in err, err
+    assert "Traceback" not in err
+    assert state(folder) == before, "no file may be created or changed, not even a temporary one"
+
+
+def test_several_pairs_per_flag_and_verbose_after_the_subcommand(folder, capsys):
+    code = main(["generate", "in.csv", "-o", "new.csv", *RUN, "--bounds", "a=0:3", "b=0:3", "--bins", "a=4", "b=2",
+                 "--report", "r.json"])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads((folder / "r.json").read_text())["rounds"] == 2
+    assert (folder / "new.csv").read_text().splitlines()[0] == "a,b"
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("argv, level", [(["demo"], 0), (["-v", "demo"], 1), (["demo", "-v"], 1),
+                                         (["-vv", "schema", "x", "-o", "y"], 2), (["schema", "x", "-o", "y", "-vv"], 2),
+                                         (["generate", "x", "-o", "y", "--epsilon", "1", "-v"], 1)])
+def test_verbose_before_or_after_the_subcommand(argv, level):
+    from synthdp.cli import build_parser
+
+    assert build_parser().parse_args(argv).verbose == level
+
+
+def test_separator_and_encoding_options_read_the_awkward_files(folder, capsys):
+    assert main(["schema", "semi.csv", "-o", "s1.json", "--sep", ";"]) == 0
+    assert [a["name"] for a in json.loads((folder / "s1.json").read_text())["attributes"]] == ["a", "b"]
+    assert main(["schema", "latin.csv", "-o", "s2.json", "--encoding", "latin-1"]) == 0
+    cats = json.loads((folder / "s2.json").read_text())["attributes"][0]["categories"]
+    assert cats == ["café", "thé"]
