@@ -26,7 +26,8 @@ from synthdp.core.schema import Attribute, Schema  # noqa: E402
 from synthdp.core.sources import ReadOptions, list_files  # noqa: E402
 from synthdp.engines import EngineError, get_engine  # noqa: E402
 from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
-from synthdp.engines.keys import pack, unpack, word_spans  # noqa: E402
+from synthdp.core.domain import Domain  # noqa: E402
+from synthdp.engines.keys import aggregate, pack, unpack, word_spans  # noqa: E402
 from synthdp.engines.pandas import PandasEngine  # noqa: E402
 
 SCHEMA = Schema((
@@ -85,16 +86,27 @@ def dask_engine(cluster, **options) -> DaskEngine:
 
 # ---- keys and parts (no cluster) ----------------------------------------------------------------
 
-def test_keys_round_trip_and_order_across_words():
-    sizes = (2**40, 2**30, 7, 3)  # needs two int64 words
-    assert word_spans(sizes) == ((0, 1), (1, 4))
+@pytest.mark.parametrize("sizes,spans", [((2**40, 2**30, 7, 3), ((0, 1), (1, 4))),
+                                          ((2**62, 2, 5), ((0, 1), (1, 3))),  # 2**63 does not fit an int64
+                                          ((2**31, 2**30, 3), ((0, 3),))])
+def test_keys_round_trip_and_order_across_words(sizes, spans):
+    assert word_spans(sizes) == spans
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, s, 500, dtype=np.int64) for s in sizes])
+    codes[0] = np.array(sizes) - 1  # the largest key
     words = pack(codes, sizes)
-    assert words.shape == (500, 2)
+    assert words.shape == (500, len(spans)) and (words >= 0).all()
     assert np.array_equal(unpack(words, sizes), codes)
     # keys sort like code tuples, so distinct keys are distinct rows
     assert np.array_equal(np.lexsort(words.T[::-1]), np.lexsort(codes.T[::-1]))
+
+
+@pytest.mark.parametrize("sizes", [(3, 1, 4), (2**40, 2**30, 7, 3)])
+def test_counting_by_key_equals_sorting_all_rows(sizes):
+    rng = np.random.default_rng(1)
+    codes = np.column_stack([rng.integers(0, min(s, 3), 2000, dtype=np.int64) for s in sizes])
+    domain = Domain(tuple("abcd"[:len(sizes)]), sizes)
+    assert same(aggregate(domain, codes), AggregatedData.from_codes(domain, codes))
 
 
 @pytest.mark.parametrize("blocksize", [1, 7, 64, 1000, 10**6])

@@ -38,7 +38,7 @@ from synthdp.core.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
 from synthdp.core.sources import ReadOptions, Source, TableFile, list_files
 from synthdp.engines import EngineError
-from synthdp.engines.keys import pack, unpack, word_spans
+from synthdp.engines.keys import pack, sum_by_key, unpack, word_spans
 
 __all__ = ["DaskEngine"]
 
@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 #: Bytes of CSV per part.
 DEFAULT_BLOCKSIZE = 64 * 2**20
 #: Parquet row groups are joined into parts of at least this many rows.
-DEFAULT_PART_ROWS = 4_000_000
+DEFAULT_PART_ROWS = 1_000_000
 #: Rows a worker decodes and encodes at once (bounds a worker's memory).
 DEFAULT_BATCH_ROWS = 1_000_000
 #: Parts added up per reduction task.
@@ -102,22 +102,6 @@ class _Counts:
     counts: np.ndarray
     rows: int = 0
     problems: dict[str, _Problem] = field(default_factory=dict)
-
-
-def _sum_by_key(keys: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``keys`` with the number (or the summed ``counts``) of each (a hash count)."""
-    words = keys.shape[1]
-    if keys.shape[0] == 0:
-        return keys, np.zeros(0, dtype=np.int64)
-    frame = pd.DataFrame(keys, columns=range(words), copy=False)
-    if counts is None:
-        summed = frame.groupby(list(range(words)), sort=False).size()
-    else:
-        frame["n"] = counts
-        summed = frame.groupby(list(range(words)), sort=False)["n"].sum()
-    index = summed.index
-    distinct = np.column_stack([index.get_level_values(w).to_numpy(dtype=np.int64) for w in range(words)])
-    return distinct, summed.to_numpy(dtype=np.int64)
 
 
 def _violations(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> int:
@@ -209,14 +193,14 @@ def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: in
                 for name, problem in _problems(schema, df, part).items():
                     _add_problem(problems, name, problem)
                 continue
-            k, c = _sum_by_key(pack(codes, sizes), None)
+            k, c = sum_by_key(pack(codes, sizes), None)
             keys.append(k)
             counts.append(c)
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
         raise InputError(f"cannot read {part.where()}: {exc}") from None
     if not keys:
         return _Counts(np.zeros((0, len(word_spans(sizes))), np.int64), np.zeros(0, np.int64), rows, problems)
-    k, c = _sum_by_key(np.concatenate(keys), np.concatenate(counts))
+    k, c = sum_by_key(np.concatenate(keys), np.concatenate(counts))
     return _Counts(k, c, rows, problems)
 
 
@@ -234,7 +218,7 @@ def _merge(*partials: _Counts) -> _Counts:
     for p in partials:
         for name, problem in p.problems.items():
             _add_problem(problems, name, problem)
-    keys, counts = _sum_by_key(np.concatenate([p.keys for p in partials]),
+    keys, counts = sum_by_key(np.concatenate([p.keys for p in partials]),
                                np.concatenate([p.counts for p in partials]))
     return _Counts(keys, counts, sum(p.rows for p in partials), problems)
 
@@ -361,6 +345,7 @@ class DaskEngine:
         if not isinstance(schema, Schema):
             raise InputError("engine='dask' needs a public schema (schema=Schema or a schema file; CLI --schema): "
                              "on workers the categories of a column are never read off the data")
+        Encoder(schema)  # refuses, before any file is read, a schema whose categories are still to be learned
         parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows)
         logger.info("dask engine: %d part(s) of %d file(s)", len(parts), len({p.path for p in parts}))
         total = self._reduce(parts, schema)
