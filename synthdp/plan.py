@@ -201,6 +201,12 @@ def choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, s
     cells = _scored_cells(query_class)
     if requested == "auto" and pure and cells is not None and cells <= MAX_SCORED_CELLS:
         return "exponential", "pure DP requested (delta=None): RSPM's noise cap needs delta > 0"
+    if requested == "auto" and pure:  # no player the budget allows can run: say so before anything is spent
+        size = "cannot be enumerated" if cells is None else f"has {cells:,} cells"
+        raise InputError(f"pure DP (no delta) allows only the exponential and noisy-max query players, which score "
+                         f"an explicit workload of at most {MAX_SCORED_CELLS:,} cells, and {query_class.name} "
+                         f"{size}: pass a delta (e.g. --delta 1e-9) so that auto can choose RSPM, or ask for a "
+                         "smaller workload (workload:FILE.json, marginals of lower width)")
     if requested != "auto":
         if requested in ("exponential", "noisy-max") and (cells is None or cells > MAX_SCORED_CELLS):
             raise InputError(f"query player {requested!r} needs an explicit workload of at most "
