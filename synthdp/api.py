@@ -1,58 +1,42 @@
-"""Public entry points: :func:`generate_synthetic` and the scikit-learn style :class:`Synthesizer`."""
+"""Public entry points: :func:`generate_synthetic` and the scikit-learn style :class:`Synthesizer`.
+
+A run reads like the algorithm (docs/privacy.md §4):
+
+1. **plan** -- :func:`synthdp.plan.make_plan` fixes every choice from the
+   configuration and the public schema; it never sees the data, so no choice
+   costs privacy, and it refuses a budget the planned spends would exceed;
+2. **build** -- encode the data (and run the few checks that need the public
+   ``n`` under replace-one);
+3. **run** -- the method the plan chose (:data:`RUNNERS`), spending through the
+   ledger;
+4. **report** -- the release (what the ledger paid for, and public
+   parameters) and the diagnostics (times and counts: never published).
+"""
 
 from __future__ import annotations
 
 import logging
 import math
+import time
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from synthdp.oracles import Limits, get_oracle
-from synthdp.oracles.base import Oracle
-from synthdp.queries.base import QueryClass
-from synthdp.queries.complement import base_class
+from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError
-from synthdp.methods.game import FTPL_NOISES, RESPONSES
-from synthdp.report import Report
+from synthdp.core.parameters import QUERY_PLAYERS, check
+from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,
+                          MAX_SCORED_CELLS, PRSMA_PLAYERS, ROUND_BURN_IN, SMALL_UNIVERSE, UNION_FROM_EPSILON_PER_ROUND,
+                          WIDE_EPSILON_PER_ROUND, WIDE_WIDTH, Plan, default_epsilon_per_round, game_length, make_plan)
+from synthdp.queries.base import QueryClass
+from synthdp.report import Diagnostics, Release, Report
 
 log = logging.getLogger(__name__)
-
-QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
-#: The PRSMA query players: the full algorithm and its exact-oracle law (one oracle call per round).
-PRSMA_PLAYERS = ("prsma", "prsma-exact")
-RELATIONS = ("add-remove", "replace-one")
-#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
-#: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
-#: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
-DEFAULT_EPSILON_PER_ROUND = 0.0025
-#: ... except for workloads of conjunctions at least this wide (5-way marginals), whose error sits in
-#: few of very many small cells: there each selection must be sharper (tuned on BR2000 5-way).
-WIDE_WIDTH = 5
-WIDE_EPSILON_PER_ROUND = 0.01
-DEFAULT_MAX_ROUNDS = 300
-DEFAULT_SAMPLES = 50
-#: ``samples_per_round=None`` when the cap cuts the rounds: each selection is then sharper than the
-#: floor, and the plays' sampling error (about ``1/sqrt(N)`` per cell) is what blurs the query
-#: player's view, so the running time the cap saves goes to samples (tuned on NLTCS and BR2000).
-CAPPED_SAMPLES = 100
-DEFAULT_THETA = 0.3
-DEFAULT_RESOLUTION = 100
-#: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
-#: selections), else the round response; ``burn_in=None``: ``ROUND_BURN_IN`` for the round response
-#: and none for the union response (which corrects the early plays itself).
-UNION_FROM_EPSILON_PER_ROUND = 0.006
-ROUND_BURN_IN = 0.25
-DEFAULT_NOISE = "one-sided"
-#: Record universes up to this size are enumerated by the data player.
-SMALL_UNIVERSE = 2**17
-#: Largest number of workload cells the exponential player scores each round.
-MAX_SCORED_CELLS = 5_000_000
 
 
 @dataclass
@@ -61,46 +45,15 @@ class SyntheticResult:
 
     data: pd.DataFrame
     report: Report
+    #: The public schema the table was encoded with, and the run's plan (both public).
+    schema: Any = None
+    plan: Plan | None = None
 
     def to_csv(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically (temporary file, then rename)."""
         from synthdp.core.io import write_csv
 
         write_csv(self.data, path)
-
-
-def _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
-                      respond_to, epsilon_per_round, burn_in, ftpl_noise) -> None:
-    """Validate every parameter that does not need the data, before the data are touched."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, Fraction)) or not math.isfinite(epsilon) or epsilon <= 0:
-        raise InputError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    if delta is not None and (not isinstance(delta, (int, float, Fraction)) or not 0 < delta < 1):
-        raise InputError(f"delta must be in (0, 1) (and at most 1/n), or None for pure DP; got {delta!r}")
-    if rounds is not None and (not isinstance(rounds, int) or rounds < 1):
-        raise InputError(f"rounds must be a positive integer, got {rounds!r}")
-    if epsilon_per_round is not None and rounds is not None:
-        raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
-    if epsilon_per_round is not None and (not isinstance(epsilon_per_round, (int, float, Fraction))
-                                          or not 0 < epsilon_per_round <= epsilon):
-        raise InputError(f"epsilon_per_round must be in (0, epsilon], got {epsilon_per_round!r}")
-    if burn_in is not None and (isinstance(burn_in, bool) or not isinstance(burn_in, (int, float))
-                                or not 0 <= burn_in < 1):
-        raise InputError(f"burn_in must be a fraction in [0, 1) or None, got {burn_in!r}")
-    if ftpl_noise not in FTPL_NOISES:
-        raise InputError(f"ftpl_noise must be one of {list(FTPL_NOISES)}, got {ftpl_noise!r}")
-    if samples_per_round is not None and (isinstance(samples_per_round, bool) or not isinstance(samples_per_round, int)
-                                          or samples_per_round < 1):
-        raise InputError(f"samples_per_round must be a positive integer or None, got {samples_per_round!r}")
-    if query_player not in QUERY_PLAYERS:
-        raise InputError(f"unknown query player {query_player!r}; choose one of {list(QUERY_PLAYERS)}")
-    if relation not in RELATIONS:
-        raise InputError(f"unknown neighbouring relation {relation!r}; choose one of {list(RELATIONS)}")
-    if n_rows is not None and (not isinstance(n_rows, int) or n_rows < 1):
-        raise InputError(f"n_rows must be a positive integer, got {n_rows!r}")
-    if respond_to != "auto" and respond_to not in RESPONSES:
-        raise InputError(f"respond_to must be 'auto' or one of {list(RESPONSES)}, got {respond_to!r}")
-    if time_limit is not None and not (time_limit > 0):
-        raise InputError(f"time_limit must be > 0 seconds, got {time_limit!r}")
 
 
 def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
@@ -120,128 +73,6 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
         collected.append(str(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return built
-
-
-def default_epsilon_per_round(query_class: QueryClass) -> float:
-    """The per-round budget floor that fixes the default number of rounds (docs/benchmarks.md).
-
-    ``WIDE_EPSILON_PER_ROUND`` for classes of conjunctions of width at least
-    ``WIDE_WIDTH``, else ``DEFAULT_EPSILON_PER_ROUND``.  It depends only on the
-    (public) class.
-    """
-    width = getattr(base_class(query_class), "max_width", None)
-    return WIDE_EPSILON_PER_ROUND if width is not None and width >= WIDE_WIDTH else DEFAULT_EPSILON_PER_ROUND
-
-
-def _choose_oracle(name: str, query_class: QueryClass, role: str) -> Oracle:
-    """``auto``: the native exact search where it applies, else CP-SAT.
-
-    The data player on a small record universe (at most ``SMALL_UNIVERSE``
-    records, e.g. NLTCS) enumerates it instead: exact and fastest there.
-    """
-    from synthdp.oracles.brute import universe_size
-
-    base = base_class(query_class)
-    if name == "auto" and role == "data player" and universe_size(base) <= SMALL_UNIVERSE:
-        return get_oracle("brute")
-    if name == "auto":
-        exact = get_oracle("exact")
-        return exact if exact.supports(base) else get_oracle("cpsat")
-    oracle = get_oracle(name)
-    if not oracle.supports(base):
-        raise InputError(f"oracle {name!r} cannot encode the class {base.name} for the {role}; "
-                         f"use --oracle auto or one of cpsat, cbc")
-    return oracle
-
-
-def _scored_cells(query_class: QueryClass) -> int | None:
-    """Number of base queries an exponential player would score, or None if not enumerable."""
-    from synthdp.methods.players import workload_size
-
-    return workload_size(base_class(query_class))
-
-
-def _choose_player(requested: str, query_class: QueryClass, epsilon0: Fraction, samples: int,
-                   pure: bool) -> tuple[str, str]:
-    """Resolve ``auto`` by comparing the selection-error bounds of docs/privacy.md.
-
-    RSPM (Corollary 2.8 with W = N): ``m^2 (2 + 1/N) / (eps0 n)``; exponential
-    mechanism (Theorem 4.5): ``2 (ln|Q_w| + 1) / (eps0 n)``.  Both are
-    data-independent, so the choice costs no privacy.
-    """
-    cells = _scored_cells(query_class)
-    if requested == "auto" and pure and cells is not None and cells <= MAX_SCORED_CELLS:
-        return "exponential", "pure DP requested (delta=None): RSPM's noise cap needs delta > 0"
-    if requested == "auto" and pure:  # no player the budget allows can run: say so before anything is spent
-        size = "cannot be enumerated" if cells is None else f"has {cells:,} cells"
-        raise InputError(f"pure DP (no delta) allows only the exponential and noisy-max query players, which score "
-                         f"an explicit workload of at most {MAX_SCORED_CELLS:,} cells, and {query_class.name} "
-                         f"{size}: pass a delta (e.g. --delta 1e-9) so that auto can choose RSPM, or ask for a "
-                         "smaller workload (workload:FILE.json, marginals of lower width)")
-    if requested != "auto":
-        if requested in ("exponential", "noisy-max") and (cells is None or cells > MAX_SCORED_CELLS):
-            raise InputError(f"query player {requested!r} needs an explicit workload of at most "
-                             f"{MAX_SCORED_CELLS} queries; {query_class.name} is not one. Use rspm.")
-        return requested, "chosen by the caller"
-    m = query_class.separator().m
-    rspm_term = m * m * (2 + 1 / samples) / float(epsilon0)
-    if cells is None or cells > MAX_SCORED_CELLS:
-        return "rspm", f"class not enumerable; RSPM selection bound {rspm_term:.3g}/n"
-    em_term = 2 * (math.log(2 * cells) + 1) / float(epsilon0)
-    if em_term <= rspm_term:
-        return "exponential", (f"exponential-mechanism selection bound {em_term:.3g}/n is below "
-                               f"RSPM's {rspm_term:.3g}/n for this class")
-    return "rspm", f"RSPM selection bound {rspm_term:.3g}/n is below the exponential mechanism's {em_term:.3g}/n"
-
-
-def _check_prsma_rounds(epsilon: Fraction, delta: Fraction, rounds: int, n: int, query_class: QueryClass,
-                        samples: int) -> None:
-    """Refuse, before anything runs, a round budget too small for PRSMA's pieces (``K > n``, docs/privacy.md §3.2).
-
-    Under replace-one (the only relation PRSMA runs under) ``n`` is public.
-    The message names the most rounds that fit, found by a data-independent scan.
-    """
-    from synthdp.mechanisms.accounting import prsma_per_round
-    from synthdp.mechanisms.prsma import prsma_parameters
-
-    m = query_class.separator().m
-
-    def fits(T: int) -> bool:
-        budget = prsma_per_round(epsilon, delta, T)
-        try:
-            prsma_parameters(budget.epsilon, budget.delta, n, m, samples)
-        except InputError:
-            return False
-        return True
-
-    if fits(rounds):
-        return
-    most = next((T for T in range(rounds - 1, 0, -1) if fits(T)), 0)
-    hint = f"pass rounds={most} or fewer" if most else "no number of rounds fits: raise epsilon or delta"
-    raise InputError(f"PRSMA over {rounds} rounds at (epsilon, delta)=({float(epsilon):g}, {float(delta):.3g}) "
-                     f"needs more than n={n} records per round (K > n, docs/privacy.md §3.2); {hint}")
-
-
-def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryClass, *, rounds: int | None = None,
-                epsilon_per_round: float | None = None, samples_per_round: int | None = None) -> tuple[int, int]:
-    """The game's rounds ``T`` and samples per round ``N`` (:func:`generate_synthetic` documents the rule).
-
-    Both are inputs of GAME (docs/privacy.md §4.1) and depend only on public parameters (the
-    budget and the query class), so choosing them spends nothing; ``N`` stays within the
-    recommended range (docs/privacy.md §4.5).
-    """
-    from synthdp.mechanisms.accounting import rounds_for
-    from synthdp.mechanisms.noise import to_fraction_down
-
-    capped = False
-    if rounds is not None:
-        T = rounds
-    elif epsilon_per_round is not None:
-        T = rounds_for(epsilon, delta or Fraction(0), to_fraction_down(epsilon_per_round))
-    else:
-        T = rounds_for(epsilon, delta or Fraction(0), to_fraction_down(default_epsilon_per_round(query_class)))
-        capped, T = T > DEFAULT_MAX_ROUNDS, min(T, DEFAULT_MAX_ROUNDS)
-    return T, samples_per_round or (CAPPED_SAMPLES if capped else DEFAULT_SAMPLES)
 
 
 def generate_synthetic(
@@ -267,6 +98,7 @@ def generate_synthetic(
     bins: dict[str, int] | None = None,
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
+    missing: list[str] | None = None,
     clip: bool = False,
     max_categories: int = 100,
     resolution: int = DEFAULT_RESOLUTION,
@@ -278,6 +110,7 @@ def generate_synthetic(
     work_limit: float | None = None,
     data_work_limit: float | None = None,
     insist: bool = False,
+    method: str = "auto",
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``.
 
@@ -313,165 +146,335 @@ def generate_synthetic(
     Numeric columns come back as bin labels (``numeric="label"``) or as values
     drawn uniformly within their bin (``numeric="uniform"``).  A resample to
     ``n_rows`` is post-processing; the true size is never used.
+    ``missing`` lists extra tokens meaning "missing" (e.g. ``["?"]``, as the
+    CLI's ``--missing``); surrounding spaces of text values are stripped, as
+    the CLI's reader skips them (``' Federal-gov'`` is ``'Federal-gov'``).
+    ``method`` is ``"game"`` (the only one for now) or ``"auto"``.
+    Every choice left to ``None``/``"auto"`` is made by
+    :func:`synthdp.plan.make_plan` from public inputs and reported with its
+    reason in ``report.plan``.
     The output has ``(rounds - floor(burn_in * rounds)) * samples_per_round``
     rows unless ``n_rows`` asks for a resample of them.
     """
-    import time
+    params = {k: v for k, v in locals().items() if k != "df"}
+    return synthesize(df, SynthesisConfig(**params))
 
-    from synthdp.queries.spec import parse_query_class
-    from synthdp.mechanisms.accounting import Ledger, per_round_epsilon, prsma_per_round
-    from synthdp.core.data import AggregatedData
-    from synthdp.core.encoding import Encoder
-    from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
-    from synthdp.mechanisms.noise import to_fraction_down
-    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
-    from synthdp.mechanisms.randomness import PrivateRandom
 
+def synthesize(df: pd.DataFrame, config: SynthesisConfig) -> SyntheticResult:
+    """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object."""
     start = time.perf_counter()
-    _check_parameters(epsilon, delta, rounds, samples_per_round, query_player, relation, n_rows, time_limit,
-                      respond_to, epsilon_per_round, burn_in, ftpl_noise)
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if df.empty:
         raise InputError("the input table is empty: nothing to synthesise")
     collected: list[str] = []
-    schema = resolve_schema(df, schema, collected, categorical=categorical, bounds=bounds, bins=bins,
-                             categories=categories, nullable=nullable, clip=clip, max_categories=max_categories)
-    encoder = Encoder(schema)
-    real: AggregatedData = encoder.to_aggregated(df)
-    # Only under replace-one is n public (docs/privacy.md §1.3).  Under add/remove n is private (§4.1:
-    # "it is never released"): neither the abort nor a message may depend on it.
-    if relation == "replace-one" and delta is not None and delta > 1 / real.n:
-        raise InputError(f"delta={delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
-                         "(1/n^2 is customary)")
-    qc = parse_query_class(query_class, schema.domain)
-    if not qc.complement_closed:
-        raise InputError(f"the game needs a complement-closed class; got {qc.name}")
+    df, stripped = strip_text(df)
+    schema = resolve_schema(df, config.schema, collected, **config.schema_options())
+    if config.missing and config.schema is not None:
+        from dataclasses import replace
 
-    eps = to_fraction_down(float(epsilon))
-    dlt = None if delta is None else Fraction(delta).limit_denominator(10**18)
-    if dlt is not None and dlt > Fraction(delta):
-        dlt = Fraction(math.floor(delta * 10**18), 10**18)
-    T, N = game_length(eps, dlt, qc, rounds=rounds, epsilon_per_round=epsilon_per_round,
-                       samples_per_round=samples_per_round)
-    ledger = Ledger(eps, dlt or Fraction(0))
-    rng = PrivateRandom(random_state)
-    eps0 = per_round_epsilon(eps, dlt, T) if dlt is not None else eps / T
-    if respond_to == "auto":
-        respond_to = "union" if eps0 >= to_fraction_down(UNION_FROM_EPSILON_PER_ROUND) else "round"
-    if burn_in is None:
-        burn_in = ROUND_BURN_IN if respond_to == "round" else 0.0
-    player_name, reason = _choose_player(query_player, qc, eps0, N, pure=dlt is None)
+        schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+    plan = make_plan(config, schema)                       # public inputs only: costs no privacy
+    real = build(df, schema, plan)                         # encode; checks that need the public n
+    output = RUNNERS[plan.method.value](plan, real)        # the private part: spends through the ledger
+    data = finish(output, schema, config)                  # post-processing: resample, decode
+    if stripped:
+        output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
+    report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
+    return SyntheticResult(data, report, schema, plan)
 
-    mode = "-"
-    query_oracle_name = "-"
-    if player_name == "rspm" and dlt is None:
-        raise InputError("query player 'rspm' needs delta > 0: its noise is capped to fit the solver's integer "
-                         "range, which costs delta ~1e-30 per round (docs/privacy.md, Corollary 2.4); pass e.g. "
-                         "delta=1e-9, or use an explicit workload with the exponential player for pure DP")
-    if player_name == "rspm":
-        q_oracle = _choose_oracle(oracle, qc, "query player")
-        query_oracle_name = q_oracle.name
-        mode = "N" if time_limit is not None else "E"
-        player = RSPMPlayer(qc, q_oracle, eps0, rng, ledger, relation, mode,
-                            Limits(time_limit=time_limit) if time_limit else None)
-    elif player_name in PRSMA_PLAYERS:
-        if dlt is None:
-            raise InputError(f"query player {player_name!r} needs delta > 0 (PRSMA is (epsilon, delta)-DP)")
-        if relation != "replace-one":
-            raise InputError(f"query player {player_name!r} runs under replace-one neighbours (docs/privacy.md §3.1); "
-                             "pass relation='replace-one'")
-        q_oracle = _choose_oracle(oracle, qc, "query player")
-        exact = player_name == "prsma-exact"
-        query_oracle_name, mode = q_oracle.name, "P, exact-oracle law" if exact else "P"
-        eps_star, delta_star = prsma_per_round(eps, dlt, T)
-        _check_prsma_rounds(eps, dlt, T, real.n, qc, N)
-        if time_limit is not None or (exact and work_limit is not None):
-            raise InputError("PRSMA needs deterministic work limits, not wall-clock time limits (docs/privacy.md "
-                             "§1.5, A-stateless), and its exact-oracle law needs no limit at all; pass work_limit "
-                             "(prsma only) instead of time_limit")
-        limits = None if exact else Limits(work_limit=work_limit or q_oracle.default_work_limit)
-        player = PRSMAPlayer(qc, q_oracle, eps_star, delta_star, rng, ledger, limits, prsma_max_calls, insist,
-                             exact_oracle=exact, name=player_name)
+
+def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` with surrounding spaces removed from its text values (as the CLI's reader skips them).
+
+    Returns the names of the columns that changed; they go to the
+    diagnostics and a warning, never to the release (which columns had
+    spaces is read off the data).
+    """
+    changed, out = [], df
+    for j, col in enumerate(df.columns):
+        series = df.iloc[:, j]
+        if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+            continue
+        text = series.map(lambda v: v.strip() if isinstance(v, str) else v)
+        if not text.equals(series):
+            if out is df:
+                out = df.copy()
+            out.isetitem(j, text)
+            changed.append(str(col))
+    if changed:
+        warnings.warn(f"stripped surrounding spaces from the text values of columns {changed} (the CLI's reader "
+                      "skips them too); give public categories without them", UserWarning, stacklevel=3)
+    return out, changed
+
+
+def build(df: pd.DataFrame, schema, plan: Plan):
+    """The encoded data, after the checks that need ``n`` (public under replace-one only).
+
+    Under add/remove ``n`` is private (docs/privacy.md §1.3, §4.1: it is never
+    released), so neither an abort nor a message may depend on it: ``delta <=
+    1/n`` and PRSMA's ``K <= n`` are checked under replace-one only.  They are
+    checks, not choices: no parameter of the run depends on ``n``.
+    """
+    from synthdp.core.encoding import Encoder
+    from synthdp.core.parameters import Relation
+
+    real = Encoder(schema).to_aggregated(df)
+    if plan.relation == Relation.REPLACE_ONE and plan.delta is not None and plan.delta > Fraction(1, real.n):
+        raise InputError(f"delta={plan.config.delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
+                         "(1/n^2 is customary); checked under replace-one only, where n is public")
+    if plan.game is not None and plan.game.player.value in PRSMA_PLAYERS:
+        _check_prsma_rounds(plan, real.n)
+    return real
+
+
+def _check_prsma_rounds(plan: Plan, n: int) -> None:
+    """Refuse a round budget too small for PRSMA's pieces (``K > n``, docs/privacy.md §3.2), before anything runs.
+
+    Under replace-one (the only relation PRSMA runs under) ``n`` is public.
+    The message names the most rounds that fit, found by a data-independent scan.
+    """
+    from synthdp.mechanisms.accounting import prsma_per_round
+    from synthdp.mechanisms.prsma import prsma_parameters
+
+    epsilon, delta, rounds = plan.epsilon, plan.delta, plan.game.rounds.value
+    samples, m = plan.game.samples_per_round.value, plan.query_class.separator().m
+
+    def fits(T: int) -> bool:
+        budget = prsma_per_round(epsilon, delta, T)
+        try:
+            prsma_parameters(budget.epsilon, budget.delta, n, m, samples)
+        except InputError:
+            return False
+        return True
+
+    if fits(rounds):
+        return
+    most = next((T for T in range(rounds - 1, 0, -1) if fits(T)), 0)
+    hint = f"pass rounds={most} or fewer" if most else "no number of rounds fits: raise epsilon or delta"
+    raise InputError(f"PRSMA over {rounds} rounds at (epsilon, delta)=({float(epsilon):g}, {float(delta):.3g}) "
+                     f"needs more than n={n} records per round (K > n, docs/privacy.md §3.2); {hint}")
+
+
+@dataclass
+class MethodOutput:
+    """What a method's run returns: the released codes, the ledger, and what the report needs.
+
+    ``post_rng`` is the (seeded or not) generator the post-processing steps
+    continue with; ``release`` holds the method's release fields (paid for or
+    public), ``diagnostics`` its measured ones (never published).
+    """
+
+    codes: np.ndarray
+    ledger: Any
+    post_rng: np.random.Generator
+    conditional: bool
+    selected_queries: list[str]
+    release: dict[str, Any]
+    diagnostics: dict[str, Any]
+    notes: list[str]
+
+
+def run_game(plan: Plan, real) -> MethodOutput:
+    """The synthetic-data game (docs/privacy.md §4) with the plan's players."""
+    from synthdp.mechanisms.accounting import Ledger
+    from synthdp.mechanisms.randomness import PrivateRandom
+    from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, play_game
+    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
+    from synthdp.oracles import Limits
+
+    config, game, qc = plan.config, plan.game, plan.query_class
+    T, N, name = game.rounds.value, game.samples_per_round.value, game.player.value
+    ledger = Ledger(plan.epsilon, plan.delta or Fraction(0))
+    rng = PrivateRandom(config.random_state)
+    if name == "rspm":
+        player = RSPMPlayer(qc, game.query_oracle.value, game.epsilon0, rng, ledger, plan.relation, game.mode.value,
+                            Limits(time_limit=config.time_limit) if config.time_limit else None)
+    elif name in PRSMA_PLAYERS:
+        exact = name == "prsma-exact"
+        oracle = game.query_oracle.value
+        limits = None if exact else Limits(work_limit=config.work_limit or oracle.default_work_limit)
+        player = PRSMAPlayer(qc, oracle, game.prsma_budget.epsilon, game.prsma_budget.delta, rng, ledger, limits,
+                             config.prsma_max_calls, config.insist, exact_oracle=exact, name=name)
     else:
-        player = WorkloadPlayer(qc, eps0, rng, ledger, relation, mechanism=player_name, name=player_name)
-
-    d_oracle = _choose_oracle(oracle, qc, "data player")
-    data_stats = OracleStats()
-    b = ftpl_scale(T, ftpl_theta)
+        player = WorkloadPlayer(qc, game.epsilon0, rng, ledger, plan.relation, mechanism=name, name=name)
+    d_oracle = game.data_oracle.value
     nprng = rng.numpy_generator()
-    data_player = FTPLDataPlayer(qc, d_oracle, resolution=resolution, scale=b, rng=nprng,
-                                 limits=Limits(time_limit=time_limit,
-                                               work_limit=data_work_limit or d_oracle.default_data_work_limit),
-                                 stats=data_stats, noise=ftpl_noise)
-    log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, player_name, eps0)
+    data_player = FTPLDataPlayer(qc, d_oracle, resolution=config.resolution, scale=game.ftpl_scale, rng=nprng,
+                                 limits=Limits(time_limit=config.time_limit,
+                                               work_limit=config.data_work_limit or d_oracle.default_data_work_limit),
+                                 stats=OracleStats(), noise=config.ftpl_noise)
+    log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, name, game.epsilon0)
     result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
-                       respond_to=respond_to, burn_in=math.floor(burn_in * T), progress=progress)
+                       respond_to=game.response.value, burn_in=game.burn_in_rounds.value, progress=config.progress)
 
-    codes = result.codes
-    if n_rows is not None:
-        codes = codes[nprng.integers(0, len(codes), n_rows)]
-    data = encoder.decode(codes, numeric=numeric, rng=nprng)
-
-    spent = ledger.total()
-    log_q = math.log(base_class(qc).size() * 2)
-    bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=log_q, epsilon0=eps0, rounds=T,
-                           samples=N, resolution=resolution, scale=b,
-                           selection_term="rspm" if player_name in ("rspm", *PRSMA_PLAYERS) else "exponential")
-    if respond_to == "union":
+    bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=math.log(base_size(qc) * 2),
+                           epsilon0=game.epsilon0, rounds=T, samples=N, resolution=config.resolution,
+                           scale=game.ftpl_scale,
+                           selection_term="rspm" if name in ("rspm", *PRSMA_PLAYERS) else "exponential")
+    if game.response.value == "union":
         bound["form"] += "; NOT covered: the query player answered the running union (docs/privacy.md §4.5 variant)"
-    if math.floor(burn_in * T):
+    if game.burn_in_rounds.value:
         bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
-    if ftpl_noise != "two-sided":
-        bound["form"] += f"; NOT covered: {ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
-    if player_name in PRSMA_PLAYERS:
+    if config.ftpl_noise != "two-sided":
+        bound["form"] += f"; NOT covered: {config.ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
+    if name in PRSMA_PLAYERS:
         bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
-    if random_state is not None:
-        collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
-                         "stream; for experiments only, not for release (omit random_state to release)")
     stats = {f"data/{d_oracle.name}": vars(result.data_stats)}
     stats.update({f"query/{k}": vars(v) for k, v in result.query_stats.items()})
-    report = Report(
-        epsilon_budget=float(epsilon), delta_budget=float(delta or 0.0),
+    release = dict(
+        query_player=name, query_player_reason=game.player.reason, oracle=_name(game.query_oracle.value),
+        data_oracle=d_oracle.name, mode=game.mode.value, rounds=T, samples_per_round=N,
+        resolution=config.resolution, ftpl_scale=game.ftpl_scale, respond_to=game.response.value,
+        burn_in_rounds=game.burn_in_rounds.value, ftpl_noise=config.ftpl_noise,
+        epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-", accuracy_bound=bound)
+    selected = [qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds]
+    return MethodOutput(result.codes, ledger, nprng, result.conditional, selected, release,
+                        dict(oracle_stats=stats, round_seconds=[r.seconds for r in result.rounds]), [])
+
+
+def base_size(query_class: QueryClass) -> int:
+    from synthdp.queries.complement import base_class
+
+    return base_class(query_class).size()
+
+
+def _name(oracle) -> str:
+    return oracle if isinstance(oracle, str) else oracle.name
+
+
+#: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.
+RUNNERS: dict[str, Callable[[Plan, Any], MethodOutput]] = {"game": run_game}
+
+
+def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
+    """Post-processing of the released codes: an optional resample to ``n_rows``, then decoding."""
+    from synthdp.core.encoding import Encoder
+
+    codes = output.codes
+    if config.n_rows is not None:
+        codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
+    return Encoder(schema).decode(codes, numeric=config.numeric, rng=output.post_rng)
+
+
+def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
+    """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
+    config, spent = plan.config, output.ledger.total()
+    if config.random_state is not None:
+        collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
+                         "stream; for experiments only, not for release (omit random_state to release)")
+    release = Release(
+        epsilon_budget=float(config.epsilon), delta_budget=float(config.delta or 0.0),
         epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
-        relation=relation, query_class=qc.name, query_player=player_name, query_player_reason=reason,
-        oracle=query_oracle_name, data_oracle=d_oracle.name, mode=mode, conditional=result.conditional,
-        rounds=T, samples_per_round=N, resolution=resolution, ftpl_scale=b, respond_to=respond_to,
-        burn_in_rounds=math.floor(burn_in * T), ftpl_noise=ftpl_noise, epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-",
-        rows_written=len(data), seconds=time.perf_counter() - start, seeded=random_state is not None,
-        ledger=[e.to_dict() for e in ledger.events], oracle_stats=stats,
-        selected_queries=[qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds],
-        accuracy_bound=bound, warnings=collected,
-    )
-    return SyntheticResult(data, report)
+        relation=str(plan.relation), method=plan.method.value, query_class=plan.query_class.name, rows_written=rows,
+        seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
+        ledger=[e.to_dict() for e in output.ledger.events], selected_queries=output.selected_queries,
+        warnings=collected, **output.release)
+    return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))
+
+
+class NotFittedError(InputError, AttributeError):
+    """:meth:`Synthesizer.sample` (or a fitted attribute) was used before :meth:`Synthesizer.fit`."""
 
 
 class Synthesizer:
     """scikit-learn style front end: ``Synthesizer(epsilon=1).fit(df).sample(1000)``.
 
-    ``fit`` runs :func:`generate_synthetic` once (spending the budget);
-    ``sample`` only resamples the released rows, which is post-processing
-    and costs no privacy.
+    The keyword parameters are those of :func:`generate_synthetic` (one
+    :class:`~synthdp.config.SynthesisConfig`), checked here and in
+    :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
+    generation once (spending the budget) and sets the fitted attributes
+    ``result_``, ``report_``, ``schema_`` and ``plan_``; ``sample`` only
+    resamples the released rows, which is post-processing and costs no privacy.
     """
 
     def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, delta: float | None = None,
-                 random_state: int | None = None, **options: Any):
+                 method: str = "auto", rounds: int | None = None, epsilon_per_round: float | None = None,
+                 burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                 samples_per_round: int | None = None, n_rows: int | None = None, schema: Any = None,
+                 random_state: int | None = None, progress: bool = True, time_limit: float | None = None,
+                 relation: str = "add-remove", categorical: list[str] | None = None,
+                 bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
+                 categories: dict[str, list] | None = None, nullable: list[str] | None = None,
+                 missing: list[str] | None = None, clip: bool = False, max_categories: int = 100,
+                 resolution: int = DEFAULT_RESOLUTION, ftpl_theta: float = DEFAULT_THETA,
+                 ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "label",
+                 prsma_max_calls: int = 100_000, work_limit: float | None = None,
+                 data_work_limit: float | None = None, insist: bool = False):
         self.query_class = query_class
         self.epsilon = epsilon
         self.delta = delta
+        self.method = method
+        self.rounds = rounds
+        self.epsilon_per_round = epsilon_per_round
+        self.burn_in = burn_in
+        self.query_player = query_player
+        self.oracle = oracle
+        self.samples_per_round = samples_per_round
+        self.n_rows = n_rows
+        self.schema = schema
         self.random_state = random_state
-        self.options = options
+        self.progress = progress
+        self.time_limit = time_limit
+        self.relation = relation
+        self.categorical = categorical
+        self.bounds = bounds
+        self.bins = bins
+        self.categories = categories
+        self.nullable = nullable
+        self.missing = missing
+        self.clip = clip
+        self.max_categories = max_categories
+        self.resolution = resolution
+        self.ftpl_theta = ftpl_theta
+        self.ftpl_noise = ftpl_noise
+        self.respond_to = respond_to
+        self.numeric = numeric
+        self.prsma_max_calls = prsma_max_calls
+        self.work_limit = work_limit
+        self.data_work_limit = data_work_limit
+        self.insist = insist
+        self.config()
 
-    def fit(self, df: pd.DataFrame) -> "Synthesizer":
-        self.result_ = generate_synthetic(df, self.query_class, epsilon=self.epsilon, delta=self.delta,
-                                          random_state=self.random_state, **self.options)
+    def config(self) -> SynthesisConfig:
+        """The parameters as a checked :class:`~synthdp.config.SynthesisConfig` (raises on a bad value)."""
+        return SynthesisConfig(**self.get_params())
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters by name (scikit-learn semantics; ``deep`` has nothing to recurse into)."""
+        return {name: getattr(self, name) for name in SynthesisConfig.names()}
+
+    def set_params(self, **params: Any) -> "Synthesizer":
+        """Set parameters by name and check them; an unknown name or a bad value raises and changes nothing."""
+        unknown = sorted(set(params) - set(SynthesisConfig.names()))
+        if unknown:
+            raise InputError(f"unknown parameter(s) {unknown} for Synthesizer; valid: {list(SynthesisConfig.names())}")
+        SynthesisConfig(**{**self.get_params(), **params})
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = SynthesisConfig(epsilon=self.epsilon).to_dict()
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if k == "epsilon" or v is not defaults[k]
+                   and v != defaults[k]]
+        return f"Synthesizer({', '.join(changed)})"
+
+    def fit(self, df: pd.DataFrame, y: None = None) -> "Synthesizer":
+        """Generate the private synthetic table from ``df`` (spends the budget once)."""
+        self.result_ = synthesize(df, self.config())
         self.report_ = self.result_.report
+        self.schema_ = self.result_.schema
+        self.plan_ = self.result_.plan
         return self
 
     def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:
         """``n`` rows drawn with replacement from the released table (all of it when ``n`` is None)."""
         if not hasattr(self, "result_"):
-            raise InputError("call fit(df) before sample()")
+            raise NotFittedError("this Synthesizer is not fitted yet: call fit(df) before sample()")
+        if n is not None:
+            check("n_rows", n)
+        check("random_state", random_state)
         data = self.result_.data
         if n is None:
             return data.copy()
