@@ -28,6 +28,10 @@ OUTPUTS_HELP = ("Outputs are checked before anything private runs (existing fold
                 "stop the run with a message and leave no temporary file (exit status 130 and 143).")
 
 
+VERBOSE_HELP = ("more logging (-vv for debug). Debug logs contain PRIVATE values (n, noisy objective values, "
+                "solver failure counts): never attach them to a release")
+
+
 def _pairs(items: list | None, option: str, parse) -> dict:
     """Parse ``NAME=VALUE`` options such as ``--bounds age=17:90 hours=1:99`` (several per flag, flag repeatable)."""
     out = {}
@@ -162,33 +166,33 @@ def _query_inputs(spec: str) -> list[str]:
 
 
 def cmd_generate(args) -> int:
-    import time
-
-    from synthdp.api import generate_synthetic
+    from synthdp.api import synthesize
+    from synthdp.config import SynthesisConfig
     from synthdp.core.io import dump_json
     from synthdp.core.outputs import check_outputs, write_outputs
 
-    start = time.perf_counter()
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
-    df = _read(args.input, args)
     kwargs = _schema_kwargs(args)
-    if kwargs["schema"] is not None:
-        _check_schema_columns(kwargs["schema"], df, args.input)
-    result = generate_synthetic(
-        df, args.queries, epsilon=args.epsilon, delta=args.delta, rounds=args.rounds,
+    # The one configuration object of the API and Synthesizer: every parameter is checked here, before reading.
+    config = SynthesisConfig(
+        query_class=args.queries, epsilon=args.epsilon, delta=args.delta, rounds=args.rounds,
         epsilon_per_round=args.epsilon_per_round, burn_in=args.burn_in, ftpl_noise=args.ftpl_noise,
         respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
         n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
         relation=args.relation, numeric=args.numeric, **kwargs,
     )
+    df = _read(args.input, args)
+    if kwargs["schema"] is not None:
+        _check_schema_columns(kwargs["schema"], df, args.input)
+    result = synthesize(df, config)
     jobs = [(outputs["-o"], lambda tmp: result.data.to_csv(tmp, index=False))]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)
     print(result.report.summary())
-    print(f"output: {args.output} ({len(result.data)} rows) in {time.perf_counter() - start:.1f} s")
+    print(f"output: {args.output} ({len(result.data)} rows)")  # no run time: it depends on the data
     return 0
 
 
@@ -350,10 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
-                        help="more logging (-vv for debug)")
+                        help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common],
