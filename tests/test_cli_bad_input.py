@@ -47,6 +47,8 @@ def folder(tmp_path, monkeypatch):
          "dtype": "int64"}]}
     (tmp_path / "schema.json").write_text(json.dumps(schema))
     (tmp_path / "draft.json").write_text(json.dumps({**schema, "_read_off_data": [{"column": "a", "read": ["bounds"]}]}))
+    (tmp_path / "codes.csv").write_text("x,y,z\n0,1,2\n3,4,5\n")
+    (tmp_path / "wide-domain.json").write_text(json.dumps({"x": 200, "y": 200, "z": 200}))
     (tmp_path / "sub").mkdir()
     (tmp_path / "plots.png").mkdir()
     os.mkfifo(tmp_path / "fifo")
@@ -95,6 +97,8 @@ CASES = {
     "bins zero": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=0"), "at least 1"),
     "bins text": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=many"), "whole number"),
     # the query class
+    "pure DP, no player fits": (["generate", "codes.csv", "-o", "new.csv", "--epsilon", "1", "--queries",
+                                 "marginals:3", "--schema", "wide-domain.json", "-q"], "pure DP (no delta) allows only"),
     "marginals:0": (gen(*GOOD, "--queries", "marginals:0"), "width of at least 1"),
     "marginals wider than the table": (gen(*GOOD, "--queries", "marginals:3"), "max_width"),
 }
@@ -135,3 +139,16 @@ def test_separator_and_encoding_options_read_the_awkward_files(folder, capsys):
     assert main(["schema", "latin.csv", "-o", "s2.json", "--encoding", "latin-1"]) == 0
     cats = json.loads((folder / "s2.json").read_text())["attributes"][0]["categories"]
     assert cats == ["café", "thé"]
+
+
+def test_counting_the_cells_of_all_3_way_marginals_of_200_columns_lists_nothing():
+    import time
+
+    from synthdp.core.domain import Domain
+    from synthdp.methods.players import workload_size
+    from synthdp.queries.spec import parse_query_class
+
+    domain = Domain(tuple(f"c{i}" for i in range(200)), (2,) * 200)
+    start = time.perf_counter()
+    assert workload_size(parse_query_class("marginals:3", domain, closed=False)) == 1_313_400 * 8
+    assert time.perf_counter() - start < 1.0  # listing the 1.3M attribute sets took minutes
