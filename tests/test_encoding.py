@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from synthdp.datasets import adult_raw_schema, data_dir, load_adult_raw, load_coded
-from synthdp.core.encoding import Encoder
+from synthdp.core.encoding import Encoder, category_counts
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, PrivacyWarning, Schema
 
@@ -40,8 +40,9 @@ def frame() -> pd.DataFrame:
 def encoder(frame) -> Encoder:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        schema = Schema.from_dataframe(frame, categorical=["kids", "rating"],
-                                       bounds={"age": (17, 90), "weight": (40, 100)}, bins={"age": 8, "weight": 6})
+        schema = Schema.from_dataframe(frame, categorical=["kids", "rating"], unsafe_public_categories=True,
+                                       bounds={"age": (17, 90), "weight": (40, 100)}, bins={"age": 8, "weight": 6},
+                                       dtypes={"weight": "float64", "kind": "category"})
     return Encoder(schema)
 
 
@@ -155,3 +156,42 @@ def test_raw_adult_round_trip(shared_data):
             is_last = codes[:, j] == attr.bins - 1
             for values in (raw[attr.name].to_numpy(), decoded[attr.name].to_numpy()):
                 assert ((lo <= values) & ((values < hi) | (is_last & (values <= hi)))).all(), attr.name
+
+
+def test_learned_domain_encodes_unreleased_values_as_missing():
+    """Section 9: a value partition selection did not release becomes the missing value, never an error."""
+    frame = pd.DataFrame({"city": ["Oslo", "Rome", "Paris", None, "?"], "n": [1, 2, 1, 3, 1]})
+    schema = Schema.from_dataframe(frame, categorical=["n"], missing_values=["?"]).with_learned(
+        {"city": ["Oslo", "Rome"], "n": ["1"]})
+    codes = Encoder(schema).encode(frame)
+    assert codes.tolist() == [[0, 0], [1, 1], [2, 0], [2, 1], [2, 0]]
+    decoded = Encoder(schema).decode(codes)
+    assert decoded["city"].tolist()[:2] == ["Oslo", "Rome"] and decoded["city"].isna().tolist()[2:] == [True] * 3
+    assert str(decoded["n"].dtype) == "Int64" and decoded["n"].tolist()[0] == 1
+    public = Schema((Attribute("city", "categorical", categories=("Oslo", "Rome"), missing=True),))
+    with pytest.raises(SchemaError, match="'Paris' in row 2, column 'city' is outside its declared domain"):
+        Encoder(public).encode(frame[["city"]])
+
+
+def test_category_counts_use_the_encoder_labels():
+    series = pd.Series([1.0, 2.0, np.nan, 1.0, 2.5, None], dtype=object)
+    assert category_counts(series) == {"1": 2, "2": 1, "2.5": 1}
+    assert category_counts(pd.Series(["a", "?", "a", "b"]), ("?",)) == {"a": 2, "b": 1}
+    assert category_counts(pd.Series([1, 1.0, "1"], dtype=object)) == {"1": 3}
+
+
+def test_neighbouring_tables_with_a_missing_entry_decode_identically():
+    """Issue 16 leak 1: one missing entry turns pandas' int64 into float64; the output must not notice."""
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(17, 91, 300), "kids": rng.integers(0, 4, 300)})
+    neighbour = pd.concat([table, pd.DataFrame({"age": [np.nan], "kids": [np.nan]})], ignore_index=True)
+    assert table["age"].dtype == np.int64 and neighbour["age"].dtype == np.float64
+    options = dict(bounds={"age": (17, 90)}, categories={"kids": [0, 1, 2, 3]}, nullable=["age", "kids"])
+    schemas = [Schema.from_dataframe(d, **options) for d in (table, neighbour)]
+    assert schemas[0] == schemas[1]
+    codes = Encoder(schemas[0]).encode(table)
+    for numeric in ("label", "uniform"):
+        out = [Encoder(s).decode(codes, numeric=numeric, rng=np.random.default_rng(1)) for s in schemas]
+        pd.testing.assert_frame_equal(out[0], out[1])
+        assert out[0].to_csv(index=False) == out[1].to_csv(index=False)
+    assert str(out[0]["age"].dtype) == "Int64" and str(out[0]["kids"].dtype) == "Int64"

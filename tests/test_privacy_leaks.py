@@ -59,3 +59,36 @@ def test_add_remove_delta_check_does_not_reveal_n(demo):
     res = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=big, schema=schema, random_state=0,
                                      rounds=2, samples_per_round=3, progress=False, query_player="exponential")
     assert res.report.delta_spent <= big
+
+
+def _neighbouring_tables() -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """D (300 rows, integer columns) and D plus one record whose entries are all missing."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(17, 91, 300), "kids": rng.integers(0, 4, 300),
+                          "city": rng.choice(["Oslo", "Rome"], 300)})
+    neighbour = pd.concat([table, pd.DataFrame({"age": [np.nan], "kids": [np.nan], "city": [None]})],
+                          ignore_index=True)
+    assert str(table["kids"].dtype) == "int64" and str(neighbour["kids"].dtype) == "float64"
+    return table, neighbour
+
+
+def test_output_types_do_not_depend_on_a_missing_entry():
+    """Issue 16 leak 1: D and D plus one record with missing entries, same seed, public schema options: every
+    released field is the same (values, dtypes, CSV text, the release report). Before the fix the output type
+    came from pandas' dtype of the private column (``2`` against ``2.0``)."""
+    import pandas as pd
+
+    import synthdp
+
+    options = dict(bounds={"age": (17, 90)}, categories={"kids": [0, 1, 2, 3], "city": ["Oslo", "Rome"]},
+                   nullable=["age", "kids", "city"], epsilon=1.0, delta=1e-6, random_state=3, rounds=4,
+                   samples_per_round=5, progress=False, query_player="exponential")
+    for numeric in ("label", "uniform"):
+        first, second = (synthdp.generate_synthetic(d, "marginals:2", numeric=numeric, **options)
+                         for d in _neighbouring_tables())
+        pd.testing.assert_frame_equal(first.data, second.data)
+        assert first.data.to_csv(index=False) == second.data.to_csv(index=False)
+        assert first.report.to_dict() == second.report.to_dict()
+        assert str(first.data["kids"].dtype) == "Int64"

@@ -1,4 +1,4 @@
-"""Schema construction, its errors and privacy warning, and (de)serialisation."""
+"""Schema construction, its errors and privacy warning, public output types, learned domains, (de)serialisation."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import MISSING_LABEL, Attribute, PrivacyWarning, Schema
+from synthdp.core.schema import (MISSING_LABEL, Attribute, PrivacyWarning, Schema, labels_dtype, public_dtype,
+                                 values_dtype)
 
 
 @pytest.fixture
@@ -24,14 +26,15 @@ def frame() -> pd.DataFrame:
 
 
 def build(df: pd.DataFrame, **options) -> Schema:
-    """``Schema.from_dataframe`` failing on any warning other than PrivacyWarning."""
+    """``Schema.from_dataframe`` reading categories off the data, failing on any warning but PrivacyWarning."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        return Schema.from_dataframe(df, **options)
+        return Schema.from_dataframe(df, unsafe_public_categories=True, **options)
 
 
 def test_from_dataframe_kinds_sizes_and_labels(frame):
     schema = build(frame, bounds={"age": (17, 90), "score": (0, 2)}, bins={"age": 8}, nullable=["score"])
+    assert schema.read_off == ("city", "member") and schema.to_learn == ()
     assert schema.names == ("city", "member", "age", "score")
     assert [a.kind for a in schema.attributes] == ["categorical", "categorical", "numeric", "numeric"]
     assert schema["city"].labels == ("Oslo", "Rome", MISSING_LABEL)
@@ -44,10 +47,26 @@ def test_from_dataframe_kinds_sizes_and_labels(frame):
 
 def test_privacy_warning_once_naming_columns_read_off_data(frame):
     with pytest.warns(PrivacyWarning) as record:
-        Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)})
+        Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)}, unsafe_public_categories=True)
     assert len(record) == 1
     message = str(record[0].message)
-    assert "['city', 'member']" in message and "categories=" in message
+    assert message.startswith("NOT DIFFERENTIALLY PRIVATE") and "['city', 'member']" in message
+    assert "categories=" in message and "partition selection" in message
+
+
+def test_default_leaves_categories_to_learn_and_reads_nothing(frame):
+    """Without public categories nothing is read off the data: the columns wait for partition selection."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        schema = Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)})
+        other = Schema.from_dataframe(frame.iloc[[0]], bounds={"age": (17, 90), "score": (0, 2)})
+    assert schema.to_learn == ("city", "member") and schema.read_off == ()
+    assert all(schema[c].categories == () and schema[c].missing and schema[c].origin == "learn"
+               for c in schema.to_learn)
+    assert schema == other  # one row or four: the same schema
+    with pytest.raises(SchemaError, match=r"categories of columns \['city', 'member'\] are not known yet.*"
+                                          r"learn_domains.*unsafe_public_categories=True"):
+        Encoder(schema)
 
 
 def test_no_privacy_warning_when_categories_given(frame):
@@ -64,7 +83,7 @@ def test_missing_tokens_become_the_missing_category():
     df = pd.DataFrame({"job": ["a", "?", "b"], "n": [1, 2, 3]})
     schema = build(df, categorical=["n"], missing_values=["?"])
     assert schema["job"].labels == ("a", "b", MISSING_LABEL)
-    assert schema["n"].labels == ("1", "2", "3")
+    assert schema["n"].labels == ("1", "2", "3") and schema["n"].dtype == "int64"
     assert schema.missing_values == ("?",)
 
 
@@ -111,9 +130,14 @@ def test_too_many_categories_names_column_count_and_option():
         ({"bins": {"age": 3}}, "without bounds"),
         ({"bounds": {"age": (17, 90)}, "categorical": ["age"]}, "both bounds and categorical"),
         ({"bounds": {"age": (17, 90), "member": (0, 1)}}, "boolean"),
-        ({"bounds": {"age": (17, 18)}, "bins": {"age": 5}}, "without any integer; use fewer bins"),
+        ({"bounds": {"age": (17, 18)}, "bins": {"age": 5}, "dtypes": {"age": "int64"}},
+         "without any integer; use fewer bins"),
         ({"bounds": {"age": (17, 90)}, "categories": {"city": ["Oslo", None]}}, r"nullable=\['city'\]"),
-        ({"bounds": {"age": (17, 90)}, "categories": {"member": ["yes", "no"]}}, "cannot be read as a bool"),
+        ({"bounds": {"age": (17, 90)}, "categories": {"member": ["yes", "no"]}, "dtypes": {"member": "bool"}},
+         "cannot be read as a bool"),
+        ({"bounds": {"age": (17, 90)}, "dtypes": {"age": "bool"}}, "needs an integer or float dtype"),
+        ({"bounds": {"age": (17, 90)}, "dtypes": {"age": "int128"}}, "unknown dtype 'int128'"),
+        ({"bounds": {"age": (17, 90)}, "dtypes": {"nope": "int64"}}, r"dtypes names unknown column"),
     ],
 )
 def test_invalid_options(frame, options, match):
@@ -170,3 +194,70 @@ def test_from_domain_file(tmp_path):
     path.write_text(json.dumps({"age": 0}))
     with pytest.raises(SchemaError, match=r"sizes of \['age'\] are not positive integers"):
         Schema.from_domain_file(path)
+
+
+def test_output_dtypes_come_from_the_public_options_never_from_the_data(frame):
+    """Each column's output type is a function of its public description (issue 16, leak 1)."""
+    options = dict(bounds={"age": (17, 90), "score": (0, 2)}, categories={"city": ["Oslo", "Rome"], "member": [0, 1]},
+                   nullable=["city", "score"])
+    schema = Schema.from_dataframe(frame, **options)
+    assert {a.name: a.dtype for a in schema.attributes} == {
+        "city": None, "member": "int64", "age": "int64", "score": "float64"}
+    as_text = frame.astype(str)  # every pandas dtype changed, nothing public changed
+    assert Schema.from_dataframe(as_text, **options) == schema
+    given = Schema.from_dataframe(frame, **options, dtypes={"age": "float64", "city": "category"})
+    assert given["age"].dtype == "float64" and given["city"].dtype == "category"
+
+
+@pytest.mark.parametrize(("values", "dtype"), [
+    ([False, True], "bool"), ([1, 2, np.int8(3)], "int64"), ([1, 2.0], "int64"), ([1, 2.5], "float64"),
+    (["a", "b"], None), ([1, "b"], None), ([], None), ([1, float("nan")], None)])
+def test_values_dtype(values, dtype):
+    assert values_dtype(values) == dtype
+
+
+@pytest.mark.parametrize(("labels", "dtype"), [
+    (("False", "True"), "bool"), (("1", "20", "-3"), "int64"), (("1", "2.5"), "float64"), (("01", "2"), None),
+    (("1.0",), None), (("inf",), None), (("a", "1"), None), ((), None), (("True", "1"), None)])
+def test_labels_dtype_only_for_labels_that_read_back(labels, dtype):
+    assert labels_dtype(labels) == dtype
+
+
+@pytest.mark.parametrize(("bounds", "bins", "dtype"), [
+    ((0, 100), 10, "int64"), ((0, 100.5), 10, "float64"), ((0, 1), 10, "float64"), ((0, 9), 10, "int64"),
+    ((-5, 5), 3, "int64"), ((0.5, 10), 2, "float64")])
+def test_public_dtype_of_bounded_columns(bounds, bins, dtype):
+    assert public_dtype(bounds, bins) == dtype
+
+
+def test_with_learned_fixes_the_domains_in_a_data_independent_order(frame):
+    schema = Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)}, dtypes={"member": "bool"})
+    learned = schema.with_learned({"city": {"Rome", "Oslo", "10", "9"}, "member": ["True"]})
+    assert learned["city"].categories == ("9", "10", "Oslo", "Rome") and learned["city"].dtype is None
+    assert learned["member"].categories == ("True",) and learned["member"].dtype == "bool"
+    assert all(learned[c].origin == "learned" and learned[c].missing for c in ("city", "member"))
+    assert learned["age"] == schema["age"] and learned.to_learn == ()
+    assert schema.with_learned({"city": [], "member": []})["city"].labels == (MISSING_LABEL,)
+    assert Schema.from_json(learned.to_json()) == learned
+    with pytest.raises(SchemaError, match=r"exactly the columns to learn \['city', 'member'\]; got \['city'\]"):
+        schema.with_learned({"city": ["Oslo"]})
+    with pytest.raises(SchemaError, match="cannot be read as a bool"):  # member's public dtype is bool
+        schema.with_learned({"city": [], "member": ["x"]})
+
+
+def test_a_schema_file_can_ask_for_a_domain_to_be_learned():
+    data = {"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "city", "kind": "categorical", "origin": "learn"},
+        {"name": "n", "kind": "categorical", "origin": "learn", "dtype": "int64"},
+        {"name": "x", "kind": "categorical", "categories": ["a"]}]}
+    schema = Schema.from_dict(data)
+    assert schema.to_learn == ("city", "n") and schema["city"].missing and schema["x"].origin == "public"
+    assert schema.with_learned({"city": ["b"], "n": ["3", "1"]})["n"].category_values == (1, 3)
+    with pytest.raises(SchemaError, match="origin must be one of"):
+        Attribute("c", "categorical", categories=("a",), origin="guessed")
+    with pytest.raises(SchemaError, match="still to be learned and cannot list categories"):
+        Attribute("c", "categorical", categories=("a",), origin="learn")
+    with pytest.raises(SchemaError, match="cannot have categories, be coded or be learned"):
+        Attribute("c", "numeric", bounds=(0, 1), origin="learn")
+    with pytest.raises(SchemaError, match="needs the missing value"):
+        Attribute("c", "categorical", categories=("a",), origin="learned")

@@ -7,9 +7,17 @@ on the private data. Columns of the DataFrame that the schema does not list
 are ignored with a ``UserWarning`` (a schema may deliberately leave out, say,
 an ID column; ignoring columns uses less of the data, never more).
 
+A column whose domain was learned by partition selection (origin
+``"learned"``, docs/privacy.md §9) is the one exception: there every value
+that was not released is encoded as the column's missing value, the
+"other" of section 9, so nothing after encoding sees it.
+:func:`category_counts` gives partition selection its input, with the labels
+encoding uses.
+
 Decoding is post-processing of a (synthetic) code matrix: it restores the
-original column names, order and dtypes; numeric columns come back either as
-their bin label or as a value drawn uniformly inside the bin.
+column names and order, and gives each column the schema's public dtype;
+numeric columns come back either as their bin label or as a value drawn
+uniformly inside the bin.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, value_kind
 
-__all__ = ["Encoder"]
+__all__ = ["Encoder", "category_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +53,13 @@ class Encoder:
     def __init__(self, schema: Schema) -> None:
         if not isinstance(schema, Schema):
             raise InputError(f"Encoder needs a Schema, got {type(schema).__name__}")
+        if schema.to_learn:
+            raise SchemaError(
+                f"the categories of columns {list(schema.to_learn)} are not known yet; learn them privately "
+                f"(synthdp.mechanisms.partition.learn_domains), give them publicly (categories={{col: [...]}} or "
+                f"a schema file), or opt in to reading them off the data (unsafe_public_categories=True, "
+                f"not differentially private)"
+            )
         self.schema = schema
 
     @property
@@ -82,9 +97,10 @@ class Encoder:
     ) -> pd.DataFrame:
         """A DataFrame with the schema's columns, in order, from a code matrix.
 
-        Categorical columns get their original dtype back (bool, integer, float,
-        string, category; integer and bool columns that may be missing become
-        pandas' nullable ``Int64``/``boolean``); missing values become NaN/None/NA.
+        Every column gets the schema's public dtype (:attr:`Attribute.dtype`:
+        bool, integer, float, text or category; integer and bool columns that
+        may be missing become pandas' nullable ``Int64``/``boolean``); missing
+        values become NaN/None/NA.
         Numeric columns become their bin label (``numeric="label"``) or a value
         drawn uniformly inside the bin (``numeric="uniform"``, an integer for
         integer columns), which needs an explicit ``rng``. This randomness is
@@ -119,6 +135,8 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
         codes = np.where((codes < 0) | (codes >= attr.size), _UNKNOWN, codes)
     else:
         codes = _encode_categorical(attr, series, missing_values)
+    if attr.origin == "learned":  # values partition selection did not release: "other" (docs/privacy.md §9)
+        codes[codes == _UNKNOWN] = _MISSING
     unknown = codes == _UNKNOWN
     if unknown.any():
         row = _first(unknown)
@@ -140,15 +158,40 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
     return codes
 
 
+def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...]) -> tuple[np.ndarray, list[str | None]]:
+    """Each row's index into the distinct values, and each distinct value's label (``None``: missing).
+
+    The last index, ``-1``, is pandas' missing-value sentinel.
+    """
+    positions, uniques = pd.factorize(series, use_na_sentinel=True)
+    labels = [category_label(value) for value in uniques]
+    return positions, [None if label in missing_values else label for label in labels]
+
+
 def _encode_categorical(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
     """Codes via the labels of the distinct values (one dict lookup per distinct value)."""
-    positions, uniques = pd.factorize(series, use_na_sentinel=True)
-    lookup = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
-    for k, value in enumerate(uniques):
-        label = category_label(value)
-        if label not in missing_values:
+    positions, labels = _distinct_labels(series, missing_values)
+    lookup = np.full(len(labels) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
+    for k, label in enumerate(labels):
+        if label is not None:
             lookup[k] = attr.code_of.get(label, _UNKNOWN)
     return lookup[positions]
+
+
+def category_counts(series: pd.Series, missing_values: tuple[str, ...] = ()) -> dict[str, int]:
+    """How many rows hold each label (:func:`category_label`) of ``series``; missing entries are left out.
+
+    The input of partition selection (docs/privacy.md §9): the labels are
+    exactly those :class:`Encoder` matches against categories, so a released
+    label encodes its rows and every other row becomes missing.
+    """
+    positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values))
+    per_value = np.bincount(positions[positions >= 0], minlength=len(labels))
+    counts: dict[str, int] = {}
+    for label, count in zip(labels, per_value.tolist()):
+        if label is not None:
+            counts[label] = counts.get(label, 0) + count
+    return counts
 
 
 def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray | None:

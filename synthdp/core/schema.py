@@ -12,11 +12,18 @@ optionally with one extra ``"<missing>"`` value. The schema maps to a
 :class:`synthdp.core.domain.Domain` (integer codes ``0..size-1`` per attribute);
 :class:`synthdp.core.encoding.Encoder` turns DataFrames into codes and back.
 
-:meth:`Schema.from_dataframe` builds a schema from a DataFrame. Numeric
-bounds are never read off the data (the minimum and maximum of a column are
-individual records' values). Category sets *can* be read off the data for
-convenience, but that reveals which values occur, so it emits a
-:class:`PrivacyWarning` explaining how to make the domain public.
+:meth:`Schema.from_dataframe` builds a schema from a DataFrame without
+reading anything off its values. Numeric bounds are never read off the data
+(the minimum and maximum of a column are individual records' values), and
+neither is any output type: a pandas dtype is a function of the values (an
+integer column with one missing entry becomes ``float64``), so the type a
+column is written back with comes from the public schema (:func:`public_dtype`).
+A categorical column without public categories gets the origin ``"learn"``:
+its domain is to be learned privately by partition selection
+(docs/privacy.md §9, :mod:`synthdp.mechanisms.partition`), after which
+:meth:`Schema.with_learned` fixes it. Reading categories off the data is an
+explicit opt-in (``unsafe_public_categories=True``) that voids the
+differential-privacy guarantee and says so with a :class:`PrivacyWarning`.
 """
 
 from __future__ import annotations
@@ -42,12 +49,17 @@ from synthdp.core.errors import InputError, SchemaError
 __all__ = [
     "DEFAULT_BINS",
     "MISSING_LABEL",
+    "ORIGINS",
     "Attribute",
     "PrivacyWarning",
     "Schema",
     "category_label",
+    "label_order",
+    "labels_dtype",
+    "public_dtype",
     "read_json",
     "value_kind",
+    "values_dtype",
 ]
 
 logger = logging.getLogger(__name__)
@@ -61,6 +73,11 @@ SCHEMA_VERSION = 1
 
 Kind = Literal["categorical", "numeric"]
 _KINDS = ("categorical", "numeric")
+#: Where a categorical domain comes from: given publicly; still to be learned by partition selection
+#: (docs/privacy.md §9); learned that way (values outside it are encoded as missing); or read off the
+#: private data (the unsafe opt-in, not differentially private).
+Origin = Literal["public", "learn", "learned", "read-off"]
+ORIGINS = ("public", "learn", "learned", "read-off")
 
 
 class PrivacyWarning(UserWarning):
@@ -118,6 +135,73 @@ def _parse_label(label: str, kind: str) -> Any:
     return label
 
 
+def values_dtype(values: Sequence[Any]) -> str | None:
+    """Output dtype of a column whose public categories are the Python ``values`` the user gave.
+
+    All booleans: ``"bool"``; all integers: ``"int64"``; all real numbers
+    with a non-integer among them: ``"float64"``; anything else (strings,
+    mixtures, no values): ``None`` (text). It reads the user's list only.
+    """
+    kinds = set()
+    for value in values:
+        if isinstance(value, (bool, np.bool_)):
+            kinds.add("bool")
+        elif isinstance(value, (int, np.integer)):
+            kinds.add("int")
+        elif isinstance(value, (float, np.floating)) and math.isfinite(value):
+            kinds.add("int" if float(value).is_integer() else "float")
+        else:
+            return None
+    if kinds == {"bool"}:
+        return "bool"
+    if kinds == {"int"}:
+        return "int64"
+    if kinds and kinds <= {"int", "float"}:
+        return "float64"
+    return None
+
+
+def labels_dtype(labels: Sequence[str]) -> str | None:
+    """Output dtype of a column whose categories are the label strings ``labels``.
+
+    Used for domains that are released (learned by partition selection) or
+    read from a schema file: the type is a function of the released labels
+    only (post-processing). A label counts as a number only when it is the
+    canonical :func:`category_label` of that number, so that decoding and
+    re-encoding give the same label back (``"01"`` stays text).
+    """
+    if labels and all(label in ("True", "False") for label in labels):
+        return "bool"
+    kinds = set()
+    for label in labels:
+        try:
+            number = float(label)
+        except ValueError:
+            return None
+        if not math.isfinite(number) or category_label(number) != label:
+            return None
+        kinds.add("int" if number.is_integer() else "float")
+    if kinds == {"int"}:
+        return "int64"
+    return "float64" if kinds else None
+
+
+def public_dtype(bounds: tuple[float, float], bins: int) -> str:
+    """Output dtype of a numeric column: integers when both bounds are and every bin holds one, else floats.
+
+    A function of the public bounds and bin count only (never of the
+    column's pandas dtype, which depends on the values).
+    """
+    lo, hi = bounds
+    if float(lo).is_integer() and float(hi).is_integer():
+        edges = np.linspace(lo, hi, bins + 1)
+        first, last = np.ceil(edges[:-1]), np.ceil(edges[1:]) - 1
+        last[-1] = np.floor(edges[-1])
+        if (first <= last).all():
+            return "int64"
+    return "float64"
+
+
 def _format_edges(edges: np.ndarray) -> list[str]:
     """Fixed-point texts of bin edges with the fewest decimals that keep them distinct."""
     for decimals in range(16):
@@ -143,10 +227,17 @@ class Attribute:
     missing : whether an extra ``"<missing>"`` value (the last code) exists.
     clip : numeric only; clamp values outside ``bounds`` into them instead of
         raising. Clamping is a fixed, data-independent map, so it keeps privacy.
-    dtype : pandas dtype name of the original column, used to give decoded
-        columns their original type (``None``: strings / floats).
+    dtype : pandas dtype name that decoded columns get (``None``: text for
+        categories, floats for numeric values). Public: given by the user or
+        derived from the public categories or bounds, never from the data.
     coded : categorical only; values are already the integer codes
         ``0..len(categories)-1`` (private-pgm style), labels ``"0", "1", ...``.
+    origin : categorical only; where the categories come from (:data:`ORIGINS`):
+        ``"public"``, ``"learn"`` (to be learned by partition selection;
+        such an attribute cannot encode data yet), ``"learned"`` (released by
+        partition selection; any other value is encoded as the missing value,
+        docs/privacy.md §9) or ``"read-off"`` (read off the private data: not
+        differentially private).
     """
 
     name: str
@@ -158,6 +249,7 @@ class Attribute:
     clip: bool = False
     dtype: str | None = None
     coded: bool = False
+    origin: Origin = "public"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -165,7 +257,10 @@ class Attribute:
         if self.kind not in _KINDS:
             raise SchemaError(f"attribute {self.name!r}: kind must be one of {_KINDS}, got {self.kind!r}")
         object.__setattr__(self, "categories", tuple(category_label(c) for c in self.categories))
-        object.__setattr__(self, "missing", bool(self.missing))
+        if self.origin not in ORIGINS:
+            raise SchemaError(f"attribute {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
+        # A domain still to be learned always has the missing value: it holds every unreleased value (§9).
+        object.__setattr__(self, "missing", bool(self.missing) or self.origin == "learn")
         if self.kind == "categorical":
             self._check_categorical()
         else:
@@ -179,6 +274,11 @@ class Attribute:
             raise SchemaError(f"categorical attribute {self.name!r} cannot have bounds, bins or clip")
         if not self.categories and not self.missing:
             raise SchemaError(f"categorical attribute {self.name!r} needs at least one category")
+        if self.origin == "learned" and not self.missing:
+            raise SchemaError(f"attribute {self.name!r} has a learned domain and needs the missing value, which "
+                              "stands for every value partition selection did not release (docs/privacy.md §9)")
+        if self.origin == "learn" and self.categories:
+            raise SchemaError(f"attribute {self.name!r} is still to be learned and cannot list categories")
         if self.coded and self.categories != tuple(map(str, range(len(self.categories)))):
             raise SchemaError(f"coded attribute {self.name!r} must have categories '0'..'{len(self.categories) - 1}'")
         kind = value_kind(self.dtype)
@@ -192,8 +292,8 @@ class Attribute:
                 ) from None
 
     def _check_numeric(self) -> None:
-        if self.categories or self.coded:
-            raise SchemaError(f"numeric attribute {self.name!r} cannot have categories or be coded")
+        if self.categories or self.coded or self.origin != "public":
+            raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be learned")
         if self.bounds is None or len(self.bounds) != 2:
             raise SchemaError(f"numeric attribute {self.name!r} needs public bounds (lo, hi)")
         try:
@@ -207,13 +307,15 @@ class Attribute:
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
             raise SchemaError(f"bins of {self.name!r} must be a positive integer, got {self.bins!r}")
         object.__setattr__(self, "bins", int(bins))
+        if self.dtype is not None and value_kind(self.dtype) not in ("int", "float"):
+            raise SchemaError(f"numeric attribute {self.name!r} needs an integer or float dtype, got {self.dtype!r}")
         if value_kind(self.dtype) == "int":
             first, last = self.integer_ranges
             empty = np.flatnonzero(first > last)
             if empty.size:
                 raise SchemaError(
-                    f"column {self.name!r} holds integers, but {self.bins} equal-width bins over "
-                    f"[{lo:g}, {hi:g}] leave {empty.size} bin(s) without any integer; use fewer bins"
+                    f"column {self.name!r} has integer dtype {self.dtype}, but {self.bins} equal-width bins over "
+                    f"[{lo:g}, {hi:g}] leave {empty.size} bin(s) without any integer; use fewer bins or a float dtype"
                 )
 
     @property
@@ -269,6 +371,8 @@ class Attribute:
             out["categories"] = list(self.categories)
             if self.coded:
                 out["coded"] = True
+            if self.origin != "public":
+                out["origin"] = self.origin
         else:
             out.update(bounds=list(self.bounds), bins=self.bins, clip=self.clip)
         out.update(missing=self.missing, dtype=self.dtype)
@@ -326,6 +430,23 @@ def _observed_categories(
     return tuple(present), has_missing
 
 
+def _numeric_dtype(column: str, bounds: tuple[float, float], bins: int) -> str:
+    """:func:`public_dtype` of a bounded column, with bound/bin errors left to :class:`Attribute`."""
+    try:
+        return public_dtype((float(bounds[0]), float(bounds[1])), int(bins))
+    except (TypeError, ValueError, IndexError):
+        return "float64"
+
+
+def label_order(label: str) -> tuple:
+    """A fixed total order on labels: numbers (canonical labels) by value, then text."""
+    try:
+        number = float(label)
+    except ValueError:
+        return (1, 0.0, label)
+    return (0, number, label) if math.isfinite(number) and category_label(number) == label else (1, 0.0, label)
+
+
 @dataclass(frozen=True)
 class Schema:
     """The public description of a table: its attributes, in column order.
@@ -367,6 +488,44 @@ class Schema:
         """Names, sizes and value labels of the encoded table."""
         return Domain(self.names, tuple(a.size for a in self.attributes), tuple(a.labels for a in self.attributes))
 
+    @property
+    def to_learn(self) -> tuple[str, ...]:
+        """Columns whose categories are still to be learned by partition selection (docs/privacy.md §9)."""
+        return tuple(a.name for a in self.attributes if a.origin == "learn")
+
+    @property
+    def read_off(self) -> tuple[str, ...]:
+        """Columns whose categories were read off the private data (the unsafe opt-in)."""
+        return tuple(a.name for a in self.attributes if a.origin == "read-off")
+
+    def with_learned(self, released: Mapping[str, Iterable[str]]) -> "Schema":
+        """This schema with the domains of the columns :attr:`to_learn` fixed to the ``released`` labels.
+
+        ``released`` maps every column still to be learned to the set of
+        labels partition selection released for it (docs/privacy.md §9). The
+        labels are put in a fixed order that depends on the labels alone
+        (numbers by value, then text), so the schema is a function of the
+        released sets only. Every other value of these columns -- including
+        values partition selection did not release -- is encoded as the
+        column's missing value before any later step. A column whose dtype
+        was not given publicly gets one from the released labels
+        (:func:`labels_dtype`, post-processing).
+        """
+        pending = set(self.to_learn)
+        given = set(released)
+        if given != pending:
+            raise SchemaError(f"with_learned needs released categories for exactly the columns to learn "
+                              f"{sorted(pending)}; got {sorted(given)}")
+        attributes = []
+        for attr in self.attributes:
+            if attr.origin == "learn":
+                labels = tuple(sorted({str(label) for label in released[attr.name]}, key=label_order))
+                attr = Attribute(attr.name, "categorical", categories=labels, missing=True,
+                                 dtype=attr.dtype if attr.dtype is not None else labels_dtype(labels),
+                                 origin="learned")
+            attributes.append(attr)
+        return Schema(tuple(attributes), self.missing_values)
+
     @classmethod
     def from_dataframe(
         cls,
@@ -377,17 +536,22 @@ class Schema:
         bins: Mapping[str, int] | None = None,
         categories: Mapping[str, Sequence[Any]] | None = None,
         nullable: Iterable[str] | None = None,
+        dtypes: Mapping[str, str] | None = None,
         missing_values: Sequence[str] = (),
         clip: bool = False,
         max_categories: int = 100,
+        unsafe_public_categories: bool = False,
     ) -> "Schema":
         """Build a schema for the columns of ``df``.
 
+        Nothing is read off the values of ``df`` unless
+        ``unsafe_public_categories`` is set: a column's kind follows the
+        options (and, for columns they do not mention, whether pandas holds
+        it as numbers); its domain and output type follow the public options.
+
         Parameters
         ----------
-        df : the table; only column dtypes are used, except for categorical
-            columns without given ``categories``, whose categories are read off
-            the data (one :class:`PrivacyWarning` names them).
+        df : the table.
         categorical : columns to treat as categorical even if numeric (e.g. a
             small integer code).
         bounds : public ``(lo, hi)`` of numeric columns, which are binned.
@@ -396,11 +560,22 @@ class Schema:
         categories : public category lists; these columns are categorical and
             their values are not read off the data.
         nullable : columns with public categories or bounds that get a
-            ``"<missing>"`` value. (A column whose categories are read off the
-            data gets one when the data hold a missing value.)
+            ``"<missing>"`` value.
+        dtypes : public output dtype per column (pandas names such as
+            ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``).
+            Default: from the public categories (:func:`values_dtype`), the
+            bounds (:func:`public_dtype`), or the learned labels
+            (:func:`labels_dtype`) -- never from the column's pandas dtype.
         missing_values : extra tokens meaning "missing" (e.g. ``["?"]``).
         clip : clamp out-of-bounds numeric values instead of raising at encoding.
-        max_categories : largest number of categories read off the data.
+        max_categories : largest number of categories read off the data
+            (``unsafe_public_categories`` only).
+        unsafe_public_categories : read the categories of categorical columns
+            without public ones off the data. This publishes which values
+            occur (an ID, a rare name) and is **not** differentially private;
+            a :class:`PrivacyWarning` says so. Default: such columns get the
+            origin ``"learn"`` and their domains are learned privately by
+            partition selection (docs/privacy.md §9).
         """
         if not isinstance(df, pd.DataFrame):
             raise SchemaError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -411,9 +586,10 @@ class Schema:
             raise SchemaError(f"duplicate column names {sorted({c for c in columns if columns.count(c) > 1})}")
         categorical = set(categorical or ())
         bounds, bins, categories = dict(bounds or {}), dict(bins or {}), dict(categories or {})
+        dtypes = dict(dtypes or {})
         nullable, missing_values = set(nullable or ()), tuple(str(t) for t in missing_values)
         for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins),
-                             ("categories", categories), ("nullable", nullable)]:
+                             ("categories", categories), ("nullable", nullable), ("dtypes", dtypes)]:
             _check_known(option, sorted(keys), columns)
         for option, keys in [("categorical", categorical), ("categories", categories)]:
             clash = sorted(set(keys) & set(bounds))
@@ -424,28 +600,35 @@ class Schema:
         unbinned = sorted(set(bins) - set(bounds))
         if unbinned:
             raise SchemaError(f"bins given for {unbinned} without bounds; pass bounds={{col: (lo, hi)}} too")
+        for col, dtype in dtypes.items():
+            value_kind(dtype)  # a clear error for an unknown dtype name
 
         attributes, read_off, unbounded = [], [], []
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
-            dtype = str(series.dtype)
             if col in bounds:
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")
-                if not _is_number_dtype(series.dtype):
-                    dtype = "float64"
-                attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bins.get(col),
-                                            missing=col in nullable, clip=clip, dtype=dtype))
+                bin_count = bins.get(col, DEFAULT_BINS)
+                attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bin_count,
+                                            missing=col in nullable, clip=clip,
+                                            dtype=dtypes.get(col) or _numeric_dtype(col, bounds[col], bin_count)))
             elif col in categories:
                 if any(pd.isna(c) for c in categories[col]):
                     raise SchemaError(f"categories of {col!r} contain a missing value; list only real "
                                       f"categories and declare the missing value with nullable=[{col!r}]")
-                attributes.append(Attribute(col, "categorical", categories=tuple(categories[col]),
-                                            missing=col in nullable, dtype=dtype))
+                values = tuple(categories[col])
+                attributes.append(Attribute(col, "categorical", categories=values, missing=col in nullable,
+                                            dtype=dtypes.get(col) or values_dtype(values)))
             elif col in categorical or not _is_number_dtype(series.dtype):
-                labels, has_missing = _observed_categories(series.rename(col), missing_values, max_categories)
-                attributes.append(Attribute(col, "categorical", categories=labels,
-                                            missing=has_missing or col in nullable, dtype=dtype))
-                read_off.append(col)
+                if unsafe_public_categories:
+                    labels, has_missing = _observed_categories(series.rename(col), missing_values, max_categories)
+                    attributes.append(Attribute(col, "categorical", categories=labels,
+                                                missing=has_missing or col in nullable,
+                                                dtype=dtypes.get(col) or labels_dtype(labels), origin="read-off"))
+                    read_off.append(col)
+                else:
+                    attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
+                                                origin="learn"))
             else:
                 unbounded.append(col)
         if unbounded:
@@ -457,14 +640,15 @@ class Schema:
             )
         if read_off:
             warnings.warn(
-                f"the categories of columns {read_off} were read off the private data, which reveals which "
-                f"values occur and is not covered by differential privacy. To make the domain public, pass "
-                f"categories={{{read_off[0]!r}: [...], ...}} (or load a schema file with Schema.load).",
+                f"NOT DIFFERENTIALLY PRIVATE: the categories of columns {read_off} were read off the private data "
+                f"(unsafe_public_categories), which publishes every value that occurs, even one held by a single "
+                f"record. Give public categories (categories={{{read_off[0]!r}: [...], ...}} or a schema file), "
+                f"or leave them out to learn the domains privately by partition selection.",
                 PrivacyWarning,
                 stacklevel=2,
             )
         schema = cls(tuple(attributes), missing_values)
-        logger.debug("schema from DataFrame: %s", dict(zip(schema.names, schema.domain.sizes)))
+        logger.debug("schema from DataFrame: %d columns, to learn: %s", len(schema), list(schema.to_learn))
         return schema
 
     @classmethod

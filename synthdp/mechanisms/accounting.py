@@ -182,6 +182,8 @@ class PrivacyEvent:
     relation: str
     note: str = ""
     clip: Fraction = Fraction(0)
+    #: Composed by basic composition ahead of every later spend (e.g. partition selection, docs/privacy.md §9).
+    ahead: bool = False
 
     @property
     def clip_delta(self) -> Fraction | None:
@@ -195,7 +197,7 @@ class PrivacyEvent:
 
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "epsilon": str(self.epsilon), "delta": str(self.delta),
-                "clip": float(self.clip), "relation": self.relation, "note": self.note}
+                "clip": float(self.clip), "relation": self.relation, "note": self.note, "ahead": self.ahead}
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,12 @@ class Ledger:
     ``P[M(D) in E] <= P[M_ideal(D) in E] + kappa
     <= e^eps (P[M(D') in E] + kappa) + delta + kappa``: the real one is
     ``(eps, delta + (1 + e^eps) kappa)``-DP (Corollary 2.4 for a whole run).
+
+    *Spends ahead.*  A spend recorded with ``ahead=True`` (allowed only before
+    every other spend) is an ``(eps, delta)``-DP mechanism that runs first;
+    the later spends are composed among themselves by the best route within
+    the budget left, and the two parts by basic composition (C2): an
+    ``(eps, delta)`` spend is never converted to zCDP (docs/privacy.md §9).
     """
 
     epsilon_budget: Fraction
@@ -286,6 +294,7 @@ class Ledger:
         self.epsilon_budget = as_epsilon(self.epsilon_budget, "epsilon_budget")
         self.delta_budget = as_delta(self.delta_budget, "delta_budget")
         self._totals = _Totals()
+        self._ahead = (Fraction(0), Fraction(0))
 
     @property
     def relation(self) -> str | None:
@@ -293,20 +302,26 @@ class Ledger:
         return self.events[0].relation if self.events else None
 
     def spend(self, mechanism: str, epsilon: Fraction, delta: Fraction, relation: str, note: str = "",
-              *, clip: float | Fraction = 0) -> PrivacyEvent:
+              *, clip: float | Fraction = 0, ahead: bool = False) -> PrivacyEvent:
         """Record a spend, or refuse it with :class:`PrivacyError` if the total would exceed the budget.
 
         Call it *before* drawing any noise: a refused spend releases nothing.
         ``clip`` bounds the probability of a data-independent event on which
         the mechanism departs from an ``(epsilon, delta)``-DP ideal one.
+        ``ahead`` composes the spend by basic composition ahead of all later
+        ones (see the class docstring); it must precede every other spend.
         """
         event = PrivacyEvent(mechanism, as_epsilon(epsilon), as_delta(delta), check_relation(relation), note,
-                             round_up(clip) if isinstance(clip, float) else Fraction(clip))
+                             round_up(clip) if isinstance(clip, float) else Fraction(clip), bool(ahead))
         if self.relation is not None and event.relation != self.relation:
             raise PrivacyError(f"cannot compose a {event.relation} spend ({mechanism}) with earlier "
                                f"{self.relation} spends: all spends of a ledger must use one relation")
-        totals = self._totals.add(event)
-        best = self._best(totals)
+        if event.ahead and (self._totals.count or event.clip):
+            raise PrivacyError(f"a spend composed ahead ({mechanism}) must come before every other spend and "
+                               "have no clip event")
+        totals = self._totals if event.ahead else self._totals.add(event)
+        ahead = (self._ahead[0] + event.epsilon, self._ahead[1] + event.delta) if event.ahead else self._ahead
+        best = self._best(totals, ahead)
         if best is None or best.epsilon > self.epsilon_budget:
             raise PrivacyError(
                 f"privacy budget exceeded: spending ({float(event.epsilon):.6g}, {float(event.delta):.3g}) on "
@@ -315,7 +330,7 @@ class Ledger:
                 "released" + (" (a mechanism with a representability cap needs delta > 0, Corollary 2.4)"
                               if self.delta_budget == 0 and event.clip > 0 else ""))
         self.events.append(event)
-        self._totals = totals
+        self._totals, self._ahead = totals, ahead
         log.info("ledger: %s spent (%s, %s) [%s] %s; total %s", mechanism, event.epsilon, event.delta,
                  event.relation, note, best)
         return event
@@ -324,15 +339,21 @@ class Ledger:
         """The tightest valid composed total of the recorded spends (rounded up)."""
         if not self.events:
             return Spent(Fraction(0), Fraction(0), "none")
-        best = self._best(self._totals)
+        best = self._best(self._totals, self._ahead)
         assert best is not None, "every recorded spend was checked to fit the budget"
         return best
 
-    def _best(self, totals: _Totals) -> Spent | None:
-        feasible = [s for s in self._candidates(totals) if s.delta <= self.delta_budget]
+    def _best(self, totals: _Totals, ahead: tuple[Fraction, Fraction]) -> Spent | None:
+        """The spends ahead plus the best route for the rest within the budget they leave (None: nothing fits)."""
+        if not totals.count:
+            return Spent(ahead[0], ahead[1], "basic") if ahead[1] <= self.delta_budget else None
+        epsilon_left, delta_left = self.epsilon_budget - ahead[0], self.delta_budget - ahead[1]
+        feasible = [Spent(ahead[0] + s.epsilon, ahead[1] + s.delta,
+                          s.method if ahead == (0, 0) else f"basic (ahead) + {s.method}")
+                    for s in self._candidates(totals, epsilon_left, delta_left) if s.delta <= delta_left]
         return min(feasible, key=lambda s: (s.epsilon, s.delta)) if feasible else None
 
-    def _candidates(self, totals: _Totals) -> list[Spent]:
+    def _candidates(self, totals: _Totals, epsilon_budget: Fraction, delta_budget: Fraction) -> list[Spent]:
         """Every route's total, with the clip correction ``(1 + e^eps) kappa`` added to delta.
 
         Basic composition (C2) is exact: ``(sum eps, sum delta)`` plus the
@@ -344,12 +365,12 @@ class Ledger:
         out = []
         if totals.clip_delta is not None:
             out.append(Spent(totals.epsilon, totals.delta + totals.clip_delta, "basic"))
-        ceiling = min(totals.epsilon, self.epsilon_budget)
+        ceiling = min(totals.epsilon, epsilon_budget)
         reserve = _clip_cost(ceiling, totals.clip)
         if reserve is None:
             return out
         for name, route in _ROUTES.items():
-            pair = route(totals, self.delta_budget - totals.delta - reserve)
+            pair = route(totals, delta_budget - totals.delta - reserve)
             if pair is not None and pair[0] <= ceiling:
                 out.append(Spent(pair[0], pair[1] + reserve, name))
         return out

@@ -1,0 +1,254 @@
+"""Private domain discovery: thresholded discrete-Laplace partition selection (docs/privacy.md §9).
+
+A category list read off the data is a release: a value held by one record
+(an ID, a rare surname) would appear in the output and point at its record.
+When a categorical column has no public categories, its domain is learned
+with algorithm PS of docs/privacy.md §9:
+
+* for every value ``v`` occurring in the column (count ``c_v >= 1``), draw
+  ``Z_v ~ DLap(eps_p)`` independently with the exact sampler
+  :func:`~synthdp.mechanisms.noise.discrete_laplace`;
+* release ``v`` iff ``c_v + Z_v >= tau``, where ``tau = 1 + k`` and ``k`` is
+  the least integer ``>= 1`` with ``t**k / (1 + t) <= delta_p``, ``t = e**-eps_p``;
+* release only the set of values (the schema orders it by the labels
+  alone), never counts or noise; every record whose value was not released
+  is encoded as the column's missing value before any later step
+  (:meth:`synthdp.core.schema.Schema.with_learned`).
+
+Theorem 9.1: this is ``(eps_p, delta_p)``-DP per column under add/remove and
+``(2 eps_p, 2 delta_p)``-DP under replace-one. Each column is charged to the
+ledger as a spend composed by basic composition *ahead of* the generator's
+own spends (an ``(eps, delta)`` event is never converted to zCDP).
+
+``k`` involves ``e**-eps_p``, which is irrational; :func:`threshold` finds it
+with rigorous rational bounds on the exponential (:func:`exp_bounds`), so
+the real ``t**k / (1 + t)`` never exceeds ``delta_p`` (when a bound cannot
+decide, the larger ``k``, the safer one, is taken).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+import pandas as pd
+
+from synthdp.core.encoding import category_counts
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema, label_order
+from synthdp.mechanisms.accounting import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
+from synthdp.mechanisms.noise import discrete_laplace
+from synthdp.mechanisms.randomness import PrivateRandom
+
+__all__ = [
+    "DOMAIN_DELTA_SHARE",
+    "DOMAIN_EPSILON_SHARE",
+    "DomainLearning",
+    "LearnedColumn",
+    "domain_budget",
+    "exp_bounds",
+    "learn_domains",
+    "select_categories",
+    "tail_bounds",
+    "threshold",
+]
+
+log = logging.getLogger(__name__)
+
+#: Public share of the user's epsilon spent on learning domains, split evenly over the columns to learn.
+DOMAIN_EPSILON_SHARE = Fraction(1, 10)
+#: Public share of the user's delta spent on learning domains (``delta_p = delta / (4 J)`` under add/remove).
+DOMAIN_DELTA_SHARE = Fraction(1, 4)
+#: Bits kept by the rational bounds of :func:`exp_bounds` (relative error about ``2**-200``).
+_PRECISION = 200
+_TAYLOR_TERMS = 40
+
+
+def _down(x: Fraction) -> Fraction:
+    return Fraction(math.floor(x * 2**_PRECISION), 2**_PRECISION)
+
+
+def _up(x: Fraction) -> Fraction:
+    return Fraction(math.ceil(x * 2**_PRECISION), 2**_PRECISION)
+
+
+def exp_bounds(x: Fraction) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo <= e**x <= hi`` for a rational ``x >= 0``, with relative gap about ``2**-190``.
+
+    Halve ``x`` ``r`` times down to ``y <= 1/2``. For ``y`` the Taylor sum
+    ``S`` of ``N`` terms is a lower bound (all terms are positive) and
+    ``S + 2 y**N / N!`` an upper bound (the tail is at most its first term
+    times ``1 / (1 - y/(N+1)) <= 2``). Squaring ``r`` times gives ``e**x``;
+    every rounding goes down for ``lo`` and up for ``hi``.
+    """
+    x = Fraction(x)
+    if x < 0:
+        raise ValueError(f"exp_bounds needs x >= 0, got {x}")
+    halvings = 0
+    while x / 2**halvings > Fraction(1, 2):
+        halvings += 1
+    y = x / 2**halvings
+    total, term = Fraction(0), Fraction(1)
+    for i in range(_TAYLOR_TERMS):
+        total += term
+        term = term * y / (i + 1)
+    lo, hi = _down(total), _up(total + 2 * term)
+    for _ in range(halvings):
+        lo, hi = _down(lo * lo), _up(hi * hi)
+    return lo, hi
+
+
+def tail_bounds(epsilon: Fraction, j: int) -> tuple[Fraction, Fraction]:
+    """Rational bounds on ``P[Z >= j] = t**j / (1 + t) = 1 / (e**(j eps) + e**((j-1) eps))``, ``Z ~ DLap(eps)``, ``j >= 1``.
+
+    docs/privacy.md §1.6 (F2).
+    """
+    if isinstance(j, bool) or not isinstance(j, int) or j < 1:
+        raise ValueError(f"tail_bounds needs an integer j >= 1, got {j!r}")
+    epsilon = Fraction(epsilon)
+    lo_j, hi_j = exp_bounds(j * epsilon)
+    lo_before, hi_before = exp_bounds((j - 1) * epsilon)
+    return 1 / (hi_j + hi_before), 1 / (lo_j + lo_before)
+
+
+def threshold(epsilon: Fraction, delta: Fraction) -> int:
+    """``tau = 1 + k``, ``k`` the least integer ``>= 1`` with ``t**k / (1 + t) <= delta``, ``t = e**-epsilon``.
+
+    The test uses the upper bound of :func:`tail_bounds`, so the true tail
+    at ``k`` is at most ``delta`` whatever the rounding; ``k`` is the least
+    integer that this certified test accepts (docs/privacy.md §9).
+    """
+    epsilon, delta = as_epsilon(epsilon, "epsilon_p"), as_delta(delta, "delta_p")
+    if delta <= 0:
+        raise InputError("partition selection needs delta_p > 0: a value held by one record must be released "
+                         "with probability at most delta_p, which is never 0")
+
+    def fits(k: int) -> bool:
+        return tail_bounds(epsilon, k)[1] <= delta
+
+    estimate = (math.log(1 / float(delta)) - math.log1p(math.exp(-float(epsilon)))) / float(epsilon)
+    k = max(1, math.ceil(estimate) - 1) if math.isfinite(estimate) else 1
+    while not fits(k):
+        k += 1
+    while k > 1 and fits(k - 1):
+        k -= 1
+    return 1 + k
+
+
+def select_categories(counts: Mapping[str, int], *, epsilon: Fraction, delta: Fraction, rng: PrivateRandom,
+                      ledger: Ledger, relation: str = ADD_REMOVE, column: str = "") -> tuple[str, ...]:
+    """Algorithm PS (docs/privacy.md §9) on one column: the released values, in :func:`label_order`.
+
+    ``counts`` maps each value's label to its count in the private data
+    (values with count 0 are ignored). ``(epsilon, delta)`` are the
+    mechanism's ``(eps_p, delta_p)``; the ledger is charged ``(eps_p, delta_p)``
+    under add/remove and ``(2 eps_p, 2 delta_p)`` under replace-one
+    (Theorem 9.1), before any noise is drawn. The noise of each value is
+    drawn in label order from ``rng``; callers pass a stream of its own
+    (:meth:`PrivateRandom.spawn`) so that nothing else depends on how many
+    values the column holds.
+    """
+    epsilon, delta = as_epsilon(epsilon, "epsilon_p"), as_delta(delta, "delta_p")
+    tau = threshold(epsilon, delta)
+    factor = 1 if check_relation(relation) == ADD_REMOVE else 2
+    ledger.spend("partition-selection", factor * epsilon, factor * delta, relation,
+                 f"column {column!r}, threshold {tau}".strip(), ahead=True)
+    released = []
+    for label in sorted(counts, key=label_order):
+        count = counts[label]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InputError(f"count of value {label!r} must be a non-negative integer, got {count!r}")
+        if count >= 1 and count + discrete_laplace(epsilon.numerator, epsilon.denominator, rng) >= tau:
+            released.append(label)
+    return tuple(released)
+
+
+def domain_budget(epsilon: Fraction, delta: Fraction | None, columns: int,
+                  relation: str = ADD_REMOVE) -> tuple[Fraction, Fraction]:
+    """The per-column ``(eps_p, delta_p)`` of PS from the user's total budget (public; docs/privacy.md §9).
+
+    The columns to learn share ``DOMAIN_EPSILON_SHARE`` of ``epsilon`` and
+    ``DOMAIN_DELTA_SHARE`` of ``delta`` evenly: under add/remove
+    ``eps_p = epsilon / (10 J)`` and ``delta_p = delta / (4 J)``; under
+    replace-one, where each column costs ``(2 eps_p, 2 delta_p)``, both are
+    halved so the charge is the same share. Pure DP (``delta`` None or 0)
+    cannot learn a domain and is refused with the remedy.
+    """
+    if delta is None or delta == 0:
+        raise InputError(
+            "learning a column's categories privately (partition selection, docs/privacy.md §9) needs delta > 0, "
+            "and pure DP was requested (delta=None). Give the categories publicly (categories={col: [...]}, "
+            "CLI --schema FILE) or pass a delta (e.g. 1e-9)")
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise InputError(f"columns must be a positive integer, got {columns!r}")
+    epsilon, delta = as_epsilon(epsilon), as_delta(delta)
+    split = columns * (1 if check_relation(relation) == ADD_REMOVE else 2)
+    return epsilon * DOMAIN_EPSILON_SHARE / split, delta * DOMAIN_DELTA_SHARE / split
+
+
+@dataclass(frozen=True)
+class LearnedColumn:
+    """What learning one column's domain cost and gave (all of it releasable)."""
+
+    column: str
+    epsilon: Fraction
+    delta: Fraction
+    threshold: int
+    released: int
+
+    def to_dict(self) -> dict:
+        return {"column": self.column, "epsilon": str(self.epsilon), "delta": str(self.delta),
+                "threshold": self.threshold, "released": self.released}
+
+
+@dataclass(frozen=True)
+class DomainLearning:
+    """The schema with learned domains, and per column what PS charged (docs/privacy.md §9)."""
+
+    schema: Schema
+    columns: tuple[LearnedColumn, ...]
+
+    @property
+    def epsilon(self) -> Fraction:
+        """Total epsilon charged (basic composition over the columns)."""
+        return sum((c.epsilon for c in self.columns), Fraction(0))
+
+    @property
+    def delta(self) -> Fraction:
+        """Total delta charged."""
+        return sum((c.delta for c in self.columns), Fraction(0))
+
+
+def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
+                  rng: PrivateRandom, ledger: Ledger, relation: str = ADD_REMOVE) -> DomainLearning:
+    """Learn the domain of every column of ``schema.to_learn`` by PS, charging ``ledger`` (docs/privacy.md §9).
+
+    ``(epsilon, delta)`` is the user's total budget; the public share
+    :func:`domain_budget` of it is spent here, one ledger spend per column,
+    composed ahead of whatever the ledger records next. Each column draws its
+    noise from its own child stream of ``rng``. Returns the schema with the
+    released domains (:meth:`Schema.with_learned`: unreleased values become
+    the missing value) and the cost per column.
+    """
+    columns = schema.to_learn
+    if not columns:
+        return DomainLearning(schema, ())
+    eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
+    factor = 1 if relation == ADD_REMOVE else 2
+    by_name = {str(c): c for c in df.columns}
+    absent = [c for c in columns if c not in by_name]
+    if absent:
+        raise InputError(f"columns {absent} to learn are missing from the data, which has {list(by_name)}")
+    tau = threshold(eps_p, delta_p)
+    released, learned = {}, []
+    for column in columns:
+        counts = category_counts(df[by_name[column]], schema.missing_values)
+        released[column] = select_categories(counts, epsilon=eps_p, delta=delta_p, rng=rng.spawn(), ledger=ledger,
+                                             relation=relation, column=column)
+        learned.append(LearnedColumn(column, factor * eps_p, factor * delta_p, tau, len(released[column])))
+    log.info("learned the domains of %d column(s) by partition selection at (eps_p, delta_p)=(%s, %s), "
+             "threshold %d", len(columns), eps_p, delta_p, tau)
+    return DomainLearning(schema.with_learned(released), tuple(learned))
