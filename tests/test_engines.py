@@ -7,6 +7,7 @@ many parts (small ``blocksize`` / ``part_rows``) so that every code path of the 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -186,8 +187,10 @@ def test_unparsable_value_names_file_and_column(cluster, tmp_path):
     bad["age"] = bad["age"].astype(str)
     bad.loc[120, "age"] = "12,5"
     write_parquet(bad, tmp_path / "bad.parquet")
-    with pytest.raises(SchemaError, match=r"column 'age': 1 value\(s\).*bad\.parquet.*'12,5'.*not a number"):
-        dask_engine(cluster).count(tmp_path, SCHEMA)
+    with pytest.raises(SchemaError, match=r"column 'age': 1 value\(s\).*bad\.parquet.*'12,5'.*not a number") as err:
+        dask_engine(cluster, batch_rows=50).count(tmp_path, SCHEMA)
+    first, row = re.search(r"count from row (\d+) of the file\): value '12,5' in row (\d+)", str(err.value)).groups()
+    assert int(first) + int(row) == 120  # the row of the file, told as batch start + row in the batch
 
 
 def test_part_with_a_missing_column_names_file_and_column(cluster, tmp_path):

@@ -76,13 +76,13 @@ class Part:
     end: int | None = None  # None: to the end of the file
     header: bool = False  # CSV: the part starts with the header line
 
-    def where(self) -> str:
-        """The part, for messages: file and where in it row numbers start."""
+    def where(self, offset: int = 0) -> str:
+        """The part, for messages: the file, and where row numbers start when they are ``offset`` rows in."""
         if self.format == "parquet":
-            return f"{self.path} (rows counted from row {self.first_row} of the file)"
+            return f"{self.path} (row numbers count from row {self.first_row + offset} of the file)"
         if self.start == 0:
-            return self.path
-        return f"{self.path} (rows counted from the line after byte {self.start})"
+            return self.path if offset == 0 else f"{self.path} (row numbers count from data row {offset})"
+        return f"{self.path} (row numbers count from data row {offset} after byte {self.start})"
 
 
 @dataclass
@@ -127,7 +127,7 @@ def _violations(attr: Attribute, series: pd.Series, missing_values: tuple[str, .
     return int(unknown.sum()) + (0 if attr.missing else int(missing.sum()))
 
 
-def _problems(schema: Schema, df: pd.DataFrame, part: Part) -> dict[str, _Problem]:
+def _problems(schema: Schema, df: pd.DataFrame, where: str) -> dict[str, _Problem]:
     """The columns of ``df`` that do not fit ``schema``, each with its first error message."""
     found = {}
     for attr in schema.attributes:
@@ -135,7 +135,7 @@ def _problems(schema: Schema, df: pd.DataFrame, part: Part) -> dict[str, _Proble
             Encoder(Schema((attr,), schema.missing_values)).encode(df[[attr.name]])
         except SchemaError as exc:
             count = max(_violations(attr, df[attr.name], schema.missing_values), 1)
-            found[attr.name] = _Problem(count, 1, f"{part.where()}: {exc}")
+            found[attr.name] = _Problem(count, 1, f"{where}: {exc}")
     return found
 
 
@@ -186,13 +186,17 @@ def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: in
     keys, counts, rows, problems = [], [], 0, {}
     try:
         for df in _frames(part, schema, options, batch_rows):
-            rows += len(df)
             try:
                 codes = encoder.encode(df)
-            except SchemaError:
-                for name, problem in _problems(schema, df, part).items():
+            except SchemaError as exc:
+                found = _problems(schema, df, part.where(rows))
+                if not found:  # never skip rows the per-column check could not place
+                    raise SchemaError(f"{part.where(rows)}: {exc}") from None
+                for name, problem in found.items():
                     _add_problem(problems, name, problem)
+                rows += len(df)
                 continue
+            rows += len(df)
             k, c = sum_by_key(pack(codes, sizes), None)
             keys.append(k)
             counts.append(c)
