@@ -194,12 +194,18 @@ def public_dtype(bounds: tuple[float, float], bins: int) -> str:
     """
     lo, hi = bounds
     if float(lo).is_integer() and float(hi).is_integer():
-        edges = np.linspace(lo, hi, bins + 1)
-        first, last = np.ceil(edges[:-1]), np.ceil(edges[1:]) - 1
-        last[-1] = np.floor(edges[-1])
+        first, last = _integer_ranges(np.linspace(lo, hi, bins + 1))
         if (first <= last).all():
             return "int64"
     return "float64"
+
+
+def _integer_ranges(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest integer of each bin ``[e_i, e_{i+1})``, the last one closed (``first > last``: none)."""
+    first = np.ceil(edges[:-1]).astype(np.int64)
+    last = np.ceil(edges[1:]).astype(np.int64) - 1
+    last[-1] = int(np.floor(edges[-1]))
+    return first, last
 
 
 def _format_edges(edges: np.ndarray) -> list[str]:
@@ -338,10 +344,7 @@ class Attribute:
     @cached_property
     def integer_ranges(self) -> tuple[np.ndarray, np.ndarray]:
         """Smallest and largest integer of each bin (``first > last`` when a bin holds none)."""
-        first = np.ceil(self.edges[:-1]).astype(np.int64)
-        last = np.ceil(self.edges[1:]).astype(np.int64) - 1
-        last[-1] = int(np.floor(self.edges[-1]))
-        return first, last
+        return _integer_ranges(self.edges)
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
