@@ -93,7 +93,8 @@ def best_c_d(sample_failure: float, delta: float, failure: float) -> tuple[float
 
 def population_statement(epsilon: float, delta: float, *, sample_error: float, sample_failure: float,
                          failure: float, relation: str = ADD_REMOVE,
-                         queries: str = "counting queries of the class the sample error holds for") -> PopulationStatement:
+                         queries: str = "counting queries of the class the sample error holds for",
+                         ) -> PopulationStatement:
     """The transfer theorem's population bound for a table released ``(epsilon, delta)``-DP under ``relation``.
 
     ``sample_error`` and ``sample_failure`` are the ``(alpha, beta)`` sample

@@ -149,7 +149,8 @@ class TinyInstance:
 
     def __init__(self, plan, rate: Fraction | None, window: int = 400):
         self.plan, self.rate, self.window = plan, rate, window
-        self.errors = {w: [integer_error(d, one(t), ONE_WORKLOAD) for t in TABLES] for w, d in (("D", D), ("D'", D_PRIME))}
+        self.errors = {w: [integer_error(d, one(t), ONE_WORKLOAD) for t in TABLES]
+                       for w, d in (("D", D), ("D'", D_PRIME))}
         self.pairs = [(j, y) for j in range(2) for y in range(len(TABLES))]
         self.law = {(w, j): generator_law(j, w, plan.epsilon_generator) for w in ("D", "D'") for j in range(2)}
         # Among equal scores the order of (j, y) does not depend on the score: read it off ``outranks`` once.
@@ -343,9 +344,9 @@ def test_recipe_pure_candidates_with_hard_stop():
 def test_test_statistic_sensitivity_by_relation_brute_force(relation):
     """max |g(D) - g(D')| over tiny neighbours is within Delta_g: b N (replace-one, attained), (a + b) N (add/remove).
 
-    Under add/remove the a-term is needed (the max exceeds b N: ``a n N`` moves
-    with ``n``); the note's ``(a + b) N`` is an upper bound, not attained here
-    (the max found is ``a N + b (N - 1)``).
+    Under add/remove the a-term is needed (the max exceeds b N: ``a n N``
+    moves with ``n``); the proved ``(a + b) N`` (docs/privacy.md §5.3) is an
+    upper bound, not attained here (the max found is ``a N + b (N - 1)``).
     """
     plan = plan_accuracy_first(Fraction(2, 3), Fraction(10), Fraction(1), Fraction(0), 2, relation)
     worst = 0

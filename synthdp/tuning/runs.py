@@ -35,7 +35,7 @@ SCHEMA_KEYS = ("categorical", "bounds", "bins", "categories", "nullable", "clip"
 #: Query players that need delta > 0 (RSPM's noise cap, PRSMA).
 DELTA_PLAYERS = ("rspm", "prsma", "prsma-exact")
 #: Report fields of a run that depend on its configuration only (safe to repeat about the released run).
-PUBLIC_RUN_FIELDS = ("query_player", "query_player_reason", "rounds", "samples_per_round", "respond_to",
+PUBLIC_RUN_FIELDS = ("method", "query_player", "query_player_reason", "rounds", "samples_per_round", "respond_to",
                      "burn_in_rounds", "ftpl_noise", "epsilon_per_round", "mode", "oracle", "data_oracle")
 #: Seeds handed to seeded runs are uniform below this bound.
 SEED_BOUND = 2**63
@@ -135,9 +135,9 @@ class Runner:
         """Check the public inputs and build the public schema once (before any private step)."""
         from synthdp.api import resolve_schema
         from synthdp.core.encoding import Encoder
+        from synthdp.queries.spec import parse_query_class
 
         check_relation(relation)
-        check_count(n_out, "n_out")
         if not isinstance(df, pd.DataFrame):
             raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if df.empty:
@@ -148,6 +148,7 @@ class Runner:
         common = check_config(common, "the common configuration")
         collected: list[str] = []
         schema = resolve_schema(df, schema_given, collected, **schema_options)
+        parse_query_class(query_class, schema.domain)  # a bad class is refused before any private step
         real = Encoder(schema).to_aggregated(df)
         return cls(df, query_class, schema, real, relation, n_out, common, collected)
 

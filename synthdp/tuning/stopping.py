@@ -240,7 +240,8 @@ def tune(df: pd.DataFrame, query_class: Any, candidates: list[dict], *, epsilon:
     check_count(n_out, "n_out")
     plan = plan_stopping(eps, dlt, len(candidates), to_fraction_down(beta), pure_candidates)
     runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config)
-    configs = [runner.check_candidate(c, f"candidate #{j}", pure=plan.pure_candidates) for j, c in enumerate(candidates)]
+    configs = [runner.check_candidate(c, f"candidate #{j}", pure=plan.pure_candidates)
+               for j, c in enumerate(candidates)]
     workload = resolve_workload(eval_workload, runner.schema.domain)
     ledger = ledger if ledger is not None else Ledger(eps, dlt)
     ledger.spend("random stopping", plan.epsilon, plan.delta, relation,
