@@ -75,14 +75,6 @@ class Domain:
         """``name=label``, the way queries print a condition."""
         return f"{self.names[attr]}={self.label(attr, value)}"
 
-    def project(self, attrs: tuple[int, ...]) -> "Domain":
-        """The sub-domain on the attributes ``attrs`` (in that order)."""
-        return Domain(
-            tuple(self.names[a] for a in attrs),
-            tuple(self.sizes[a] for a in attrs),
-            tuple(self.labels[a] for a in attrs) if self.labels else (),
-        )
-
     def check_codes(self, codes: np.ndarray) -> np.ndarray:
         """Validate an ``(n, len(domain))`` integer code matrix and return it as int64.
 
@@ -110,19 +102,6 @@ class Domain:
         rows = np.arange(codes.shape[0])[:, None]
         out[rows, codes + self.offsets[None, :]] = 1
         return out
-
-    def from_onehot(self, onehot: np.ndarray) -> np.ndarray:
-        """Decode valid one-hot rows back to codes; rejects rows that are not one-hot."""
-        onehot = np.asarray(onehot)
-        codes = np.empty((onehot.shape[0], len(self)), dtype=np.int64)
-        for a, (off, size) in enumerate(zip(self.offsets, self.sizes)):
-            block = onehot[:, off : off + size]
-            ok = block.sum(axis=1) == 1
-            if not ok.all():
-                row = int(np.flatnonzero(~ok)[0])
-                raise SchemaError(f"row {row} is not one-hot in attribute {self.names[a]!r}")
-            codes[:, a] = block.argmax(axis=1)
-        return codes
 
     def cells(self, attrs: tuple[int, ...]) -> int:
         """Number of cells of the marginal on ``attrs``."""

@@ -258,9 +258,10 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
     draw = perturbed_solve(instance, lam, oracle, limits, rng, noise_cap=cap)
     if draw.failed:
         if mode == "E":
+            # Not the solver's message: it may quote the noisy objective, a private value.
             raise PrivacyError(
-                f"RSPM {label}: oracle {oracle.name!r} returned FAIL in Mode E ({draw.oracle.backend_status}: "
-                f"{draw.oracle.message}); the release must be abandoned and not published (docs/privacy.md §2.7 R4)")
+                f"RSPM {label}: oracle {oracle.name!r} returned FAIL in Mode E ({draw.oracle.backend_status}); the "
+                "release must be abandoned and not published (docs/privacy.md §2.7 R4)")
         log.warning("RSPM %s: oracle FAIL in Mode N; returning None (privacy conditional on no solver failure)",
                     label)
     return RSPMResult(draw.query, draw.oracle, epsilon, lam, m, sensitivity + 1, cap, kappa,

@@ -1,0 +1,103 @@
+"""The plan: every choice from public inputs only, with its reason; the budget checked before any private step."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from fractions import Fraction
+
+import pytest
+
+import synthdp
+from synthdp.config import SynthesisConfig
+from synthdp.core.errors import InputError
+from synthdp.plan import Plan, make_plan, planned_spends
+
+FAST = dict(rounds=6, samples_per_round=5, progress=False)
+
+
+def test_make_plan_never_receives_the_data():
+    """The plan's only inputs are the configuration and the public schema: its choices cost no privacy."""
+    assert list(inspect.signature(make_plan).parameters) == ["config", "schema"]
+
+
+@pytest.mark.parametrize("options", [
+    dict(query_class="marginals:2", epsilon=1.0, delta=1e-6),
+    dict(query_class="conjunctions:2", epsilon=0.5, delta=1e-9),
+    dict(query_class="marginals:2", epsilon=0.05),
+    dict(query_class="marginals:2", epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact",
+         rounds=2, samples_per_round=5),
+])
+def test_plan_from_schema_alone_is_the_plan_the_run_reports(demo, options):
+    df, schema = demo
+    plan = make_plan(SynthesisConfig(schema=schema, **options), schema)
+    choices = plan.choices()
+    assert all(c["reason"] for c in choices.values()), choices
+    assert {"method", "rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle", "response",
+            "burn_in_rounds"} <= set(choices)
+    res = synthdp.generate_synthetic(df, schema=schema, random_state=0, progress=False, **options)
+    assert res.report.plan == choices
+    assert res.report.rounds == plan.game.rounds.value and res.report.query_player == plan.game.player.value
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.method = None  # type: ignore[misc]
+
+
+def test_planned_spends_are_the_spends(demo):
+    """The dry run replays exactly what the players record (else the up-front budget check would be wrong)."""
+    df, schema = demo
+    for options in [dict(query_class="conjunctions:2", query_player="rspm", respond_to="union"),
+                    dict(query_class="conjunctions:2", query_player="rspm", respond_to="round"),
+                    dict(query_class="marginals:2", query_player="exponential"),
+                    dict(query_class="marginals:2", query_player="noisy-max"),
+                    dict(query_class="marginals:2", query_player="prsma-exact", relation="replace-one")]:
+        config = SynthesisConfig(epsilon=1, delta=1e-7, schema=schema, random_state=1, **FAST, **options)
+        planned = planned_spends(make_plan(config, schema))
+        ledger = synthdp.api.synthesize(df, config).report.ledger
+        assert [(m, e, d, float(c)) for m, e, d, c in planned] == \
+            [(x["mechanism"], Fraction(x["epsilon"]), Fraction(x["delta"]), x["clip"]) for x in ledger], options
+
+
+def test_a_budget_the_run_cannot_keep_is_refused_before_the_data_are_read(demo, monkeypatch):
+    """A tiny delta used to make the ledger refuse RSPM at round 26 of 50, after 25 private rounds."""
+    df, schema = demo
+    monkeypatch.setattr(synthdp.api, "build", lambda *a, **k: pytest.fail("the data were read"))
+    with pytest.raises(InputError, match="round 26 of 50 would be refused.*Nothing was run"):
+        synthdp.generate_synthetic(df, "conjunctions:2", epsilon=1, delta=1e-29, rounds=50, query_player="rspm",
+                                   schema=schema, progress=False)
+
+
+def test_checks_that_need_n_run_only_under_replace_one(demo):
+    """delta <= 1/n is checked where n is public; under add/remove nothing may depend on n."""
+    df, schema = demo
+    small = df.head(20)
+    with pytest.raises(InputError, match="larger than 1/n.*replace-one"):
+        synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=0.1, relation="replace-one", schema=schema,
+                                   **FAST)
+    rep = synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=0.1, schema=schema, random_state=0,
+                                     **FAST).report
+    assert rep.relation == "add-remove"
+
+
+def test_method_auto_is_the_game_with_its_reason(demo):
+    df, schema = demo
+    plan = make_plan(SynthesisConfig(epsilon=1, schema=schema, query_class="marginals:2"), schema)
+    assert plan.method.value == "game" and "only method" in plan.method.reason
+    assert isinstance(plan, Plan) and plan.delta is None
+    with pytest.raises(InputError, match="method"):
+        SynthesisConfig(epsilon=1, method="measure-later")
+
+
+def test_huge_requests_are_refused_before_anything_runs(demo):
+    df, schema = demo
+    with pytest.raises(InputError, match="rounds must be a positive integer of at most"):
+        synthdp.generate_synthetic(df, epsilon=1, schema=schema, rounds=100_000_000, progress=False)
+    with pytest.raises(InputError, match="n_rows must be a positive integer of at most"):
+        synthdp.generate_synthetic(df, epsilon=1, schema=schema, n_rows=10**13, progress=False)
+    with pytest.raises(InputError, match="random_state must be a non-negative integer"):
+        synthdp.generate_synthetic(df, epsilon=1, schema=schema, random_state=-1, progress=False)
+
+
+def test_dead_domain_helpers_are_gone():
+    from synthdp.core.domain import Domain
+
+    assert not hasattr(Domain, "project") and not hasattr(Domain, "from_onehot")

@@ -1,0 +1,94 @@
+"""The report's two parts: the release (publishable) and the diagnostics (never published)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+import synthdp
+from synthdp.core.errors import PrivacyError
+from synthdp.report import DO_NOT_PUBLISH
+
+FAST = dict(rounds=6, samples_per_round=5, progress=False)
+#: Words of measured quantities: none may appear among the release's field names.
+MEASURED = ("second", "time", "calls", "failure", "nodes", "unproven", "stats")
+
+
+def _keys(obj, prefix=""):
+    """Every key of a nested JSON-like value, with its path."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield f"{prefix}{k}"
+            yield from _keys(v, f"{prefix}{k}.")
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys(v, prefix)
+
+
+def test_release_holds_no_measured_quantity_and_diagnostics_are_marked(demo):
+    df, schema = demo
+    rep = synthdp.generate_synthetic(df, "conjunctions:2", epsilon=1, delta=1e-9, schema=schema, random_state=0,
+                                     query_player="rspm", **FAST).report
+    release = rep.to_dict()
+    json.dumps(release)
+    assert not [k for k in _keys(release) if any(w in k.split(".")[-1] for w in MEASURED)]
+    diagnostics = rep.diagnostics.to_dict()
+    assert diagnostics["warning"] == DO_NOT_PUBLISH and "oracle_stats" in diagnostics and diagnostics["seconds"] > 0
+    assert rep.diagnostics.summary().startswith("DO NOT PUBLISH")
+    with pytest.raises(AttributeError):
+        rep.seconds  # noqa: B018 - the run time is a diagnostic, not an attribute of the release
+
+
+def test_summary_prints_no_timing_and_explains_what_it_shows(demo):
+    df, schema = demo
+    rep = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.05, schema=schema, random_state=0, **FAST).report
+    text = rep.summary()
+    assert not re.search(r"\d s\b|seconds|calls|failed", text), text
+    assert "oracle -" not in text and "mode -" not in text and "no query oracle" in text
+    assert "a-priori bound: vacuous" in text  # B >= 1 says nothing: said so, not printed as a bound
+    assert f"wrote {rep.rows_written} rows" in text
+
+
+@pytest.mark.parametrize("options, neighbour", [
+    (dict(query_class="marginals:2", epsilon=0.5, delta=1e-6), "add"),
+    (dict(query_class="conjunctions:2", epsilon=1, delta=1e-9, query_player="rspm"), "add"),
+    (dict(query_class="marginals:2", epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact",
+          rounds=2, samples_per_round=5, progress=False), "replace"),
+])
+def test_release_of_neighbouring_data_differs_only_in_paid_outputs(demo, options, neighbour):
+    """D and a neighbour (one more record, or one replaced under PRSMA), same seed: every released field is equal
+    except the private selections, which the ledger paid for; times and counts are not in the release."""
+    df, schema = demo
+    row = df.iloc[[0]].copy()
+    other = (pd.concat([df, row], ignore_index=True) if neighbour == "add"
+             else pd.concat([df.iloc[1:], df.iloc[[len(df) - 1]]], ignore_index=True))
+    options = {**FAST, **options}
+    a = synthdp.generate_synthetic(df, schema=schema, random_state=5, **options).report
+    b = synthdp.generate_synthetic(other, schema=schema, random_state=5, **options).report
+    ra, rb = a.to_dict(), b.to_dict()
+    assert set(ra) == set(rb)
+    paid = {"selected_queries"}
+    for field in set(ra) - paid:
+        assert ra[field] == rb[field], field
+    assert not [k for k in _keys(ra) if any(w in k.split(".")[-1] for w in MEASURED)]
+
+
+def test_mode_e_fail_message_does_not_quote_the_solver(demo, monkeypatch):
+    """A Mode E FAIL abandons the release; the error must not carry the solver's message (the noisy objective)."""
+    import synthdp.mechanisms.rspm as rspm_module
+    from synthdp.oracles.base import FAIL, OracleResult
+
+    def failing(instance, lam, oracle, limits, rng, *, noise_cap):
+        result = OracleResult(FAIL, None, None, None, oracle.name, "UNKNOWN", 0.0, 1,
+                              "best noisy objective -1234567 after 1 node")
+        return rspm_module.NoisySolve(None, result, 0, 0, False)
+
+    monkeypatch.setattr(rspm_module, "perturbed_solve", failing)
+    df, schema = demo
+    with pytest.raises(PrivacyError) as err:
+        synthdp.generate_synthetic(df, "conjunctions:2", epsilon=1, delta=1e-9, schema=schema, random_state=0,
+                                   query_player="rspm", **FAST)
+    assert "FAIL in Mode E" in str(err.value) and "1234567" not in str(err.value)
