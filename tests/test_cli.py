@@ -1,4 +1,4 @@
-"""The synthdp command: generate/evaluate round trips, errors, atomic outputs."""
+"""The synthdp command: schema/generate/evaluate round trips, errors, signals, progress, atomic outputs."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from synthdp.cli import main
 ADULT_COLUMNS = ("age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,"
                  "capital-gain,capital-loss,hours-per-week,native-country,income")
 ADULT_OPTS = ["--columns", ADULT_COLUMNS, "--missing", "?", "--bounds", "age=17:90", "--bins", "age=8",
-              "--bounds", "fnlwgt=0:1500000", "--bounds", "capital-gain=0:100000", "--bounds", "capital-loss=0:5000",
-              "--bounds", "hours-per-week=1:99", "--categorical", "education-num"]
+              "--bounds", "fnlwgt=0:1500000", "capital-gain=0:100000", "capital-loss=0:5000", "hours-per-week=1:99",
+              "--categorical", "education-num"]
 
 
 def test_version_and_help():
@@ -23,36 +23,117 @@ def test_version_and_help():
     assert out.returncode == 0 and out.stdout.startswith("synthdp ")
 
 
+def reviewed_schema(raw, folder) -> str:
+    """``synthdp schema`` on the raw Adult file, then the owner's review (here: accepting the draft as is)."""
+    path = folder / "adult-schema.json"
+    assert main(["schema", str(raw), "-o", str(path), *ADULT_OPTS]) == 0
+    draft = json.loads(path.read_text())
+    read = {e["column"]: e["read"] for e in draft.pop("_read_off_data")}
+    assert read["native-country"] == ["categories", "missing"] and "hours-per-week" not in read
+    path.write_text(json.dumps(draft))
+    return str(path)
+
+
 def test_raw_adult_round_trip(shared_data_dir, tmp_path, capsys):
+    raw = shared_data_dir / "adult-raw.data"
+    schema = reviewed_schema(raw, tmp_path)
+    read = ["--columns", ADULT_COLUMNS, "--missing", "?", "--schema", schema]
     out, report = tmp_path / "syn.csv", tmp_path / "report.json"
-    code = main(["generate", str(shared_data_dir / "adult-raw.data"), "-o", str(out), "--epsilon", "1",
-                 "--delta", "1e-9", "--queries", "marginals:2", "--rounds", "5", "--samples-per-round", "10", "--burn-in", "0",
-                 "--seed", "0", "--report", str(report), "-q", *ADULT_OPTS])
-    assert code == 0
+    code = main(["generate", str(raw), "-o", str(out), "--epsilon", "1",
+                 "--delta", "1e-9", "--queries", "marginals:2", "--rounds", "5", "--samples-per-round", "10",
+                 "--burn-in", "0", "--seed", "0", "--report", str(report), "-q", *read])
+    assert code == 0, capsys.readouterr().err
     syn = pd.read_csv(out)
     assert list(syn.columns) == ADULT_COLUMNS.split(",") and len(syn) == 50
     assert set(syn["sex"]) <= {"Male", "Female"}
     assert set(syn["income"]) <= {"<=50K", ">50K"}
     assert syn["age"].str.fullmatch(r"\d+-\d+").all()
     rep = json.loads(report.read_text())
-    assert rep["epsilon_spent"] <= 1.0 and len(rep["ledger"]) == 5
-    assert "wrote 50 rows" in capsys.readouterr().out
+    assert rep["epsilon_spent"] <= 1.0 and rep["rounds"] == 5
+    assert "(50 rows)" in capsys.readouterr().out
 
-    code = main(["evaluate", str(shared_data_dir / "adult-raw.data"), str(out), "--queries", "marginals:1",
-                 *ADULT_OPTS])
+    code = main(["evaluate", str(raw), str(out), "--queries", "marginals:1", "--plot", str(tmp_path / "e.svg"), *read])
     assert code == 0
+    assert (tmp_path / "e.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_a_draft_schema_is_refused_until_reviewed(shared_data_dir, tmp_path, capsys):
+    raw = shared_data_dir / "adult-raw.data"
+    draft = tmp_path / "draft.json"
+    assert main(["schema", str(raw), "-o", str(draft), "--columns", ADULT_COLUMNS, "--missing", "?"]) == 0
+    read = {e["column"]: e["read"] for e in json.loads(draft.read_text())["_read_off_data"]}
+    assert read["age"] == ["bounds"] and read["sex"] == ["categories"]  # nothing given: all read off
+    assert "read off the data, review: age: bounds" in capsys.readouterr().out
+    code = main(["generate", str(raw), "-o", str(tmp_path / "o.csv"), "--epsilon", "1", "--schema", str(draft),
+                 "--columns", ADULT_COLUMNS, "--missing", "?"])
+    assert code == 2 and "is a draft" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["draft.json"]
+
+
+def test_sigterm_stops_with_a_message_and_leaves_nothing(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "in.csv").write_text("a,b\n" + "1,2\n3,0\n" * 50)
+    argv = [sys.executable, "-m", "synthdp.cli", "generate", "in.csv", "-o", "out.csv", "--report", "r.json",
+            "--epsilon", "1", "--delta", "1e-6", "--rounds", "5000", "--queries", "marginals:1",
+            "--bounds", "a=0:3", "b=0:3", "--bins", "a=4", "b=4"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "synthdp rounds" not in (line := proc.stderr.readline()) and time.monotonic() < deadline:
+        assert proc.poll() is None, line  # still starting up
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted (SIGTERM); nothing was written" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_progress_lines_in_logs_with_an_estimate_and_without_times_under_prsma():
+    import io
+
+    from synthdp.core.progress import RoundProgress
+
+    log = io.StringIO()
+    bar = RoundProgress(100, interval=0.0, stream=log)
+    for t in range(1, 101):
+        bar.update(t, failures=0)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 101 and lines[0] == "synthdp rounds: 0/100"
+    assert lines[1].startswith("synthdp rounds: 1/100 (1%), ") and "elapsed, about" in lines[1] and "left" in lines[1]
+    assert "done in" in lines[-1]
+
+    log = io.StringIO()
+    bar = RoundProgress(100, interval=0.0, timings=False, stream=log)
+    for t in range(1, 101):
+        bar.update(t, failures=3)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert lines == (["synthdp rounds: 0/100"] + [f"synthdp rounds: {k}/100 ({k}%)" for k in range(10, 100, 10)]
+                     + ["synthdp rounds: 100/100 done"])
+
+
+def test_prsma_player_hides_its_timings():
+    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
+
+    assert PRSMAPlayer.timings_private
+    assert not getattr(RSPMPlayer, "timings_private", False) and not getattr(WorkloadPlayer, "timings_private", False)
+
+
+NUMERIC = ["--bounds", "a=0:3", "b=0:3"]
 
 
 @pytest.mark.parametrize("content, args, match", [
     ("", [], "empty"),
     ("a,b\n", [], "no rows"),
     ("a,b\n1.5,x\n2.5,y\n", [], "'a'"),
-    ("a,b\nx,y\nz,w\n", ["--bounds", "c=0:1"], "'c'"),
-    ("a,b\nx,y\nz,w\n", ["--epsilon", "-1"], "epsilon"),
-    ("a,b\nx,y\nz,w\n", ["--queries", "bogus"], "query"),
-    ("a,b\nx,y\nz,w\n", ["--oracle", "nope"], "oracle"),
-    ("a,b\nx,y\nz,w\n", ["--delta", "0.9", "--relation", "replace-one"], "delta"),
-    ("a,b\nx,y\nz,w\n", ["--delta", "1.5"], "delta"),
+    ("a,b\n1,2\n0,3\n", ["--bounds", "c=0:1", *NUMERIC], "'c'"),
+    ("a,b\n1,2\n0,3\n", ["--epsilon", "-1", *NUMERIC], "epsilon"),
+    ("a,b\n1,2\n0,3\n", ["--queries", "bogus", *NUMERIC], "query"),
+    ("a,b\n1,2\n0,3\n", ["--oracle", "nope", *NUMERIC], "oracle"),
+    ("a,b\n1,2\n0,3\n", ["--delta", "0.9", "--relation", "replace-one", *NUMERIC], "delta"),
+    ("a,b\n1,2\n0,3\n", ["--delta", "1.5", *NUMERIC], "delta"),
 ])
 def test_errors_exit_nonzero_and_write_nothing(tmp_path, capsys, content, args, match):
     src, out = tmp_path / "in.csv", tmp_path / "out.csv"

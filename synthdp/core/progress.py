@@ -2,8 +2,8 @@
 
 On a terminal a :mod:`tqdm` bar is drawn.  Elsewhere (CI logs, pipes,
 ``nohup``) a bar would be noise or nothing, so one plain line is written to
-standard error at a steady interval, with the time elapsed and an estimate
-of the time left.
+standard error when the rounds start and then at a steady interval, with the
+time elapsed and an estimate of the time left.
 
 Times can be private: PRSMA's running time tracks the failure flags it is
 built to hide (docs/privacy.md §3).  With ``timings=False`` no time, rate or
@@ -55,6 +55,8 @@ class RoundProgress:
             fmt = None if timings else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} rounds"
             self.bar = tqdm(total=total, desc=desc, unit="round", leave=False, file=self.stream, bar_format=fmt)
         self.step = max(1, total // 10)
+        if enabled and self.bar is None:  # say at once that the rounds have started, and how many there are
+            print(f"{desc}: 0/{total}", file=self.stream, flush=True)
 
     def update(self, done: int, **postfix: Any) -> None:
         """Round ``done`` (1-based) is finished; ``postfix`` items go on the terminal bar (timings only)."""
