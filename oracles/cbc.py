@@ -40,9 +40,9 @@ def _pulp():
     """Import PuLP; OR-Tools first if HiGHS is installed (PuLP's HiGHS import breaks a later OR-Tools import)."""
     if importlib.util.find_spec("highspy") is not None and importlib.util.find_spec("ortools") is not None:
         import ortools.sat.python.cp_model  # noqa: F401
-    import pulp
+    from synthdp.core.extras import require
 
-    return pulp
+    return require("pulp", "the cbc oracle")
 
 
 class CBCOracle(EncodedOracle):

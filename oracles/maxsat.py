@@ -56,8 +56,10 @@ class MaxSATOracle(EncodedOracle):
         self.solver = solver
 
     def load(self) -> None:
-        import pysat.card  # noqa: F401
-        import pysat.examples.rc2  # noqa: F401
+        from synthdp.core.extras import require
+
+        require("pysat.card", "the maxsat oracle")
+        require("pysat.examples.rc2", "the maxsat oracle")
 
     def solve_model(self, model: Model, outputs: tuple[int, ...], limits: Limits,
                     time_budget: float | None, workdir: str) -> Outcome:

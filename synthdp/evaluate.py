@@ -89,8 +89,9 @@ def save_plot(report: ErrorReport, path, fmt: str = "png") -> None:
     error, beside a histogram of the max error of all of them, so that the
     figure stays readable whatever the size of the workload.
     """
-    import matplotlib
+    from synthdp.core.extras import require
 
+    matplotlib = require("matplotlib", "plotting")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -157,3 +157,30 @@ def test_missing_tokens_and_spaces_in_python_as_in_the_cli():
     assert "stripped" not in json.dumps(res.report.to_dict())  # which columns had spaces is read off the data
     assert any("stripped" in n for n in res.report.diagnostics.notes)
     assert df["w"].iloc[0] == " Federal-gov"  # the caller's frame is not modified
+
+
+def test_default_path_imports_no_optional_package():
+    """Plotting and the CBC/MaxSAT backends are extras: a default generation never imports them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, synthdp, synthdp.cli\n"
+            "from synthdp.datasets.demo import demo_dataframe, demo_schema\n"
+            "synthdp.generate_synthetic(demo_dataframe(n=500), 'conjunctions:2', epsilon=1, delta=1e-9, "
+            "schema=demo_schema(), query_player='rspm', rounds=2, samples_per_round=3, progress=False)\n"
+            "print(sorted(m for m in ('matplotlib', 'pulp', 'pysat') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module, purpose, extra", [("matplotlib", "plotting", "plot"),
+                                                    ("pulp", "the cbc oracle", "solvers"),
+                                                    ("pysat.examples.rc2", "the maxsat oracle", "solvers")])
+def test_a_missing_extra_says_what_to_install(monkeypatch, module, purpose, extra):
+    import sys
+
+    from synthdp.core.extras import require
+
+    monkeypatch.setitem(sys.modules, module.split(".")[0], None)  # what an absent package looks like to import
+    with pytest.raises(InputError, match=rf"{purpose} needs the optional package .*synthdp\[{extra}\]"):
+        require(module, purpose)

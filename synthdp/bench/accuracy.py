@@ -187,8 +187,9 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
+    from synthdp.core.extras import require
 
+    matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

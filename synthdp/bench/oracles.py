@@ -156,8 +156,9 @@ def print_table(rows: list[dict], notes: list[str]) -> None:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Median wall time (bar) and maximum (marker) per (class, player) and backend, log scale."""
-    import matplotlib
+    from synthdp.core.extras import require
 
+    matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -182,8 +182,9 @@ def breakdown(folder: Path) -> dict[str, float]:
 
 
 def plot(records: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    from synthdp.core.extras import require
 
+    matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
