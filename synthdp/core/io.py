@@ -64,6 +64,8 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
         raise InputError(f"unknown text encoding {encoding!r}; use e.g. utf-8, latin-1 or cp1252") from None
     except pd.errors.ParserError as exc:
         raise InputError(f"cannot parse {str(path)!r} as CSV with separator {sep!r}: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from None
     if df.empty:
         raise InputError(f"input file {str(path)!r} has a header but no rows")
     if df.shape[1] == 1:
