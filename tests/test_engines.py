@@ -24,7 +24,7 @@ from synthdp.core.data import AggregatedData  # noqa: E402
 from synthdp.core.errors import InputError, SchemaError  # noqa: E402
 from synthdp.core.parquet import write_parquet  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
-from synthdp.core.sources import ReadOptions, list_files  # noqa: E402
+from synthdp.core.sources import ReadOptions, list_files, strip_text  # noqa: E402
 from synthdp.engines import EngineError, get_engine  # noqa: E402
 from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
 from synthdp.core.domain import Domain  # noqa: E402
@@ -43,6 +43,7 @@ def make_table(n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     color = rng.choice(np.array(["red", "green", "blue", "?"], dtype=object), n, p=[0.5, 0.3, 0.15, 0.05])
     color[rng.random(n) < 0.05] = None
+    color[rng.random(n) < 0.05] = "blue  "  # trailing spaces: stripped by both engines
     return pd.DataFrame({
         "color": color,
         "size": rng.integers(0, 5, n),
@@ -126,7 +127,7 @@ def test_pandas_engine_is_todays_encoder_on_a_dataframe(files):
 
     _, df = files
     with pytest.warns(UserWarning, match="id"):
-        expected = Encoder(SCHEMA).to_aggregated(df)
+        expected = Encoder(SCHEMA).to_aggregated(strip_text(df))  # the API strips text values before encoding
     with pytest.warns(UserWarning, match="id"):
         assert same(PandasEngine().count(df, SCHEMA), expected)
     assert expected.n == 3000

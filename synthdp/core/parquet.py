@@ -15,7 +15,8 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 
-__all__ = ["PARQUET_SUFFIXES", "is_parquet", "parquet_file", "read_parquet", "require_pyarrow", "write_parquet"]
+__all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
+           "require_pyarrow", "write_parquet"]
 
 #: File name endings read and written as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -63,10 +64,24 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> p
         raise InputError(f"cannot read {str(path)!r} as Parquet: {exc}") from None
 
 
+def dump_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``df`` to ``path`` as Parquet, directly (no index); callers make it atomic."""
+    require_pyarrow()
+    df.to_parquet(path, index=False, engine="pyarrow")
+
+
+def dump_table(df: pd.DataFrame, path: str | os.PathLike, name: str | os.PathLike) -> None:
+    """Write ``df`` to ``path`` as Parquet if ``name`` (the final output's name) ends in ``.parquet``, else as CSV."""
+    if is_parquet(name):
+        dump_parquet(df, path)
+    else:
+        df.to_csv(path, index=False)
+
+
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write ``df`` to ``path`` as Parquet, atomically (temporary file, then rename; no index)."""
-    from synthdp.core.io import atomic_path
+    """Write ``df`` to ``path`` as Parquet, atomically (checked, temporary file, then rename; no index)."""
+    from synthdp.core.outputs import check_outputs, write_outputs
 
     require_pyarrow()
-    with atomic_path(path) as tmp:
-        df.to_parquet(tmp, index=False, engine="pyarrow")
+    out = check_outputs({"output": path})["output"]
+    write_outputs([(out, lambda tmp: dump_parquet(df, tmp))])

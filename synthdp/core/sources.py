@@ -21,7 +21,7 @@ import pandas as pd
 from synthdp.core.errors import InputError
 from synthdp.core.parquet import is_parquet, read_parquet
 
-__all__ = ["ReadOptions", "Source", "TableFile", "list_files", "read_table"]
+__all__ = ["ReadOptions", "Source", "TableFile", "list_files", "read_table", "strip_text"]
 
 #: A table given by location: a path, a glob pattern, a directory, or a list of paths.
 Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
@@ -35,11 +35,15 @@ class ReadOptions:
     """How CSV files are parsed (Parquet files carry their own types).
 
     ``missing``: extra tokens read as missing values (e.g. ``"?"``);
-    ``columns``: the column names of CSV files without a header row.
+    ``columns``: the column names of CSV files without a header row;
+    ``sep`` and ``encoding``: field separator and text encoding
+    (as :func:`synthdp.core.io.read_csv`).
     """
 
     missing: tuple[str, ...] = ()
     columns: tuple[str, ...] | None = None
+    sep: str = ","
+    encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "missing", tuple(self.missing or ()))
@@ -105,7 +109,8 @@ def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
     from synthdp.core.io import read_csv
 
     return read_csv(path, missing=list(options.missing) or None,
-                    columns=list(options.columns) if options.columns else None)
+                    columns=list(options.columns) if options.columns else None, sep=options.sep,
+                    encoding=options.encoding)
 
 
 def read_table(source: Source, options: ReadOptions = ReadOptions(),
@@ -124,3 +129,23 @@ def read_table(source: Source, options: ReadOptions = ReadOptions(),
     if df.empty:
         raise InputError(f"the input {source!s} has no rows")
     return df
+
+
+def strip_text(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with surrounding spaces removed from its text values (a copy if any column changes).
+
+    Both counting engines encode stripped values, as
+    :func:`synthdp.api.generate_synthetic` does for an in-memory table, so
+    ``' Federal-gov'`` is the category ``'Federal-gov'`` whichever engine counts.
+    """
+    out = df
+    for j in range(df.shape[1]):
+        series = df.iloc[:, j]
+        if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+            continue
+        if not any(isinstance(v, str) and v != v.strip() for v in series.drop_duplicates()):
+            continue  # one pass over the distinct values, not the rows
+        if out is df:
+            out = df.copy()
+        out.isetitem(j, series.map(lambda v: v.strip() if isinstance(v, str) else v))
+    return out

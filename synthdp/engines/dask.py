@@ -36,7 +36,7 @@ from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
-from synthdp.core.sources import ReadOptions, Source, TableFile, list_files
+from synthdp.core.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import pack, sum_by_key, unpack, word_spans
 
@@ -157,12 +157,12 @@ def _read_range(path: str, start: int, end: int | None) -> bytes:
 
 
 def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Iterator[pd.DataFrame]:
-    """The part's rows on the schema's columns, ``batch_rows`` at a time."""
+    """The part's rows on the schema's columns, ``batch_rows`` at a time, text values stripped."""
     names = list(schema.names)
     if part.format == "parquet":
         handle = parquet_file(part.path)
         for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=names):
-            yield batch.to_pandas()
+            yield strip_text(batch.to_pandas())
         return
     if part.path.lower().endswith(".gz"):
         source: Any = part.path
@@ -170,11 +170,13 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -
         source = io.BytesIO(_read_range(part.path, part.start, part.end))
         if not source.getbuffer().nbytes:
             return
-    reader = pd.read_csv(source, skipinitialspace=True, na_values=list(options.missing) or None,
+    reader = pd.read_csv(source, sep=options.sep, encoding=options.encoding, skipinitialspace=True,
+                         na_values=list(options.missing) or None,
                          keep_default_na=True, header=None, names=list(part.columns),
                          skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows)
     with reader:
-        yield from reader
+        for frame in reader:
+            yield strip_text(frame)
 
 
 def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> _Counts:
@@ -231,10 +233,10 @@ def _csv_columns(f: TableFile, options: ReadOptions) -> tuple[str, ...]:
     if options.columns is not None:
         return options.columns
     try:
-        header = pd.read_csv(f.path, nrows=0, skipinitialspace=True)
+        header = pd.read_csv(f.path, nrows=0, sep=options.sep, encoding=options.encoding, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise InputError(f"input file {str(f.path)!r} is empty") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except (OSError, UnicodeDecodeError, LookupError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read {str(f.path)!r} as CSV: {exc}") from None
     return tuple(map(str, header.columns))
 

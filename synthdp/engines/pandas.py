@@ -15,7 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
-from synthdp.core.sources import ReadOptions, Source, read_table
+from synthdp.core.sources import ReadOptions, Source, read_table, strip_text
 from synthdp.engines.keys import aggregate
 
 __all__ = ["PandasEngine"]
@@ -43,7 +43,7 @@ class PandasEngine:
         return read_table(source, self.options, columns=schema.names if schema is not None else None)
 
     def count(self, source: pd.DataFrame | Source, schema: Schema) -> AggregatedData:
-        """Distinct encoded rows of the table with their counts."""
+        """Distinct encoded rows of the table (text values stripped of surrounding spaces) with their counts."""
         if not isinstance(schema, Schema):
             raise InputError(f"counting needs a public Schema, got {type(schema).__name__}")
-        return aggregate(schema.domain, Encoder(schema).encode(self.read(source, schema)))
+        return aggregate(schema.domain, Encoder(schema).encode(strip_text(self.read(source, schema))))
