@@ -284,7 +284,8 @@ def _run(records: np.ndarray, piece_instance: PieceInstance, domain: Domain, par
     if noisy < params.tau and f < params.K:
         chosen = survivors[rng.choice(len(survivors))]
     # Not private: the exact failure count f must never be published (only f + Z is).
-    log.debug("PRSMA: %d/%d pieces failed, %s", f, params.K, "bottom" if chosen is None else f"piece {chosen}")
+    log.debug("PRIVATE, do not publish: PRSMA %d/%d pieces failed, %s", f, params.K,
+              "bottom" if chosen is None else f"piece {chosen}")
     return PRSMAResult(None if chosen is None else firsts[chosen], params, tuple(failures), f, noisy, survivors,
                        chosen, tuple(results))
 
