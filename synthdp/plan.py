@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -252,20 +252,32 @@ def make_plan(config: SynthesisConfig, schema) -> Plan:
 
     Refuses, before any data are read, what cannot run: an unknown or
     unencodable class, a player the budget does not allow, a budget the
-    planned spends would exceed (:func:`check_budget`).
+    planned spends would exceed.  The method's own choices come from its
+    planner in :data:`PLANNERS`, which also checks its budget up front.
     """
     from synthdp.queries.spec import parse_query_class
 
     epsilon, delta = budget(config)
-    relation = Relation(config.relation)
     qc = parse_query_class(config.query_class, schema.domain)
-    if config.method not in ("auto", "game"):
-        raise InputError(f"method {config.method!r} is not available; choose 'auto' or 'game'")
-    method = Choice("game", "chosen by the caller" if config.method == "game" else
-                    "the synthetic-data game (docs/privacy.md §4) is the only method for now")
-    if not qc.complement_closed:
-        raise InputError(f"the game needs a complement-closed class; got {qc.name}")
-    plan = Plan(config, qc, epsilon, delta, relation, method, _plan_game(config, qc, epsilon, delta, relation))
+    method = choose_method(config.method, qc)
+    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method)
+    return PLANNERS[method.value](plan)
+
+
+def choose_method(requested: str, query_class: QueryClass) -> Choice:
+    """``auto``: the synthetic-data game for now (another method joins :data:`PLANNERS` and this rule)."""
+    if requested not in PLANNERS and requested != "auto":
+        raise InputError(f"method {requested!r} is not available; choose one of {['auto', *PLANNERS]}")
+    if requested != "auto":
+        return Choice(requested, "chosen by the caller")
+    return Choice("game", "the synthetic-data game (docs/privacy.md §4) is the only method for now")
+
+
+def plan_game(plan: Plan) -> Plan:
+    """The game's choices (:class:`GamePlan`) added to ``plan``; its planned spends checked (:func:`check_budget`)."""
+    if not plan.query_class.complement_closed:
+        raise InputError(f"the game needs a complement-closed class; got {plan.query_class.name}")
+    plan = replace(plan, game=_plan_game(plan.config, plan.query_class, plan.epsilon, plan.delta, plan.relation))
     check_budget(plan)
     return plan
 
@@ -381,3 +393,7 @@ def check_budget(plan: Plan) -> None:
                                  "rounds") from None
     finally:
         quiet.setLevel(level)
+
+
+#: The methods a plan can choose, by name: each adds its own choices to the plan and checks its budget.
+PLANNERS = {"game": plan_game}
