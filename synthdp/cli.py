@@ -249,7 +249,7 @@ def cmd_evaluate(args) -> int:
         return _evaluate_worst_case(args, real_df, syn_df, schema)
     encoder = Encoder(schema)
     real, syn = encoder.to_aggregated(real_df), encoder.to_aggregated(syn_df)
-    report = marginal_errors(real, syn, _workload_sets(args.queries, schema.domain))
+    report = marginal_errors(real, syn, _workload_sets(args.queries, schema.domain), progress=True)
     frame = report.to_frame().sort_values("max_error", ascending=False)
     print(frame.head(args.top).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(report.summary())

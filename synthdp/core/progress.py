@@ -36,14 +36,14 @@ def _duration(seconds: float) -> str:
 
 
 class RoundProgress:
-    """Progress over ``total`` rounds: call :meth:`update` after each round and :meth:`close` at the end.
+    """Progress over ``total`` rounds (or other ``unit`` steps): call :meth:`update` after each round and :meth:`close` at the end.
 
     ``enabled=False`` shows nothing; ``timings=False`` never shows a time
     (see the module docstring); ``stream`` defaults to standard error.
     """
 
     def __init__(self, total: int, *, enabled: bool = True, timings: bool = True, desc: str = "synthdp rounds",
-                 interval: float = PROGRESS_INTERVAL, stream: IO[str] | None = None):
+                 unit: str = "round", interval: float = PROGRESS_INTERVAL, stream: IO[str] | None = None):
         self.total, self.enabled, self.timings, self.desc = total, enabled, timings, desc
         self.interval = interval
         self.stream = stream if stream is not None else sys.stderr
@@ -52,8 +52,8 @@ class RoundProgress:
         if enabled and _isatty(self.stream):
             from tqdm.auto import tqdm
 
-            fmt = None if timings else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} rounds"
-            self.bar = tqdm(total=total, desc=desc, unit="round", leave=False, file=self.stream, bar_format=fmt)
+            fmt = None if timings else "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + "s"
+            self.bar = tqdm(total=total, desc=desc, unit=unit, leave=False, file=self.stream, bar_format=fmt)
         self.step = max(1, total // 10)
         if enabled and self.bar is None:  # say at once that the rounds have started, and how many there are
             print(f"{desc}: 0/{total}", file=self.stream, flush=True)
