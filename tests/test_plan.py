@@ -22,7 +22,7 @@ def test_make_plan_never_receives_the_data():
 
 
 @pytest.mark.parametrize("options", [
-    dict(query_class="marginals:2", epsilon=1.0, delta=1e-6),
+    dict(query_class="marginals:2", epsilon=0.1, delta=1e-6),
     dict(query_class="conjunctions:2", epsilon=0.5, delta=1e-9),
     dict(query_class="marginals:2", epsilon=0.05),
     dict(query_class="marginals:2", epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact",
