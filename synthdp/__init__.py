@@ -4,10 +4,12 @@ Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`.  The
 package is layered (see the README's layout section): ``synthdp.core`` at the
 bottom, then ``synthdp.queries`` and ``synthdp.oracles``, the private
 ``synthdp.mechanisms``, the generation ``synthdp.methods``, and the driver
-(``api``, ``cli``, ``report``) on top; imports only point down.
+(``config``, ``plan``, ``api``, ``cli``, ``report``) on top; imports only point down.
 """
 
 from synthdp._version import __version__
 from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
+from synthdp.config import SynthesisConfig
+from synthdp.core.parameters import Relation
 
-__all__ = ["Synthesizer", "SyntheticResult", "__version__", "generate_synthetic"]
+__all__ = ["Relation", "SynthesisConfig", "Synthesizer", "SyntheticResult", "__version__", "generate_synthetic"]
