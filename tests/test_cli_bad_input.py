@@ -152,3 +152,39 @@ def test_counting_the_cells_of_all_3_way_marginals_of_200_columns_lists_nothing(
     start = time.perf_counter()
     assert workload_size(parse_query_class("marginals:3", domain, closed=False)) == 1_313_400 * 8
     assert time.perf_counter() - start < 1.0  # listing the 1.3M attribute sets took minutes
+
+
+def test_a_workload_of_many_marginals_is_built_without_a_quadratic_scan():
+    import itertools
+    import time
+
+    from synthdp.core.domain import Domain
+    from synthdp.queries.workload import Workload
+
+    domain = Domain(tuple(f"c{i}" for i in range(60)), (2,) * 60)
+    start = time.perf_counter()
+    workload = Workload(domain, itertools.combinations(range(60), 3))
+    assert len(workload.marginal_attrs) == 34_220
+    assert time.perf_counter() - start < 3.0  # the list scan took tens of seconds here
+
+
+def test_a_failing_report_leaves_no_csv_and_the_old_files_untouched(folder, capsys, monkeypatch):
+    import synthdp.core.io
+
+    def disk_full(obj, path):
+        path.write_text("{")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(synthdp.core.io, "dump_json", disk_full)
+    (folder / "r.json").write_text("old report\n")
+    before = state(folder)
+    code = main(gen(*GOOD, "--report", "r.json", out="out.csv"))
+    err = capsys.readouterr().err
+    assert code == 2 and "writing --report 'r.json' failed (No space left on device)" in err, err
+    assert state(folder) == before
+
+
+def test_output_through_a_symbolic_link_replaces_the_file_it_points_to(folder, capsys):
+    os.symlink("out.csv", folder / "link.csv")
+    assert main(gen(*GOOD, out="link.csv")) == 0, capsys.readouterr().err
+    assert os.path.islink(folder / "link.csv") and (folder / "out.csv").read_text().startswith("a,b\n")
