@@ -162,3 +162,13 @@ def test_demo_beats_an_uninformed_table(tmp_path, monkeypatch, capsys):
     uniform = float(re.search(r"uniform random table .*mean TV ([0-9.]+)", out).group(1))
     assert ours < 0.5 * uniform, out
     assert (tmp_path / "results" / "demo-synthetic.csv").is_file()
+
+
+def test_read_csv_reads_the_raw_adult_file_as_the_cli_does(shared_data_dir):
+    from synthdp.core.io import read_csv
+
+    df = read_csv(shared_data_dir / "adult-raw.data", missing=["?"], columns=ADULT_COLUMNS.split(","))
+    assert "Federal-gov" in set(df["workclass"]) and df["workclass"].isna().any()  # ' ?' is the token '?'
+    text = df.select_dtypes(include="object")
+    assert not text.apply(lambda col: col.dropna().str.startswith(" ").any()).any()
+    assert df["age"].dtype.kind == "i"
