@@ -93,7 +93,7 @@ def test_huge_requests_are_refused_before_anything_runs(demo):
         synthdp.generate_synthetic(df, epsilon=1, schema=schema, rounds=100_000_000, progress=False)
     with pytest.raises(InputError, match="n_rows must be a positive integer of at most"):
         synthdp.generate_synthetic(df, epsilon=1, schema=schema, n_rows=10**13, progress=False)
-    with pytest.raises(InputError, match="random_state must be a non-negative integer"):
+    with pytest.raises(InputError, match=r"random_state \(CLI: --seed\) must be a non-negative integer"):
         synthdp.generate_synthetic(df, epsilon=1, schema=schema, random_state=-1, progress=False)
 
 

@@ -137,8 +137,8 @@ RULES: dict[str, Rule] = {
                    f"{{name}} must be a positive integer of at most {MAX_ROWS:,} (the table is built in memory; draw "
                    "larger samples in batches with Synthesizer.sample), or None; got {value!r}"),
     "random_state": Rule(_optional(_integer_in(0, MAX_SEED)),
-                         "{name} must be a non-negative integer seed (for experiments), or None for a release; "
-                         "got {value!r}"),
+                         "{name} (CLI: --seed) must be a non-negative integer seed (for experiments), or None for a "
+                         "release; got {value!r}"),
     "time_limit": Rule(_optional(positive_number),
                        "{name} must be a number of seconds > 0 or None, got {value!r}"),
     "work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
