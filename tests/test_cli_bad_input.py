@@ -38,6 +38,7 @@ def folder(tmp_path, monkeypatch):
     (tmp_path / "noheader.csv").write_text("1,2,x\n3,0,y\n")
     (tmp_path / "dup.csv").write_text("a,a\n1,2\n3,0\n")
     (tmp_path / "semi.csv").write_text("a;b\n1;2\n3;0\n")
+    (tmp_path / "tab.tsv").write_text("a\tb\n1\t2\n3\t0\n")
     (tmp_path / "latin.csv").write_bytes("a,b\ncaf\xe9,1\nthé,2\n".encode("latin-1"))
     (tmp_path / "three.csv").write_text("a,b,c\n1,2,0\n3,0,1\n")
     schema = {"format": "synthdp-schema", "version": 1, "missing_values": [], "attributes": [
@@ -80,6 +81,7 @@ CASES = {
     "--columns repeated": (gen(*GOOD, "--columns", "a,b,a", src="noheader.csv"), "names ['a'] more than once"),
     "header repeated": (gen(src="dup.csv"), "names ['a'] more than once"),
     "semicolon file": (gen(*GOOD, src="semi.csv"), "--sep ';'"),
+    "tab file": (gen(*GOOD, src="tab.tsv"), "--sep '\\t'"),
     "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
     "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),
     "--drop unknown": (gen(*GOOD, "--drop", "zz"), "--drop names ['zz']"),
@@ -136,6 +138,8 @@ def test_verbose_before_or_after_the_subcommand(argv, level):
 def test_separator_and_encoding_options_read_the_awkward_files(folder, capsys):
     assert main(["schema", "semi.csv", "-o", "s1.json", "--sep", ";"]) == 0
     assert [a["name"] for a in json.loads((folder / "s1.json").read_text())["attributes"]] == ["a", "b"]
+    assert main(["schema", "tab.tsv", "-o", "s3.json", "--sep", "\\t"]) == 0
+    assert [a["name"] for a in json.loads((folder / "s3.json").read_text())["attributes"]] == ["a", "b"]
     assert main(["schema", "latin.csv", "-o", "s2.json", "--encoding", "latin-1"]) == 0
     cats = json.loads((folder / "s2.json").read_text())["attributes"][0]["categories"]
     assert cats == ["café", "thé"]
