@@ -29,10 +29,12 @@ import pandas as pd
 
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError
-from synthdp.core.parameters import QUERY_PLAYERS, check
-from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,
-                          MAX_SCORED_CELLS, PRSMA_PLAYERS, ROUND_BURN_IN, SMALL_UNIVERSE, UNION_FROM_EPSILON_PER_ROUND,
-                          WIDE_EPSILON_PER_ROUND, WIDE_WIDTH, Plan, default_epsilon_per_round, game_length, make_plan)
+from synthdp.core.parameters import check
+# The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
+# them here too.
+from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,  # noqa: F401
+                          PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
+                          default_epsilon_per_round, game_length, make_plan)
 from synthdp.queries.base import QueryClass
 from synthdp.report import Diagnostics, Release, Report
 

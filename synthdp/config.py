@@ -80,10 +80,6 @@ class SynthesisConfig:
         """The parameters as a flat mapping (shallow: values are not copied)."""
         return {name: getattr(self, name) for name in self.names()}
 
-    def replace(self, **changes: Any) -> "SynthesisConfig":
-        """A copy with ``changes`` applied, checked again."""
-        return dataclasses.replace(self, **changes)
-
     def schema_options(self) -> dict[str, Any]:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
         return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, categories=self.categories,
