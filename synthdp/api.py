@@ -19,7 +19,7 @@ import logging
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
@@ -173,8 +173,6 @@ def synthesize(df: pd.DataFrame, config: SynthesisConfig) -> SyntheticResult:
     df, stripped = strip_text(df)
     schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
-        from dataclasses import replace
-
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
     plan = make_plan(config, schema)                       # public inputs only: costs no privacy
     real = build(df, schema, plan)                         # encode; checks that need the public n
@@ -198,11 +196,11 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         series = df.iloc[:, j]
         if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
             continue
-        text = series.map(lambda v: v.strip() if isinstance(v, str) else v)
-        if not text.equals(series):
+        fix = {v: v.strip() for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
+        if fix:
             if out is df:
                 out = df.copy()
-            out.isetitem(j, text)
+            out.isetitem(j, series.replace(fix))
             changed.append(str(col))
     if changed:
         warnings.warn(f"stripped surrounding spaces from the text values of columns {changed} (the CLI's reader "
