@@ -2,6 +2,9 @@
 
 Every error the library raises on purpose is printed as one line naming the
 culprit, with exit status 2; nothing is written unless the command succeeds.
+Output paths are checked before anything private runs and all outputs of a
+run are written as one unit (:mod:`synthdp.core.outputs`); SIGINT and SIGTERM
+end a run with one line and exit status 130 or 143.
 """
 
 from __future__ import annotations
