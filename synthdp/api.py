@@ -30,11 +30,13 @@ import pandas as pd
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.mechanisms.randomness import PrivateRandom
 # The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
 # them here too.
 from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,  # noqa: F401
                           PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
-                          default_epsilon_per_round, game_length, make_plan)
+                          budget, default_epsilon_per_round, game_length, make_plan)
 from synthdp.queries.base import QueryClass
 from synthdp.report import Diagnostics, Release, Report
 
@@ -101,6 +103,7 @@ def generate_synthetic(
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
     missing: list[str] | None = None,
+    unsafe_public_categories: bool = False,
     clip: bool = False,
     max_categories: int = 100,
     resolution: int = DEFAULT_RESOLUTION,
@@ -151,6 +154,10 @@ def generate_synthetic(
     ``missing`` lists extra tokens meaning "missing" (e.g. ``["?"]``, as the
     CLI's ``--missing``); surrounding spaces of text values are stripped, as
     the CLI's reader skips them (``' Federal-gov'`` is ``'Federal-gov'``).
+    Categorical columns without public categories have their domains learned
+    privately by partition selection, charged to the budget (docs/privacy.md
+    §9; needs ``delta``); ``unsafe_public_categories=True`` reads them off the
+    data instead, which is NOT differentially private (the report says so).
     ``method`` is ``"game"`` (the only one for now) or ``"auto"``.
     Every choice left to ``None``/``"auto"`` is made by
     :func:`synthdp.plan.make_plan` from public inputs and reported with its
@@ -174,14 +181,33 @@ def synthesize(df: pd.DataFrame, config: SynthesisConfig) -> SyntheticResult:
     schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
-    plan = make_plan(config, schema)                       # public inputs only: costs no privacy
-    real = build(df, schema, plan)                         # encode; checks that need the public n
-    output = RUNNERS[plan.method.value](plan, real)        # the private part: spends through the ledger
-    data = finish(output, schema, config)                  # post-processing: resample, decode
+    epsilon, delta = budget(config)
+    ledger, rng = Ledger(epsilon, delta or Fraction(0)), PrivateRandom(config.random_state)
+    learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
+    schema = learned.schema
+    plan = make_plan(config, schema, learned=learned)         # public inputs only: costs no privacy
+    real = build(df, schema, plan)                            # encode; checks that need the public n
+    output = RUNNERS[plan.method.value](plan, real, ledger, rng)  # the method's private part, through the ledger
+    data = finish(output, schema, config)                     # post-processing: resample, decode
     if stripped:
         output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
     report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
     return SyntheticResult(data, report, schema, plan)
+
+
+def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng):
+    """The domains of the columns without public categories, learned by partition selection (docs/privacy.md §9).
+
+    Charged to ``ledger`` ahead of the method's spends, with the public share
+    of the budget of :func:`synthdp.mechanisms.partition.domain_budget`; when
+    every domain is public nothing is drawn or spent.  Pure DP cannot learn a
+    domain and is refused before anything is drawn.
+    """
+    from synthdp.mechanisms import partition
+
+    epsilon, delta = budget(config)
+    return partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
+                                   relation=config.relation)
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -275,18 +301,14 @@ class MethodOutput:
     notes: list[str]
 
 
-def run_game(plan: Plan, real) -> MethodOutput:
-    """The synthetic-data game (docs/privacy.md §4) with the plan's players."""
-    from synthdp.mechanisms.accounting import Ledger
-    from synthdp.mechanisms.randomness import PrivateRandom
+def run_game(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodOutput:
+    """The synthetic-data game (docs/privacy.md §4) with the plan's players, spending through ``ledger``."""
     from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, play_game
     from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
     from synthdp.oracles import Limits
 
     config, game, qc = plan.config, plan.game, plan.query_class
     T, N, name = game.rounds.value, game.samples_per_round.value, game.player.value
-    ledger = Ledger(plan.epsilon, plan.delta or Fraction(0))
-    rng = PrivateRandom(config.random_state)
     if name == "rspm":
         player = RSPMPlayer(qc, game.query_oracle.value, game.epsilon0, rng, ledger, plan.relation, game.mode.value,
                             Limits(time_limit=config.time_limit) if config.time_limit else None)
@@ -327,7 +349,7 @@ def run_game(plan: Plan, real) -> MethodOutput:
         data_oracle=d_oracle.name, mode=game.mode.value, rounds=T, samples_per_round=N,
         resolution=config.resolution, ftpl_scale=game.ftpl_scale, respond_to=game.response.value,
         burn_in_rounds=game.burn_in_rounds.value, ftpl_noise=config.ftpl_noise,
-        epsilon_per_round=str(ledger.events[0].epsilon) if ledger.events else "-", accuracy_bound=bound)
+        epsilon_per_round=next((str(e.epsilon) for e in ledger.events if not e.ahead), "-"), accuracy_bound=bound)
     selected = [qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds]
     return MethodOutput(result.codes, ledger, nprng, result.conditional, selected, release,
                         dict(oracle_stats=stats, round_seconds=[r.seconds for r in result.rounds]), [])
@@ -344,7 +366,7 @@ def _name(oracle) -> str:
 
 
 #: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.
-RUNNERS: dict[str, Callable[[Plan, Any], MethodOutput]] = {"game": run_game}
+RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom], MethodOutput]] = {"game": run_game}
 
 
 def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
@@ -396,7 +418,8 @@ class Synthesizer:
                  relation: str = "add-remove", categorical: list[str] | None = None,
                  bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
                  categories: dict[str, list] | None = None, nullable: list[str] | None = None,
-                 missing: list[str] | None = None, clip: bool = False, max_categories: int = 100,
+                 missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
+                 max_categories: int = 100,
                  resolution: int = DEFAULT_RESOLUTION, ftpl_theta: float = DEFAULT_THETA,
                  ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "label",
                  prsma_max_calls: int = 100_000, work_limit: float | None = None,
@@ -423,6 +446,7 @@ class Synthesizer:
         self.categories = categories
         self.nullable = nullable
         self.missing = missing
+        self.unsafe_public_categories = unsafe_public_categories
         self.clip = clip
         self.max_categories = max_categories
         self.resolution = resolution

@@ -51,6 +51,7 @@ class SynthesisConfig:
     categories: Mapping[str, Sequence[Any]] | None = None
     nullable: Sequence[str] | None = None
     missing: Sequence[str] | None = None
+    unsafe_public_categories: bool = False
     clip: bool = False
     max_categories: int = 100
     resolution: int = DEFAULT_RESOLUTION
@@ -84,4 +85,4 @@ class SynthesisConfig:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
         return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
-                    missing_values=tuple(self.missing or ()))
+                    missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -81,8 +81,9 @@ class Choice:
 
     def to_dict(self) -> dict[str, Any]:
         value = self.value.name if isinstance(self.value, Oracle) else self.value
-        return {"value": value if isinstance(value, (int, float, str, bool, type(None))) else str(value),
-                "reason": self.reason}
+        plain = isinstance(value, (int, float, str, bool, type(None))) or (
+            isinstance(value, list) and all(isinstance(v, str) for v in value))
+        return {"value": value if plain else str(value), "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,10 @@ class GamePlan:
 class Plan:
     """A run's settings, built by :func:`make_plan` from public inputs only (it never sees the data).
 
-    ``epsilon``/``delta`` are the budget as exact rationals (``delta`` None:
-    pure DP); ``method`` says which algorithm runs and why; ``game`` holds the
-    game's choices when the method is the game.
+    ``epsilon``/``delta`` are the method's budget as exact rationals (``delta``
+    None: pure DP): the user's budget less what learning the domains spent
+    ahead (``domains``, docs/privacy.md §9); ``method`` says which algorithm
+    runs and why; ``game`` holds the game's choices when the method is the game.
     """
 
     config: SynthesisConfig
@@ -118,11 +120,13 @@ class Plan:
     relation: Relation
     method: Choice
     game: GamePlan | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    domains: Choice | None = None
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
         out = {"method": self.method.to_dict()}
+        if self.domains is not None:
+            out["domains"] = self.domains.to_dict()
         if self.game is not None:
             for name in ("rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle",
                          "response", "burn_in_rounds"):
@@ -247,20 +251,30 @@ def choose_oracle(name: str, query_class: QueryClass, role: str) -> tuple[Oracle
     return oracle, "chosen by the caller"
 
 
-def make_plan(config: SynthesisConfig, schema) -> Plan:
+def make_plan(config: SynthesisConfig, schema, *, learned=None) -> Plan:
     """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
 
-    Refuses, before any data are read, what cannot run: an unknown or
-    unencodable class, a player the budget does not allow, a budget the
-    planned spends would exceed.  The method's own choices come from its
-    planner in :data:`PLANNERS`, which also checks its budget up front.
+    ``learned`` (a :class:`synthdp.mechanisms.partition.DomainLearning`) is
+    what learning the domains released and spent: released, hence public; the
+    method plans with the budget it left.  Refuses, before the method's first
+    private step, what cannot run: an unknown or unencodable class, a player
+    the budget does not allow, a budget the planned spends would exceed.  The
+    method's own choices come from its planner in :data:`PLANNERS`, which also
+    checks its budget up front.
     """
     from synthdp.queries.spec import parse_query_class
 
     epsilon, delta = budget(config)
+    domains = None
+    if learned is not None and learned.columns:
+        epsilon, delta = epsilon - learned.epsilon, None if delta is None else delta - learned.delta
+        domains = Choice([c.column for c in learned.columns],
+                         f"no public categories: learned by partition selection (docs/privacy.md §9) at "
+                         f"(epsilon, delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), "
+                         "the rest of the budget goes to the method")
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config.method, qc)
-    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method)
+    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains)
     return PLANNERS[method.value](plan)
 
 

