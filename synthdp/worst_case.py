@@ -17,13 +17,17 @@ complement needs one sense: ``sum_x w_x = 0``, so ``1 - q`` has the
 opposite error.
 
 Each sense is solved by the best backend for the class (``backend="auto"``):
-the exact search for conjunction-like classes (marginal tables for
-width-bounded conjunctions and workloads, the row-class branch and bound of
-:mod:`synthdp.oracles.exact_suffix` otherwise), enumeration for classes
-small enough, CP-SAT for the rest.  A time limit stops the exact search
-cleanly (it checks the clock at every node), CP-SAT at its own limit with a
-hard kill behind it (:mod:`synthdp.oracles.watchdog`), and enumeration by
-the hard kill alone.  A result counts as the maximum only when both senses
+the exact search where it applies (marginal tables for width-bounded
+conjunctions and workloads, the row-class branch and bound of
+:mod:`synthdp.oracles.exact_suffix` for other conjunctions and monotone
+conjunctions, the Walsh-Hadamard transform of
+:mod:`synthdp.oracles.exact_transform` for parities, and disjunctions over
+binary attributes through their De Morgan conjunctions), enumeration for
+classes small enough, CP-SAT for the rest (halfspaces, disjunctions over
+wider attributes).  A time limit stops the exact searches cleanly (they
+check the clock at every node), CP-SAT at its own limit with a hard kill
+behind it (:mod:`synthdp.oracles.watchdog`), and the transform and
+enumeration by the hard kill alone.  A result counts as the maximum only when both senses
 pass :func:`synthdp.oracles.base.certify_query` (the query belongs to the
 class, its objective is recomputed exactly, and the proven bound meets it);
 otherwise the report gives the best query found (a lower bound) and the
@@ -53,6 +57,8 @@ from synthdp.oracles.exact_common import Budget, SearchOutcome, exact_in_float
 from synthdp.oracles.watchdog import TimedOut, run_with_deadline
 from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
 from synthdp.queries.complement import base_class
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.disjunctions import Disjunction, Disjunctions
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +109,7 @@ class WorstCase:
         if self.certified:
             lines = [f"{head}: {self.error:.4f} (certified by {self.backend} in {self.seconds:.2f} s)"]
         else:
-            lines = [f"{head}: NOT certified within the time limit ({self.seconds:.2f} s, {self.backend}); "
+            lines = [f"{head}: NOT certified within the limits ({self.seconds:.2f} s, {self.backend}); "
                      f"{self.lower:.4f} <= max <= {self.upper:.4f}"]
             if self.message:
                 lines.append(f"  why: {self.message}")
@@ -146,11 +152,24 @@ class _Clock(Budget):
         return self.max_nodes is None or self.nodes <= self.max_nodes
 
 
-def choose_backend(query_class: QueryClass, n_rows: int) -> str:
-    """``exact`` for conjunction-like classes, ``brute`` for small ones, else ``cpsat`` (public inputs only)."""
-    from synthdp.oracles import exact_query
+def exact_supports(query_class: QueryClass) -> bool:
+    """Whether the evaluator's exact search handles the class: conjunctions and monotone conjunctions
+    (searches of the exact backend), parities of at most 24 binary features (a Walsh-Hadamard transform), and
+    disjunctions over all-binary attributes (the conjunctions of the flipped literals, by De Morgan)."""
+    from synthdp.oracles import exact_query, exact_transform
 
-    if exact_query.supported(query_class):
+    return (exact_query.supported(query_class) or exact_transform.supported(query_class)
+            or _binary_disjunctions(query_class))
+
+
+def _binary_disjunctions(query_class: QueryClass) -> bool:
+    return (isinstance(query_class, Disjunctions) and isinstance(query_class.base, Conjunctions)
+            and all(size == 2 for size in query_class.domain.sizes))
+
+
+def choose_backend(query_class: QueryClass, n_rows: int) -> str:
+    """``exact`` where :func:`exact_supports`, ``brute`` for small classes, else ``cpsat`` (public inputs only)."""
+    if exact_supports(query_class):
         return "exact"
     size = query_class.size()
     return "brute" if size <= ENUMERATION_LIMIT and size * max(n_rows, 1) <= BRUTE_WORK else "cpsat"
@@ -158,9 +177,7 @@ def choose_backend(query_class: QueryClass, n_rows: int) -> str:
 
 def _check_backend(backend: str, query_class: QueryClass) -> str:
     """A backend the caller forced, if it can handle the class."""
-    from synthdp.oracles import exact_query
-
-    if backend == "exact" and not exact_query.supported(query_class):
+    if backend == "exact" and not exact_supports(query_class):
         raise InputError(f"the exact backend does not handle {query_class.name}; use backend 'auto' or 'cpsat'")
     if backend == "brute" and query_class.size() > ENUMERATION_LIMIT:
         raise InputError(f"{query_class.name} has {query_class.size()} queries, more than brute force enumerates "
@@ -169,9 +186,18 @@ def _check_backend(backend: str, query_class: QueryClass) -> str:
 
 
 def _exact_raw(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, limits: Limits) -> tuple[Raw, str]:
-    """The exact search: marginal tables where the exact backend would use them, else the row-class search."""
-    from synthdp.oracles import exact_query, exact_suffix
+    """The exact search: marginal tables where the exact backend would use them, the row-class search for
+    other conjunctions, the Walsh-Hadamard transform for parities (under the hard kill: it checks no clock)."""
+    from synthdp.oracles import exact_query, exact_suffix, exact_transform
 
+    if _binary_disjunctions(query_class):
+        return _disjunctions_raw(query_class, codes, weights, limits)
+    if exact_transform.supported(query_class):
+        outcome = run_with_deadline(partial(exact_transform.minimize, query_class, codes, weights), limits.time_limit)
+        if isinstance(outcome, TimedOut):
+            return Raw(None, None, "time limit", False, message=f"transform killed after {outcome.seconds:.3g} s"), \
+                "exact (walsh-hadamard)"
+        return _outcome_raw(outcome), f"exact ({outcome.method})"
     budget = _Clock(limits)
     sets = exact_query.attribute_sets(query_class)
     if not exact_suffix.supported(query_class) or exact_query.use_tables(query_class, sets, len(codes)):
@@ -180,6 +206,26 @@ def _exact_raw(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, 
     else:
         outcome = exact_suffix.minimize(query_class, codes, weights, budget)
     return _outcome_raw(outcome), f"exact ({outcome.method})"
+
+
+def _disjunctions_raw(query_class: Disjunctions, codes: np.ndarray, weights: np.ndarray,
+                      limits: Limits) -> tuple[Raw, str]:
+    """Disjunctions over binary attributes through their De Morgan conjunctions.
+
+    On a two-valued attribute ``[x_a != v] = [x_a == 1 - v]``, so the
+    disjunction of the literals ``(a, v_a)`` is ``1 - c(x)`` for the
+    conjunction ``c`` of the literals ``(a, 1 - v_a)``, a bijection of the
+    classes with the same widths.  Hence ``sum_x w_x q(x) = W - sum_x w_x c(x)``
+    with ``W = sum_x w_x``: the minimum over disjunctions is ``W`` plus the
+    minimum over conjunctions with weights ``-w``, and so is its bound.  The
+    query is mapped back and certified against the disjunction objective.
+    """
+    raw, name = _exact_raw(query_class.base, codes, -weights, limits)
+    total = int(weights.sum())
+    solution = None if raw.solution is None else Disjunction(
+        Conjunction(tuple((a, 1 - v) for a, v in raw.solution.literals)))
+    bound = None if raw.bound is None else total + raw.bound
+    return Raw(solution, bound, raw.backend_status, raw.proven, raw.nodes, raw.message), f"{name}, by De Morgan"
 
 
 def _outcome_raw(outcome: SearchOutcome) -> Raw:
@@ -287,7 +333,8 @@ def worst_case_error(real, synthetic, query_class: str | QueryClass, *, schema=N
     a class; complements add nothing (``1 - q`` has the opposite error).
     ``time_limit``: seconds for the whole evaluation (``None``: no limit).
     ``backend``: one of :data:`BACKENDS`.  ``work_limit``: a deterministic
-    budget per sense in the backend's unit (search nodes for ``exact``).
+    budget per sense in the backend's unit (nodes of the exact searches,
+    CP-SAT's deterministic seconds; the transform and enumeration have none).
     """
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; choose one of {list(BACKENDS)}")

@@ -16,12 +16,13 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.evaluate import marginal_errors
-from synthdp.oracles import exact_suffix
+from synthdp.oracles import exact_suffix, exact_transform
 from synthdp.oracles.base import Limits
 from synthdp.oracles.exact_common import Budget
 from synthdp.queries.complement import base_class
 from synthdp.queries.conjunctions import Conjunctions
 from synthdp.queries.monotone import MonotoneConjunctions
+from synthdp.queries.parities import Parities
 from synthdp.queries.spec import parse_query_class
 from synthdp.queries.workload import Workload
 from synthdp.worst_case import worst_case_error
@@ -78,8 +79,9 @@ CASES = [
     ("monotone", MIXED, ["auto", "cpsat"]),
     ("monotone:2", BINARY, ["auto"]),
     ("disjunctions", MIXED, ["auto", "cpsat"]),
+    ("disjunctions", BINARY, ["auto", "brute"]),
     ("disjunctions:2", BINARY, ["auto"]),
-    ("parities:2", MIXED, ["auto", "cpsat"]),
+    ("parities:2", MIXED, ["auto", "cpsat", "brute"]),
     ("parities", BINARY, ["auto"]),
     ("halfspaces:1", Domain.from_sizes({"a": 2, "b": 3, "c": 2}), ["auto", "cpsat"]),
     ("halfspaces:2", Domain.from_sizes({"a": 2, "b": 2, "c": 2}), ["auto"]),
@@ -156,6 +158,22 @@ def test_row_class_search_against_enumeration(kind):
         assert int(qc.answer([out.solution], codes, weights)[0]) == best
 
 
+@pytest.mark.parametrize("width", [0, 1, 2, None])
+def test_walsh_hadamard_parities_against_enumeration(width):
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        sizes = rng.integers(2, 4, size=rng.integers(1, 4))
+        dom = Domain.from_sizes({f"a{i}": int(s) for i, s in enumerate(sizes)})
+        qc = Parities(dom, max_width=None if width is None else min(width, sum(s if s > 2 else 1 for s in sizes)))
+        n = int(rng.integers(0, 10))
+        codes = np.stack([rng.integers(0, s, n) for s in sizes], axis=1).reshape(n, len(sizes))
+        weights = rng.integers(-6, 7, n)
+        best = int(qc.answer(qc.enumerate(), codes, weights).min())
+        out = exact_transform.minimize(qc, codes, weights)
+        assert out.proven and out.value == best and qc.contains(out.solution)
+        assert int(qc.answer([out.solution], codes, weights)[0]) == best
+
+
 def test_row_class_search_refuses_workloads():
     assert not exact_suffix.supported(Workload(MIXED, [(0, 1)]))
     with pytest.raises(TypeError):
@@ -197,7 +215,7 @@ def test_bad_input():
     with pytest.raises(InputError, match="unknown backend"):
         worst_case_error(real, real, "conjunctions", backend="gurobi")
     with pytest.raises(InputError, match="exact backend does not handle"):
-        worst_case_error(real, real, "parities:2", backend="exact")
+        worst_case_error(real, real, "halfspaces:1", backend="exact")
     with pytest.raises(InputError, match="time_limit"):
         worst_case_error(real, real, "conjunctions", time_limit=0)
     other = _data(Domain.from_sizes({"a": 2, "b": 3, "c": 2, "e": 2}), rng, 10)

@@ -6,8 +6,9 @@ class (default: all conjunctions of any width, ``3^d - 1`` queries on binary
 data) between the real table and a synthetic one, and report the wall time
 (median of ``--repeats``).  The synthetic table is either a sample of the
 real table's one-way marginals drawn independently with the fixed public
-seed ``--seed`` (default: no privacy, a fixed reference), or a private
-release of ``synthdp generate`` at ``--epsilon`` on ``marginals:3``.
+seed ``--seed`` (default: no privacy, a fixed reference), a private
+release of ``synthdp generate`` at ``--epsilon`` on ``marginals:3`` made in
+the run, or CSV files named by a template such as ``out/{dataset}-syn.csv``.
 Results go to ``<out>/worst-case.json``.
 
 Wall times are of a shared machine: concurrent load inflates them.
@@ -42,6 +43,8 @@ def synthetic_table(name: str, df: pd.DataFrame, schema, kind: str, epsilon: flo
     """The synthetic table the evaluation compares ``df`` with (see the module docstring)."""
     if kind == "independent":
         return independent_sample(df, seed)
+    if kind != "generate":
+        return pd.read_csv(kind.format(dataset=name))
     from synthdp.api import generate_synthetic
 
     log.info("generating a synthetic %s at epsilon %s (marginals:3, seed %d)", name, epsilon, seed)
@@ -55,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dims", default="8,12,16,20,23",
                         help="numbers of leading attributes to keep, capped at each dataset's (default: %(default)s)")
     parser.add_argument("--classes", default="conjunctions", help="comma list of query class specs (default: %(default)s)")
-    parser.add_argument("--synthetic", choices=["independent", "generate"], default="independent",
-                        help="independent one-way sample (default) or a synthdp release at --epsilon")
+    parser.add_argument("--synthetic", default="independent",
+                        help="'independent' one-way sample (default), 'generate' (a synthdp release at --epsilon), "
+                             "or a CSV path template with {dataset}, e.g. results/{dataset}-syn.csv")
     parser.add_argument("--epsilon", type=float, default=1.0, help="budget of the generated release (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="public seed of the synthetic table (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3)
@@ -67,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str] | None = None) -> list[dict]:
     args = build_parser().parse_args(argv)
+    if args.synthetic not in ("independent", "generate") and "{dataset}" not in args.synthetic:
+        raise SystemExit("--synthetic must be 'independent', 'generate' or a path template containing {dataset}")
     dims = [int(d) for d in args.dims.split(",")]
     rows = []
     print(f"{'dataset':8s} {'d':>3s} {'class':14s} {'certified':>9s} {'max error':>9s} {'median s':>9s} "
