@@ -81,7 +81,7 @@ class Encoder:
         codes = np.empty((len(df), len(self.schema)), dtype=np.int64)
         for j, attr in enumerate(self.schema.attributes):
             codes[:, j] = _encode_column(attr, df[by_name[attr.name]], self.schema.missing_values)
-        logger.debug("encoded %d rows x %d columns", *codes.shape)
+        logger.debug("PRIVATE, do not publish: encoded %d rows x %d columns", *codes.shape)  # n is private
         return codes
 
     def to_aggregated(self, df: pd.DataFrame) -> AggregatedData:
