@@ -507,6 +507,6 @@ def minimize(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, et
         outcome = table_search(model, sets, codes, weights, base, delta, query_class.domain.sizes, budget)
     else:
         outcome = item_search(model, codes, weights, base, delta, query_class.domain.sizes, budget)
-    log.debug("exact query search (%s) on %s: %d nodes, value %s, proven %s", outcome.method, query_class.name,
-              outcome.nodes, outcome.value, outcome.proven)
+    log.debug("PRIVATE, do not publish: exact query search (%s) on %s: %d nodes, value %s, proven %s",
+              outcome.method, query_class.name, outcome.nodes, outcome.value, outcome.proven)
     return outcome

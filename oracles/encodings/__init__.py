@@ -167,8 +167,8 @@ class EncodedOracle(Oracle):
         if isinstance(outcome, TimedOut):
             return Raw(None, None, "time limit", False,
                        message=f"{self.name} killed at the wall-clock limit after {outcome.seconds:.3g}s")
-        log.debug("%s: %s (proven %s, bound %s) after %.3fs", self.name, outcome.status, outcome.proven,
-                  outcome.bound, time.perf_counter() - start)
+        log.debug("PRIVATE, do not publish: %s: %s (proven %s, bound %s) after %.3fs", self.name, outcome.status,
+                  outcome.proven, outcome.bound, time.perf_counter() - start)
         solution = None if outcome.values is None else encoded.decode(outcome.values)
         bound = None if outcome.bound is None else outcome.bound + model.constant
         return Raw(solution, bound, outcome.status, outcome.proven and solution is not None, outcome.nodes,
