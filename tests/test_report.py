@@ -92,3 +92,17 @@ def test_mode_e_fail_message_does_not_quote_the_solver(demo, monkeypatch):
         synthdp.generate_synthetic(df, "conjunctions:2", epsilon=1, delta=1e-9, schema=schema, random_state=0,
                                    query_player="rspm", **FAST)
     assert "FAIL in Mode E" in str(err.value) and "1234567" not in str(err.value)
+
+
+def test_debug_lines_that_show_n_are_marked_private(caplog):
+    """n is private under add/remove: any log line that prints it must say PRIVATE."""
+    import logging
+
+    from synthdp.datasets.demo import demo_dataframe, demo_schema
+
+    n = 3217
+    caplog.set_level(logging.DEBUG, logger="synthdp")
+    synthdp.generate_synthetic(demo_dataframe(n=n), "conjunctions:2", epsilon=1, delta=1e-9, schema=demo_schema(),
+                               random_state=0, query_player="rspm", **FAST)
+    showing = [r.getMessage() for r in caplog.records if re.search(rf"\b{n}\b", r.getMessage())]
+    assert showing and all(m.startswith("PRIVATE") for m in showing), showing
