@@ -92,3 +92,27 @@ def test_output_types_do_not_depend_on_a_missing_entry():
         assert first.data.to_csv(index=False) == second.data.to_csv(index=False)
         assert first.report.to_dict() == second.report.to_dict()
         assert str(first.data["kids"].dtype) == "Int64"
+
+
+def test_a_new_value_in_one_record_leaves_the_release_unchanged():
+    """Issue 16 leak 2, docs/privacy.md §9: D and D plus one record holding a value no other record has, same
+    seed, domains learned by partition selection. The new value is encoded as missing before the game sees the
+    data, so it never reaches the output; its own release is the rare event (probability at most delta_p; here
+    its noise draw, the last of its column, falls short). Every released field is compared."""
+    import pandas as pd
+
+    import synthdp
+
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"city": rng.choice(["Oslo", "Rome", "Lima"], 3000, p=[0.5, 0.3, 0.2]),
+                          "kids": rng.integers(0, 3, 3000)})
+    neighbour = pd.concat([table, pd.DataFrame({"city": ["Zurich"], "kids": [1]})], ignore_index=True)
+    options = dict(categories={"kids": [0, 1, 2]}, epsilon=1.0, delta=1e-6, random_state=5, rounds=3,
+                   samples_per_round=5, progress=False, query_player="exponential")
+    first, second = (synthdp.generate_synthetic(d, "marginals:2", **options) for d in (table, neighbour))
+    assert first.report.plan["domains"]["value"] == ["city"]
+    assert [e["mechanism"] for e in first.report.ledger][:1] == ["partition-selection"]
+    assert "Zurich" not in set(second.data["city"].dropna())
+    pd.testing.assert_frame_equal(first.data, second.data)
+    assert first.data.to_csv(index=False) == second.data.to_csv(index=False)
+    assert first.report.to_dict() == second.report.to_dict()
