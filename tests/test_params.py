@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import synthdp
 from synthdp.api import NotFittedError, Synthesizer, generate_synthetic
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
