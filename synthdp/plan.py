@@ -7,16 +7,18 @@ privacy cost (docs/privacy.md §4.1: the game's inputs ``T``, ``N``,
 choice carries its human-readable reason, and the plan goes into the
 released report as it is.
 
-The plan also replays the run's planned spends on a scratch ledger
+The plan also replays the method's planned spends on a scratch ledger
 (:func:`check_budget`), so a budget the run cannot keep is refused before the
-first private step instead of at round 26 of 50.
+method's first private step instead of at round 26 of 50.  Domains learned by
+partition selection (docs/privacy.md §9) are the one private step that comes
+first: what they release and spend is public to the plan.
 
 Two checks need the number of records ``n`` and run after the data are read
-(:func:`check_data`): ``delta <= 1/n`` and PRSMA's ``K <= n``.  Both apply only
-under replace-one, where ``n`` is public (docs/privacy.md §1.3); under
-add/remove ``n`` is private, so nothing may depend on it and neither is checked.
-They are checks (refuse or go on), not choices: no parameter of the run
-depends on ``n``.
+(:func:`synthdp.api.build`): ``delta <= 1/n`` and PRSMA's ``K <= n``.  Both
+apply only under replace-one, where ``n`` is public (docs/privacy.md §1.3);
+under add/remove ``n`` is private, so nothing may depend on it and neither is
+checked.  They are checks (refuse or go on), not choices: no parameter of the
+run depends on ``n``.
 """
 
 from __future__ import annotations
