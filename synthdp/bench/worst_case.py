@@ -93,7 +93,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
                        "lower": last.lower, "upper": last.upper, "query": last.text, "backend": last.backend,
                        "median_seconds": round(statistics.median(times), 3), "max_seconds": round(max(times), 3)}
                 rows.append(row)
-                error = "-" if last.error is None else f"{last.error:.4f}"
+                error = f"[{last.lower:.3f}, {last.upper:.3f}]" if last.error is None else f"{last.error:.4f}"
                 print(f"{name:8s} {d:3d} {last.query_class:14s} {str(row['certified']):>9s} {error:>9s} "
                       f"{row['median_seconds']:9.2f} {row['max_seconds']:7.2f}  {last.text}")
     out = Path(args.out)
