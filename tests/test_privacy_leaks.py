@@ -11,6 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from synthdp.oracles import get_oracle
 from adversarial_oracle import AdversarialOracle, fails_on_record
@@ -116,3 +117,22 @@ def test_a_new_value_in_one_record_leaves_the_release_unchanged():
     pd.testing.assert_frame_equal(first.data, second.data)
     assert first.data.to_csv(index=False) == second.data.to_csv(index=False)
     assert first.report.to_dict() == second.report.to_dict()
+
+
+def test_reading_categories_off_the_data_is_an_explicit_opt_in_marked_in_the_release():
+    """An ID-like column: by default nothing of it is released; with the unsafe opt-in its values are, and the
+    release says the run is NOT differentially private."""
+    import pandas as pd
+
+    import synthdp
+
+    table = pd.DataFrame({"id": [f"p{i}" for i in range(400)], "kids": [i % 3 for i in range(400)]})
+    options = dict(categories={"kids": [0, 1, 2]}, epsilon=1.0, delta=1e-6, random_state=0, rounds=2,
+                   samples_per_round=5, progress=False, query_player="exponential")
+    private = synthdp.generate_synthetic(table, "marginals:1", **options)
+    assert private.data["id"].isna().all() and not any("NOT DIFFERENTIALLY" in w for w in private.report.warnings)
+    with pytest.warns(Warning, match="NOT DIFFERENTIALLY PRIVATE"):
+        unsafe = synthdp.generate_synthetic(table, "marginals:1", unsafe_public_categories=True, max_categories=400,
+                                            **options)
+    assert set(unsafe.data["id"]) <= set(table["id"]) and unsafe.data["id"].notna().all()
+    assert any(w.startswith("NOT DIFFERENTIALLY PRIVATE") for w in unsafe.report.to_dict()["warnings"])
