@@ -1,0 +1,263 @@
+"""Estimation from noisy marginals: a graphical model fitted by mirror descent (docs/privacy.md §8.7).
+
+The model is the one of private-pgm's estimator (McKenna, Sheldon, Miklau
+2019, "Graphical-model based estimation and inference for differential
+privacy", Algorithm 1): log-potentials on the maximal cliques of a junction
+tree of the measured attribute sets, fitted by entropic mirror descent with
+an Armijo step on the weighted squared error
+``sum_r ||mu_r - y_r||**2 / (2 sigma_r**2)``; inference is sum-product message
+passing in log space.  The junction tree comes from ``mbi`` (private-pgm's
+library); inference, fitting and sampling run in numpy, without ``mbi``'s
+JAX compilation, whose cost per new clique structure (seconds to minutes)
+would dominate a run that adds one clique per round.
+
+Everything here is post-processing of released measurements: the estimator
+sees only the noisy counts, their attribute sets and their noise scales,
+and its settings (:class:`EstimatorSettings`) are fixed constants, never
+tuned on the data inside a run.  The model's total is the minimum-variance
+combination of the measured totals, so it comes from the noisy counts and
+never from the true number of records (§8.6).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections import deque
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.special import logsumexp
+
+with warnings.catch_warnings():  # mbi warns about JAX settings at import; only its junction tree is used
+    warnings.simplefilter("ignore")
+    import mbi
+    from mbi import junction_tree
+
+from synthdp.core.domain import Domain
+
+log = logging.getLogger(__name__)
+
+Clique = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class EstimatorSettings:
+    """Public estimator settings (chosen on NLTCS and BR2000; docs/privacy.md §8.7)."""
+
+    #: Mirror-descent iterations per round (warm-started from the previous round's model).
+    iters: int = 50
+    #: Iterations of the final fit whose model the records are drawn from.
+    final_iters: int = 500
+    #: Records drawn from the model to score attribute sets that no clique of the model holds.
+    scoring_sample: int = 50_000
+
+
+@dataclass(frozen=True)
+class NoisyMarginal:
+    """A released measurement: noisy counts (flattened, row-major) on sorted ``attrs`` with noise scale ``sigma2``."""
+
+    attrs: Clique
+    counts: np.ndarray
+    sigma2: float
+
+
+def junction_cliques(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[int | None]]:
+    """Maximal cliques of a junction tree of ``cliques`` and each one's parent (None for the roots), in BFS order."""
+    tree, _ = junction_tree.make_junction_tree(mbi.Domain(tuple(range(len(domain))), domain.sizes),
+                                               [tuple(sorted(c)) for c in cliques] or [(0,)])
+    nodes = sorted(tuple(sorted(c)) for c in tree.nodes)
+    order: list[Clique] = []
+    parent: list[int | None] = []
+    seen: set[Clique] = set()
+    for root in nodes:  # one BFS per connected component
+        if root in seen:
+            continue
+        queue = deque([(root, None)])
+        seen.add(root)
+        while queue:
+            node, up = queue.popleft()
+            order.append(node)
+            parent.append(up)
+            for nb in sorted(tuple(sorted(c)) for c in tree.neighbors(node)):
+                if nb not in seen:
+                    seen.add(nb)
+                    queue.append((nb, len(order) - 1))
+    covered = {a for c in order for a in c}
+    for a in range(len(domain)):  # attributes no measurement mentions: their own (uniform) clique
+        if a not in covered:
+            order.append((a,))
+            parent.append(None)
+    return order, parent
+
+
+def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
+    """Cells of the junction tree of ``cliques`` (the size of the model that would hold them)."""
+    return sum(domain.cells(c) for c in junction_cliques(domain, cliques)[0])
+
+
+def _shape(domain: Domain, attrs: Clique) -> tuple[int, ...]:
+    return tuple(domain.sizes[a] for a in attrs)
+
+
+def _expand(array: np.ndarray, attrs: Clique, into: Clique) -> np.ndarray:
+    """``array`` on ``attrs`` (a sorted subset of sorted ``into``) broadcastable against arrays on ``into``."""
+    return array.reshape([array.shape[attrs.index(a)] if a in attrs else 1 for a in into])
+
+
+def _axes(attrs: Clique, keep: Clique) -> tuple[int, ...]:
+    return tuple(i for i, a in enumerate(attrs) if a not in keep)
+
+
+class GraphicalModel:
+    """Log-potentials on a junction tree; marginals in counts scaled to the model's own ``total``."""
+
+    def __init__(self, domain: Domain, cliques: list[Clique], parent: list[int | None],
+                 potentials: list[np.ndarray], total: float):
+        self.domain, self.cliques, self.parent, self.total = domain, cliques, parent, float(total)
+        self.potentials = potentials
+        self.marginals = self._calibrate(potentials)
+        #: The log-potentials as one factor per measured attribute set, and mirror descent's last step size:
+        #: what a warm-started fit carries over.
+        self.factors: dict[Clique, np.ndarray] = {}
+        self.step: float | None = None
+
+    # ----- inference ------------------------------------------------------
+    def _calibrate(self, theta: list[np.ndarray]) -> list[np.ndarray]:
+        """Clique marginals (counts) by two-pass sum-product in log space."""
+        k = len(self.cliques)
+        up: list[np.ndarray | None] = [None] * k
+        belief = [t.copy() for t in theta]
+        for i in reversed(range(k)):  # leaves first: message to the parent over the separator
+            p = self.parent[i]
+            if p is None:
+                continue
+            sep = tuple(a for a in self.cliques[i] if a in self.cliques[p])
+            up[i] = logsumexp(belief[i], axis=_axes(self.cliques[i], sep)) if sep else \
+                np.asarray(logsumexp(belief[i]))
+            belief[p] = belief[p] + _expand(np.asarray(up[i]), sep, self.cliques[p])
+        for i in range(k):  # root first: the parent's belief without this child's message
+            p = self.parent[i]
+            if p is None:
+                continue
+            sep = tuple(a for a in self.cliques[i] if a in self.cliques[p])
+            cavity = belief[p] - _expand(np.asarray(up[i]), sep, self.cliques[p])
+            down = logsumexp(cavity, axis=_axes(self.cliques[p], sep)) if sep else np.asarray(logsumexp(cavity))
+            belief[i] = belief[i] + _expand(np.asarray(down), sep, self.cliques[i])
+        out = []
+        for b in belief:
+            out.append(self.total * np.exp(b - logsumexp(b)))
+        return out
+
+    def holder(self, attrs: Clique) -> int | None:
+        """Index of a model clique that contains ``attrs`` (None if none does)."""
+        return next((i for i, c in enumerate(self.cliques) if set(attrs) <= set(c)), None)
+
+    def counts(self, attrs: Clique, marginals: list[np.ndarray] | None = None) -> np.ndarray:
+        """Model counts on sorted ``attrs`` (flattened), which some clique must contain."""
+        i = self.holder(attrs)
+        table = (self.marginals if marginals is None else marginals)[i]
+        return table.sum(axis=_axes(self.cliques[i], attrs)).reshape(-1)
+
+    # ----- sampling (post-processing) ---------------------------------------
+    def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
+        """``rows`` records drawn clique by clique down the tree, as an ``(rows, d)`` code matrix.
+
+        The root's cells and each clique's new attributes given its separator
+        are drawn with stratified uniforms (``(rank + U) / group size`` within
+        each group of records sharing the conditioning values, after a random
+        shuffle), which keeps the sample's counts within about one of the
+        model's expected counts per group: randomized rounding, as private-pgm does.
+        """
+        codes = np.zeros((rows, len(self.domain)), dtype=np.int64)
+        for i, clique in enumerate(self.cliques):
+            p = self.parent[i]
+            sep = () if p is None else tuple(a for a in clique if a in self.cliques[p])
+            new = tuple(a for a in clique if a not in sep)
+            table = self.marginals[i]
+            order = [clique.index(a) for a in sep + new]
+            cond = np.transpose(table, order).reshape(self.domain.cells(sep), self.domain.cells(new))
+            sums = cond.sum(axis=1, keepdims=True)
+            cond = np.where(sums > 0, cond / np.where(sums > 0, sums, 1), 1.0 / cond.shape[1])
+            group = self.domain.flat_index(codes, sep) if sep else np.zeros(rows, dtype=np.int64)
+            shuffled = generator.permutation(rows)
+            by_group = shuffled[np.argsort(group[shuffled], kind="stable")]
+            sizes = np.bincount(group, minlength=cond.shape[0])
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            g_sorted = group[by_group]
+            rank = np.arange(rows) - starts[g_sorted]
+            u = (rank + generator.random(rows)) / sizes[g_sorted]
+            cum = np.cumsum(cond, axis=1)
+            cum[:, -1] = 1.0
+            flat = np.searchsorted(cum.reshape(-1) + np.repeat(np.arange(cond.shape[0]), cond.shape[1]),
+                                   g_sorted + u, side="right")
+            cell = np.minimum(flat - g_sorted * cond.shape[1], cond.shape[1] - 1)
+            values = np.unravel_index(cell, _shape(self.domain, new)) if new else ()
+            for a, v in zip(new, values):
+                codes[by_group, a] = v
+        return codes
+
+
+def estimate_total(measurements: Sequence[NoisyMarginal]) -> float:
+    """Minimum-variance combination of the measured totals (each ``sum(y_r)``, variance ``sigma_r**2 cells_r``)."""
+    weights = np.array([1.0 / (m.sigma2 * m.counts.size) for m in measurements])
+    totals = np.array([float(np.sum(m.counts)) for m in measurements])
+    return max(1.0, float(weights @ totals / weights.sum()))
+
+
+def fit(domain: Domain, measurements: Sequence[NoisyMarginal], iters: int,
+        warm_start: GraphicalModel | None = None) -> GraphicalModel:
+    """Fit the model by entropic mirror descent with an Armijo step (warm-started from ``warm_start``).
+
+    The log-potentials are a sum of one factor per measured attribute set
+    (mirror descent from zero only ever adds gradients on those sets), so a
+    warm start carries the factors over whatever junction tree the new
+    measurements need.
+    """
+    total = estimate_total(measurements)
+    sets = sorted({m.attrs for m in measurements}, key=lambda s: (len(s), s))
+    cliques, parent = junction_cliques(domain, sets)
+    old = {} if warm_start is None else warm_start.factors
+    factors = {r: old.get(r, np.zeros(_shape(domain, r))) for r in sets}
+    homes = {r: next(j for j, c in enumerate(cliques) if set(r) <= set(c)) for r in sets}
+
+    def potentials(phi: dict[Clique, np.ndarray]) -> list[np.ndarray]:
+        theta = [np.zeros(_shape(domain, c)) for c in cliques]
+        for r, f in phi.items():
+            theta[homes[r]] = theta[homes[r]] + _expand(f, r, cliques[homes[r]])
+        return theta
+
+    model = GraphicalModel(domain, cliques, parent, potentials(factors), total)
+    inv_var = [1.0 / m.sigma2 for m in measurements]
+
+    def loss_grad(marginals):
+        loss, grads = 0.0, {r: np.zeros(_shape(domain, r)) for r in sets}
+        for m, w in zip(measurements, inv_var):
+            diff = model.counts(m.attrs, marginals) - m.counts
+            loss += 0.5 * w * float(diff @ diff)
+            grads[m.attrs] = grads[m.attrs] + (w * diff).reshape(_shape(domain, m.attrs))
+        return loss, grads
+
+    lipschitz = max(sum(w for m, w in zip(measurements, inv_var) if set(m.attrs) <= set(c)) for c in cliques)
+    alpha = 2.0 / (max(lipschitz, 1e-300) * total)
+    if warm_start is not None and warm_start.step is not None:
+        alpha = max(alpha, warm_start.step)
+    marginals = model.marginals
+    loss, grads = loss_grad(marginals)
+    for _ in range(iters):
+        trial = {r: f - alpha * grads[r] for r, f in factors.items()}
+        trial_marginals = model._calibrate(potentials(trial))
+        trial_loss, trial_grads = loss_grad(trial_marginals)
+        gain = sum(float(np.sum(g * (model.counts(r, marginals) - model.counts(r, trial_marginals)).reshape(g.shape)))
+                   for r, g in grads.items())
+        if loss - trial_loss >= 0.5 * alpha * gain:
+            factors, marginals, loss, grads = trial, trial_marginals, trial_loss, trial_grads
+            alpha *= 1.01
+        else:
+            alpha *= 0.5
+    model.marginals, model.factors, model.step = marginals, factors, alpha
+    model.potentials = potentials(factors)
+    log.debug("estimator: %d cliques, %d cells, loss %.4g", len(cliques), sum(t.size for t in model.potentials), loss)
+    return model

@@ -1,0 +1,290 @@
+"""Select-measure-estimate over marginal workloads (``method="measure"``; docs/privacy.md §8).
+
+The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
+
+    measure every 1-way marginal with discrete Gaussian noise (a public share of rho)
+    repeat, while the filter admits a round (§8.4):
+        p  <- estimate(all measurements)                        # post-processing (§8.7)
+        r  <- EM over candidate marginals, score                # §8.2 (M2), eps**2/8
+              w_r (||r(D) - r(p)||_1 - sqrt(2/pi) sigma cells_r)
+        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # §8.2 (M1), Delta2**2/(2 sigma2)
+        if p barely moved on r: halve sigma, double eps          # decided from released values only
+    records <- sample(estimate(all measurements))                # n_rows, or the model's own total
+
+Candidates are the workload's marginals and all their non-empty subsets
+whose addition keeps the model within a public size cap, grown with the
+share of the budget spent.  Scores are integers: the model's counts are
+rounded to integers (post-processing) and the data's counts are exact, so
+the score of a candidate moves by at most ``w_r`` under add/remove and
+``2 w_r`` under replace-one (§8.3); the sampler's sensitivity is the
+largest weight times that factor.  Every step is charged to the ledger
+before its noise is drawn, the last round takes exactly what is left, and
+a public cap bounds the rounds.  The true number of records is never read:
+the model's total comes from the noisy counts (§8.6).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.selection import exponential_mechanism
+from synthdp.mechanisms.zcdp import ZcdpLedger, epsilon_for_exponential, exponential_rho, gaussian_rho
+from synthdp.methods import estimators
+from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
+from synthdp.queries.base import QueryClass
+from synthdp.queries.complement import base_class
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.workload import Workload
+
+log = logging.getLogger(__name__)
+
+Marginal = tuple[int, ...]
+
+#: Most marginals a conjunction class may expand to (an unbounded class on many attributes is refused).
+MAX_MARGINALS = 20_000
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """Public settings of the method (chosen on NLTCS and BR2000; docs/privacy.md §8.4, §8.7)."""
+
+    #: Planned rounds per attribute: the first rounds get ``rho / (rounds_per_attribute * d)`` each.
+    rounds_per_attribute: int = 16
+    #: Share of each round's rho spent on selection (the rest measures).
+    selection_share: Fraction = Fraction(1, 10)
+    #: Public cap on the rounds after initialisation (None: ``rounds_per_attribute * d``).
+    max_rounds: int | None = None
+    #: Cells the fitted model may hold once the whole budget is spent (the cap grows linearly with it).
+    max_model_cells: int = 1_000_000
+    estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
+                or self.rounds_per_attribute < 1:
+            raise InputError(f"rounds_per_attribute must be a positive integer, got {self.rounds_per_attribute!r}")
+        if not isinstance(self.selection_share, Fraction) or not 0 < self.selection_share < 1:
+            raise InputError(f"selection_share must be a Fraction in (0, 1), got {self.selection_share!r}")
+        if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int)
+                                            or self.max_rounds < 1):
+            raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+        if isinstance(self.max_model_cells, bool) or not isinstance(self.max_model_cells, int) \
+                or self.max_model_cells < 1:
+            raise InputError(f"max_model_cells must be a positive integer, got {self.max_model_cells!r}")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One paid measurement: the marginal, its noise scale, its cost, and the selection that chose it."""
+
+    attrs: Marginal
+    names: tuple[str, ...]
+    sigma2: Fraction
+    rho: Fraction
+    selection_epsilon: Fraction | None = None  # None for the initial 1-way marginals
+
+    @property
+    def selection_rho(self) -> Fraction:
+        return Fraction(0) if self.selection_epsilon is None else exponential_rho(self.selection_epsilon)
+
+    def to_dict(self) -> dict:
+        return {"marginal": list(self.names), "sigma2": str(self.sigma2), "rho": str(self.rho),
+                "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon)}
+
+
+@dataclass
+class MeasureRelease:
+    """The synthetic records (integer codes in the domain's coding) and what was paid for."""
+
+    records: np.ndarray
+    measurements: list[Measurement]
+    rounds: int
+    rho_spent: Fraction
+    model_total: float
+
+
+# --------------------------------------------------------------------------
+# which classes the method serves
+# --------------------------------------------------------------------------
+def workload_marginals(query_class: QueryClass | Sequence[Sequence[int]], domain: Domain) -> list[Marginal]:
+    """The marginals (sorted attribute-index tuples) whose cells make up ``query_class``.
+
+    Serves explicit workloads, ``marginals:K``, ``marginals:<=K`` and
+    bounded conjunction classes (their cells group into marginals), with or
+    without complements; any other class raises :class:`InputError` naming
+    the method that serves it.
+    """
+    if not isinstance(query_class, QueryClass):
+        return list(Workload(domain, query_class).marginal_attrs)
+    qc = base_class(query_class)
+    if isinstance(qc, Workload):
+        return list(qc.marginal_attrs)
+    if type(qc) is Conjunctions:
+        widths = range(max(qc.min_width, 1), qc.max_width + 1)
+        count = sum(math.comb(len(domain), k) for k in widths)
+        if count > MAX_MARGINALS:
+            raise InputError(f"method='measure' would need {count} marginals for {qc.name} (at most {MAX_MARGINALS}); "
+                             "bound the width (e.g. marginals:3) or use method='game', which serves any width")
+        return [m for k in widths for m in itertools.combinations(range(len(domain)), k)]
+    raise InputError(f"method='measure' serves marginal classes (marginals:K, marginals:<=K, workload:FILE, "
+                     f"conjunctions:K); {query_class.name} is not one of them: use method='game'")
+
+
+def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
+    """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
+    closure = sorted({s for m in marginals for k in range(1, len(m) + 1) for s in itertools.combinations(m, k)},
+                     key=lambda s: (len(s), s))
+    return {r: sum(len(set(r) & set(m)) for m in marginals) for r in closure}
+
+
+# --------------------------------------------------------------------------
+# the private steps
+# --------------------------------------------------------------------------
+def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger: ZcdpLedger,
+                 relation: str, rng: PrivateRandom, domain: Domain,
+                 selection_epsilon: Fraction | None) -> tuple[Measurement, NoisyMarginal]:
+    """Charge, then draw: ``y = r(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3)."""
+    rho = gaussian_rho(sensitivity_sq, sigma2)
+    ledger.charge("gaussian", rho, relation, f"marginal {attrs} sigma2={sigma2}")
+    noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
+    names = tuple(domain.names[a] for a in attrs)
+    return Measurement(attrs, names, sigma2, rho, selection_epsilon), NoisyMarginal(attrs, noisy, float(sigma2))
+
+
+def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: dict[Marginal, np.ndarray],
+            model: GraphicalModel, sample: np.ndarray | None, sigma2: Fraction, domain: Domain) -> np.ndarray:
+    """Integer scores ``w_r (sum |r(D) - round(r(p))| - round(sqrt(2/pi) sigma cells_r))`` (§8.1 (b)).
+
+    ``r(p)`` is the model's count (its own total); attribute sets no model
+    clique holds are counted on ``sample`` (records drawn from the model,
+    scaled to its total).  Both are post-processing of the transcript.
+    """
+    sigma = math.sqrt(float(sigma2))
+    out = np.empty(len(candidates), dtype=np.int64)
+    for i, r in enumerate(candidates):
+        l1 = int(np.abs(answers[r] - np.rint(_fitted(model, sample, r)).astype(np.int64)).sum())
+        out[i] = weights[r] * (l1 - round(math.sqrt(2 / math.pi) * sigma * domain.cells(r)))
+    return out
+
+
+def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal) -> np.ndarray:
+    """The model's counts on ``r``: exact when a clique holds ``r``, else from ``sample`` scaled to the model's total."""
+    if model.holder(r) is not None:
+        return model.counts(r)
+    cells = model.domain.cells(r)
+    return np.bincount(model.domain.flat_index(sample, r), minlength=cells) * (model.total / len(sample))
+
+
+def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tuple[Fraction, Fraction]:
+    """``(eps, sigma2)`` spending at most ``share rho`` on selection and the rest on measurement (rounded safely)."""
+    return (epsilon_for_exponential(share * rho),
+            sigma2_up(Fraction(sensitivity_sq) / (2 * (1 - share) * rho)))
+
+
+def measure(data: AggregatedData, workload: QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
+            relation: str, ledger: ZcdpLedger, rng: PrivateRandom, n_rows: int | None = None,
+            options: MeasureOptions = MeasureOptions(), progress: bool = True) -> MeasureRelease:
+    """Run select-measure-estimate within ``budget`` (rho, zCDP) and draw synthetic records (docs/privacy.md §8).
+
+    ``ledger`` receives every charge before its noise is drawn and refuses
+    any that would exceed its own budget; ``budget`` is what this run may
+    spend of it.  The output has ``n_rows`` records, or as many as the
+    model's own (noisy) total -- never the true number of records.
+    """
+    check_relation(relation)
+    if not isinstance(budget, Fraction) or budget <= 0:
+        raise InputError(f"budget must be a positive rho as a Fraction, got {budget!r}")
+    if budget > ledger.remaining:
+        raise InputError(f"budget rho={float(budget):.6g} exceeds what the ledger has left ({float(ledger.remaining):.6g})")
+    if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
+        raise InputError(f"n_rows must be a positive integer or None, got {n_rows!r}")
+    domain = data.domain
+    weights = candidate_weights(workload_marginals(workload, domain))
+    answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
+    sensitivity_sq = 1 if relation == ADD_REMOVE else 2  # Delta2 of a marginal: 1 or sqrt(2) (§8.3)
+    score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
+    d = len(domain)
+    planned = options.rounds_per_attribute * d
+    t_max = options.max_rounds or planned
+    settings = options.estimator
+    generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
+
+    sizes: dict[tuple[tuple[Marginal, ...], Marginal], int] = {}
+
+    def _size_with(cliques: tuple[Marginal, ...], r: Marginal) -> int:
+        """Cells of the model's junction tree with ``r`` added (cached while the model's cliques stay the same)."""
+        if sizes and next(iter(sizes))[0] != cliques:
+            sizes.clear()
+        if (cliques, r) not in sizes:
+            sizes[cliques, r] = estimators.model_cells(domain, list(cliques) + [r])
+        return sizes[cliques, r]
+
+    def left() -> Fraction:
+        return budget - sum((m.rho + m.selection_rho for m in paid), Fraction(0))
+
+    # 1. initialise with every 1-way marginal, each at the measurement share of one planned round
+    paid: list[Measurement] = []
+    noisy: list[NoisyMarginal] = []
+    _, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
+    for a in range(d):
+        m, y = _measure_one(data.marginal((a,)).reshape(-1), (a,), sigma2, sensitivity_sq, ledger=ledger,
+                            relation=relation, rng=rng, domain=domain, selection_epsilon=None)
+        paid.append(m)
+        noisy.append(y)
+    model = estimators.fit(domain, noisy, settings.iters)
+
+    # 2. rounds
+    epsilon, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
+    bar = tqdm(total=t_max, desc="measure", unit="round", disable=not progress, leave=False)
+    rounds = 0
+    while True:
+        rounds += 1
+        remaining = left()
+        cost = exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2)
+        last = remaining < 2 * cost or rounds >= t_max
+        if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
+            epsilon, sigma2 = _round_parameters(remaining, options.selection_share, sensitivity_sq)
+        cap = options.max_model_cells * float(1 - remaining / budget)
+        cliques = tuple(model.cliques)
+        candidates = [r for r in weights if model.holder(r) is not None or _size_with(cliques, r) <= cap]
+        sample = None
+        if any(model.holder(r) is None for r in candidates):
+            sample = model.sample(settings.scoring_sample, generator)
+        scores = _scores(candidates, weights, answers, model, sample, sigma2, domain)
+        pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=score_sensitivity, rng=rng, ledger=ledger,
+                                     relation=relation, label=f"select round {rounds}")
+        r = candidates[pick]
+        before = _fitted(model, sample, r)
+        m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
+                            domain=domain, selection_epsilon=epsilon)
+        paid.append(m)
+        noisy.append(y)
+        model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
+        change = float(np.abs(model.counts(r) - before).sum())
+        bar.update(1)
+        bar.set_postfix(rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
+        log.info("measure round %d: %s sigma2=%s eps=%s change=%.1f", rounds, m.names, sigma2, epsilon, change)
+        if last:
+            break
+        if change <= math.sqrt(2 / math.pi) * math.sqrt(float(sigma2)) * domain.cells(r):
+            epsilon, sigma2 = 2 * epsilon, sigma2_up(sigma2 / 4)  # anneal (§8.4): released values only
+    bar.close()
+
+    # 3. estimate and draw the records
+    model = estimators.fit(domain, noisy, settings.final_iters, warm_start=model)
+    rows = n_rows if n_rows is not None else max(1, int(round(model.total)))
+    records = model.sample(rows, generator)
+    return MeasureRelease(records, paid, rounds, budget - left(), model.total)
