@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
 from typing import Any
@@ -59,6 +59,8 @@ from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
 from synthdp.queries.complement import base_class
 from synthdp.queries.conjunctions import Conjunction, Conjunctions
 from synthdp.queries.disjunctions import Disjunction, Disjunctions
+from synthdp.queries.halfspaces import Halfspace, Halfspaces
+from synthdp.queries.monotone import MonotoneConjunctions
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,8 @@ DEFAULT_TIME_LIMIT = 60.0
 BRUTE_WORK = 5e7
 #: The backends :func:`worst_case_error` accepts.
 BACKENDS = ("auto", "exact", "cpsat", "brute")
+#: Share of a sense's time that a halfspace class spends on its conjunctions first (:func:`_halfspace_seeds`).
+_SEED_SHARE = 0.2
 #: A floating dual bound is trusted to this tolerance before rounding up to the integer bound it proves.
 _BOUND_TOLERANCE = 1e-6
 
@@ -264,6 +268,11 @@ def _sense(backend: str, query_class: QueryClass, codes: np.ndarray, weights: np
     """Certified ``min_q sum_x weights_x q(x)``, or the best query found and the best proven bound."""
     instance = QueryInstance.build(query_class, codes, weights)
     start = time.perf_counter()
+    seeds = []
+    if isinstance(query_class, Halfspaces) and backend == "cpsat" and exact_in_float(weights):
+        seeds = _halfspace_seeds(query_class, codes, weights, limits)
+        if limits.time_limit is not None:
+            limits = replace(limits, time_limit=limits.time_limit - (time.perf_counter() - start))
     if limits.time_limit is not None and limits.time_limit <= 0:
         raw, name = Raw(None, None, "time limit", False, message="no time left"), backend
     else:
@@ -272,14 +281,46 @@ def _sense(backend: str, query_class: QueryClass, codes: np.ndarray, weights: np
     trivial = int(np.minimum(weights, 0).sum())  # no query covers more than the negative rows
     if result.proven:
         return _Sense(result.solution, int(result.objective), int(result.objective), True, ""), name
-    query = raw.solution if raw.solution is not None and query_class.contains(raw.solution) else None
-    value = None if query is None else instance.objective(query)
+    found = [q for q in (raw.solution, *seeds) if q is not None and query_class.contains(q)]
+    value, query = min(((instance.objective(q), q) for q in found), key=lambda pair: pair[0], default=(None, None))
     bound = trivial
     if raw.bound is not None and math.isfinite(raw.bound):
         proven = math.ceil(raw.bound - _BOUND_TOLERANCE)
         if value is None or proven <= value:  # a bound above a feasible value is no certificate
             bound = max(bound, proven)
     return _Sense(query, value, bound, False, result.message or raw.message), name
+
+
+def _halfspace_seeds(query_class: Halfspaces, codes: np.ndarray, weights: np.ndarray, limits: Limits) -> list:
+    """The best conjunctions that are also halfspaces of the class: incumbents even if CP-SAT returns none.
+
+    Halfspaces contain the monotone conjunctions of their features
+    (``[sum_{j in S} x_j >= |S|]``) and, when every attribute is binary, every
+    conjunction (weight +1 on a literal ``x_a = 1``, -1 on ``x_a = 0``,
+    threshold the number of +1 literals), and the complements of all these.
+    The minimiser of ``weights`` over those conjunctions and the complement of
+    the minimiser of ``-weights`` share :data:`_SEED_SHARE` of the sense's
+    time; they are only candidates (a lower bound), checked like any solver answer.
+    """
+    binary = all(size == 2 for size in query_class.domain.sizes)
+    inner = Conjunctions(query_class.domain) if binary else MonotoneConjunctions(query_class.domain)
+    share = None if limits.time_limit is None else _SEED_SHARE * limits.time_limit / 2
+    seeds = []
+    for sign in (1, -1):
+        raw, _ = _exact_raw(inner, codes, sign * weights, Limits(time_limit=share))
+        if raw.solution is None:
+            continue
+        w = [0] * query_class.n_features
+        if binary:
+            for a, v in raw.solution.literals:
+                w[a] = 1 if v == 1 else -1
+            seed = Halfspace(tuple(w), sum(v == 1 for _, v in raw.solution.literals))
+        else:
+            for j in raw.solution.features:
+                w[j] = 1
+            seed = Halfspace(tuple(w), len(raw.solution.features))
+        seeds.append(seed if sign == 1 else query_class.complement(seed))
+    return seeds
 
 
 def _aggregate(real, synthetic, schema) -> tuple[AggregatedData, AggregatedData]:

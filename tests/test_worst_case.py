@@ -276,3 +276,19 @@ def test_cli_not_certified_and_errors(csv_pair, capsys, tmp_path):
     assert main(["evaluate", real_path, syn_path, "--queries", "parities:2", "--schema", schema,
                  "--plot", str(tmp_path / "p.png")]) == 2
     assert "--plot" in capsys.readouterr().err and not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("domain", [Domain.from_sizes({f"x{i}": 2 for i in range(6)}),
+                                    Domain.from_sizes({"a": 3, "b": 2, "c": 2, "d": 2})])
+def test_halfspaces_keep_their_best_conjunction_when_cpsat_stops(domain):
+    """An uncertified halfspace run still has the best conjunction inside the class as its lower bound."""
+    rng = np.random.default_rng(2)
+    real, syn = _data(domain, rng, 300, skew=1.0), _data(domain, rng, 200)
+    inner = "conjunctions" if all(s == 2 for s in domain.sizes) else "monotone"
+    floor = worst_case_error(real, syn, inner).exact_upper
+    result = worst_case_error(real, syn, "halfspaces:1", backend="cpsat", work_limit=1e-6)
+    truth = brute_max(parse_query_class("halfspaces:1", domain), real, syn)
+    assert not result.certified
+    assert floor <= result.exact_lower <= truth <= result.exact_upper
+    qc = parse_query_class("halfspaces:1", domain)
+    assert abs(signed_error(qc, result.query, real, syn)) == result.exact_lower
