@@ -118,9 +118,42 @@ def _suite_inputs(name: str):
 PRSMA_SETTINGS = {"rounds": 10, "relation": "replace-one"}
 
 
+#: The label of the select-measure-estimate method in the player column (``--method measure``).
+MEASURE = "measure"
+
+
+def run_measure(suite: str, epsilon: float, seed: int) -> Run:
+    """One select-measure-estimate run (docs/privacy.md §8) on the suite's marginals, under add/remove.
+
+    The whole ``(epsilon, delta)`` is converted to ``rho`` by the tighter
+    conversion of §8.5; the method's settings are its public defaults.
+    """
+    from synthdp.core.data import AggregatedData
+    from synthdp.core.encoding import Encoder
+    from synthdp.evaluate import marginal_errors
+    from synthdp.mechanisms.randomness import PrivateRandom
+    from synthdp.mechanisms.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
+    from synthdp.methods.measure import measure
+
+    df, schema, _, sets = _suite_inputs(suite)
+    delta = 1.0 / len(df) ** 2
+    data = Encoder(schema).to_aggregated(df)
+    start = time.perf_counter()
+    rho = rho_for_dp(epsilon, delta)
+    release = measure(data, sets, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(seed),
+                      progress=False)
+    seconds = time.perf_counter() - start
+    errors = marginal_errors(data, AggregatedData.from_codes(data.domain, release.records), sets)
+    return Run(suite, MEASURE, epsilon, delta, seed, errors.max_error, errors.mean_tv, seconds, release.rounds, 0, 0,
+               float(dp_epsilon(release.rho_spent, delta)), False)
+
+
 def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
     """Generate once and measure max error and mean TV over the suite's marginals."""
     import synthdp
+
+    if player == MEASURE:
+        return run_measure(suite, epsilon, seed)
     from synthdp import api
     from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors
@@ -223,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "marginals) are the tuning sets for categorical domains")
     p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
     p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--method", default="game", help="comma list of game (the suite's query players) and measure "
+                   "(select-measure-estimate, docs/privacy.md §8), e.g. --method game,measure")
     p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
     p.add_argument("--oracle", default="auto")
     p.add_argument("--rounds", type=int, default=None, help="game rounds (default: from the per-round budget)")
@@ -248,9 +283,15 @@ def run(argv: list[str] | None = None) -> dict:
     settings = dict(SETTINGS, rounds=args.rounds, epsilon_per_round=args.epsilon_per_round,
                     samples_per_round=args.samples_per_round, ftpl_theta=args.ftpl_theta, respond_to=args.respond_to,
                     burn_in=args.burn_in, ftpl_noise=args.ftpl_noise)
-    jobs = [(s, p, e, seed) for s in suites
-            for p in (args.query_player.split(",") if args.query_player else SUITES[s]["players"])
-            for e in eps_list for seed in range(args.seeds)]
+    methods = args.method.split(",")
+    if not set(methods) <= {"game", MEASURE}:
+        raise SystemExit(f"--method: expected a comma list of game and measure, got {args.method!r}")
+
+    def players(suite: str) -> list[str]:
+        game = (args.query_player.split(",") if args.query_player else SUITES[suite]["players"])
+        return (game if "game" in methods else []) + ([MEASURE] if MEASURE in methods else [])
+
+    jobs = [(s, p, e, seed) for s in suites for p in players(s) for e in eps_list for seed in range(args.seeds)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
