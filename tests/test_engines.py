@@ -22,7 +22,7 @@ pytest.importorskip("pyarrow")
 
 from synthdp.core.data import AggregatedData  # noqa: E402
 from synthdp.core.errors import InputError, SchemaError  # noqa: E402
-from synthdp.core.parquet import write_parquet  # noqa: E402
+from synthdp.core.parquet import dump_table, write_parquet  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
 from synthdp.core.sources import ReadOptions, list_files, strip_text  # noqa: E402
 from synthdp.engines import EngineError, get_engine  # noqa: E402
@@ -131,6 +131,16 @@ def test_pandas_engine_is_todays_encoder_on_a_dataframe(files):
     with pytest.warns(UserWarning, match="id"):
         assert same(PandasEngine().count(df, SCHEMA), expected)
     assert expected.n == 3000
+
+
+def test_parquet_output_reads_back_to_the_same_counts(tmp_path):
+    df = make_table(300, seed=9).drop(columns="id")
+    write_parquet(df, tmp_path / "out.parquet")
+    assert (tmp_path / "out.parquet").read_bytes()[:4] == b"PAR1"
+    assert same(PandasEngine().count(tmp_path / "out.parquet", SCHEMA), PandasEngine().count(df, SCHEMA))
+    dump_table(df, tmp_path / "t.tmp", "synthetic.csv")
+    assert (tmp_path / "t.tmp").read_text().splitlines()[0] == "color,size,age,flag"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
 
 
 # ---- identical counts ------------------------------------------------------------------------------

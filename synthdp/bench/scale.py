@@ -194,7 +194,8 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
         if not mine:
             continue
         rows = [r["rows"] for r in mine]
-        ax.plot(rows, [r["count_s"] for r in mine], "o-", label=f"{engine}: counting pass")
+        ax.plot(rows, [r["count_s"] for r in mine], "o-", label=f"{engine}: counting pass (wall)")
+        ax.plot(rows, [r["count_cpu_s"] for r in mine], "^:", label=f"{engine}: counting pass (CPU s, all processes)")
         if all("run_s" in r for r in mine):
             ax.plot(rows, [r["run_s"] for r in mine], "s--", label=f"{engine}: whole run")
     ax.set_xscale("log")
