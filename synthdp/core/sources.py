@@ -131,21 +131,24 @@ def read_table(source: Source, options: ReadOptions = ReadOptions(),
     return df
 
 
-def strip_text(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with surrounding spaces removed from its text values (a copy if any column changes).
+def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` with surrounding spaces removed from its text values (a copy if any column changes), and
+    the names of the columns that changed.
 
     Both counting engines encode stripped values, as
     :func:`synthdp.api.generate_synthetic` does for an in-memory table, so
     ``' Federal-gov'`` is the category ``'Federal-gov'`` whichever engine counts.
+    Only the distinct values are inspected.
     """
-    out = df
-    for j in range(df.shape[1]):
+    changed, out = [], df
+    for j, col in enumerate(df.columns):
         series = df.iloc[:, j]
         if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
             continue
-        if not any(isinstance(v, str) and v != v.strip() for v in series.drop_duplicates()):
-            continue  # one pass over the distinct values, not the rows
-        if out is df:
-            out = df.copy()
-        out.isetitem(j, series.map(lambda v: v.strip() if isinstance(v, str) else v))
-    return out
+        fix = {v: v.strip() for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
+        if fix:
+            if out is df:
+                out = df.copy()
+            out.isetitem(j, series.replace(fix))
+            changed.append(str(col))
+    return out, changed

@@ -162,7 +162,7 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -
     if part.format == "parquet":
         handle = parquet_file(part.path)
         for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=names):
-            yield strip_text(batch.to_pandas())
+            yield strip_text(batch.to_pandas())[0]
         return
     if part.path.lower().endswith(".gz"):
         source: Any = part.path
@@ -176,7 +176,7 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -
                          skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows)
     with reader:
         for frame in reader:
-            yield strip_text(frame)
+            yield strip_text(frame)[0]
 
 
 def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> _Counts:

@@ -46,4 +46,4 @@ class PandasEngine:
         """Distinct encoded rows of the table (text values stripped of surrounding spaces) with their counts."""
         if not isinstance(schema, Schema):
             raise InputError(f"counting needs a public Schema, got {type(schema).__name__}")
-        return aggregate(schema.domain, Encoder(schema).encode(strip_text(self.read(source, schema))))
+        return aggregate(schema.domain, Encoder(schema).encode(strip_text(self.read(source, schema))[0]))
