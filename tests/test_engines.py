@@ -271,6 +271,15 @@ def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster,
         assert same(outcome["data"], expected)
 
 
+def test_default_local_cluster_is_started_and_closed_for_the_pass(files):
+    root, df = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        counted = DaskEngine(n_workers=1, part_rows=1000).count(root / "pq", SCHEMA)
+        expected = PandasEngine().count(df, SCHEMA)
+    assert same(counted, expected)
+
+
 def test_read_options_apply_to_csv_parts(cluster, tmp_path):
     df = make_table(500, seed=8).drop(columns="id")
     df.to_csv(tmp_path / "nohead.csv", index=False, header=False)
