@@ -162,7 +162,7 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -
     if part.format == "parquet":
         handle = parquet_file(part.path)
         for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=names):
-            yield strip_text(batch.to_pandas())[0]
+            yield strip_text(batch.to_pandas(split_blocks=True))[0]  # one block per column: no copy
         return
     if part.path.lower().endswith(".gz"):
         source: Any = part.path
