@@ -21,7 +21,7 @@ import pandas as pd
 from synthdp.core.errors import InputError
 from synthdp.core.parquet import is_parquet, read_parquet
 
-__all__ = ["ReadOptions", "Source", "TableFile", "list_files", "read_table", "strip_text"]
+__all__ = ["ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
 
 #: A table given by location: a path, a glob pattern, a directory, or a list of paths.
 Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
@@ -85,6 +85,12 @@ def _expand_one(item: str | os.PathLike) -> list[Path]:
     if not path.is_file():
         raise InputError(f"input file {text!r} does not exist or is not a file")
     return [path]
+
+
+def is_location(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names more than one CSV file can be: a Parquet file, a directory or a glob."""
+    text = os.fspath(path)
+    return is_parquet(text) or Path(text).is_dir() or bool(_GLOB_CHARS & set(text))
 
 
 def list_files(source: Source) -> list[TableFile]:
