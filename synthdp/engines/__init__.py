@@ -14,7 +14,7 @@ counting engine that does not hold it:
 
 Both give identical counts for the same table and schema, hence the same
 release for the same seed. Counting is exact and deterministic: it is not a
-private step, it only prepares the input of the mechanisms (docs/privacy.md §1).
+private step, it only prepares the input of the mechanisms (docs/privacy.md §1.1).
 """
 
 from __future__ import annotations

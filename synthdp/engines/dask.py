@@ -8,7 +8,7 @@ counts are added up in a tree on the workers, so the driver only ever holds
 the distinct rows. The counts equal those of the pandas engine exactly.
 
 Only a public schema can be used here: the categories of a column are never
-read off the data on workers (docs/privacy.md §1). Values that do not fit the
+read off the data on workers (docs/privacy.md §1.1). Values that do not fit the
 schema are counted per column over all parts and reported in one error
 naming, for each column, a file and the first offending value, as the
 in-memory encoder does; numeric columns with ``clip`` are clamped instead.
