@@ -241,7 +241,7 @@ def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster,
     df = make_table(20_000, seed=7).drop(columns="id")
     df.to_csv(tmp_path / "big.csv", index=False)
     expected = PandasEngine().count(df, SCHEMA)
-    engine = dask_engine(cluster, blocksize=1024)  # about 400 parts
+    engine = dask_engine(cluster, blocksize=512)  # about 800 parts: the pass lasts seconds
     outcome: dict = {}
 
     def run():
