@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
@@ -237,21 +238,19 @@ def test_dask_needs_a_public_schema_and_files(cluster, files):
 
 # ---- a worker killed mid-pass ------------------------------------------------------------------------
 
-def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster, tmp_path):
-    df = make_table(20_000, seed=7).drop(columns="id")
-    df.to_csv(tmp_path / "big.csv", index=False)
-    expected = PandasEngine().count(df, SCHEMA)
-    engine = dask_engine(cluster, blocksize=512)  # about 800 parts: the pass lasts seconds
+def kill_a_busy_worker_during(address: str, work) -> dict:
+    """Run ``work()`` in a thread, SIGKILL a worker while it runs a task; ``work``'s result or error."""
     outcome: dict = {}
 
     def run():
         try:
-            outcome["data"] = engine.count(tmp_path / "big.csv", SCHEMA)
+            outcome["result"] = work()
         except Exception as exc:  # noqa: BLE001 - the test inspects it
             outcome["error"] = exc
 
     thread = threading.Thread(target=run)
-    with distributed.Client(cluster.scheduler_address) as watcher:
+    with distributed.Client(address) as watcher:
+        workers = len(watcher.scheduler_info()["workers"])
         thread.start()
         deadline = time.monotonic() + 60
         busy = []
@@ -261,14 +260,41 @@ def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster,
         assert busy, "the pass never started"
         pids = watcher.run(os.getpid)
         os.kill(pids[busy[0]], signal.SIGKILL)
-        killed_mid_pass = thread.is_alive()
+        outcome["killed_mid_pass"] = thread.is_alive()
         thread.join(120)
-        watcher.wait_for_workers(2, timeout=60)
-    assert killed_mid_pass
+        watcher.wait_for_workers(workers, timeout=60)
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory):
+    df = make_table(20_000, seed=7).drop(columns="id")
+    path = tmp_path_factory.mktemp("big") / "big.csv"
+    df.to_csv(path, index=False)
+    return path, PandasEngine().count(df, SCHEMA)
+
+
+def test_worker_killed_mid_pass_gives_the_right_counts_or_a_clear_error(cluster, big_csv):
+    path, expected = big_csv
+    engine = dask_engine(cluster, blocksize=512)  # about 800 parts: the pass lasts seconds
+    outcome = kill_a_busy_worker_during(cluster.scheduler_address, lambda: engine.count(path, SCHEMA))
+    assert outcome["killed_mid_pass"]
     if "error" in outcome:
         assert isinstance(outcome["error"], EngineError) and "nothing was released" in str(outcome["error"])
     else:
-        assert same(outcome["data"], expected)
+        assert same(outcome["result"], expected)
+
+
+def test_a_task_whose_worker_dies_past_the_retry_limit_is_a_clear_error(big_csv):
+    path, _ = big_csv
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as strict:
+        engine = dask_engine(strict, blocksize=512)
+        outcome = kill_a_busy_worker_during(strict.scheduler_address, lambda: engine.count(path, SCHEMA))
+    assert outcome["killed_mid_pass"] and "result" not in outcome
+    assert isinstance(outcome["error"], EngineError), outcome["error"]
+    assert "workers kept dying" in str(outcome["error"]) and "nothing was released" in str(outcome["error"])
 
 
 def test_default_local_cluster_is_started_and_closed_for_the_pass(files):
