@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -224,6 +225,16 @@ def test_unreadable_files_are_named(cluster, tmp_path):
         dask_engine(cluster).count(tmp_path / "bad.csv", SCHEMA)
     with pytest.raises(InputError, match="no file matches"):
         dask_engine(cluster).count(str(tmp_path / "nothing-*.parquet"), SCHEMA)
+
+
+def test_missing_optional_packages_say_what_to_install(monkeypatch, files):
+    root, _ = files
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if dask were not installed
+    with pytest.raises(InputError, match=r"install synthdp\[dask\]"):
+        DaskEngine().count(root / "pq", SCHEMA)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(InputError, match=r"install synthdp\[dask\]"):
+        PandasEngine().count(root / "all.parquet", SCHEMA)
 
 
 def test_dask_needs_a_public_schema_and_files(cluster, files):

@@ -345,6 +345,7 @@ class DaskEngine:
 
     def count(self, source: Source, schema: Schema) -> AggregatedData:
         """Distinct encoded rows of the files with their counts (equal to the pandas engine's)."""
+        _require_distributed()
         if isinstance(source, pd.DataFrame):
             raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
                              "files (a DataFrame in memory is counted by engine='pandas')")
