@@ -172,6 +172,10 @@ def test_query_classes_it_serves_and_refuses():
     assert len(workload_marginals(parse_query_class("marginals:<=2", DOMAIN), DOMAIN)) == 15
     assert len(workload_marginals(parse_query_class("conjunctions:3", DOMAIN), DOMAIN)) == 25
     assert workload_marginals([(1, 0), (3, 2)], DOMAIN) == [(0, 1), (2, 3)]
+    assert workload_marginals("marginals:2", DOMAIN) == workload_marginals(parse_query_class("marginals:2", DOMAIN),
+                                                                          DOMAIN)
+    with pytest.raises(InputError, match="method='game'"):
+        workload_marginals("parities:2", DOMAIN)
     for spec in ["parities:2", "halfspaces", "disjunctions:2", "monotone:2"]:
         with pytest.raises(InputError, match="method='game'"):
             workload_marginals(parse_query_class(spec, DOMAIN), DOMAIN)

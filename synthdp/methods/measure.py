@@ -48,6 +48,7 @@ from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyM
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import base_class
 from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.spec import parse_query_class
 from synthdp.queries.workload import Workload
 
 log = logging.getLogger(__name__)
@@ -120,14 +121,17 @@ class MeasureRelease:
 # --------------------------------------------------------------------------
 # which classes the method serves
 # --------------------------------------------------------------------------
-def workload_marginals(query_class: QueryClass | Sequence[Sequence[int]], domain: Domain) -> list[Marginal]:
+def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], domain: Domain) -> list[Marginal]:
     """The marginals (sorted attribute-index tuples) whose cells make up ``query_class``.
 
-    Serves explicit workloads, ``marginals:K``, ``marginals:<=K`` and
-    bounded conjunction classes (their cells group into marginals), with or
-    without complements; any other class raises :class:`InputError` naming
-    the method that serves it.
+    Serves explicit workloads (``workload:FILE`` or a list of attribute-index
+    tuples), ``marginals:K``, ``marginals:<=K`` and bounded conjunction
+    classes (their cells group into marginals), with or without complements,
+    given as a spec string or a class; any other class raises
+    :class:`InputError` naming the method that serves it.
     """
+    if isinstance(query_class, str):
+        query_class = parse_query_class(query_class, domain, closed=False)
     if not isinstance(query_class, QueryClass):
         return list(Workload(domain, query_class).marginal_attrs)
     qc = base_class(query_class)
@@ -195,7 +199,7 @@ def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tu
             sigma2_up(Fraction(sensitivity_sq) / (2 * (1 - share) * rho)))
 
 
-def measure(data: AggregatedData, workload: QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
+def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
             relation: str, ledger: ZcdpLedger, rng: PrivateRandom, n_rows: int | None = None,
             options: MeasureOptions = MeasureOptions(), progress: bool = True) -> MeasureRelease:
     """Run select-measure-estimate within ``budget`` (rho, zCDP) and draw synthetic records (docs/privacy.md §8).
