@@ -498,6 +498,10 @@ def test_accuracy_first_fails_cleanly(demo, tmp_path):
     ({"candidates": [{"bogus": 1}]}, "bogus"),
     ({"candidates": [{"query_player": "rspm"}]}, "rspm"),
     ({"eval_workload": []}, "eval_workload"),
+    ({"candidates": [{"rounds": 2}, {"method": "nope"}]}, "candidate #1 cannot run"),
+    ({"candidates": [{"rounds": 2, "epsilon_per_round": 0.01}]}, "candidate #0 cannot run"),
+    ({"candidates": [{"categories": {"region": ["North"]}}]}, "schema option"),
+    ({"schema": None}, "no public categories"),
     ({"eval_workload": "parities:2"}, "eval_workload"),
 ])
 def test_tune_refuses_bad_input(demo, monkeypatch, kw, name):

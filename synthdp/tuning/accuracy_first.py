@@ -212,7 +212,7 @@ def accuracy_first(df: pd.DataFrame, query_class: Any, *, target_error: float | 
     check_count(n_out, "n_out")
     plan = plan_accuracy_first(alpha, eps_max, eps_1, dlt, n_out, check_relation(relation))
     runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config)
-    settings = runner.check_candidate({}, "the configuration", pure=dlt == 0)
+    settings = runner.check_candidate({}, "the configuration", plan.levels[-1], plan.level_deltas[-1])
     workload = resolve_workload(eval_workload, runner.schema.domain)
     worst_eps, worst_delta = plan.worst_case
     ledger = ledger if ledger is not None else Ledger(eps_max, dlt)

@@ -11,7 +11,6 @@ generator without rounding up, and per-run seeds drawn from the caller's
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,13 +26,12 @@ from synthdp.mechanisms.noise import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
 
 #: Keywords a configuration may not set: the tuner fixes them for every run.
-FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "schema", "progress", "df", "query_class")
+FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "progress", "df", "query_class")
 #: Keywords that would make a run's privacy conditional on solver behaviour (Mode N): refused.
 UNSAFE_KEYS = ("time_limit",)
 #: Schema-building options: they must be common to all runs (one public encoding), never per candidate.
-SCHEMA_KEYS = ("categorical", "bounds", "bins", "categories", "nullable", "clip", "max_categories")
-#: Query players that need delta > 0 (RSPM's noise cap, PRSMA).
-DELTA_PLAYERS = ("rspm", "prsma", "prsma-exact")
+SCHEMA_KEYS = ("schema", "categorical", "bounds", "bins", "categories", "nullable", "clip", "max_categories",
+               "missing", "unsafe_public_categories")
 #: Report fields of a run that depend on its configuration only (safe to repeat about the released run).
 PUBLIC_RUN_FIELDS = ("method", "query_player", "query_player_reason", "rounds", "samples_per_round", "respond_to",
                      "burn_in_rounds", "ftpl_noise", "epsilon_per_round", "mode", "oracle", "data_oracle")
@@ -83,19 +81,17 @@ def check_count(value: Any, name: str) -> int:
 
 def check_config(config: Any, name: str) -> dict:
     """A configuration: a dict of :func:`generate_synthetic` keywords the tuner does not fix itself."""
-    from synthdp.api import generate_synthetic
+    from synthdp.config import SynthesisConfig
 
     if not isinstance(config, dict):
         raise InputError(f"{name} must be a dict of generate_synthetic keyword arguments, got {config!r}")
-    params = inspect.signature(generate_synthetic).parameters
-    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for key in config:
         if key in FIXED_KEYS:
             raise InputError(f"{name} sets {key!r}, which the tuner fixes for every run; remove it")
         if key in UNSAFE_KEYS:
             raise InputError(f"{name} sets {key!r}: wall-clock limits make privacy conditional on the solver "
                              "(Mode N, docs/privacy.md §3.7); use work limits or none")
-        if not open_ended and key not in params:
+        if key not in SynthesisConfig.names():
             raise InputError(f"{name} has unknown keyword {key!r}; valid keywords are the parameters of "
                              "generate_synthetic")
     return dict(config)
@@ -132,45 +128,65 @@ class Runner:
 
     @classmethod
     def prepare(cls, df: pd.DataFrame, query_class: Any, *, relation: str, n_out: int, common: dict) -> "Runner":
-        """Check the public inputs and build the public schema once (before any private step)."""
-        from synthdp.api import resolve_schema
+        """Check the public inputs and fix the public schema once, as :func:`generate_synthetic` would.
+
+        Every column needs public categories: a domain learned privately
+        (docs/privacy.md §9) would be learned anew, and differently, by each run.
+        """
+        from dataclasses import replace
+
+        from synthdp.api import resolve_schema, strip_text
+        from synthdp.config import SynthesisConfig
         from synthdp.core.encoding import Encoder
-        from synthdp.queries.spec import parse_query_class
 
         check_relation(relation)
         if not isinstance(df, pd.DataFrame):
             raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if df.empty:
             raise InputError("the input table is empty: nothing to synthesise")
-        common = dict(common)
-        schema_options = {k: common.pop(k) for k in SCHEMA_KEYS if k in common}
-        schema_given = common.pop("schema", None)
         common = check_config(common, "the common configuration")
+        base = SynthesisConfig(epsilon=1.0, query_class=query_class, **common)  # schema options, checked
         collected: list[str] = []
-        schema = resolve_schema(df, schema_given, collected, **schema_options)
-        parse_query_class(query_class, schema.domain)  # a bad class is refused before any private step
+        df, _ = strip_text(df)
+        schema = resolve_schema(df, base.schema, collected, **base.schema_options())
+        if base.missing and base.schema is not None:
+            schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *base.missing))))
+        if schema.to_learn:
+            raise InputError(f"columns {list(schema.to_learn)} have no public categories; tuning needs a fully "
+                             "public domain (pass categories= or a schema): learning it privately once per run "
+                             "would give every run a different domain")
+        common = {k: v for k, v in common.items() if k not in SCHEMA_KEYS}
         real = Encoder(schema).to_aggregated(df)
         return cls(df, query_class, schema, real, relation, n_out, common, collected)
 
-    def check_candidate(self, config: Any, name: str, *, pure: bool) -> dict:
-        """A candidate configuration, refused before anything runs if it cannot run at this budget kind."""
+    def config(self, config: dict, epsilon: Fraction, delta: Fraction, seed: int | None) -> dict:
+        """The keywords of one run: ``(epsilon, delta)`` handed on rounded down, ``n_out`` rows, the schema."""
+        return dict(config, epsilon=float_down(to_fraction_down(epsilon)), delta=delta if delta > 0 else None,
+                    n_rows=self.n_out, schema=self.schema, random_state=seed, relation=self.relation,
+                    progress=False)
+
+    def check_candidate(self, config: Any, name: str, epsilon: Fraction, delta: Fraction) -> dict:
+        """A configuration refused, before anything runs, if it cannot run at its budget (docs/privacy.md §5)."""
+        from synthdp.config import SynthesisConfig
+        from synthdp.plan import make_plan
+
         config = check_config(config, name)
         for key in SCHEMA_KEYS:
             if key in config:
                 raise InputError(f"{name} sets the schema option {key!r}; schema options must be common to "
                                  "all candidates (one public encoding)")
-        player = config.get("query_player", self.common.get("query_player"))
-        if pure and player in DELTA_PLAYERS:
-            raise InputError(f"{name} uses query player {player!r}, which needs delta > 0; give the tuner a "
-                             "delta or choose the exponential player")
-        return {**self.common, **config}
+        merged = {**self.common, **config}
+        try:
+            make_plan(SynthesisConfig(query_class=self.query_class, **self.config(merged, epsilon, delta, None)),
+                      self.schema)
+        except InputError as exc:
+            raise InputError(f"{name} cannot run at its budget: {exc}") from None
+        return merged
 
     def run(self, config: dict, epsilon: Fraction, delta: Fraction, rng: PrivateRandom):
         """One generator run at ``(epsilon, delta)`` (``delta = 0``: pure) with ``n_out`` rows; its table encoded."""
         from synthdp.api import generate_synthetic
         from synthdp.core.encoding import Encoder
 
-        result = generate_synthetic(self.df, self.query_class, epsilon=float_down(to_fraction_down(epsilon)),
-                                    delta=delta if delta > 0 else None, n_rows=self.n_out, schema=self.schema,
-                                    random_state=child_seed(rng), relation=self.relation, progress=False, **config)
+        result = generate_synthetic(self.df, self.query_class, **self.config(config, epsilon, delta, child_seed(rng)))
         return result, Encoder(self.schema).to_aggregated(result.data)

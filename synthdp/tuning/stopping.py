@@ -240,7 +240,7 @@ def tune(df: pd.DataFrame, query_class: Any, candidates: list[dict], *, epsilon:
     check_count(n_out, "n_out")
     plan = plan_stopping(eps, dlt, len(candidates), to_fraction_down(beta), pure_candidates)
     runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config)
-    configs = [runner.check_candidate(c, f"candidate #{j}", pure=plan.pure_candidates)
+    configs = [runner.check_candidate(c, f"candidate #{j}", plan.epsilon_generator, plan.delta_candidate)
                for j, c in enumerate(candidates)]
     workload = resolve_workload(eval_workload, runner.schema.domain)
     ledger = ledger if ledger is not None else Ledger(eps, dlt)
