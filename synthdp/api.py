@@ -158,7 +158,13 @@ def generate_synthetic(
     privately by partition selection, charged to the budget (docs/privacy.md
     §9; needs ``delta``); ``unsafe_public_categories=True`` reads them off the
     data instead, which is NOT differentially private (the report says so).
-    ``method`` is ``"game"`` (the only one for now) or ``"auto"``.
+    ``method="measure"`` runs select-measure-estimate instead (docs/privacy.md
+    §8; marginal classes, needs ``delta``): each round selects a whole
+    marginal privately, measures it with discrete Gaussian noise and refits
+    a graphical model; the records are drawn from the model (``n_rows`` of
+    them, or the model's own noisy total).  ``"auto"`` takes it where it
+    serves the class and a delta is given, else the game; the game-specific
+    parameters are then unused.
     Every choice left to ``None``/``"auto"`` is made by
     :func:`synthdp.plan.make_plan` from public inputs and reported with its
     reason in ``report.plan``.
@@ -365,8 +371,32 @@ def _name(oracle) -> str:
     return oracle if isinstance(oracle, str) else oracle.name
 
 
+def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodOutput:
+    """Select-measure-estimate (docs/privacy.md §8) within the plan's ``rho``, charged to ``ledger`` up front.
+
+    The run's ledger is charged the method's whole ``(epsilon, delta)``, which
+    the ``rho``-zCDP filter implies (§8.4-8.5); the filter's own ledger then
+    refuses any step past ``rho`` before its noise is drawn.
+    """
+    from synthdp.mechanisms.zcdp import ZcdpLedger
+    from synthdp.methods.measure import measure
+
+    config, rho = plan.config, plan.measure.rho.value
+    ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
+                 f"rho={rho}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
+    filter_ledger = ZcdpLedger(rho)
+    result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
+                     n_rows=config.n_rows, options=plan.measure.options, progress=config.progress)
+    release = dict(rho_budget=str(rho), rho_spent=str(result.rho_spent), rounds=result.rounds,
+                   measurements=[m.to_dict() for m in result.measurements],
+                   zcdp_ledger=[e.to_dict() for e in filter_ledger.events])
+    selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
+    return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [])
+
+
 #: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.
-RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom], MethodOutput]] = {"game": run_game}
+RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom], MethodOutput]] = {
+    "game": run_game, "measure": run_measure}
 
 
 def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
@@ -374,7 +404,7 @@ def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFram
     from synthdp.core.encoding import Encoder
 
     codes = output.codes
-    if config.n_rows is not None:
+    if config.n_rows is not None and len(codes) != config.n_rows:
         codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
     return Encoder(schema).decode(codes, numeric=config.numeric, rng=output.post_rng)
 

@@ -21,6 +21,12 @@ DEFAULT_RESOLUTION = 100
 DEFAULT_NOISE = "one-sided"
 
 
+#: Parameters that only the synthetic-data game reads (docs/privacy.md §4).
+GAME_PARAMETERS = ("rounds", "epsilon_per_round", "burn_in", "query_player", "oracle", "samples_per_round",
+                   "time_limit", "resolution", "ftpl_theta", "ftpl_noise", "respond_to", "prsma_max_calls",
+                   "work_limit", "data_work_limit", "insist")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SynthesisConfig:
     """Every parameter of a run except the data (see :func:`synthdp.generate_synthetic` for their meaning).
@@ -80,6 +86,11 @@ class SynthesisConfig:
     def to_dict(self) -> dict[str, Any]:
         """The parameters as a flat mapping (shallow: values are not copied)."""
         return {name: getattr(self, name) for name in self.names()}
+
+    def game_settings(self) -> list[str]:
+        """The game-only parameters given a value other than their default (they choose the game under ``auto``)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        return [name for name in GAME_PARAMETERS if getattr(self, name) != defaults[name]]
 
     def schema_options(self) -> dict[str, Any]:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""

@@ -106,6 +106,20 @@ class GamePlan:
 
 
 @dataclass(frozen=True)
+class MeasurePlan:
+    """Select-measure-estimate's inputs (docs/privacy.md §8.1), all public.
+
+    ``rho`` is the zCDP budget the method's filter keeps to (§8.4): the
+    largest ``rho`` whose conversion (§8.5) fits the method's ``(epsilon,
+    delta)``, which is what the run's ledger is charged.
+    """
+
+    rho: Choice
+    marginals: Choice
+    options: Any
+
+
+@dataclass(frozen=True)
 class Plan:
     """A run's settings, built by :func:`make_plan` from public inputs only (it never sees the data).
 
@@ -122,6 +136,7 @@ class Plan:
     relation: Relation
     method: Choice
     game: GamePlan | None = None
+    measure: MeasurePlan | None = None
     domains: Choice | None = None
 
     def choices(self) -> dict[str, dict[str, Any]]:
@@ -129,6 +144,9 @@ class Plan:
         out = {"method": self.method.to_dict()}
         if self.domains is not None:
             out["domains"] = self.domains.to_dict()
+        if self.measure is not None:
+            out["rho"] = self.measure.rho.to_dict()
+            out["marginals"] = self.measure.marginals.to_dict()
         if self.game is not None:
             for name in ("rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle",
                          "response", "burn_in_rounds"):
@@ -275,18 +293,40 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None) -> Plan:
                          f"(epsilon, delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), "
                          "the rest of the budget goes to the method")
     qc = parse_query_class(config.query_class, schema.domain)
-    method = choose_method(config.method, qc)
+    method = choose_method(config, qc, delta)
     plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains)
     return PLANNERS[method.value](plan)
 
 
-def choose_method(requested: str, query_class: QueryClass) -> Choice:
-    """``auto``: the synthetic-data game for now (another method joins :data:`PLANNERS` and this rule)."""
+def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fraction | None) -> Choice:
+    """``auto``: select-measure-estimate where it can run, else the game; from public inputs only.
+
+    On every marginal benchmark (ADULT 3- and 5-way, NLTCS, ACS; docs/benchmarks.md)
+    the measurement method's error is a fraction of the game's, so ``auto`` takes it
+    whenever it serves the class, the budget has a ``delta`` (zCDP needs one) and no
+    game-only parameter was given.
+    """
+    from synthdp.methods.measure import workload_marginals
+
+    requested, game_settings = config.method, config.game_settings()
     if requested not in PLANNERS and requested != "auto":
         raise InputError(f"method {requested!r} is not available; choose one of {['auto', *PLANNERS]}")
+    if requested == "measure" and game_settings:
+        raise InputError(f"{game_settings} are settings of the game, which method='measure' does not read; "
+                         "drop them or pass method='game'")
     if requested != "auto":
         return Choice(requested, "chosen by the caller")
-    return Choice("game", "the synthetic-data game (docs/privacy.md §4) is the only method for now")
+    if game_settings:
+        return Choice("game", f"game settings given ({', '.join(game_settings)})")
+    if delta is None:
+        return Choice("game", "pure DP (delta=None): select-measure-estimate is zCDP and needs a delta")
+    try:
+        workload_marginals(query_class, query_class.domain)
+    except InputError:
+        return Choice("game", f"{query_class.name} is not a marginal class: only the game (oracle selection) "
+                              "serves it")
+    return Choice("measure", "a marginal class with a delta: select-measure-estimate (docs/privacy.md §8) is "
+                             "several times more accurate than the game on every marginal benchmark")
 
 
 def plan_game(plan: Plan) -> Plan:
@@ -411,5 +451,27 @@ def check_budget(plan: Plan) -> None:
         quiet.setLevel(level)
 
 
+def plan_measure(plan: Plan) -> Plan:
+    """Select-measure-estimate's choices (:class:`MeasurePlan`): its zCDP budget and the workload's marginals.
+
+    Refuses what the method cannot serve (pure DP; a class whose cells do not
+    group into marginals), naming the method that can.
+    """
+    from synthdp.methods.measure import MeasureOptions, workload_marginals
+    from synthdp.mechanisms.zcdp import rho_for_dp
+
+    if plan.delta is None:
+        raise InputError("method 'measure' needs delta > 0: it is zCDP, which gives (epsilon, delta)-DP only for "
+                         "delta > 0 (docs/privacy.md §8.5); pass a delta (e.g. 1e-9) or use method='game'")
+    marginals = workload_marginals(plan.query_class, plan.query_class.domain)
+    rho = rho_for_dp(plan.epsilon, plan.delta)
+    return replace(plan, measure=MeasurePlan(
+        Choice(rho, "the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the "
+                         "method's (epsilon, delta), rounded down"),
+        Choice(len(marginals), f"the marginals whose cells make up {plan.query_class.name}; candidates are them "
+                               "and their subsets"),
+        MeasureOptions()))
+
+
 #: The methods a plan can choose, by name: each adds its own choices to the plan and checks its budget.
-PLANNERS = {"game": plan_game}
+PLANNERS = {"game": plan_game, "measure": plan_measure}

@@ -19,6 +19,7 @@ nothing here recomputes a privacy cost.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any
 
 #: The mark every diagnostics output carries.
@@ -54,6 +55,11 @@ class Release:
     burn_in_rounds: int | None = None
     ftpl_noise: str | None = None
     epsilon_per_round: str = "-"
+    #: Select-measure-estimate: its zCDP budget, what its filter spent, and every paid measurement.
+    rho_budget: str | None = None
+    rho_spent: str | None = None
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    zcdp_ledger: list[dict[str, Any]] = field(default_factory=list)
     plan: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger: list[dict[str, Any]] = field(default_factory=list)
     selected_queries: list[str] = field(default_factory=list)
@@ -124,6 +130,10 @@ class Report:
             lines.append(f"game: {r.rounds} rounds x {r.samples_per_round} samples (first {r.burn_in_rounds} "
                          f"rounds not released), query player {r.query_player} ({r.query_player_reason}), "
                          f"{oracle}, responds to {r.respond_to}, data oracle {r.data_oracle}")
+        elif r.method == "measure":
+            lines.append(f"select-measure-estimate: {len(r.measurements)} marginals measured in {r.rounds} rounds "
+                         f"(zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}); the records are drawn "
+                         "from the fitted graphical model")
         else:
             lines.append(f"method: {r.method}")
         if r.conditional:

@@ -22,8 +22,8 @@ def test_make_plan_never_receives_the_data():
 
 
 @pytest.mark.parametrize("options", [
-    dict(query_class="marginals:2", epsilon=0.1, delta=1e-6),
-    dict(query_class="conjunctions:2", epsilon=0.5, delta=1e-9),
+    dict(query_class="marginals:2", epsilon=0.1, delta=1e-6, method="game"),
+    dict(query_class="conjunctions:2", epsilon=0.5, delta=1e-9, method="game"),
     dict(query_class="marginals:2", epsilon=0.05),
     dict(query_class="marginals:2", epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact",
          rounds=2, samples_per_round=5),
@@ -78,13 +78,51 @@ def test_checks_that_need_n_run_only_under_replace_one(demo):
     assert rep.relation == "add-remove"
 
 
-def test_method_auto_is_the_game_with_its_reason(demo):
+@pytest.mark.parametrize("options, method, why", [
+    (dict(query_class="marginals:2", delta=1e-9), "measure", "marginal class with a delta"),
+    (dict(query_class="workload:WORKLOAD", delta=1e-9), "measure", "marginal class"),
+    (dict(query_class="marginals:2"), "game", "pure DP"),
+    (dict(query_class="parities:2", delta=1e-9), "game", "not a marginal class"),
+    (dict(query_class="marginals:2", delta=1e-9, rounds=5), "game", "game settings given (rounds)"),
+])
+def test_method_auto_chooses_from_public_inputs_with_its_reason(demo, tmp_path, options, method, why):
     df, schema = demo
-    plan = make_plan(SynthesisConfig(epsilon=1, schema=schema, query_class="marginals:2"), schema)
-    assert plan.method.value == "game" and "only method" in plan.method.reason
-    assert isinstance(plan, Plan) and plan.delta is None
+    workload = tmp_path / "workload.json"
+    workload.write_text('[["region", "education"], ["has_car"]]')
+    options = {**options, "query_class": options["query_class"].replace("WORKLOAD", str(workload))}
+    plan = make_plan(SynthesisConfig(epsilon=1, schema=schema, **options), schema)
+    assert plan.method.value == method and why in plan.method.reason
+    assert isinstance(plan, Plan) and (plan.measure is not None) == (method == "measure")
+    assert (plan.game is not None) == (method == "game")
+
+
+def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
+    df, schema = demo
+    with pytest.raises(InputError, match="needs delta > 0.*method='game'"):
+        make_plan(SynthesisConfig(epsilon=1, schema=schema, method="measure"), schema)
+    with pytest.raises(InputError, match="parities.*method='game'"):
+        make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", query_class="parities:2"),
+                  schema)
+    with pytest.raises(InputError, match=r"\['rounds'\] are settings of the game.*method='game'"):
+        make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", rounds=3), schema)
     with pytest.raises(InputError, match="method"):
         SynthesisConfig(epsilon=1, method="measure-later")
+
+
+def test_measure_run_reports_its_plan_ledger_and_measurements(demo):
+    df, schema = demo
+    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, schema=schema, random_state=0,
+                                     n_rows=300, progress=False)
+    rep = res.report
+    assert rep.method == "measure" and len(res.data) == 300 and list(res.data.columns) == list(df.columns)
+    assert rep.plan["rho"]["value"] == rep.rho_budget
+    assert Fraction(rep.rho_spent) <= Fraction(rep.rho_budget)
+    assert [e["mechanism"] for e in rep.ledger] == ["select-measure-estimate"]
+    assert rep.epsilon_spent <= 1 and rep.delta_spent <= 1e-9
+    first = [m for m in rep.measurements if m["selection_epsilon"] is None]
+    assert len(first) == len(df.columns)  # every 1-way marginal first (docs/privacy.md §8.1)
+    assert len(rep.selected_queries) == len(rep.measurements) - len(first)
+    assert sum(Fraction(e["rho"]) for e in rep.zcdp_ledger) == Fraction(rep.rho_spent)
 
 
 def test_huge_requests_are_refused_before_anything_runs(demo):

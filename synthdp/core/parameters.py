@@ -102,7 +102,7 @@ class Rule:
 #: Query players of the game; ``auto`` chooses among them (:mod:`synthdp.plan`).
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
 #: Methods of :func:`synthdp.generate_synthetic`; ``auto`` chooses (:mod:`synthdp.plan`).
-METHODS = ("auto", "game")
+METHODS = ("auto", "game", "measure")
 #: What the game's query player answers (docs/privacy.md §4.1 and the §4.5 variant).
 RESPONSES = ("round", "union")
 #: The data player's perturbations (:class:`synthdp.methods.game.FTPLDataPlayer`).
