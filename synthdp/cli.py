@@ -179,7 +179,7 @@ def cmd_generate(args) -> int:
     kwargs = _schema_kwargs(args)
     # The one configuration object of the API and Synthesizer: every parameter is checked here, before reading.
     config = SynthesisConfig(
-        query_class=args.queries, epsilon=args.epsilon, delta=args.delta, rounds=args.rounds,
+        query_class=args.queries, epsilon=args.epsilon, delta=args.delta, method=args.method, rounds=args.rounds,
         epsilon_per_round=args.epsilon_per_round, burn_in=args.burn_in, ftpl_noise=args.ftpl_noise,
         respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
@@ -374,6 +374,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
+    g.add_argument("--method", choices=["auto", "game", "measure"], default="auto",
+                   help="measure: select-measure-estimate (marginal classes, needs --delta; docs/privacy.md §8); "
+                        "game: the synthetic-data game (any class, pure DP too; the options below marked game); "
+                        "auto (default): measure where it serves the class and a delta is given, unless a game "
+                        "option is set; the report says which and why")
     g.add_argument("--rounds", type=int, default=None,
                    help="game rounds T (default: as many as keep --epsilon-per-round, at most "
                         f"{api.DEFAULT_MAX_ROUNDS})")

@@ -172,3 +172,19 @@ def test_read_csv_reads_the_raw_adult_file_as_the_cli_does(shared_data_dir):
     text = [c for c in df.columns if df[c].dtype.kind not in "iuf"]
     assert text and not any(df[c].dropna().str.startswith(" ").any() for c in text)
     assert df["age"].dtype.kind == "i"
+
+
+def test_method_flag_runs_measure_and_refuses_game_settings(tmp_path, capsys):
+    from synthdp.datasets.demo import demo_dataframe, demo_schema
+
+    src, out, report = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "report.json"
+    demo_dataframe(n=400).to_csv(src, index=False)
+    demo_schema().save(tmp_path / "schema.json")
+    base = ["generate", str(src), "--epsilon", "1", "--delta", "1e-9", "--queries", "marginals:2", "--seed", "0", "-q",
+            "--schema", str(tmp_path / "schema.json")]
+    assert main([*base, "-o", str(out), "--report", str(report), "--method", "measure"]) == 0
+    rep = json.loads(report.read_text())
+    assert rep["method"] == "measure" and rep["measurements"] and rep["plan"]["method"]["value"] == "measure"
+    out.unlink()
+    assert main([*base, "-o", str(out), "--method", "measure", "--rounds", "3"]) == 2
+    assert "settings of the game" in capsys.readouterr().err and not out.exists()
