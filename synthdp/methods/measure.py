@@ -33,11 +33,11 @@ from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
+from synthdp.core.progress import RoundProgress
 from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -253,7 +253,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
 
     # 2. rounds
     epsilon, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
-    bar = tqdm(total=t_max, desc="measure", unit="round", disable=not progress, leave=False)
+    bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
     rounds = 0
     while True:
         rounds += 1
@@ -279,8 +279,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         noisy.append(y)
         model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
         change = float(np.abs(model.counts(r) - before).sum())
-        bar.update(1)
-        bar.set_postfix(rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
+        bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
         log.info("measure round %d: %s sigma2=%s eps=%s change=%.1f", rounds, m.names, sigma2, epsilon, change)
         if last:
             break
