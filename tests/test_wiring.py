@@ -8,7 +8,7 @@ wire that the statistical tests are too weak to see:
 
 * the RSPM query player with ``c = W + 1`` under add/remove (the game
   objective uses the true ``n``, so ``Delta = 2W`` under both relations,
-  docs/privacy.md §0 and §4.1);
+  docs/privacy.md §2.1 and §4.1);
 * the workload players (exponential mechanism, report-noisy-max) with a
   halved score sensitivity;
 * PRSMA with its count noise removed or its scale halved (docs/privacy.md §3.2
@@ -173,7 +173,7 @@ def test_prsma_outputs_bottom_iff_the_noisy_count_reaches_tau(monkeypatch, z):
 
 
 def test_prsma_recipe_count_noise_is_half_the_budget():
-    """Cheat sheet (docs/privacy.md §0): eps_L = eps/2, Z ~ DLap(eps/2), for the charged (eps, delta)."""
+    """docs/privacy.md §3.2: eps_L = eps/2, Z ~ DLap(eps/2), for the charged (eps, delta)."""
     for epsilon, delta in [(Fraction(1), Fraction(1, 10**6)), (Fraction(3, 10), Fraction(1, 10**9))]:
         params = prsma_parameters(epsilon, delta, 10**6, 5, 1)
         assert params.eps_count == epsilon / 2 and (params.epsilon, params.delta) == (epsilon, delta)
