@@ -123,7 +123,8 @@ def _schema_kwargs(args) -> dict:
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
-                max_categories=args.max_categories)
+                max_categories=args.max_categories,
+                unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
 
 
 def _refuse_draft(path: str) -> None:
@@ -141,13 +142,25 @@ def _refuse_draft(path: str) -> None:
 def _read(path: str, args):
     """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns)."""
     from synthdp.core.io import read_csv
+    from synthdp.core.sources import is_location, read_table
 
-    df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
-                  sep=_separator(args.sep), encoding=args.encoding)
+    if is_location(path):  # Parquet, a directory or a glob
+        df = read_table(path, _read_options(args))
+    else:
+        df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
+                      sep=_separator(args.sep), encoding=args.encoding)
     unknown = [c for c in args.drop or [] if c not in df.columns]
     if unknown:
         raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
     return df.drop(columns=args.drop) if args.drop else df
+
+
+def _read_options(args):
+    """The CSV reading options of the command line, for the counting engines."""
+    from synthdp.core.sources import ReadOptions
+
+    return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
+                       columns=tuple(args.columns.split(",")) if args.columns else None)
 
 
 def _separator(sep: str) -> str:
@@ -173,6 +186,7 @@ def cmd_generate(args) -> int:
     from synthdp.config import SynthesisConfig
     from synthdp.core.io import dump_json
     from synthdp.core.outputs import check_outputs, write_outputs
+    from synthdp.core.parquet import dump_table
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
@@ -184,13 +198,19 @@ def cmd_generate(args) -> int:
         respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
         n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
-        relation=args.relation, numeric=args.numeric, **kwargs,
+        relation=args.relation, numeric=args.numeric, engine=args.engine, scheduler=args.scheduler, **kwargs,
     )
-    df = _read(args.input, args)
-    if kwargs["schema"] is not None:
-        _check_schema_columns(kwargs["schema"], df, args.input)
-    result = synthesize(df, config)
-    jobs = [(outputs["-o"], lambda tmp: result.data.to_csv(tmp, index=False))]
+    if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
+        from synthdp.engines.dask import DaskEngine
+
+        result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler,
+                                                                  options=_read_options(args)))
+    else:
+        df = _read(args.input, args)
+        if kwargs["schema"] is not None:
+            _check_schema_columns(kwargs["schema"], df, args.input)
+        result = synthesize(df, config)
+    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)
@@ -247,6 +267,7 @@ def cmd_evaluate(args) -> int:
     kw = _schema_kwargs(args)
     if kw["schema"] is not None:
         _check_schema_columns(kw["schema"], real_df, args.real)
+    kw["unsafe_public_categories"] = True  # the owner's own, non-private check: the real data's categories
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
     if not _is_marginal_workload(args.queries, schema.domain):
         return _evaluate_worst_case(args, real_df, syn_df, schema)
@@ -365,7 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common],
                        epilog=OUTPUTS_HELP)
-    g.add_argument("input", help="input CSV (with a header row)")
+    g.add_argument("input", help="input CSV (with a header row), Parquet file, directory of them, or glob")
+    g.add_argument("--engine", choices=["pandas", "dask"], default="pandas",
+                   help="counting pass: pandas (in memory) or dask (part by part on a dask.distributed cluster; "
+                        "needs --schema and synthdp[dask])")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="address of a running Dask scheduler (default with --engine dask: a local cluster)")
     g.add_argument("-o", "--output", required=True, help="output CSV (checked before anything runs; written with "
                    "--report as one unit)")
     g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
@@ -408,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--report", help="write the full report as JSON here")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     _schema_options(g)
+    g.add_argument("--unsafe-public-categories", action="store_true",
+                   help="read the categories of columns without public ones off the data: NOT differentially "
+                        "private (it publishes every value that occurs; the report says so). Default: learn them "
+                        "privately by partition selection, which needs --delta (docs/privacy.md §9)")
     g.set_defaults(func=cmd_generate)
 
     e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",

@@ -136,3 +136,22 @@ def test_reading_categories_off_the_data_is_an_explicit_opt_in_marked_in_the_rel
                                             **options)
     assert set(unsafe.data["id"]) <= set(table["id"]) and unsafe.data["id"].notna().all()
     assert any(w.startswith("NOT DIFFERENTIALLY PRIVATE") for w in unsafe.report.to_dict()["warnings"])
+
+
+def test_cli_learns_domains_by_default_and_names_the_unsafe_opt_in(tmp_path, capsys):
+    import pandas as pd
+
+    from synthdp.cli import main
+
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"id": [f"p{i}" for i in range(400)], "kids": [i % 3 for i in range(400)]}).to_csv(source, index=False)
+    common = [str(source), "--epsilon", "1", "--categorical", "kids", "--queries", "marginals:1", "--rounds", "2",
+              "--seed", "0", "-q"]
+    assert main(["generate", *common, "-o", str(tmp_path / "private.csv"), "--delta", "1e-6"]) == 0
+    assert pd.read_csv(tmp_path / "private.csv")["id"].isna().all()
+    assert main(["generate", *common, "-o", str(tmp_path / "pure.csv")]) == 2
+    assert "needs delta > 0" in capsys.readouterr().err and not (tmp_path / "pure.csv").exists()
+    assert main(["generate", *common, "-o", str(tmp_path / "unsafe.csv"), "--unsafe-public-categories",
+                 "--max-categories", "400"]) == 0
+    assert "warning: NOT DIFFERENTIALLY PRIVATE" in capsys.readouterr().out
+    assert pd.read_csv(tmp_path / "unsafe.csv")["id"].str.startswith("p").all()
