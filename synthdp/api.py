@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ import pandas as pd
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
+from synthdp.core.sources import ReadOptions
 from synthdp.mechanisms.accounting import Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
 # The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
@@ -116,6 +118,8 @@ def generate_synthetic(
     data_work_limit: float | None = None,
     insist: bool = False,
     method: str = "auto",
+    engine: str = "pandas",
+    scheduler: str | None = None,
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``.
 
@@ -168,6 +172,13 @@ def generate_synthetic(
     Every choice left to ``None``/``"auto"`` is made by
     :func:`synthdp.plan.make_plan` from public inputs and reported with its
     reason in ``report.plan``.
+    ``df`` may also be the location of the table: a CSV or Parquet file, a
+    directory of them or a glob. ``engine`` is the counting pass
+    (:mod:`synthdp.engines`): ``"pandas"`` reads the table into memory;
+    ``"dask"`` counts the files part by part on a ``dask.distributed``
+    cluster (``scheduler``: a running scheduler's address, else a local
+    cluster), and needs a public ``schema``. Both give the same counts, so
+    the same release for the same seed.
     The output has ``(rounds - floor(burn_in * rounds)) * samples_per_round``
     rows unless ``n_rows`` asks for a resample of them.
     """
@@ -175,24 +186,46 @@ def generate_synthetic(
     return synthesize(df, SynthesisConfig(**params))
 
 
-def synthesize(df: pd.DataFrame, config: SynthesisConfig) -> SyntheticResult:
-    """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object."""
+def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
+    """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object.
+
+    ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
+    ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
+    """
+    from synthdp.engines import get_engine
+
     start = time.perf_counter()
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    if df.empty:
-        raise InputError("the input table is empty: nothing to synthesise")
+    if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
+        raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
+                         f"glob; got {type(df).__name__}")
+    options = {"scheduler": config.scheduler} if config.engine == "dask" else {}
+    if engine is None:
+        engine = get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ())), **options)
     collected: list[str] = []
-    df, stripped = strip_text(df)
-    schema = resolve_schema(df, config.schema, collected, **config.schema_options())
+    if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
+        if config.schema is None:
+            raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
+                             "--schema): the categories of a column are never read off the data on workers")
+        stripped: list[str] = []
+        schema = resolve_schema(None, config.schema, collected)
+    else:
+        df = engine.read(df)
+        if df.empty:
+            raise InputError("the input table is empty: nothing to synthesise")
+        df, stripped = strip_text(df)
+        schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+    if config.engine == "dask" and schema.to_learn:
+        raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
+                         "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
+                         "with engine='pandas'")
     epsilon, delta = budget(config)
     ledger, rng = Ledger(epsilon, delta or Fraction(0)), PrivateRandom(config.random_state)
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
     schema = learned.schema
     plan = make_plan(config, schema, learned=learned)         # public inputs only: costs no privacy
-    real = build(df, schema, plan)                            # encode; checks that need the public n
+    real = build(df, schema, plan, engine)                    # count; checks that need the public n
     output = RUNNERS[plan.method.value](plan, real, ledger, rng)  # the method's private part, through the ledger
     data = finish(output, schema, config)                     # post-processing: resample, decode
     if stripped:
@@ -240,18 +273,19 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return out, changed
 
 
-def build(df: pd.DataFrame, schema, plan: Plan):
-    """The encoded data, after the checks that need ``n`` (public under replace-one only).
+def build(df, schema, plan: Plan, engine=None):
+    """The data counted by ``engine`` (default: in memory), after the checks that need ``n`` (public under
+    replace-one only).
 
     Under add/remove ``n`` is private (docs/privacy.md §1.3, §4.1: it is never
     released), so neither an abort nor a message may depend on it: ``delta <=
     1/n`` and PRSMA's ``K <= n`` are checked under replace-one only.  They are
     checks, not choices: no parameter of the run depends on ``n``.
     """
-    from synthdp.core.encoding import Encoder
     from synthdp.core.parameters import Relation
+    from synthdp.engines.pandas import PandasEngine
 
-    real = Encoder(schema).to_aggregated(df)
+    real = (engine or PandasEngine()).count(df, schema)
     if plan.relation == Relation.REPLACE_ONE and plan.delta is not None and plan.delta > Fraction(1, real.n):
         raise InputError(f"delta={plan.config.delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
                          "(1/n^2 is customary); checked under replace-one only, where n is public")
@@ -453,7 +487,8 @@ class Synthesizer:
                  resolution: int = DEFAULT_RESOLUTION, ftpl_theta: float = DEFAULT_THETA,
                  ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "label",
                  prsma_max_calls: int = 100_000, work_limit: float | None = None,
-                 data_work_limit: float | None = None, insist: bool = False):
+                 data_work_limit: float | None = None, insist: bool = False, engine: str = "pandas",
+                 scheduler: str | None = None):
         self.query_class = query_class
         self.epsilon = epsilon
         self.delta = delta
@@ -488,6 +523,8 @@ class Synthesizer:
         self.work_limit = work_limit
         self.data_work_limit = data_work_limit
         self.insist = insist
+        self.engine = engine
+        self.scheduler = scheduler
         self.config()
 
     def config(self) -> SynthesisConfig:

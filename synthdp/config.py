@@ -69,9 +69,17 @@ class SynthesisConfig:
     work_limit: float | None = None
     data_work_limit: float | None = None
     insist: bool = False
+    engine: str = "pandas"
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
+        from synthdp.engines import ENGINES
+
+        if self.engine not in ENGINES:
+            raise InputError(f"unknown engine {self.engine!r}; choose one of {list(ENGINES)}")
+        if self.scheduler is not None and self.engine != "dask":
+            raise InputError("scheduler= is the address of a Dask scheduler; it needs engine='dask'")
         if self.epsilon_per_round is not None and self.rounds is not None:
             raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
         if self.epsilon_per_round is not None and not self.epsilon_per_round <= self.epsilon:

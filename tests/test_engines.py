@@ -325,3 +325,77 @@ def test_read_options_apply_to_csv_parts(cluster, tmp_path):
     assert expected.n == 500
     assert same(dask_engine(cluster, options=options, blocksize=700).count(tmp_path / "nohead.csv", SCHEMA),
                 expected)
+
+
+# ---- the API and the command line ------------------------------------------------------------------
+
+RUN = dict(epsilon=1.0, delta=1e-9, rounds=3, samples_per_round=10, random_state=3, progress=False)
+
+
+def test_same_release_for_the_same_seed_whichever_engine_counted(cluster, files):
+    from synthdp.api import generate_synthetic
+
+    root, df = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        in_memory = generate_synthetic(df, "marginals:2", schema=SCHEMA, **RUN)
+        on_dask = generate_synthetic(str(root / "pq"), "marginals:2", schema=SCHEMA, engine="dask",
+                                     scheduler=cluster.scheduler_address, **RUN)
+        from_files = generate_synthetic(str(root / "csvs"), "marginals:2", schema=SCHEMA, **RUN)
+        other_data = generate_synthetic(df.iloc[:1500], "marginals:2", schema=SCHEMA, **RUN)
+    pd.testing.assert_frame_equal(on_dask.data, in_memory.data)
+    pd.testing.assert_frame_equal(from_files.data, in_memory.data)
+    for key in ("ledger", "selected_queries", "epsilon_spent", "delta_spent", "rows_written"):
+        assert getattr(on_dask.report.release, key) == getattr(in_memory.report.release, key)
+    assert not other_data.data.equals(in_memory.data)  # the release does depend on the counts
+
+
+def test_api_dask_engine_needs_a_schema(files):
+    from synthdp.api import generate_synthetic
+
+    root, _ = files
+    with pytest.raises(InputError, match="public schema"):
+        generate_synthetic(str(root / "pq"), "marginals:1", engine="dask", **RUN)
+    with pytest.raises(InputError, match="engine='dask'"):
+        generate_synthetic(str(root / "pq"), "marginals:1", schema=SCHEMA, scheduler="tcp://127.0.0.1:1", **RUN)
+    to_learn = Schema((Attribute("color", "categorical", origin="learn"), *SCHEMA.attributes[1:]), ("?",))
+    with pytest.raises(InputError, match=r"\['color'\] have none.*§9"):
+        generate_synthetic(str(root / "pq"), "marginals:1", schema=to_learn, engine="dask", **RUN)
+
+
+def _cli(cluster, source, out, schema_file, *extra):
+    from synthdp.cli import main
+
+    return main(["generate", str(source), "-o", str(out), "--epsilon", "1", "--delta", "1e-9", "--rounds", "3",
+                 "--samples-per-round", "10", "--queries", "marginals:2", "--schema", str(schema_file),
+                 "--seed", "3", "-q", "--engine", "dask", "--scheduler", cluster.scheduler_address, *extra])
+
+
+def test_cli_dask_engine_reads_a_directory_and_writes_parquet(cluster, files, tmp_path):
+    root, _ = files
+    SCHEMA.save(tmp_path / "schema.json")
+    assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json") == 0
+    assert _cli(cluster, root / "all.csv", tmp_path / "out.csv", tmp_path / "schema.json") == 0
+    from_parquet = pd.read_parquet(tmp_path / "out.parquet")
+    from_csv = pd.read_csv(tmp_path / "out.csv")
+    assert len(from_parquet) == len(from_csv) > 0
+    assert same(PandasEngine().count(tmp_path / "out.parquet", SCHEMA), PandasEngine().count(tmp_path / "out.csv",
+                                                                                              SCHEMA))
+
+
+def test_cli_bad_input_on_the_distributed_path_names_file_and_column_and_writes_nothing(cluster, tmp_path, capsys):
+    df = make_table(300, seed=10).drop(columns="id")
+    SCHEMA.save(tmp_path / "schema.json")
+    (tmp_path / "in").mkdir()
+    write_parquet(df, tmp_path / "in" / "p1.parquet")
+    write_parquet(df.drop(columns="flag"), tmp_path / "in" / "p2.parquet")
+    out = tmp_path / "out.csv"
+    assert _cli(cluster, tmp_path / "in", out, tmp_path / "schema.json") == 2
+    assert "p2.parquet" in capsys.readouterr().err and not out.exists()
+    bad = df.astype({"age": str})
+    bad.loc[7, "age"] = "n/a"
+    write_parquet(bad, tmp_path / "in" / "p2.parquet")
+    assert _cli(cluster, tmp_path / "in", out, tmp_path / "schema.json") == 2
+    err = capsys.readouterr().err
+    assert "p2.parquet" in err and "'age'" in err and "'n/a'" in err and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "schema.json"]  # no temporary left either
