@@ -256,17 +256,9 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     diagnostics and a warning, never to the release (which columns had
     spaces is read off the data).
     """
-    changed, out = [], df
-    for j, col in enumerate(df.columns):
-        series = df.iloc[:, j]
-        if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
-            continue
-        fix = {v: v.strip() for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
-        if fix:
-            if out is df:
-                out = df.copy()
-            out.isetitem(j, series.replace(fix))
-            changed.append(str(col))
+    from synthdp.core import sources
+
+    out, changed = sources.strip_text(df)
     if changed:
         warnings.warn(f"stripped surrounding spaces from the text values of columns {changed} (the CLI's reader "
                       "skips them too); give public categories without them", UserWarning, stacklevel=3)

@@ -359,7 +359,7 @@ def test_api_dask_engine_needs_a_schema(files):
     with pytest.raises(InputError, match="engine='dask'"):
         generate_synthetic(str(root / "pq"), "marginals:1", schema=SCHEMA, scheduler="tcp://127.0.0.1:1", **RUN)
     to_learn = Schema((Attribute("color", "categorical", origin="learn"), *SCHEMA.attributes[1:]), ("?",))
-    with pytest.raises(InputError, match=r"\['color'\] have none.*§9"):
+    with pytest.raises(InputError, match=r"\['color'\] have none.*docs/privacy.md §9"):
         generate_synthetic(str(root / "pq"), "marginals:1", schema=to_learn, engine="dask", **RUN)
 
 
