@@ -187,10 +187,13 @@ def cmd_generate(args) -> int:
     from synthdp.core.io import dump_json
     from synthdp.core.outputs import check_outputs, write_outputs
     from synthdp.core.parquet import dump_table
+    from synthdp.tuning import commandline as tuning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
     kwargs = _schema_kwargs(args)
+    if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
+        return tuning.generate(args, kwargs, lambda: _read(args.input, args))
     # The one configuration object of the API and Synthesizer: every parameter is checked here, before reading.
     config = SynthesisConfig(
         query_class=args.queries, epsilon=args.epsilon, delta=args.delta, method=args.method, rounds=args.rounds,
@@ -374,6 +377,7 @@ def cmd_bench(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from synthdp import api
+    from synthdp.tuning import commandline as tuning
 
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
@@ -438,6 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the categories of columns without public ones off the data: NOT differentially "
                         "private (it publishes every value that occurs; the report says so). Default: learn them "
                         "privately by partition selection, which needs --delta (docs/privacy.md §9)")
+    tuning.add_arguments(g)
     g.set_defaults(func=cmd_generate)
 
     e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",

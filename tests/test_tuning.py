@@ -534,3 +534,62 @@ def test_accuracy_first_refuses_bad_input(demo, monkeypatch, kw, name):
     args.update(kw)
     with pytest.raises(InputError, match=name):
         accuracy_first(df, "marginals:2", **args)
+
+
+# --------------------------------------------------------------------------
+# the command line: synthdp generate --tune / --target-error
+# --------------------------------------------------------------------------
+@pytest.fixture
+def demo_csv(demo, tmp_path):
+    df, schema = demo
+    path = tmp_path / "demo.csv"
+    df.to_csv(path, index=False)
+    schema_path = tmp_path / "schema.json"
+    schema.save(schema_path)
+    return path, schema_path
+
+
+def test_cli_tune_writes_the_chosen_table_and_report(demo_csv, tmp_path, capsys):
+    import json
+
+    from synthdp.cli import main
+
+    data, schema = demo_csv
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(CANDIDATES))
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code = main(["generate", str(data), "-o", str(out), "--epsilon", "1", "--queries", "marginals:2", "--tune",
+                 str(grid), "--target-failure", "0.9", "--n-rows", "120", "--seed", "2", "--schema", str(schema),
+                 "--report", str(report)])
+    assert code == 0
+    assert len(pd.read_csv(out)) == 120
+    rep = json.loads(report.read_text())
+    assert rep["chosen_config"] == CANDIDATES[rep["chosen_index"]] and rep["theorem"] == "Theorem 5.1 (a)"
+    assert "random stopping over 3 configurations" in capsys.readouterr().out
+
+
+def test_cli_accuracy_first_fails_cleanly_and_writes_nothing(demo_csv, tmp_path, capsys):
+    from synthdp.cli import main
+
+    data, schema = demo_csv
+    out = tmp_path / "out.csv"
+    code = main(["generate", str(data), "-o", str(out), "--epsilon", "0.1", "--queries", "marginals:2",
+                 "--target-error", "0.0001", "--max-epsilon", "0.4", "--n-rows", "50", "--rounds", "2", "--seed", "1",
+                 "--schema", str(schema)])
+    assert code == 2 and not out.exists()
+    assert "nothing was released" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--tune", "missing.json", "--n-rows", "50"], "cannot read --tune"),
+    (["--target-error", "0.1", "--n-rows", "50"], "--max-epsilon"),
+    (["--target-error", "0.1", "--max-epsilon", "2"], "--n-rows"),
+])
+def test_cli_tuning_options_refused_with_the_option_named(demo_csv, tmp_path, capsys, extra, message):
+    from synthdp.cli import main
+
+    data, schema = demo_csv
+    out = tmp_path / "out.csv"
+    code = main(["generate", str(data), "-o", str(out), "--epsilon", "0.5", "--schema", str(schema), *extra])
+    assert code == 2 and not out.exists()
+    assert message in capsys.readouterr().err
