@@ -22,6 +22,9 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
+#: Failure probabilities of the summary's population statement (public, fixed).
+POPULATION_FAILURE = 0.1
+POPULATION_SAMPLE_FAILURE = 0.05
 #: The mark every diagnostics output carries.
 DO_NOT_PUBLISH = ("DO NOT PUBLISH: diagnostics (times, call and failure counts) depend on the private data "
                   "and are not covered by the privacy guarantee")
@@ -116,6 +119,21 @@ class Report:
         """The release (safe to publish); the diagnostics are :meth:`Diagnostics.to_dict`."""
         return self.release.to_dict()
 
+    def population(self, sample_error: float, *, sample_failure: float = POPULATION_SAMPLE_FAILURE,
+                   failure: float = POPULATION_FAILURE):
+        """What answers from the table promise about the population (the transfer theorem, docs/privacy.md §5).
+
+        ``sample_error`` (with failure probability ``sample_failure``) is a
+        public sample-accuracy figure for the queries asked -- an a-priori
+        bound or the user's own, never an error measured on the private data.
+        Only the release's spent budget and relation enter: no privacy cost.
+        """
+        from synthdp.transfer import population_statement
+
+        r = self.release
+        return population_statement(r.epsilon_spent, r.delta_spent, sample_error=sample_error,
+                                    sample_failure=sample_failure, failure=failure, relation=str(r.relation))
+
     def summary(self) -> str:
         """A few lines for the terminal, from the release only."""
         r = self.release
@@ -145,6 +163,11 @@ class Report:
             else:
                 lines.append(f"a-priori bound: vacuous at these settings (its constant term {b['B']:.3g} is at "
                              "least 1, the largest possible error)")
+        overhead = self.population(0.0).population_error
+        lines.append(f"population (transfer theorem, docs/privacy.md §5): answers from this table are within their "
+                     f"sample error + {overhead:.3g} of the population's, with probability "
+                     f"{1 - POPULATION_FAILURE:g} given sample accuracy failing w.p. {POPULATION_SAMPLE_FAILURE:g}"
+                     + ("; vacuous at this epsilon (>= 1)" if overhead >= 1 else "") + "; see Report.population()")
         lines.append(f"wrote {r.rows_written} rows")
         lines.extend(f"warning: {w}" for w in r.warnings)
         return "\n".join(lines)

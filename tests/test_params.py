@@ -180,6 +180,7 @@ def test_a_missing_extra_says_what_to_install(monkeypatch, module, purpose, extr
 
     from synthdp.core.extras import require
 
-    monkeypatch.setitem(sys.modules, module.split(".")[0], None)  # what an absent package looks like to import
+    for name in [module.split(".")[0], module]:  # what an absent package looks like to import, imported or not
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(InputError, match=rf"{purpose} needs the optional package .*synthdp\[{extra}\]"):
         require(module, purpose)

@@ -106,3 +106,19 @@ def test_debug_lines_that_show_n_are_marked_private(caplog):
                                random_state=0, query_player="rspm", **FAST)
     showing = [r.getMessage() for r in caplog.records if re.search(rf"\b{n}\b", r.getMessage())]
     assert showing and all(m.startswith("PRIVATE") for m in showing), showing
+
+
+@pytest.mark.parametrize("epsilon, vacuous", [(0.02, False), (1.0, True)])
+def test_population_statement_comes_from_the_release_alone(demo, epsilon, vacuous):
+    """The transfer theorem's statement (docs/privacy.md §5) reads only the spent budget and the relation."""
+    from synthdp.transfer import population_statement
+
+    df, schema = demo
+    rep = synthdp.generate_synthetic(df, "marginals:1", epsilon=epsilon, delta=1e-9, schema=schema, random_state=0,
+                                     progress=False).report
+    got = rep.population(0.01)
+    assert got == population_statement(rep.epsilon_spent, rep.delta_spent, sample_error=0.01, sample_failure=0.05,
+                                       failure=0.1, relation="add-remove")
+    assert got.vacuous == vacuous and got.population_error > 0.01 + (2 * epsilon if not vacuous else 0)
+    line = next(line for line in rep.summary().splitlines() if line.startswith("population"))
+    assert ("vacuous" in line) == vacuous

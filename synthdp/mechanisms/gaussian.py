@@ -18,7 +18,7 @@ leaves a kept ``y`` with weight proportional to
 the second factor does not depend on ``y``.  With ``sigma2 = a/b`` the
 acceptance exponent is the rational ``(|y| b t - a)**2 / (2 a b t**2)``.
 
-A float ``numpy.random.normal`` carries no guarantee (docs/privacy.md §6);
+A floating-point normal sampler carries no guarantee (docs/privacy.md §6);
 it is never used here.
 """
 
