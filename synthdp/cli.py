@@ -119,24 +119,11 @@ def _schema_kwargs(args) -> dict:
         if given:
             raise InputError(f"--schema fixes the whole domain, so {', '.join(given)} would be ignored; put "
                              "those settings in the schema file, or drop --schema")
-        _refuse_draft(args.schema)
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
                 max_categories=args.max_categories,
                 unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
-
-
-def _refuse_draft(path: str) -> None:
-    """A schema drafted by ``synthdp schema`` is used only once its owner has reviewed it."""
-    from synthdp.core.draft import DRAFT_KEY
-    from synthdp.core.schema import read_json
-
-    data = read_json(path)
-    if isinstance(data, dict) and DRAFT_KEY in data:
-        parts = [f"{e.get('column')} ({', '.join(e.get('read', []))})" for e in data[DRAFT_KEY] if isinstance(e, dict)]
-        raise InputError(f"--schema {path!r} is a draft: these parts were read off the data: {'; '.join(parts) or '-'}. "
-                         f"Replace them with public values, then delete the {DRAFT_KEY!r} entry")
 
 
 def _read(path: str, args):

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from synthdp.cli import main
+from synthdp.core.errors import SchemaError
+from synthdp.core.schema import Schema
 
 ADULT_COLUMNS = ("age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,"
                  "capital-gain,capital-loss,hours-per-week,native-country,income")
@@ -67,6 +69,8 @@ def test_a_draft_schema_is_refused_until_reviewed(shared_data_dir, tmp_path, cap
     code = main(["generate", str(raw), "-o", str(tmp_path / "o.csv"), "--epsilon", "1", "--schema", str(draft),
                  "--columns", ADULT_COLUMNS, "--missing", "?"])
     assert code == 2 and "is a draft" in capsys.readouterr().err
+    with pytest.raises(SchemaError, match="is a draft: these parts were read off the data"):  # Python too
+        Schema.load(draft)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["draft.json"]
 
 

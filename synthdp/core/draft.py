@@ -22,12 +22,10 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import DEFAULT_BINS, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label, value_kind
+from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
+                                 value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
-
-#: The key that marks a schema as a draft; synthdp refuses to load a schema that has it.
-DRAFT_KEY = "_read_off_data"
 
 
 def _is_number(series: pd.Series) -> bool:

@@ -69,6 +69,8 @@ MISSING_LABEL = "<missing>"
 #: Number of bins of a numeric column whose bounds are given but whose bin count is not.
 DEFAULT_BINS = 10
 SCHEMA_FORMAT = "synthdp-schema"
+#: The key that marks a schema drafted by ``synthdp schema``: refused until its owner has reviewed it.
+DRAFT_KEY = "_read_off_data"
 SCHEMA_VERSION = 1
 
 Kind = Literal["categorical", "numeric"]
@@ -690,6 +692,10 @@ class Schema:
             raise SchemaError(f"not a synthdp schema (expected \"format\": \"{SCHEMA_FORMAT}\")")
         if data.get("version") != SCHEMA_VERSION:
             raise SchemaError(f"schema version {data.get('version')!r} is not supported (expected {SCHEMA_VERSION})")
+        if DRAFT_KEY in data:
+            parts = [f"{e.get('column')} ({', '.join(e.get('read', []))})" for e in data[DRAFT_KEY] if isinstance(e, dict)]
+            raise SchemaError(f"the schema is a draft: these parts were read off the data: {'; '.join(parts) or '-'}. "
+                              f"Replace them with public values, then delete the {DRAFT_KEY!r} entry")
         unknown = sorted(set(data) - {"format", "version", "missing_values", "attributes"})
         if unknown:
             raise SchemaError(f"schema has unknown keys {unknown}")
