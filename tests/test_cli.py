@@ -117,6 +117,12 @@ def test_progress_lines_in_logs_with_an_estimate_and_without_times_under_prsma()
     assert lines == (["synthdp rounds: 0/100"] + [f"synthdp rounds: {k}/100 ({k}%)" for k in range(10, 100, 10)]
                      + ["synthdp rounds: 100/100 done"])
 
+    log = io.StringIO()
+    bar = RoundProgress(100, timings=False, stream=log)
+    bar.update(37)
+    bar.close(37)  # a loop that stops early (the measurement filter) says how far it got
+    assert log.getvalue().splitlines()[-1] == "synthdp rounds: 37/100 done"
+
 
 def test_prsma_player_hides_its_timings():
     from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer

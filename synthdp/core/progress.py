@@ -82,15 +82,19 @@ class RoundProgress:
         self.last = now
         print(line, file=self.stream, flush=True)
 
-    def close(self) -> None:
-        """Remove the bar, or log the last line (with the total time when timings are shown)."""
+    def close(self, done: int | None = None) -> None:
+        """Remove the bar, or log the last line (with the total time when timings are shown).
+
+        ``done`` is the number of rounds run when a loop stops before ``total`` (a budget filter, say).
+        """
         if not self.enabled:
             return
         if self.bar is not None:
             self.bar.close()
             return
         took = f" in {_duration(time.monotonic() - self.start)}" if self.timings else ""
-        print(f"{self.desc}: {self.total}/{self.total} done{took}", file=self.stream, flush=True)
+        ran = self.total if done is None else done
+        print(f"{self.desc}: {ran}/{self.total} done{took}", file=self.stream, flush=True)
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -285,7 +285,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
             break
         if change <= math.sqrt(2 / math.pi) * math.sqrt(float(sigma2)) * domain.cells(r):
             epsilon, sigma2 = 2 * epsilon, sigma2_up(sigma2 / 4)  # anneal (§8.4): released values only
-    bar.close()
+    bar.close(rounds)
 
     # 3. estimate and draw the records
     model = estimators.fit(domain, noisy, settings.final_iters, warm_start=model)
