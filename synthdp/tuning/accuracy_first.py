@@ -39,7 +39,7 @@ from synthdp.core.errors import InputError, SynthDPError
 from synthdp.mechanisms.accounting import ADD_REMOVE, Ledger, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.tuning.runs import Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
+from synthdp.tuning.runs import ReleasedTable, Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
 from synthdp.tuning.score import integer_error
 from synthdp.tuning.score import eval_workload as resolve_workload
 
@@ -177,18 +177,11 @@ class AccuracyFirstReport:
 
 
 @dataclass
-class AccuracyFirstResult:
+class AccuracyFirstResult(ReleasedTable):
     """The released table (of the level where the test passed) and its report."""
 
-    data: pd.DataFrame
     level: int
     report: AccuracyFirstReport
-
-    def to_csv(self, path) -> None:
-        """Write the table atomically (temporary file, then rename)."""
-        from synthdp.core.io import write_csv
-
-        write_csv(self.data, path)
 
 
 def accuracy_first(df: pd.DataFrame, query_class: Any, *, target_error: float | Fraction, max_epsilon: float,

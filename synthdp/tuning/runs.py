@@ -21,7 +21,7 @@ import pandas as pd
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError
-from synthdp.mechanisms.accounting import check_relation
+from synthdp.mechanisms.accounting import as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.noise import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
 
@@ -52,24 +52,13 @@ def check_positive(value: Any, name: str, *, upper: float | None = None) -> Frac
 
 
 def check_epsilon(value: Any, name: str) -> Fraction:
-    """A privacy budget ``> 0``; a float is rounded **down** to a multiple of 1e-6 (docs/privacy.md §2.6)."""
-    check_positive(value, name)
-    eps = to_fraction_down(value) if isinstance(value, float) else Fraction(value)
-    if eps <= 0:
-        raise InputError(f"{name} must be at least 1e-6, got {value!r}")
-    return eps
+    """A privacy budget ``> 0`` by the project's one rule (:func:`~synthdp.mechanisms.accounting.as_epsilon`)."""
+    return as_epsilon(value, name)
 
 
 def check_delta(value: Any, name: str = "delta") -> Fraction:
-    """``None`` or 0 (pure DP) or a number in ``(0, 1)``, as an exact Fraction rounded down to a 1e-18 grid at most."""
-    if value is None or (not isinstance(value, bool) and isinstance(value, (Real, Fraction)) and value == 0):
-        return Fraction(0)
-    if isinstance(value, bool) or not isinstance(value, (Real, Fraction)) or not math.isfinite(value) \
-            or not 0 < value < 1:
-        raise InputError(f"{name} must be None (pure DP) or a number in (0, 1), got {value!r}")
-    exact = Fraction(value)
-    short = exact.limit_denominator(10**18)  # readable, never above the given value
-    return short if short <= exact else Fraction(int(exact * 10**18), 10**18)
+    """``None`` (pure DP: 0) or a delta by the project's one rule (:func:`~synthdp.mechanisms.accounting.as_delta`)."""
+    return Fraction(0) if value is None else as_delta(value, name)
 
 
 def check_count(value: Any, name: str) -> int:
@@ -111,6 +100,19 @@ def public_settings(report: Any) -> dict:
 def child_seed(rng: PrivateRandom) -> int | None:
     """The seed of one generator run: ``None`` (the run's own CSPRNG) unless ``rng`` is seeded."""
     return None if rng.cryptographic else rng.randbelow(SEED_BOUND)
+
+
+@dataclass
+class ReleasedTable:
+    """A released synthetic table (the subclasses add their report)."""
+
+    data: pd.DataFrame
+
+    def to_csv(self, path) -> None:
+        """Write the table atomically (temporary file, then rename)."""
+        from synthdp.core.io import write_csv
+
+        write_csv(self.data, path)
 
 
 @dataclass

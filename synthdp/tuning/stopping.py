@@ -40,7 +40,7 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.accounting import Ledger, round_up
 from synthdp.mechanisms.noise import bernoulli, to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.tuning.runs import Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
+from synthdp.tuning.runs import ReleasedTable, Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
 from synthdp.tuning.score import Outcome, integer_error, outranks, private_score
 from synthdp.tuning.score import eval_workload as resolve_workload
 
@@ -199,18 +199,11 @@ class TuningReport:
 
 
 @dataclass
-class TuningResult:
+class TuningResult(ReleasedTable):
     """The released table of the chosen configuration and the tuning report."""
 
-    data: pd.DataFrame
     chosen_index: int
     report: TuningReport
-
-    def to_csv(self, path) -> None:
-        """Write the table atomically (temporary file, then rename)."""
-        from synthdp.core.io import write_csv
-
-        write_csv(self.data, path)
 
 
 def tune(df: pd.DataFrame, query_class: Any, candidates: list[dict], *, epsilon: float, delta: float | None = None,
