@@ -348,6 +348,7 @@ BENCHES = {
     "accuracy": "synthdp.bench.accuracy",
     "scale": "synthdp.bench.scale",
     "evaluator": "synthdp.bench.worst_case",
+    "classes": "synthdp.bench.classes",
 }
 
 
