@@ -410,14 +410,19 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodO
     config, rho = plan.config, plan.measure.rho.value
     ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
                  f"rho={rho}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
-    filter_ledger = ZcdpLedger(rho)
+    oracle = plan.measure.oracle
+    filter_ledger = ZcdpLedger(rho, plan.measure.clip_budget)
     result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
-                     n_rows=config.n_rows, options=plan.measure.options, progress=config.progress)
+                     n_rows=config.n_rows, options=plan.measure.options, progress=config.progress,
+                     oracle=None if oracle is None else oracle.value)
     release = dict(rho_budget=str(rho), rho_spent=str(result.rho_spent), rounds=result.rounds,
                    measurements=[m.to_dict() for m in result.measurements],
                    zcdp_ledger=[e.to_dict() for e in filter_ledger.events])
-    selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
-    return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [])
+    if oracle is not None:
+        release["clip_budget"] = str(plan.measure.clip_budget)
+    selected = [m.query or ",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
+    conditional = oracle is not None and oracle.value.mode == "N"
+    return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [])
 
 
 #: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.

@@ -32,9 +32,9 @@ from typing import Any
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
-from synthdp.mechanisms.accounting import PRSMABudget, as_delta, as_epsilon
+from synthdp.mechanisms.accounting import PRSMABudget, as_delta, as_epsilon, round_up
 from synthdp.oracles import get_oracle
-from synthdp.oracles.base import Oracle
+from synthdp.oracles.base import Limits, Oracle
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import base_class
 
@@ -117,6 +117,11 @@ class MeasurePlan:
     rho: Choice
     marginals: Choice
     options: Any
+    #: Classes too large to enumerate: the RSPM selection (a ``measure.OracleSelection``), its mode and the
+    #: probability reserved for its clips (docs/privacy.md §8.4); None for marginal classes.
+    oracle: Choice | None = None
+    mode: Choice | None = None
+    clip_budget: Fraction = Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,10 @@ class Plan:
         if self.measure is not None:
             out["rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
+            if self.measure.oracle is not None:
+                out["query_oracle"] = {"value": self.measure.oracle.value.oracle.name,
+                                       "reason": self.measure.oracle.reason}
+                out["mode"] = self.measure.mode.to_dict()
         if self.game is not None:
             for name in ("rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle",
                          "response", "burn_in_rounds"):
@@ -452,25 +461,54 @@ def check_budget(plan: Plan) -> None:
 
 
 def plan_measure(plan: Plan) -> Plan:
-    """Select-measure-estimate's choices (:class:`MeasurePlan`): its zCDP budget and the workload's marginals.
+    """Select-measure-estimate's choices (:class:`MeasurePlan`): its zCDP budget and what it selects from.
 
-    Refuses what the method cannot serve (pure DP; a class whose cells do not
-    group into marginals), naming the method that can.
+    A marginal class is served by the exponential mechanism over its
+    marginals.  Any other class is served by the exponential mechanism over
+    a backbone of small marginals plus RSPM over the whole class every
+    ``oracle_every``-th round (docs/privacy.md §8.1 (b)); the probability of
+    the RSPM clips is then reserved out of ``delta`` first, ``(1 + e^eps)``
+    times the clip budget (Theorem 8.1), and only the rest is converted to
+    ``rho``.  Refuses pure DP, naming the method that serves it.
     """
-    from synthdp.methods.measure import MeasureOptions, workload_marginals
+    from synthdp.mechanisms.rspm import CLIP_BOUND
     from synthdp.mechanisms.zcdp import rho_for_dp
+    from synthdp.methods.measure import MeasureOptions, OracleSelection, backbone_marginals, workload_marginals
 
     if plan.delta is None:
         raise InputError("method 'measure' needs delta > 0: it is zCDP, which gives (epsilon, delta)-DP only for "
                          "delta > 0 (docs/privacy.md §8.5); pass a delta (e.g. 1e-9) or use method='game'")
-    marginals = workload_marginals(plan.query_class, plan.query_class.domain)
-    rho = rho_for_dp(plan.epsilon, plan.delta)
-    return replace(plan, measure=MeasurePlan(
-        Choice(rho, "the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the "
-                         "method's (epsilon, delta), rounded down"),
-        Choice(len(marginals), f"the marginals whose cells make up {plan.query_class.name}; candidates are them "
-                               "and their subsets"),
-        MeasureOptions()))
+    options, domain = MeasureOptions(), plan.query_class.domain
+    try:
+        marginals = Choice(len(workload_marginals(plan.query_class, domain)),
+                           f"the marginals whose cells make up {plan.query_class.name}; candidates are them and "
+                           "their subsets")
+        oracle = mode = None
+        clip_budget = reserve = Fraction(0)
+    except InputError:
+        if not plan.query_class.complement_closed:
+            raise InputError(f"method 'measure' selects from {plan.query_class.name} with RSPM, which needs the "
+                             "class closed under complement; drop closed=False") from None
+        marginals = Choice(len(backbone_marginals(domain, options.backbone_width)),
+                           f"{plan.query_class.name} is not a marginal class: the exponential mechanism scores "
+                           f"every marginal of up to {options.backbone_width} attributes, and RSPM the whole class "
+                           f"every {options.oracle_every}th round")
+        found, why = choose_oracle(plan.config.oracle, plan.query_class, "query player")
+        letter = "N" if plan.config.time_limit is not None else "E"
+        oracle = Choice(OracleSelection(plan.query_class, found, letter, None if letter == "E" else
+                                        Limits(time_limit=plan.config.time_limit)), why)
+        mode = Choice(letter, MODE_MEANINGS[letter])
+        calls = (options.max_rounds or options.rounds_per_attribute * len(domain)) // max(options.oracle_every, 1)
+        clip_budget = calls * CLIP_BOUND
+        reserve = round_up((1 + math.exp(float(plan.epsilon))) * float(clip_budget))
+        if reserve >= plan.delta:
+            raise InputError(f"delta={float(plan.delta):.3g} is too small for {calls} RSPM calls, whose clips need "
+                             f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
+    rho = rho_for_dp(plan.epsilon, plan.delta - reserve)
+    why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
+               "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
+               + ", rounded down")
+    return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget))
 
 
 #: The methods a plan can choose, by name: each adds its own choices to the plan and checks its budget.

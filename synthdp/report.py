@@ -63,6 +63,8 @@ class Release:
     rho_spent: str | None = None
     measurements: list[dict[str, Any]] = field(default_factory=list)
     zcdp_ledger: list[dict[str, Any]] = field(default_factory=list)
+    #: The probability reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
+    clip_budget: str | None = None
     plan: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger: list[dict[str, Any]] = field(default_factory=list)
     selected_queries: list[str] = field(default_factory=list)

@@ -88,7 +88,7 @@ def test_measurement_noise_has_the_charged_scale(monkeypatch):
 
     def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
         m, y = real(answers, attrs, sigma2, sensitivity_sq, **kw)
-        captured.append((y.counts - answers, m.sigma2, m.rho, sensitivity_sq))
+        captured.append((y - answers, m.sigma2, m.rho, sensitivity_sq))
         return m, y
 
     monkeypatch.setattr(measure_module, "_measure_one", spy)

@@ -63,6 +63,9 @@ OBJECTIVES = ("data", "game", "game_public_n")
 MODES = ("E", "N")
 #: The "+70" of the cap rule B >= (ln(2m) + 70) / lambda (Corollary 2.4).
 _CAP_EXPONENT = 70
+#: An upper bound on one call's clip probability under the default cap: ``2m exp(-lambda (B + 1)) <= e^-70``
+#: (:func:`default_noise_cap`), rounded up; what a run reserves per planned call (docs/privacy.md §8.4).
+CLIP_BOUND = round_up(math.exp(-_CAP_EXPONENT) * (1 + 2.0**-30))
 
 
 def difference_sensitivity(W: int, relation: str, objective: str = "data") -> int:

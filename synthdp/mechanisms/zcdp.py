@@ -74,13 +74,22 @@ def pure_rho(epsilon: Fraction) -> Fraction:
     return as_epsilon(epsilon) ** 2 / 2
 
 
-def epsilon_for_exponential(rho: Fraction, denominator: int = 10**12) -> Fraction:
-    """The largest ``eps`` on a ``1/denominator`` grid with ``eps**2 / 8 <= rho`` (rounded **down**, §8.2)."""
+def _epsilon_for(rho: Fraction, factor: int, denominator: int) -> Fraction:
+    """The largest ``eps`` on a ``1/denominator`` grid with ``eps**2 / factor <= rho``: ``floor(sqrt(factor rho) den) / den``."""
     rho = Fraction(rho)
     if rho <= 0:
         raise InputError(f"rho must be positive, got {rho}")
-    # floor(sqrt(8 rho) * den) exactly: isqrt of floor(8 rho den**2)
-    return Fraction(math.isqrt(math.floor(8 * rho * denominator**2)), denominator)
+    return Fraction(math.isqrt(math.floor(factor * rho * denominator**2)), denominator)
+
+
+def epsilon_for_exponential(rho: Fraction, denominator: int = 10**12) -> Fraction:
+    """The largest ``eps`` on a ``1/denominator`` grid with ``eps**2 / 8 <= rho`` (rounded **down**, §8.2 (M2))."""
+    return _epsilon_for(rho, 8, denominator)
+
+
+def epsilon_for_pure(rho: Fraction, denominator: int = 10**12) -> Fraction:
+    """The largest ``eps`` on a ``1/denominator`` grid with ``eps**2 / 2 <= rho`` (rounded **down**, §8.2 (M3))."""
+    return _epsilon_for(rho, 2, denominator)
 
 
 # --------------------------------------------------------------------------
@@ -109,16 +118,29 @@ class ZcdpLedger:
     ``(epsilon, delta)`` :class:`~synthdp.mechanisms.accounting.Ledger`),
     converted with :data:`BOUNDED_RANGE`.  A refused step raises
     :class:`~synthdp.core.errors.PrivacyError` and nothing is recorded.
+
+    ``clip_budget`` is the total probability the run allows for the clip
+    events of capped RSPM calls (docs/privacy.md §8.4, Theorem 8.1): each
+    call's clip probability ``kappa`` is added up and a call that would take
+    the sum past ``clip_budget`` is refused, so on every realisation the
+    capped run differs from its uncapped twin with probability at most
+    ``clip_budget``; the caller reserves ``(1 + e^eps) clip_budget`` of its
+    ``delta`` for that before converting the rest to ``rho`` (§8.5).
     """
 
     rho_budget: Fraction
+    clip_budget: Fraction = Fraction(0)
     events: list[ZcdpEvent] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.rho_budget, bool) or not isinstance(self.rho_budget, Rational) or self.rho_budget <= 0:
             raise InputError(f"rho_budget must be a positive exact rational (Fraction), got {self.rho_budget!r}")
+        if isinstance(self.clip_budget, bool) or not isinstance(self.clip_budget, Rational) or self.clip_budget < 0:
+            raise InputError(f"clip_budget must be an exact rational >= 0 (Fraction), got {self.clip_budget!r}")
         self.rho_budget = Fraction(self.rho_budget)
+        self.clip_budget = Fraction(self.clip_budget)
         self._spent = Fraction(0)
+        self._clipped = Fraction(0)
 
     @property
     def spent(self) -> Fraction:
@@ -127,6 +149,11 @@ class ZcdpLedger:
     @property
     def remaining(self) -> Fraction:
         return self.rho_budget - self._spent
+
+    @property
+    def clip_spent(self) -> Fraction:
+        """The summed clip probabilities of the capped steps so far (at most :attr:`clip_budget`)."""
+        return self._clipped
 
     @property
     def relation(self) -> str | None:
@@ -155,14 +182,26 @@ class ZcdpLedger:
               *, clip: float | Fraction = 0) -> ZcdpEvent:
         """Charge a pure ``epsilon``-DP step: ``eps**2/8`` if bounded-range (:data:`BOUNDED_RANGE`), else ``eps**2/2``.
 
-        Steps with ``delta > 0`` or a clip are not zCDP and are refused
-        (compose them in ``(epsilon, delta)`` space first, §8.5).
+        A step with ``delta > 0`` is not zCDP and is refused (compose it in
+        ``(epsilon, delta)`` space first, §8.5).  A capped step (RSPM) is pure
+        except on its data-independent clip event of probability ``clip``: it
+        is charged ``eps**2/2`` and its clip counted against
+        :attr:`clip_budget`, or refused if that would overflow (§8.4).
         """
-        if Fraction(delta) != 0 or Fraction(clip) != 0:
-            raise PrivacyError(f"{mechanism} is not pure (delta={delta}, clip={clip}); a zCDP ledger only takes "
-                               "pure or zCDP steps (docs/privacy.md §8.5)")
+        clip = round_up(clip) if isinstance(clip, float) else Fraction(clip)
+        if Fraction(delta) != 0:
+            raise PrivacyError(f"{mechanism} is not pure (delta={delta}); a zCDP ledger only takes pure or zCDP "
+                               "steps (docs/privacy.md §8.5)")
+        if clip and mechanism in BOUNDED_RANGE:
+            raise PrivacyError(f"{mechanism} has no clip event; a clip of {clip} is a caller's error")
+        if self._clipped + clip > self.clip_budget:
+            raise PrivacyError(f"{mechanism} {note}: its clip probability {float(clip):.3g} would take the run's "
+                               f"clips past the reserved {float(self.clip_budget):.3g} (docs/privacy.md §8.4); "
+                               "nothing was released".replace(" :", ":"))
         rho = exponential_rho(epsilon) if mechanism in BOUNDED_RANGE else pure_rho(epsilon)
-        return self.charge(mechanism, rho, relation, f"eps={epsilon} {note}".strip())
+        event = self.charge(mechanism, rho, relation, f"eps={epsilon} {note}".strip())
+        self._clipped += clip
+        return event
 
 
 # --------------------------------------------------------------------------

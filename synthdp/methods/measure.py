@@ -11,6 +11,18 @@ The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
         if p barely moved on r: halve sigma, double eps          # decided from released values only
     records <- sample(estimate(all measurements))                # n_rows, or the model's own total
 
+A class too large to enumerate (conjunctions of any width, parities,
+halfspaces) drives the same loop with two families (§8.1 (b)): the
+exponential mechanism scores an enumerated backbone (every marginal of up
+to ``backbone_width`` attributes), and every ``oracle_every``-th round
+selects instead with RSPM (§2) over the whole class, against ``N``
+records drawn from the current estimate (Delta = 2N, charged eps**2/2 plus
+its clip).  The query it returns is widened by a fixed rule of the query
+alone to the marginal on its attributes when that has at most
+``widen_cells`` cells, and measured with the widened group's sensitivity.
+Measurements the model's cliques cannot hold are served by the reweighted
+sample of :mod:`synthdp.methods.reweight`.
+
 Candidates are the workload's marginals and all their non-empty subsets
 whose addition keeps the model within a public size cap, grown with the
 share of the budget spent.  Scores are integers: the model's counts are
@@ -28,7 +40,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Sequence
 
@@ -41,13 +53,22 @@ from synthdp.core.progress import RoundProgress
 from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.rspm import difference_sensitivity, rspm
 from synthdp.mechanisms.selection import exponential_mechanism
-from synthdp.mechanisms.zcdp import ZcdpLedger, epsilon_for_exponential, exponential_rho, gaussian_rho
+from synthdp.mechanisms.zcdp import (
+    ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
+)
 from synthdp.methods import estimators
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
+from synthdp.methods.players import game_instance
+from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
+from synthdp.oracles.base import Limits, Oracle
 from synthdp.queries.base import QueryClass
-from synthdp.queries.complement import base_class
-from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.binary import FeatureSet
+from synthdp.queries.complement import Not, base_class
+from synthdp.queries.conjunctions import Conjunction, Conjunctions
+from synthdp.queries.disjunctions import Disjunction
+from synthdp.queries.halfspaces import Halfspace
 from synthdp.queries.spec import parse_query_class
 from synthdp.queries.workload import Workload
 
@@ -73,6 +94,20 @@ class MeasureOptions:
     #: Cells the fitted model may hold once the whole budget is spent (the cap grows linearly with it).
     max_model_cells: int = 1_000_000
     estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
+    #: Classes served through the oracle: the widest marginals the exponential mechanism enumerates.
+    backbone_width: int = 3
+    #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).
+    oracle_every: int = 8
+    #: Share of an oracle round's rho spent on RSPM (charged eps**2/2); the rest measures.
+    oracle_share: Fraction = Fraction(1, 2)
+    #: Records drawn from the estimate for RSPM's objective (its N: Delta = 2N, docs/privacy.md §8.1 (b)).
+    oracle_samples: int = 1000
+    #: An oracle-selected query is widened to the marginal on its attributes when that has at most these cells.
+    widen_cells: int = 64
+    #: Records of the reweighted estimator's support (docs/privacy.md §8.7), and its iterations per fit.
+    support: int = 20_000
+    support_iters: int = 100
+    support_final_iters: int = 400
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
@@ -83,28 +118,70 @@ class MeasureOptions:
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int)
                                             or self.max_rounds < 1):
             raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
-        if isinstance(self.max_model_cells, bool) or not isinstance(self.max_model_cells, int) \
-                or self.max_model_cells < 1:
-            raise InputError(f"max_model_cells must be a positive integer, got {self.max_model_cells!r}")
+        for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
+                     "support_final_iters"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.oracle_every, bool) or not isinstance(self.oracle_every, int) or self.oracle_every < 0:
+            raise InputError(f"oracle_every must be an integer >= 0 (0: no oracle rounds), got {self.oracle_every!r}")
+        if not isinstance(self.oracle_share, Fraction) or not 0 < self.oracle_share < 1:
+            raise InputError(f"oracle_share must be a Fraction in (0, 1), got {self.oracle_share!r}")
+
+
+#: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism, or RSPM.
+SELECTORS = ("initial", "exponential", "rspm")
+#: Which estimator serves a measurement.
+GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """One paid measurement: the marginal, its noise scale, its cost, and the selection that chose it."""
+    """One paid measurement: what was measured, its noise scale, its cost, what chose it, what estimator serves it.
+
+    ``query`` is the measured query in words when one query was measured
+    alone (an oracle selection too wide to widen); None for a marginal.
+    """
 
     attrs: Marginal
     names: tuple[str, ...]
     sigma2: Fraction
     rho: Fraction
     selection_epsilon: Fraction | None = None  # None for the initial 1-way marginals
+    selected_by: str = "exponential"
+    query: str | None = None
+    estimator: str = GRAPHICAL_MODEL
 
     @property
     def selection_rho(self) -> Fraction:
-        return Fraction(0) if self.selection_epsilon is None else exponential_rho(self.selection_epsilon)
+        if self.selection_epsilon is None:
+            return Fraction(0)
+        return pure_rho(self.selection_epsilon) if self.selected_by == "rspm" else exponential_rho(self.selection_epsilon)
 
     def to_dict(self) -> dict:
-        return {"marginal": list(self.names), "sigma2": str(self.sigma2), "rho": str(self.rho),
-                "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon)}
+        return {"marginal": list(self.names), "query": self.query, "sigma2": str(self.sigma2), "rho": str(self.rho),
+                "selected_by": self.selected_by,
+                "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon),
+                "estimator": self.estimator}
+
+
+@dataclass(frozen=True)
+class OracleSelection:
+    """RSPM over a class too large to enumerate (docs/privacy.md §8.1 (b), second bullet; §2).
+
+    ``query_class`` must be closed under complement (the objective of §4.1
+    finds queries the estimate under-counts; their complements, the ones
+    it over-counts).  ``mode``/``limits`` as in :func:`synthdp.mechanisms.rspm.rspm`.
+    """
+
+    query_class: QueryClass
+    oracle: Oracle
+    mode: str = "E"
+    limits: Limits | None = None
+
+    def __post_init__(self) -> None:
+        if not self.query_class.complement_closed:
+            raise InputError(f"oracle selection needs a complement-closed class, got {self.query_class.name}")
 
 
 @dataclass
@@ -148,6 +225,27 @@ def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], 
                      f"conjunctions:K); {query_class.name} is not one of them: use method='game'")
 
 
+def backbone_marginals(domain: Domain, width: int) -> list[Marginal]:
+    """Every marginal on at most ``width`` attributes: the enumerated family beside the oracle (public)."""
+    return [m for k in range(1, min(width, len(domain)) + 1) for m in itertools.combinations(range(len(domain)), k)]
+
+
+def query_attributes(query_class: QueryClass, query) -> Marginal:
+    """The attributes a query of ``query_class`` reads: a function of the query alone (the widening rule, §8.1 (b))."""
+    if isinstance(query, Not):
+        query = query.query
+    if isinstance(query, Disjunction):
+        query = query.inner
+    if isinstance(query, Conjunction):
+        return tuple(query.attrs)
+    columns = getattr(base_class(query_class), "columns", None)
+    if isinstance(query, FeatureSet) and columns is not None:
+        return tuple(sorted({columns[j][0] for j in query.features}))
+    if isinstance(query, Halfspace) and columns is not None:
+        return tuple(sorted({columns[j][0] for j, w in enumerate(query.weights) if w}))
+    raise InputError(f"cannot tell which attributes {query!r} of {query_class.name} reads")
+
+
 def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
     """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
     closure = sorted({s for m in marginals for k in range(1, len(m) + 1) for s in itertools.combinations(m, k)},
@@ -159,14 +257,14 @@ def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
 # the private steps
 # --------------------------------------------------------------------------
 def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger: ZcdpLedger,
-                 relation: str, rng: PrivateRandom, domain: Domain,
-                 selection_epsilon: Fraction | None) -> tuple[Measurement, NoisyMarginal]:
-    """Charge, then draw: ``y = r(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3)."""
+                 relation: str, rng: PrivateRandom, domain: Domain, selection_epsilon: Fraction | None,
+                 selected_by: str = "exponential", query: str | None = None) -> tuple[Measurement, np.ndarray]:
+    """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3)."""
     rho = gaussian_rho(sensitivity_sq, sigma2)
-    ledger.charge("gaussian", rho, relation, f"marginal {attrs} sigma2={sigma2}")
+    ledger.charge("gaussian", rho, relation, f"{'query' if query else 'marginal'} {attrs} sigma2={sigma2}")
     noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
     names = tuple(domain.names[a] for a in attrs)
-    return Measurement(attrs, names, sigma2, rho, selection_epsilon), NoisyMarginal(attrs, noisy, float(sigma2))
+    return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query), noisy
 
 
 def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: dict[Marginal, np.ndarray],
@@ -199,15 +297,55 @@ def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tu
             sigma2_up(Fraction(sensitivity_sq) / (2 * (1 - share) * rho)))
 
 
+def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSample, oracle: OracleSelection, *,
+                  epsilon: Fraction, measure_rho: Fraction, sensitivity_sq: int, options: MeasureOptions,
+                  ledger: ZcdpLedger, relation: str, rng: PrivateRandom, generator: np.random.Generator,
+                  label: str) -> tuple[Measurement, np.ndarray, object] | None:
+    """RSPM over the whole class, then a Gaussian measurement of its answer, widened by a fixed rule (§8.1 (b)).
+
+    The objective is §4.1's against ``N`` records drawn from the estimate
+    with the public generator (``Delta = 2N`` under both relations, the true
+    ``n`` allowed there); RSPM charges ``eps**2/2`` and its clip.  The
+    query is widened to the marginal on its attributes when that has at
+    most ``widen_cells`` cells (sensitivity of a marginal), else measured
+    alone (sensitivity 1); ``measure_rho`` pays for the measurement either
+    way.  Returns the measurement, its noisy answers and the query; None when RSPM returns no query (Mode N after a FAIL, or a
+    clipped draw): its budget is spent and nothing is measured.
+    """
+    domain = data.domain
+    synthetic = AggregatedData.from_codes(domain, estimate.sample(options.oracle_samples, generator))
+    result = rspm(game_instance(oracle.query_class, data, synthetic), epsilon=epsilon,
+                  sensitivity=difference_sensitivity(synthetic.n, relation, "game"), oracle=oracle.oracle, rng=rng,
+                  ledger=ledger, mode=oracle.mode, limits=oracle.limits, relation=relation, label=label)
+    if result.query is None:
+        return None
+    query = result.query
+    attrs = query_attributes(oracle.query_class, query)
+    if attrs and domain.cells(attrs) <= options.widen_cells:
+        answers, sens, words = data.marginal(attrs).reshape(-1), sensitivity_sq, None
+    else:
+        answers = oracle.query_class.answer([query], data.codes, data.counts)
+        sens, words = 1, oracle.query_class.describe(query)
+    m, y = _measure_one(answers, attrs, sigma2_up(Fraction(sens) / (2 * measure_rho)), sens, ledger=ledger,
+                        relation=relation, rng=rng, domain=domain, selection_epsilon=epsilon, selected_by="rspm",
+                        query=words)
+    return m, y, query
+
+
 def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
             relation: str, ledger: ZcdpLedger, rng: PrivateRandom, n_rows: int | None = None,
-            options: MeasureOptions = MeasureOptions(), progress: bool = True) -> MeasureRelease:
+            options: MeasureOptions = MeasureOptions(), progress: bool = True,
+            oracle: OracleSelection | None = None) -> MeasureRelease:
     """Run select-measure-estimate within ``budget`` (rho, zCDP) and draw synthetic records (docs/privacy.md §8).
 
     ``ledger`` receives every charge before its noise is drawn and refuses
     any that would exceed its own budget; ``budget`` is what this run may
     spend of it.  The output has ``n_rows`` records, or as many as the
     model's own (noisy) total -- never the true number of records.
+    ``oracle``: select also with RSPM over ``oracle.query_class`` every
+    ``options.oracle_every``-th round, the exponential mechanism scoring the
+    backbone of marginals up to ``options.backbone_width`` attributes
+    (``workload`` is then not read).
     """
     check_relation(relation)
     if not isinstance(budget, Fraction) or budget <= 0:
@@ -217,7 +355,10 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
         raise InputError(f"n_rows must be a positive integer or None, got {n_rows!r}")
     domain = data.domain
-    weights = candidate_weights(workload_marginals(workload, domain))
+    if oracle is None:
+        weights = candidate_weights(workload_marginals(workload, domain))
+    else:
+        weights = candidate_weights(backbone_marginals(domain, options.backbone_width))
     answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
     sensitivity_sq = 1 if relation == ADD_REMOVE else 2  # Delta2 of a marginal: 1 or sqrt(2) (§8.3)
     score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
@@ -226,6 +367,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     t_max = options.max_rounds or planned
     settings = options.estimator
     generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
+    start = ledger.spent
 
     sizes: dict[tuple[tuple[Marginal, ...], Marginal], int] = {}
 
@@ -238,28 +380,62 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         return sizes[cliques, r]
 
     def left() -> Fraction:
-        return budget - sum((m.rho + m.selection_rho for m in paid), Fraction(0))
+        return budget - (ledger.spent - start)
+
+    def estimate(iters: int = options.support_iters) -> GraphicalModel | WeightedSample:
+        """The model, or when some measurement is not local, its sample reweighted to every measurement."""
+        if not groups:
+            return model
+        everything = [marginal_group(domain, y) for y in noisy] + groups
+        return fit_weights(model, everything, support=options.support, iters=iters, generator=generator)
 
     # 1. initialise with every 1-way marginal, each at the measurement share of one planned round
     paid: list[Measurement] = []
     noisy: list[NoisyMarginal] = []
+    groups: list[NoisyGroup] = []
     _, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
     for a in range(d):
         m, y = _measure_one(data.marginal((a,)).reshape(-1), (a,), sigma2, sensitivity_sq, ledger=ledger,
-                            relation=relation, rng=rng, domain=domain, selection_epsilon=None)
+                            relation=relation, rng=rng, domain=domain, selection_epsilon=None, selected_by="initial")
         paid.append(m)
-        noisy.append(y)
+        noisy.append(NoisyMarginal((a,), y, float(sigma2)))
     model = estimators.fit(domain, noisy, settings.iters)
 
     # 2. rounds
-    epsilon, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
+    round_rho = budget / planned  # the rho of a round, grown fourfold by each annealing step
+    epsilon, sigma2 = _round_parameters(round_rho, options.selection_share, sensitivity_sq)
     bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
     rounds = 0
     while True:
         rounds += 1
         remaining = left()
-        cost = exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2)
+        by_oracle = oracle is not None and options.oracle_every > 0 and rounds % options.oracle_every == 0
+        cost = round_rho if by_oracle else exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2)
         last = remaining < 2 * cost or rounds >= t_max
+        if by_oracle:  # RSPM over the whole class (§8.1 (b)); the measurement's rho is fixed after it, before the noise
+            spend = remaining if last else round_rho
+            found = _oracle_round(data, estimate(), oracle, epsilon=epsilon_for_pure(options.oracle_share * spend),
+                                  measure_rho=(1 - options.oracle_share) * spend, sensitivity_sq=sensitivity_sq,
+                                  options=options, ledger=ledger, relation=relation, rng=rng, generator=generator,
+                                  label=f"select round {rounds}")
+            if found is not None:
+                m, y, query = found
+                local = m.query is None and (model.holder(m.attrs) is not None
+                                             or _size_with(tuple(model.cliques), m.attrs)
+                                             <= options.max_model_cells * float(1 - left() / budget))
+                if local:
+                    noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
+                elif m.query is None:
+                    groups.append(marginal_group(domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
+                else:
+                    groups.append(query_group(oracle.query_class, query, float(y[0]), float(m.sigma2), m.query))
+                paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
+                model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
+            bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal="oracle")
+            log.info("measure round %d: RSPM selected %s", rounds, "nothing" if found is None else found[0].names)
+            if last:
+                break
+            continue
         if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
             epsilon, sigma2 = _round_parameters(remaining, options.selection_share, sensitivity_sq)
         cap = options.max_model_cells * float(1 - remaining / budget)
@@ -276,7 +452,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
                             domain=domain, selection_epsilon=epsilon)
         paid.append(m)
-        noisy.append(y)
+        noisy.append(NoisyMarginal(r, y, float(sigma2)))
         model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
         change = float(np.abs(model.counts(r) - before).sum())
         bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
@@ -285,10 +461,13 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
             break
         if change <= math.sqrt(2 / math.pi) * math.sqrt(float(sigma2)) * domain.cells(r):
             epsilon, sigma2 = 2 * epsilon, sigma2_up(sigma2 / 4)  # anneal (§8.4): released values only
+            round_rho *= 4
     bar.close(rounds)
 
     # 3. estimate and draw the records
     model = estimators.fit(domain, noisy, settings.final_iters, warm_start=model)
+    final = estimate(options.support_final_iters)
     rows = n_rows if n_rows is not None else max(1, int(round(model.total)))
-    records = model.sample(rows, generator)
+    records = final.sample(rows, generator)
     return MeasureRelease(records, paid, rounds, budget - left(), model.total)
+

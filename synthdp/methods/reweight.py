@@ -1,0 +1,144 @@
+"""Estimation for measurements no model clique can hold: a reweighted sample of the model (docs/privacy.md §8.7).
+
+The graphical model of :mod:`synthdp.methods.estimators` holds measurements
+on small attribute sets.  A measurement that is not local -- a conjunction
+on many attributes, a parity, a halfspace -- would need a clique on all
+the attributes it mentions.  For those the estimate is a *weighted
+support*: ``support`` records drawn from the graphical model fitted to the
+local measurements, with weights fitted by entropic mirror descent (an
+Armijo step, as the graphical model's fit) to **every** measurement, local
+and not, on the same loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)``,
+the total held at the model's own (noisy) total.
+
+This is a projection in the manner of RAP (Aydore et al. 2021): the
+measured answers are matched by gradient steps over a table of records.
+RAP relaxes each record's one-hot values and needs a differentiable form
+of every query; here the records stay integer and the relaxation is in
+their weights, so any class that can evaluate a record serves, halfspaces
+included, and the records released are drawn from the fitted weights.
+
+Everything here is post-processing of the released measurements: the
+support is drawn from a model fitted to noisy answers with the method's
+public generator, the settings are fixed constants, and the true data are
+never read.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import sparse
+
+from synthdp.core.domain import Domain
+from synthdp.methods.estimators import GraphicalModel, NoisyMarginal
+from synthdp.queries.base import QueryClass
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NoisyGroup:
+    """A released measurement of counting queries no model clique holds.
+
+    ``cell(codes)`` gives each record's cell in ``[0, size)``, or -1 when no
+    query of the group accepts it (a single query is a group of one cell);
+    ``counts`` are the noisy answers and ``sigma2`` their noise scale.
+    """
+
+    label: str
+    cell: Callable[[np.ndarray], np.ndarray]
+    size: int
+    counts: np.ndarray
+    sigma2: float
+
+
+def marginal_group(domain: Domain, noisy: NoisyMarginal) -> NoisyGroup:
+    """A noisy marginal as a group: a record's cell is its mixed-radix index on the marginal's attributes."""
+    return NoisyGroup(f"marginal {noisy.attrs}", lambda codes: domain.flat_index(codes, noisy.attrs),
+                      domain.cells(noisy.attrs), noisy.counts, noisy.sigma2)
+
+
+def query_group(query_class: QueryClass, query, noisy_count: float, sigma2: float, label: str) -> NoisyGroup:
+    """One counting query as a group of one cell: records it accepts fall in cell 0, the others nowhere."""
+    def cell(codes: np.ndarray) -> np.ndarray:
+        accepted = query_class.evaluate([query], query_class.features(codes))[0].astype(bool)
+        return np.where(accepted, 0, -1)
+    return NoisyGroup(label, cell, 1, np.array([float(noisy_count)]), sigma2)
+
+
+@dataclass
+class WeightedSample:
+    """An estimate as records ``codes`` with non-negative ``weights`` summing to the estimated total."""
+
+    domain: Domain
+    codes: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def total(self) -> float:
+        return float(self.weights.sum())
+
+    def counts(self, attrs: tuple[int, ...]) -> np.ndarray:
+        """The estimate's counts on the marginal ``attrs`` (flattened, row-major)."""
+        return np.bincount(self.domain.flat_index(self.codes, attrs), weights=self.weights,
+                           minlength=self.domain.cells(attrs))
+
+    def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
+        """``rows`` records by systematic sampling: each support record about ``rows * weight / total`` times."""
+        cumulative = np.cumsum(self.weights / self.total)
+        positions = (generator.random() + np.arange(rows)) / rows
+        index = np.minimum(np.searchsorted(cumulative, positions, side="right"), len(self.codes) - 1)
+        return self.codes[generator.permutation(index)]
+
+
+def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
+    """The stacked 0/1 matrix (one row per measured cell, one column per support record), answers and 1/sigma2."""
+    rows, cols, offset = [], [], 0
+    for g in groups:
+        cell = np.asarray(g.cell(codes), dtype=np.int64)
+        keep = np.flatnonzero(cell >= 0)
+        rows.append(offset + cell[keep])
+        cols.append(keep)
+        offset += g.size
+    rows_, cols_ = np.concatenate(rows), np.concatenate(cols)
+    matrix = sparse.csr_matrix((np.ones(rows_.size), (rows_, cols_)), shape=(offset, len(codes)))
+    answers = np.concatenate([np.asarray(g.counts, dtype=float) for g in groups])
+    inv_var = np.concatenate([np.full(g.size, 1.0 / g.sigma2) for g in groups])
+    return matrix, answers, inv_var
+
+
+def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
+                generator: np.random.Generator) -> WeightedSample:
+    """Draw ``support`` records from ``model`` and fit their weights to every group (entropic mirror descent).
+
+    Starts from equal weights (the model's own distribution on its sample)
+    and keeps the total at ``model.total``; the step grows by 1% after an
+    accepted step and halves after a refused one (Armijo's condition).
+    """
+    codes = model.sample(support, generator)
+    total = model.total
+    matrix, answers, inv_var = _design(codes, groups)
+    transposed = matrix.T.tocsr()
+
+    def loss_grad(p: np.ndarray) -> tuple[float, np.ndarray]:
+        residual = matrix @ (total * p) - answers
+        return 0.5 * float(residual @ (inv_var * residual)), total * (transposed @ (inv_var * residual))
+
+    p = np.full(len(codes), 1.0 / len(codes))
+    loss, grad = loss_grad(p)
+    alpha = 1.0 / (total * total * float(inv_var.max()) * max(1, len(groups)))
+    for _ in range(iters):
+        logits = np.log(np.maximum(p, 1e-300)) - alpha * grad
+        trial = np.exp(logits - logits.max())
+        trial /= trial.sum()
+        trial_loss, trial_grad = loss_grad(trial)
+        if loss - trial_loss >= 0.5 * float(grad @ (p - trial)):
+            p, loss, grad = trial, trial_loss, trial_grad
+            alpha *= 1.01
+        else:
+            alpha *= 0.5
+    log.debug("reweighted sample: %d records, %d groups, loss %.4g", len(codes), len(groups), loss)
+    return WeightedSample(model.domain, codes, total * p)
