@@ -315,7 +315,7 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
     whenever it serves the class, the budget has a ``delta`` (zCDP needs one) and no
     game-only parameter was given.
     """
-    from synthdp.methods.measure import workload_marginals
+    from synthdp.methods.measure import MAX_MARGINALS, MeasureOptions, backbone_marginals, workload_marginals
 
     requested, game_settings = config.method, config.game_settings()
     if requested not in PLANNERS and requested != "auto":
@@ -332,8 +332,13 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
     try:
         workload_marginals(query_class, query_class.domain)
     except InputError:
-        return Choice("game", f"{query_class.name} is not a marginal class: only the game (oracle selection) "
-                              "serves it")
+        backbone = len(backbone_marginals(query_class.domain, MeasureOptions().backbone_width))
+        if backbone > MAX_MARGINALS:
+            return Choice("game", f"{query_class.name} is not a marginal class and its {backbone} backbone marginals "
+                                  f"exceed {MAX_MARGINALS}: the game (oracle selection) serves it")
+        return Choice("measure", f"{query_class.name} with a delta: select-measure-estimate over a backbone of small "
+                                 "marginals and the estimate's most probable records; its certified error over all "
+                                 "conjunctions is a small fraction of the game's (docs/benchmarks.md)")
     return Choice("measure", "a marginal class with a delta: select-measure-estimate (docs/privacy.md §8) is "
                              "several times more accurate than the game on every marginal benchmark")
 
@@ -489,16 +494,20 @@ def plan_measure(plan: Plan) -> Plan:
         if not plan.query_class.complement_closed:
             raise InputError(f"method 'measure' selects from {plan.query_class.name} with RSPM, which needs the "
                              "class closed under complement; drop closed=False") from None
+        rspm_rounds = (f"RSPM over the whole class every {options.oracle_every}th round" if options.oracle_every
+                       else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md)")
         marginals = Choice(len(backbone_marginals(domain, options.backbone_width)),
                            f"{plan.query_class.name} is not a marginal class: the exponential mechanism scores "
-                           f"every marginal of up to {options.backbone_width} attributes, and RSPM the whole class "
-                           f"every {options.oracle_every}th round")
+                           f"every marginal of up to {options.backbone_width} attributes, and every "
+                           f"{options.record_every}th round the estimate's {options.record_candidates} most probable "
+                           f"records; {rspm_rounds}")
         found, why = choose_oracle(plan.config.oracle, plan.query_class, "query player")
         letter = "N" if plan.config.time_limit is not None else "E"
         oracle = Choice(OracleSelection(plan.query_class, found, letter, None if letter == "E" else
                                         Limits(time_limit=plan.config.time_limit)), why)
         mode = Choice(letter, MODE_MEANINGS[letter])
-        calls = (options.max_rounds or options.rounds_per_attribute * len(domain)) // max(options.oracle_every, 1)
+        rounds = options.max_rounds or options.rounds_per_attribute * len(domain)
+        calls = rounds // options.oracle_every if options.oracle_every else 0
         clip_budget = calls * CLIP_BOUND
         reserve = round_up((1 + math.exp(float(plan.epsilon))) * float(clip_budget))
         if reserve >= plan.delta:

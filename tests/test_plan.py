@@ -82,7 +82,7 @@ def test_checks_that_need_n_run_only_under_replace_one(demo):
     (dict(query_class="marginals:2", delta=1e-9), "measure", "marginal class with a delta"),
     (dict(query_class="workload:WORKLOAD", delta=1e-9), "measure", "marginal class"),
     (dict(query_class="marginals:2"), "game", "pure DP"),
-    (dict(query_class="parities:2", delta=1e-9), "game", "not a marginal class"),
+    (dict(query_class="parities:2", delta=1e-9), "measure", "most probable records"),
     (dict(query_class="marginals:2", delta=1e-9, rounds=5), "game", "game settings given (rounds)"),
 ])
 def test_method_auto_chooses_from_public_inputs_with_its_reason(demo, tmp_path, options, method, why):

@@ -96,10 +96,13 @@ class MeasureOptions:
     estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
     #: Classes served through the oracle: the widest marginals the exponential mechanism enumerates.
     backbone_width: int = 3
-    #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).
-    oracle_every: int = 8
-    #: Share of an oracle round's rho spent on RSPM (charged eps**2/2); the rest measures.
-    oracle_share: Fraction = Fraction(1, 2)
+    #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).  Off by
+    #: default: on NLTCS (eps 1) RSPM rounds every 12th round raised the certified error over all conjunctions
+    #: from 0.0110 to 0.0120 -- at these budgets RSPM's noise (about 2m/eps counts per separator point)
+    #: swamps the errors left after the backbone and the record rounds (docs/benchmarks.md).
+    oracle_every: int = 0
+    #: Share of an oracle or record round's rho spent on selecting (RSPM: eps**2/2; EM: eps**2/8); the rest measures.
+    wide_share: Fraction = Fraction(1, 2)
     #: Records drawn from the estimate for RSPM's objective (its N: Delta = 2N, docs/privacy.md §8.1 (b)).
     oracle_samples: int = 1000
     #: An oracle-selected query is widened to the marginal on its attributes when that has at most these cells.
@@ -108,6 +111,10 @@ class MeasureOptions:
     support: int = 20_000
     support_iters: int = 100
     support_final_iters: int = 400
+    #: Classes served through the oracle: every ``record_every``-th round the exponential mechanism picks one of
+    #: the estimate's ``record_candidates`` most probable records and its count is measured (0: never).
+    record_every: int = 8
+    record_candidates: int = 64
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
@@ -119,14 +126,16 @@ class MeasureOptions:
                                             or self.max_rounds < 1):
             raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
         for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
-                     "support_final_iters"):
+                     "support_final_iters", "record_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(self.oracle_every, bool) or not isinstance(self.oracle_every, int) or self.oracle_every < 0:
-            raise InputError(f"oracle_every must be an integer >= 0 (0: no oracle rounds), got {self.oracle_every!r}")
-        if not isinstance(self.oracle_share, Fraction) or not 0 < self.oracle_share < 1:
-            raise InputError(f"oracle_share must be a Fraction in (0, 1), got {self.oracle_share!r}")
+        if not isinstance(self.wide_share, Fraction) or not 0 < self.wide_share < 1:
+            raise InputError(f"wide_share must be a Fraction in (0, 1), got {self.wide_share!r}")
+        for name in ("oracle_every", "record_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"{name} must be an integer >= 0 (0: never), got {value!r}")
 
 
 #: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism, or RSPM.
@@ -297,22 +306,34 @@ def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tu
             sigma2_up(Fraction(sensitivity_sq) / (2 * (1 - share) * rho)))
 
 
+def _round_kind(rounds: int, oracle: OracleSelection | None, options: MeasureOptions) -> str:
+    """Which family selects in round ``rounds``: a fixed public schedule (records first when both fall due)."""
+    if oracle is not None and options.record_every and rounds % options.record_every == 0:
+        return "record"
+    if oracle is not None and options.oracle_every and rounds % options.oracle_every == 0:
+        return "oracle"
+    return "marginal"
+
+
 def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSample, oracle: OracleSelection, *,
-                  epsilon: Fraction, measure_rho: Fraction, sensitivity_sq: int, options: MeasureOptions,
+                  select_rho: Fraction, measure_rho: Fraction, sensitivity_sq: int, options: MeasureOptions,
                   ledger: ZcdpLedger, relation: str, rng: PrivateRandom, generator: np.random.Generator,
-                  label: str) -> tuple[Measurement, np.ndarray, object] | None:
+                  label: str) -> tuple[Measurement, np.ndarray, NoisyGroup | None] | None:
     """RSPM over the whole class, then a Gaussian measurement of its answer, widened by a fixed rule (§8.1 (b)).
 
-    The objective is §4.1's against ``N`` records drawn from the estimate
-    with the public generator (``Delta = 2N`` under both relations, the true
-    ``n`` allowed there); RSPM charges ``eps**2/2`` and its clip.  The
+    RSPM gets the largest ``eps`` with ``eps**2/2`` within ``select_rho``
+    (§8.2 (M3)).  The objective is §4.1's against
+    ``N`` records drawn from the estimate with the public generator
+    (``Delta = 2N`` under both relations, the true ``n`` allowed there).  The
     query is widened to the marginal on its attributes when that has at
     most ``widen_cells`` cells (sensitivity of a marginal), else measured
     alone (sensitivity 1); ``measure_rho`` pays for the measurement either
-    way.  Returns the measurement, its noisy answers and the query; None when RSPM returns no query (Mode N after a FAIL, or a
-    clipped draw): its budget is spent and nothing is measured.
+    way.  Returns the measurement, its noisy answers and, for a query
+    measured alone, its group; None when RSPM returns no query (Mode N
+    after a FAIL, or a clipped draw): its budget is spent, nothing is measured.
     """
     domain = data.domain
+    epsilon = epsilon_for_pure(select_rho)
     synthetic = AggregatedData.from_codes(domain, estimate.sample(options.oracle_samples, generator))
     result = rspm(game_instance(oracle.query_class, data, synthetic), epsilon=epsilon,
                   sensitivity=difference_sensitivity(synthetic.n, relation, "game"), oracle=oracle.oracle, rng=rng,
@@ -329,7 +350,44 @@ def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     m, y = _measure_one(answers, attrs, sigma2_up(Fraction(sens) / (2 * measure_rho)), sens, ledger=ledger,
                         relation=relation, rng=rng, domain=domain, selection_epsilon=epsilon, selected_by="rspm",
                         query=words)
-    return m, y, query
+    group = None if words is None else query_group(oracle.query_class, query, float(y[0]), float(m.sigma2), words)
+    return m, y, group
+
+
+def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSample, *, select_rho: Fraction,
+                  measure_rho: Fraction, options: MeasureOptions, ledger: ZcdpLedger, relation: str,
+                  rng: PrivateRandom, generator: np.random.Generator,
+                  label: str) -> tuple[Measurement, np.ndarray, NoisyGroup]:
+    """The exponential mechanism over the estimate's most probable records, then the chosen record's count alone.
+
+    The candidates are the ``record_candidates`` records drawn most often in
+    a sample of the estimate (public given the transcript), each as the
+    conjunction fixing every attribute.  The exponential mechanism gets
+    the largest ``eps`` with ``eps**2/8`` within ``select_rho`` (§8.2 (M2)); the score
+    ``|q(D) - round(q(p))| - round(sqrt(2/pi) sigma)`` of one counting query
+    moves by at most 1 under both relations (§8.3), and so does the
+    measured count (``Delta2 = 1``).
+    """
+    domain = data.domain
+    every = tuple(range(len(domain)))
+    sample = estimate.sample(options.estimator.scoring_sample, generator)
+    records, drawn = np.unique(sample, axis=0, return_counts=True)
+    top = np.argsort(-drawn, kind="stable")[: options.record_candidates]
+    points, fitted = records[top], drawn[top] * (estimate.total / len(sample))
+    real = dict(zip(domain.flat_index(data.codes, every).tolist(), data.counts.tolist()))
+    true = np.array([real.get(k, 0) for k in domain.flat_index(points, every).tolist()], dtype=np.int64)
+    sigma2 = sigma2_up(Fraction(1, 2) / measure_rho)
+    scores = np.abs(true - np.rint(fitted).astype(np.int64)) - round(math.sqrt(2 / math.pi * float(sigma2)))
+    epsilon = epsilon_for_exponential(select_rho)
+    pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=1, rng=rng, ledger=ledger, relation=relation,
+                                 label=label)
+    point = points[pick]
+    words = " AND ".join(f"{domain.names[a]}={v}" for a, v in enumerate(point))
+    m, y = _measure_one(true[pick : pick + 1], every, sigma2, 1, ledger=ledger, relation=relation, rng=rng,
+                        domain=domain, selection_epsilon=epsilon, query=words)
+    group = NoisyGroup(words, lambda codes: np.where((codes == point).all(axis=1), 0, -1), 1, y.astype(float),
+                       float(sigma2))
+    return m, y, group
 
 
 def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
@@ -409,30 +467,32 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     while True:
         rounds += 1
         remaining = left()
-        by_oracle = oracle is not None and options.oracle_every > 0 and rounds % options.oracle_every == 0
-        cost = round_rho if by_oracle else exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2)
+        kind = _round_kind(rounds, oracle, options)
+        cost = exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2) if kind == "marginal" else round_rho
         last = remaining < 2 * cost or rounds >= t_max
-        if by_oracle:  # RSPM over the whole class (§8.1 (b)); the measurement's rho is fixed after it, before the noise
+        if kind != "marginal":  # selection's rho fixed before it runs, the measurement's after it, before its noise
             spend = remaining if last else round_rho
-            found = _oracle_round(data, estimate(), oracle, epsilon=epsilon_for_pure(options.oracle_share * spend),
-                                  measure_rho=(1 - options.oracle_share) * spend, sensitivity_sq=sensitivity_sq,
-                                  options=options, ledger=ledger, relation=relation, rng=rng, generator=generator,
-                                  label=f"select round {rounds}")
+            share = dict(select_rho=options.wide_share * spend, measure_rho=(1 - options.wide_share) * spend,
+                         options=options, ledger=ledger, relation=relation, rng=rng, generator=generator,
+                         label=f"select round {rounds}")
+            if kind == "record":
+                found = _record_round(data, estimate(), **share)
+            else:
+                found = _oracle_round(data, estimate(), oracle, sensitivity_sq=sensitivity_sq, **share)
             if found is not None:
-                m, y, query = found
-                local = m.query is None and (model.holder(m.attrs) is not None
-                                             or _size_with(tuple(model.cliques), m.attrs)
-                                             <= options.max_model_cells * float(1 - left() / budget))
+                m, y, group = found
+                local = group is None and (model.holder(m.attrs) is not None
+                                           or _size_with(tuple(model.cliques), m.attrs)
+                                           <= options.max_model_cells * float(1 - left() / budget))
                 if local:
                     noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
-                elif m.query is None:
-                    groups.append(marginal_group(domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
+                    model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
                 else:
-                    groups.append(query_group(oracle.query_class, query, float(y[0]), float(m.sigma2), m.query))
+                    groups.append(group or marginal_group(domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
                 paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
-                model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
-            bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal="oracle")
-            log.info("measure round %d: RSPM selected %s", rounds, "nothing" if found is None else found[0].names)
+            bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=kind)
+            log.info("measure round %d: %s selected %s", rounds, kind,
+                     "nothing" if found is None else found[0].query or found[0].names)
             if last:
                 break
             continue

@@ -115,7 +115,7 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     """Draw ``support`` records from ``model`` and fit their weights to every group (entropic mirror descent).
 
     Starts from equal weights (the model's own distribution on its sample)
-    and keeps the total at ``model.total``; the step grows by 1% after an
+    and keeps the total at ``model.total``; the step doubles after an
     accepted step and halves after a refused one (Armijo's condition).
     """
     codes = model.sample(support, generator)
@@ -137,7 +137,7 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
         trial_loss, trial_grad = loss_grad(trial)
         if loss - trial_loss >= 0.5 * float(grad @ (p - trial)):
             p, loss, grad = trial, trial_loss, trial_grad
-            alpha *= 1.01
+            alpha *= 2
         else:
             alpha *= 0.5
     log.debug("reweighted sample: %d records, %d groups, loss %.4g", len(codes), len(groups), loss)
