@@ -102,7 +102,9 @@ class Wire:
     def __init__(self, monkeypatch, query=None):
         self.calls: list[tuple[object, dict, object]] = []
         self.games: list[tuple[AggregatedData, AggregatedData]] = []
-        real_rspm, real_game = measure_module.rspm, measure_module.game_instance
+        self.rates: list[Fraction] = []  # the rate DLap noise is actually drawn at, per RSPM call
+        real_rspm, real_game, real_vector = (measure_module.rspm, measure_module.game_instance,
+                                             rspm_module.discrete_laplace_vector)
 
         def rspm(instance, **kwargs):
             result = real_rspm(instance, **kwargs)
@@ -115,8 +117,13 @@ class Wire:
             self.games.append((real, synthetic))
             return real_game(query_class, real, synthetic)
 
+        def vector(m, s, t, rng):
+            self.rates.append(Fraction(s, t))
+            return real_vector(m, s, t, rng)
+
         monkeypatch.setattr(measure_module, "rspm", rspm)
         monkeypatch.setattr(measure_module, "game_instance", game_instance)
+        monkeypatch.setattr(rspm_module, "discrete_laplace_vector", vector)
 
 
 def check_rspm_calls(wire: Wire, ledger: ZcdpLedger, relation: str) -> None:
@@ -130,6 +137,7 @@ def check_rspm_calls(wire: Wire, ledger: ZcdpLedger, relation: str) -> None:
         assert event.rho == pure_rho(epsilon) == epsilon**2 / 2
         assert result.m == M and result.c == 2 * N + 1
         assert result.lam == epsilon / (M * (2 * N + 1))
+    assert wire.rates == [result.lam for _, _, result in wire.calls]  # the noise is drawn at that rate
     for real, synthetic in wire.games:
         assert synthetic.n == N
 
@@ -507,11 +515,8 @@ def test_mode_e_abandons_the_release_on_a_solver_fail():
     assert [e.mechanism for e in ledger.events][-3:] == ["exponential", "gaussian", "rspm"]
 
 
-def test_mode_e_fail_through_generate_synthetic_produces_no_output(demo, monkeypatch):
+def test_mode_e_fail_through_generate_synthetic_produces_no_output(demo, failing_oracle_plan):
     df, schema = demo
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)
-    monkeypatch.setattr(plan_module, "choose_oracle",
-                        lambda name, qc, role: (AdversarialOracle(**ALWAYS_FAILS), "a failing stub"))
     with pytest.raises(PrivacyError, match="abandoned"):
         synthdp.generate_synthetic(df.head(300), "parities:2", method="measure", epsilon=1.0, delta=1e-9,
                                    random_state=0, progress=False, schema=schema)
@@ -532,13 +537,33 @@ def test_mode_n_measures_nothing_in_a_failed_round_and_goes_on(monkeypatch):
     assert ledger.spent <= BUDGET
 
 
-def test_mode_n_through_generate_synthetic_marks_the_release_conditional(demo, monkeypatch):
-    """A time limit selects Mode N for RSPM's oracle (plan_measure); the release is then conditional."""
-    df, schema = demo
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)
-    monkeypatch.setattr(plan_module, "choose_oracle",
-                        lambda name, qc, role: (AdversarialOracle(**ALWAYS_FAILS), "a failing stub"))
+def _mode_n_run(df, schema):
     res = synthdp.generate_synthetic(df.head(300), "parities:2", method="measure", epsilon=1.0, delta=1e-9,
                                      random_state=0, progress=False, schema=schema, time_limit=5.0, n_rows=50)
     assert res.report.conditional and res.report.plan["mode"]["value"] == "N" and len(res.data) == 50
+    assert "conditional on no solver failure" in res.report.summary()
     assert not any(m["selected_by"] == "rspm" for m in res.report.measurements)
+    assert sum(e["mechanism"] == "rspm" for e in res.report.zcdp_ledger) == FAST.max_rounds // FAST.oracle_every
+
+
+@pytest.fixture
+def failing_oracle_plan(monkeypatch):
+    """Plans whose RSPM rounds run every other round with an oracle that always FAILs."""
+    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)
+    monkeypatch.setattr(plan_module, "choose_oracle",
+                        lambda name, qc, role: (AdversarialOracle(**ALWAYS_FAILS), "a failing stub"))
+
+
+def test_mode_n_release_is_marked_conditional(demo, monkeypatch, failing_oracle_plan):
+    """plan_measure picks Mode N when a time limit is given; the release is then marked conditional.
+    (The config's refusal of game-only settings is lifted here: the next test covers it.)"""
+    df, schema = demo
+    monkeypatch.setattr(SynthesisConfig, "game_settings", lambda self: [])
+    _mode_n_run(df, schema)
+
+
+def test_method_measure_accepts_a_time_limit_for_its_rspm_rounds(demo, failing_oracle_plan):
+    """plan_measure reads time_limit (Mode N) and oracle for the RSPM rounds, so method='measure' must accept them
+    for a class served by RSPM (the brief's Mode N through generate_synthetic)."""
+    df, schema = demo
+    _mode_n_run(df, schema)
