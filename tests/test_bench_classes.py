@@ -22,7 +22,7 @@ def test_one_tiny_run_matches_a_direct_evaluation_and_resume_skips_it(shared_dat
         ("measure-3way", "conjunctions", "marginals:3"), ("measure-3way", "parities:2", "marginals:3")]
     first = saved["runs"][0]
     assert first["status"] == "ok" and first["certified"] and 0 < first["value"] < 1
-    assert first["rows"] == 3000 and first["dims"] == 6 and first["choice"] == "measure"
+    assert first["rows"] == 3000 and first["dims"] == 6 and first["choice"] == "measure" and first["player"] is None
     df, schema = load_inputs("nltcs", 3000, 6)
     full, _ = load_coded("nltcs")
     assert df.equals(full.iloc[:3000, :6]) and schema.names == tuple(full.columns[:6])  # first rows/columns
@@ -32,7 +32,8 @@ def test_one_tiny_run_matches_a_direct_evaluation_and_resume_skips_it(shared_dat
     assert direct.certified and first["value"] == direct.error
     parities = synthdp.worst_case_error(df, syn, "parities:2", schema=schema, time_limit=120)
     assert saved["runs"][1]["value"] == parities.error != direct.error  # the one table, evaluated on each class
-    assert "| 1 | " + f"{direct.error:.3f}" + " |" in (tmp_path / "results.md").read_text()
+    table = (tmp_path / "results.md").read_text()
+    assert "| 1 | " + f"{direct.error:.3f}" + " |" in table and "Method run (plan's method/game player): measure-3way: measure\n" in table
 
     before = (tmp_path / "results.json").read_text()
     run([*TINY, "--out", str(tmp_path), "--resume"])  # nothing left to do: no generation, same runs

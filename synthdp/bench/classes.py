@@ -70,7 +70,7 @@ def load_inputs(name: str, rows: int | None, dims: int | None):
 
 
 def generate(df, schema, query: str, method: str, epsilon: float, delta: float, seed: int):
-    """One synthetic table, its generation seconds, the plan's method and reason; or the error's text."""
+    """One synthetic table, its generation seconds, the plan's method, reason and game player; or the error's text."""
     import synthdp
     from synthdp.core.errors import InputError
 
@@ -80,10 +80,12 @@ def generate(df, schema, query: str, method: str, epsilon: float, delta: float, 
                                             random_state=seed, progress=False, method=method)
     except InputError as exc:
         return None, {"status": f"not available: {exc}", "gen_s": time.perf_counter() - start}
-    choice = result.plan.method if result.plan is not None else None
+    plan = result.plan
+    game = plan.game if plan is not None else None
     return result.data, {"status": "ok", "gen_s": time.perf_counter() - start,
-                         "choice": None if choice is None else str(choice.value),
-                         "reason": None if choice is None else choice.reason,
+                         "choice": None if plan is None else str(plan.method.value),
+                         "reason": None if plan is None else plan.method.reason,
+                         "player": None if game is None else str(game.player.value),
                          "epsilon_spent": result.report.epsilon_spent}
 
 
@@ -110,7 +112,7 @@ def summarise(runs: list[dict]) -> list[dict]:
             row.update(lower=float(np.mean([r["lower"] for r in ok])), upper=float(np.mean([r["upper"] for r in ok])),
                        certified=all(r["certified"] for r in ok),
                        gen_s=float(np.mean([r["gen_s"] for r in ok])), eval_s=float(np.mean([r["eval_s"] for r in ok])),
-                       choice=sorted({str(r.get("choice")) for r in ok}))
+                       choice=sorted({"/".join(str(r[k]) for k in ("choice", "player") if r.get(k)) for r in ok}))
         rows.append(row)
     return rows
 
@@ -171,6 +173,9 @@ def tables(rows: list[dict]) -> str:
                           for m in methods if any(r["method"] == m and "gen_s" in r for r in mine.values()))
         if times:
             out += [f"Mean seconds per run (generation + evaluation): {times}", ""]
+        chosen = {m: sorted({c for r in mine.values() if r["method"] == m for c in r.get("choice", [])}) for m in methods}
+        out += ["Method run (plan's method/game player): "
+                + ", ".join(f"{m}: {' or '.join(c)}" for m, c in chosen.items() if c), ""]
     return "\n".join(out) + "\n"
 
 
