@@ -33,7 +33,8 @@ def test_one_tiny_run_matches_a_direct_evaluation_and_resume_skips_it(shared_dat
     parities = synthdp.worst_case_error(df, syn, "parities:2", schema=schema, time_limit=120)
     assert saved["runs"][1]["value"] == parities.error != direct.error  # the one table, evaluated on each class
     table = (tmp_path / "results.md").read_text()
-    assert "| 1 | " + f"{direct.error:.3f}" + " |" in table and "Method run (plan's method/game player): measure-3way: measure\n" in table
+    assert "| 1 | " + f"{direct.error:.3f}" + " |" in table
+    assert "Method run (plan's method/game player): measure-3way: measure\n" in table
 
     before = (tmp_path / "results.json").read_text()
     run([*TINY, "--out", str(tmp_path), "--resume"])  # nothing left to do: no generation, same runs

@@ -173,7 +173,8 @@ def tables(rows: list[dict]) -> str:
                           for m in methods if any(r["method"] == m and "gen_s" in r for r in mine.values()))
         if times:
             out += [f"Mean seconds per run (generation + evaluation): {times}", ""]
-        chosen = {m: sorted({c for r in mine.values() if r["method"] == m for c in r.get("choice", [])}) for m in methods}
+        chosen = {m: sorted({c for r in mine.values() if r["method"] == m for c in r.get("choice", [])})
+                  for m in methods}
         out += ["Method run (plan's method/game player): "
                 + ", ".join(f"{m}: {' or '.join(c)}" for m, c in chosen.items() if c), ""]
     return "\n".join(out) + "\n"
