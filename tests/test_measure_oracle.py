@@ -503,6 +503,12 @@ def test_query_attributes_reads_the_query_alone():
     assert query_attributes(disj, Not(Disjunction(Conjunction(((2, 1),))))) == (2,)
 
 
+def test_rspm_selection_needs_a_complement_closed_class():
+    """§4.1's objective finds the queries the estimate under-counts; their complements are the over-counted ones."""
+    with pytest.raises(InputError, match="complement-closed class, got conjunctions"):
+        OracleSelection(Conjunctions(DOMAIN), BruteForceOracle())
+
+
 # ----------------------------------------------------------------------------------------- 6. Mode E / Mode N
 ALWAYS_FAILS = dict(fail=lambda instance: 1.0)
 
@@ -567,3 +573,25 @@ def test_method_measure_accepts_a_time_limit_for_its_rspm_rounds(demo, failing_o
     for a class served by RSPM (the brief's Mode N through generate_synthetic)."""
     df, schema = demo
     _mode_n_run(df, schema)
+
+
+@pytest.mark.parametrize("spec", ["conjunctions", "disjunctions:2", "monotone:2", "parities:3", "halfspaces"])
+def test_the_widened_marginal_determines_the_query(spec):
+    """Every query is a function of the attributes query_attributes names: records that agree there get the same
+    answer, so the widened marginal's cells determine the query's count (brute force over the record universe)."""
+    d = Domain(("a", "b", "c", "d"), (2, 3, 2, 4))
+    qc = parse_query_class(spec, d)
+    if spec == "halfspaces":
+        gen = np.random.default_rng(0)
+        n = qc.n_features
+        queries = [Halfspace(tuple(int(w) for w in gen.integers(-1, 2, n) * (gen.random(n) < 0.4)),
+                             int(gen.integers(-2, 3))) for _ in range(300)]
+    else:
+        queries = qc.enumerate()
+    universe = np.array(list(np.ndindex(*d.sizes)))
+    values = qc.evaluate(queries, qc.features(universe))
+    for q, row in zip(queries, values):
+        attrs = query_attributes(qc, q)
+        cell = d.flat_index(universe, attrs) if attrs else np.zeros(len(universe), dtype=np.int64)
+        for c in np.unique(cell):
+            assert len(set(row[cell == c].tolist())) == 1, (spec, q, attrs)
