@@ -354,6 +354,18 @@ def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     return m, y, group
 
 
+def record_counts(data: AggregatedData, points: np.ndarray) -> np.ndarray:
+    """The exact number of records of ``data`` equal to each row of ``points``."""
+    every = tuple(range(len(data.domain)))
+    real = dict(zip(data.domain.flat_index(data.codes, every).tolist(), data.counts.tolist()))
+    return np.array([real.get(k, 0) for k in data.domain.flat_index(points, every).tolist()], dtype=np.int64)
+
+
+def record_scores(true: np.ndarray, fitted: np.ndarray, sigma2: Fraction) -> np.ndarray:
+    """Integer scores ``|q(D) - round(q(p))| - round(sqrt(2/pi) sigma)``: each moves by at most 1 per neighbour (§8.3)."""
+    return np.abs(true - np.rint(fitted).astype(np.int64)) - round(math.sqrt(2 / math.pi * float(sigma2)))
+
+
 def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSample, *, select_rho: Fraction,
                   measure_rho: Fraction, options: MeasureOptions, ledger: ZcdpLedger, relation: str,
                   rng: PrivateRandom, generator: np.random.Generator,
@@ -374,10 +386,9 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     records, drawn = np.unique(sample, axis=0, return_counts=True)
     top = np.argsort(-drawn, kind="stable")[: options.record_candidates]
     points, fitted = records[top], drawn[top] * (estimate.total / len(sample))
-    real = dict(zip(domain.flat_index(data.codes, every).tolist(), data.counts.tolist()))
-    true = np.array([real.get(k, 0) for k in domain.flat_index(points, every).tolist()], dtype=np.int64)
+    true = record_counts(data, points)
     sigma2 = sigma2_up(Fraction(1, 2) / measure_rho)
-    scores = np.abs(true - np.rint(fitted).astype(np.int64)) - round(math.sqrt(2 / math.pi * float(sigma2)))
+    scores = record_scores(true, fitted, sigma2)
     epsilon = epsilon_for_exponential(select_rho)
     pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=1, rng=rng, ledger=ledger, relation=relation,
                                  label=label)
