@@ -16,6 +16,7 @@ on the true ``n``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from fractions import Fraction
 
@@ -83,11 +84,11 @@ def plus_one(data: AggregatedData, record=(1, 0, 1, 0, 1)) -> AggregatedData:
     return AggregatedData.from_codes(DOMAIN, np.vstack([data.expand(), [record]]))
 
 
-def run(data, relation=ADD_REMOVE, *, seed=0, oracle=None, ledger=None, options=OPTIONS, **kw):
+def run(data, relation=ADD_REMOVE, *, seed=0, oracle=None, ledger=None, options=OPTIONS, budget=BUDGET, **kw):
     """One oracle-path run with the clip budget a plan would reserve for it (``CALLS * CLIP_BOUND``)."""
-    ledger = ZcdpLedger(BUDGET, CALLS * CLIP_BOUND) if ledger is None else ledger
+    ledger = ZcdpLedger(budget, CALLS * CLIP_BOUND) if ledger is None else ledger
     oracle = OracleSelection(QC, BruteForceOracle()) if oracle is None else oracle
-    release = measure(data, QC, budget=BUDGET, relation=relation, ledger=ledger, rng=PrivateRandom(seed),
+    release = measure(data, QC, budget=budget, relation=relation, ledger=ledger, rng=PrivateRandom(seed),
                       options=options, progress=False, oracle=oracle, **kw)
     return release, ledger
 
@@ -151,7 +152,7 @@ def test_rspm_is_handed_delta_2n_and_charged_eps_squared_over_2(monkeypatch, rel
     assert release.rounds == OPTIONS.max_rounds
     check_rspm_calls(wire, ledger, relation)
     # every RSPM round is an oracle round of the public schedule, and its selection is recorded as such
-    rspm_rounds = [int(e.note.split()[3]) for e in ledger.events if e.mechanism == "rspm"]
+    rspm_rounds = [int(re.search(r"round (\d+)", e.note).group(1)) for e in ledger.events if e.mechanism == "rspm"]
     assert rspm_rounds == [2, 4, 6]
     chosen = [m for m in release.measurements if m.selected_by == "rspm"]
     assert [m.selection_epsilon for m in chosen] == [kw["epsilon"] for _, kw, _ in wire.calls]
@@ -325,6 +326,21 @@ def test_the_filter_never_overspends_and_clips_stay_within_their_reserve(monkeyp
     kappas = [result.clip_probability for _, _, result in wire.calls]
     assert all(0 < k <= CLIP_BOUND for k in kappas)  # one call's clip fits what a plan reserves per call
     assert ledger.clip_spent == sum(kappas) <= ledger.clip_budget == CALLS * CLIP_BOUND
+
+
+@pytest.mark.parametrize("budget", [Fraction(1, 10**5), Fraction(1, 20), Fraction(30)])
+@pytest.mark.parametrize("oracle_every,record_every", [(1, 0), (3, 2)])
+def test_any_schedule_ends_within_the_budget_taking_what_is_left(budget, oracle_every, record_every):
+    """Tiny to large budgets, RSPM every round or interleaved with record rounds, annealing or not: the run
+    is never refused by its ledger, spends at most its budget, and its last round takes what is left (§8.4)."""
+    # one planned round per attribute (5) under a cap of 12: the budget runs out before the cap, so the filter
+    # itself must end the run
+    options = replace(OPTIONS, rounds_per_attribute=1, oracle_every=oracle_every, record_every=record_every,
+                      max_rounds=12)
+    ledger = ZcdpLedger(budget, 12 * CLIP_BOUND)
+    release, _ = run(table(), REPLACE_ONE, options=options, ledger=ledger, budget=budget, seed=1)
+    assert budget * (1 - Fraction(1, 10**3)) <= ledger.spent <= budget and ledger.clip_spent <= ledger.clip_budget
+    assert release.rounds < 12 and sum(e.mechanism == "rspm" for e in ledger.events) <= release.rounds
 
 
 def test_a_ledger_without_clip_budget_refuses_rspm_and_records_nothing():
