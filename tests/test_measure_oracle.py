@@ -326,6 +326,10 @@ def test_the_filter_never_overspends_and_clips_stay_within_their_reserve(monkeyp
     kappas = [result.clip_probability for _, _, result in wire.calls]
     assert all(0 < k <= CLIP_BOUND for k in kappas)  # one call's clip fits what a plan reserves per call
     assert ledger.clip_spent == sum(kappas) <= ledger.clip_budget == CALLS * CLIP_BOUND
+    # Theorem 8.1 charges (1 + e^eps) per clip; a call's eps may exceed the plan's epsilon (its rho is the
+    # filter's, not eps), so the plan's reserve (1 + e^epsilon) CLIP_BOUND per call holds because the default cap
+    # makes a call's (1 + e^eps_call) kappa at most 2 e^-70, whatever eps_call is
+    assert all(result.delta <= 2 * CLIP_BOUND for _, _, result in wire.calls)
 
 
 @pytest.mark.parametrize("budget", [Fraction(1, 10**5), Fraction(1, 20), Fraction(30)])
