@@ -417,9 +417,9 @@ def test_add_remove_neighbours_release_the_same_unpaid_values(demo, monkeypatch)
     (r1, w1), (r2, w2) = runs
     a, b = r1.report.to_dict(), r2.report.to_dict()
     assert len(r1.data) == len(r2.data) == a["rows_written"] == b["rows_written"] == 123
-    for key in ("plan", "rho_budget", "clip_budget", "epsilon_spent", "delta_spent", "ledger", "method",
-                "query_class", "relation", "conditional", "mode"):
-        assert a[key] == b[key], key
+    paid = {"measurements", "zcdp_ledger", "selected_queries", "rho_spent", "rounds"}  # chosen by paid steps
+    assert {k: v for k, v in a.items() if k not in paid} == {k: v for k, v in b.items() if k not in paid}
+    assert {"plan", "rho_budget", "clip_budget", "epsilon_spent", "delta_spent", "ledger", "rows_written"} <= set(a)
     assert a["plan"]["query_oracle"]["value"] == "cpsat" and a["plan"]["mode"]["value"] == "E"
     assert Fraction(a["clip_budget"]) == FAST.max_rounds // FAST.oracle_every * CLIP_BOUND
     d = len(df.columns)
