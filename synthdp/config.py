@@ -25,6 +25,8 @@ DEFAULT_NOISE = "one-sided"
 GAME_PARAMETERS = ("rounds", "epsilon_per_round", "burn_in", "query_player", "oracle", "samples_per_round",
                    "time_limit", "resolution", "ftpl_theta", "ftpl_noise", "respond_to", "prsma_max_calls",
                    "work_limit", "data_work_limit", "insist")
+#: Game parameters select-measure-estimate also reads for a class it selects from with RSPM (its oracle, Mode N).
+ORACLE_PARAMETERS = ("oracle", "time_limit")
 
 
 @dataclass(frozen=True, kw_only=True)

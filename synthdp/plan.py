@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from synthdp.config import SynthesisConfig
+from synthdp.config import ORACLE_PARAMETERS, SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms.accounting import PRSMABudget, as_delta, as_epsilon, round_up
@@ -320,6 +320,13 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
     requested, game_settings = config.method, config.game_settings()
     if requested not in PLANNERS and requested != "auto":
         raise InputError(f"method {requested!r} is not available; choose one of {['auto', *PLANNERS]}")
+    try:
+        workload_marginals(query_class, query_class.domain)
+        marginal_class = True
+    except InputError:
+        marginal_class = False
+    if not marginal_class:  # select-measure-estimate reads these for its RSPM rounds (docs/privacy.md §8.1 (b))
+        game_settings = [name for name in game_settings if name not in ORACLE_PARAMETERS]
     if requested == "measure" and game_settings:
         raise InputError(f"{game_settings} are settings of the game, which method='measure' does not read; "
                          "drop them or pass method='game'")
@@ -329,9 +336,7 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
         return Choice("game", f"game settings given ({', '.join(game_settings)})")
     if delta is None:
         return Choice("game", "pure DP (delta=None): select-measure-estimate is zCDP and needs a delta")
-    try:
-        workload_marginals(query_class, query_class.domain)
-    except InputError:
+    if not marginal_class:
         backbone = len(backbone_marginals(query_class.domain, MeasureOptions().backbone_width))
         if backbone > MAX_MARGINALS:
             return Choice("game", f"{query_class.name} is not a marginal class and its {backbone} backbone marginals "
@@ -502,10 +507,11 @@ def plan_measure(plan: Plan) -> Plan:
                            f"{options.record_every}th round the estimate's {options.record_candidates} most probable "
                            f"records; {rspm_rounds}")
         found, why = choose_oracle(plan.config.oracle, plan.query_class, "query player")
-        letter = "N" if plan.config.time_limit is not None else "E"
+        letter = "N" if plan.config.time_limit is not None and options.oracle_every else "E"
         oracle = Choice(OracleSelection(plan.query_class, found, letter, None if letter == "E" else
                                         Limits(time_limit=plan.config.time_limit)), why)
-        mode = Choice(letter, MODE_MEANINGS[letter])
+        mode = (Choice(letter, MODE_MEANINGS[letter]) if options.oracle_every
+                else Choice("-", "no RSPM rounds: no query oracle runs (time_limit, if given, is not used)"))
         rounds = options.max_rounds or options.rounds_per_attribute * len(domain)
         calls = rounds // options.oracle_every if options.oracle_every else 0
         clip_budget = calls * CLIP_BOUND
