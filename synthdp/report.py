@@ -151,9 +151,16 @@ class Report:
                          f"rounds not released), query player {r.query_player} ({r.query_player_reason}), "
                          f"{oracle}, responds to {r.respond_to}, data oracle {r.data_oracle}")
         elif r.method == "measure":
-            lines.append(f"select-measure-estimate: {len(r.measurements)} marginals measured in {r.rounds} rounds "
-                         f"(zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}); the records are drawn "
-                         "from the fitted graphical model")
+            alone = sum(1 for m in r.measurements if m.get("query"))
+            by = {k: sum(1 for m in r.measurements if m.get("selected_by") == k) for k in ("record", "rspm")}
+            wide = sum(1 for m in r.measurements if m.get("estimator", "graphical model") != "graphical model")
+            what = f"{len(r.measurements) - alone} marginals" + (f" and {alone} single queries" if alone else "")
+            chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
+            served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
+                      else "the fitted graphical model")
+            lines.append(f"select-measure-estimate: {what} measured in {r.rounds} rounds{chosen} "
+                         f"(zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}); "
+                         f"the records are drawn from {served}")
         else:
             lines.append(f"method: {r.method}")
         if r.conditional:

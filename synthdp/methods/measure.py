@@ -138,8 +138,9 @@ class MeasureOptions:
                 raise InputError(f"{name} must be an integer >= 0 (0: never), got {value!r}")
 
 
-#: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism, or RSPM.
-SELECTORS = ("initial", "exponential", "rspm")
+#: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism over marginals or
+#: over the estimate's most probable records (``record``), or RSPM.
+SELECTORS = ("initial", "exponential", "record", "rspm")
 #: Which estimator serves a measurement.
 GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
@@ -160,6 +161,10 @@ class Measurement:
     selected_by: str = "exponential"
     query: str | None = None
     estimator: str = GRAPHICAL_MODEL
+
+    def __post_init__(self) -> None:
+        if self.selected_by not in SELECTORS:
+            raise InputError(f"selected_by must be one of {SELECTORS}, got {self.selected_by!r}")
 
     @property
     def selection_rho(self) -> Fraction:
@@ -395,7 +400,7 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     point = points[pick]
     words = " AND ".join(f"{domain.names[a]}={v}" for a, v in enumerate(point))
     m, y = _measure_one(true[pick : pick + 1], every, sigma2, 1, ledger=ledger, relation=relation, rng=rng,
-                        domain=domain, selection_epsilon=epsilon, query=words)
+                        domain=domain, selection_epsilon=epsilon, selected_by="record", query=words)
     group = NoisyGroup(words, lambda codes: np.where((codes == point).all(axis=1), 0, -1), 1, y.astype(float),
                        float(sigma2))
     return m, y, group
