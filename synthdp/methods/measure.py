@@ -60,6 +60,8 @@ from synthdp.mechanisms.zcdp import (
 )
 from synthdp.methods import estimators
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
+from synthdp.methods.marginal_counts import marginal_counts
+from synthdp.methods.model_size import model_cells_with
 from synthdp.methods.players import game_instance
 from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits, Oracle
@@ -287,22 +289,30 @@ def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: d
 
     ``r(p)`` is the model's count (its own total); attribute sets no model
     clique holds are counted on ``sample`` (records drawn from the model,
-    scaled to its total).  Both are post-processing of the transcript.
+    scaled to its total).  Both are post-processing of the transcript.  The
+    sample's counts of all those sets are taken in one pass.
     """
     sigma = math.sqrt(float(sigma2))
+    unheld = [r for r in candidates if model.holder(r) is None]
+    counted = dict(zip(unheld, marginal_counts(domain, sample, unheld))) if unheld else {}
     out = np.empty(len(candidates), dtype=np.int64)
     for i, r in enumerate(candidates):
-        l1 = int(np.abs(answers[r] - np.rint(_fitted(model, sample, r)).astype(np.int64)).sum())
+        l1 = int(np.abs(answers[r] - np.rint(_fitted(model, sample, r, counted.get(r))).astype(np.int64)).sum())
         out[i] = weights[r] * (l1 - round(math.sqrt(2 / math.pi) * sigma * domain.cells(r)))
     return out
 
 
-def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal) -> np.ndarray:
-    """The model's counts on ``r``: exact when a clique holds ``r``, else from ``sample`` scaled to the model's total."""
+def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal,
+            counts: np.ndarray | None = None) -> np.ndarray:
+    """The model's counts on ``r``: exact when a clique holds ``r``, else from ``sample`` scaled to the model's total.
+
+    ``counts``: ``r``'s counts on ``sample`` when already taken (else counted here).
+    """
     if model.holder(r) is not None:
         return model.counts(r)
-    cells = model.domain.cells(r)
-    return np.bincount(model.domain.flat_index(sample, r), minlength=cells) * (model.total / len(sample))
+    if counts is None:
+        counts = marginal_counts(model.domain, sample, [r])[0]
+    return counts * (model.total / len(sample))
 
 
 def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tuple[Fraction, Fraction]:
@@ -443,15 +453,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
     start = ledger.spent
 
-    sizes: dict[tuple[tuple[Marginal, ...], Marginal], int] = {}
-
-    def _size_with(cliques: tuple[Marginal, ...], r: Marginal) -> int:
-        """Cells of the model's junction tree with ``r`` added (cached while the model's cliques stay the same)."""
-        if sizes and next(iter(sizes))[0] != cliques:
-            sizes.clear()
-        if (cliques, r) not in sizes:
-            sizes[cliques, r] = estimators.model_cells(domain, list(cliques) + [r])
-        return sizes[cliques, r]
+    def _size_with(cliques: Sequence[Marginal], r: Marginal) -> int:
+        """Cells of the model's junction tree with ``r`` added (the public size cap, §8.4)."""
+        return model_cells_with(domain, cliques, [r])[0]
 
     def left() -> Fraction:
         return budget - (ledger.spent - start)
@@ -498,7 +502,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
             if found is not None:
                 m, y, group = found
                 local = group is None and (model.holder(m.attrs) is not None
-                                           or _size_with(tuple(model.cliques), m.attrs)
+                                           or _size_with(model.cliques, m.attrs)
                                            <= options.max_model_cells * float(1 - left() / budget))
                 if local:
                     noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
@@ -515,8 +519,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
             epsilon, sigma2 = _round_parameters(remaining, options.selection_share, sensitivity_sq)
         cap = options.max_model_cells * float(1 - remaining / budget)
-        cliques = tuple(model.cliques)
-        candidates = [r for r in weights if model.holder(r) is not None or _size_with(cliques, r) <= cap]
+        unheld = [r for r in weights if model.holder(r) is None]
+        size = dict(zip(unheld, model_cells_with(domain, model.cliques, unheld)))  # one batch per round
+        candidates = [r for r in weights if r not in size or size[r] <= cap]
         sample = None
         if any(model.holder(r) is None for r in candidates):
             sample = model.sample(settings.scoring_sample, generator)

@@ -1,0 +1,86 @@
+"""The batched model size (synthdp.methods.model_size) against the junction tree's own count.
+
+Select-measure-estimate filters its candidates by the size of the model that
+would hold them (docs/privacy.md §8.4); the batched computation must give
+exactly :func:`synthdp.methods.estimators.model_cells`, or the candidate set
+-- and so the release -- would change.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from synthdp.core.domain import Domain
+from synthdp.methods import model_size
+from synthdp.methods.estimators import junction_cliques, model_cells
+from synthdp.methods.model_size import model_cells_with
+
+
+def _domain(sizes) -> Domain:
+    return Domain(tuple(f"a{i}" for i in range(len(sizes))), tuple(int(s) for s in sizes))
+
+
+def _random_cliques(rng: np.random.Generator, d: int) -> list[tuple[int, ...]]:
+    out = []
+    for _ in range(rng.integers(0, 2 * d)):
+        width = int(rng.integers(1, min(d, 4) + 1))
+        out.append(tuple(sorted(rng.choice(d, size=width, replace=False).tolist())))
+    return out
+
+
+def _candidates(d: int, width: int = 3) -> list[tuple[int, ...]]:
+    return [c for k in range(1, min(d, width) + 1) for c in itertools.combinations(range(d), k)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_agrees_with_junction_tree_on_random_clique_sets(seed):
+    """Random domains (mixed sizes, ties in cost), random clique sets, every candidate up to 3 attributes."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(40):
+        d = int(rng.integers(1, 9))
+        sizes = [rng.integers(2, 4, size=d), rng.integers(2, 10, size=d), np.full(d, 2)][rng.integers(3)]
+        domain = _domain(sizes)
+        cliques = _random_cliques(rng, d)
+        candidates = _candidates(d)
+        assert model_cells_with(domain, cliques, candidates) == [model_cells(domain, cliques + [r]) for r in candidates]
+        checked += len(candidates)
+    assert checked > 500
+
+
+def test_agrees_on_model_cliques():
+    """As measure() calls it: the model's own junction-tree cliques (a chordal graph) plus one candidate."""
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        d = int(rng.integers(4, 13))
+        domain = _domain(rng.integers(2, 5, size=d))
+        cliques = junction_cliques(domain, _random_cliques(rng, d))[0]
+        candidates = _candidates(d)
+        assert model_cells_with(domain, cliques, candidates) == [model_cells(domain, cliques + [r]) for r in candidates]
+
+
+def test_trees_forests_and_empty_graphs():
+    """The tree special case (no fill-in), a forest that is not a tree, no edges, and a single attribute."""
+    path = [(0, 1), (1, 2), (2, 3)]
+    for sizes, cliques, candidates in [
+        ((5, 2, 7, 3), path, [(0,), (3,), (0, 3), (1, 2)]),          # trees with and without the candidate's edge
+        ((4, 4, 2, 2), [(0, 1), (2, 3)], [(1,), (1, 2), (0, 3)]),    # a forest; joined into a path by (1, 2)
+        ((20, 3, 3, 3, 20), path + [(3, 4)], [(0,), (2,), (1, 3)]),  # a tree whose greedy order would fill in
+        ((3, 2, 2), [], [(0,), (1, 2), (0, 1, 2)]),                   # only the candidate
+        ((6,), [(0,)], [(0,)]),
+    ]:
+        domain = _domain(sizes)
+        assert model_cells_with(domain, cliques, candidates) == [model_cells(domain, cliques + [r]) for r in candidates]
+    assert model_cells_with(_domain((2, 2)), [(0, 1)], []) == []
+
+
+def test_large_domains_fall_back_to_the_junction_tree(monkeypatch):
+    """Beyond the compiled path's range the answer still comes from model_cells (same numbers)."""
+    domain = _domain((3, 2, 4, 2, 3))
+    cliques, candidates = [(0, 1), (1, 2), (2, 3, 4)], _candidates(5)
+    expected = [model_cells(domain, cliques + [r]) for r in candidates]
+    monkeypatch.setattr(model_size, "MAX_ATTRIBUTES", 3)
+    assert model_cells_with(domain, cliques, candidates) == expected
