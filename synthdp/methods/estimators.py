@@ -111,13 +111,12 @@ def _logsumexp(a: np.ndarray, axis: tuple[int, ...] | None = None):
     if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim and a.size and a.flags.c_contiguous):
         return logsumexp(a, axis=axis)
     axes = tuple(range(a.ndim)) if axis is None else axis
-    top = np.max(a, axis=axes, keepdims=True)
+    top = np.maximum.reduce(a, axis=axes, keepdims=True)  # what np.max and np.sum call, without their wrappers
     at_top = a == top
-    rest = a.copy()
-    rest[at_top] = -np.inf
-    count = np.sum(at_top.astype(np.float64), axis=axes, keepdims=True, dtype=np.float64)
+    rest = np.where(at_top, -np.inf, a)
+    count = np.add.reduce(at_top.astype(np.float64), axis=axes, keepdims=True, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.sum(np.exp(rest - top), axis=axes, keepdims=True, dtype=np.float64)
+        terms = np.add.reduce(np.exp(rest - top), axis=axes, keepdims=True, dtype=np.float64)
         terms = np.where(terms == 0, terms, terms / count)
         out = np.log1p(terms) + np.log(count) + top
     if not np.isfinite(out).all():
@@ -128,6 +127,11 @@ def _logsumexp(a: np.ndarray, axis: tuple[int, ...] | None = None):
 
 def _shape(domain: Domain, attrs: Clique) -> tuple[int, ...]:
     return tuple(domain.sizes[a] for a in attrs)
+
+
+def _broadcast_shape(domain: Domain, attrs: Clique, into: Clique) -> tuple[int, ...]:
+    """The shape that makes an array on ``attrs`` (a subset of ``into``) broadcast against arrays on ``into``."""
+    return tuple(domain.sizes[a] if a in attrs else 1 for a in into)
 
 
 def _expand(array: np.ndarray, attrs: Clique, into: Clique) -> np.ndarray:
@@ -146,7 +150,15 @@ class GraphicalModel:
                  potentials: list[np.ndarray], total: float):
         self.domain, self.cliques, self.parent, self.total = domain, cliques, parent, float(total)
         self.potentials = potentials
-        self._holders: dict[Clique, int | None] = {}  # holder() per attribute set (the cliques never change)
+        # The tree's fixed structure, worked out once: per clique, the separator with its parent, the axes that
+        # sum the clique and the parent down to it, and the shapes that broadcast a message into each.
+        self._links = []
+        for c, p in zip(cliques, parent):
+            sep = () if p is None else tuple(a for a in c if a in cliques[p])
+            self._links.append((p, sep, _axes(c, sep), None if p is None else _axes(cliques[p], sep),
+                                None if p is None else _broadcast_shape(domain, sep, cliques[p]),
+                                _broadcast_shape(domain, sep, c)))
+        self._holders: dict[Clique, tuple[int, tuple[int, ...]] | None] = {}  # holder() and counts()' axes per set
         self.marginals = self._calibrate(potentials)
         #: The log-potentials as one factor per measured attribute set, and mirror descent's last step size:
         #: what a warm-started fit carries over.
@@ -160,21 +172,18 @@ class GraphicalModel:
         up: list[np.ndarray | None] = [None] * k
         belief = [t.copy() for t in theta]
         for i in reversed(range(k)):  # leaves first: message to the parent over the separator
-            p = self.parent[i]
+            p, sep, own_axes, _, into_parent, _ = self._links[i]
             if p is None:
                 continue
-            sep = tuple(a for a in self.cliques[i] if a in self.cliques[p])
-            up[i] = _logsumexp(belief[i], axis=_axes(self.cliques[i], sep)) if sep else \
-                np.asarray(_logsumexp(belief[i]))
-            belief[p] = belief[p] + _expand(np.asarray(up[i]), sep, self.cliques[p])
+            up[i] = _logsumexp(belief[i], axis=own_axes) if sep else np.asarray(_logsumexp(belief[i]))
+            belief[p] = belief[p] + np.asarray(up[i]).reshape(into_parent)
         for i in range(k):  # root first: the parent's belief without this child's message
-            p = self.parent[i]
+            p, sep, _, parent_axes, into_parent, into_child = self._links[i]
             if p is None:
                 continue
-            sep = tuple(a for a in self.cliques[i] if a in self.cliques[p])
-            cavity = belief[p] - _expand(np.asarray(up[i]), sep, self.cliques[p])
-            down = _logsumexp(cavity, axis=_axes(self.cliques[p], sep)) if sep else np.asarray(_logsumexp(cavity))
-            belief[i] = belief[i] + _expand(np.asarray(down), sep, self.cliques[i])
+            cavity = belief[p] - np.asarray(up[i]).reshape(into_parent)
+            down = _logsumexp(cavity, axis=parent_axes) if sep else np.asarray(_logsumexp(cavity))
+            belief[i] = belief[i] + np.asarray(down).reshape(into_child)
         out = []
         for b in belief:
             out.append(self.total * np.exp(b - _logsumexp(b)))
@@ -182,17 +191,23 @@ class GraphicalModel:
 
     def holder(self, attrs: Clique) -> int | None:
         """Index of the first model clique that contains ``attrs`` (None if none does)."""
+        found = self._held(attrs)
+        return None if found is None else found[0]
+
+    def _held(self, attrs: Clique) -> tuple[int, tuple[int, ...]] | None:
+        """The first clique holding ``attrs`` and the axes that sum it down to them (cached: the cliques never change)."""
         key = tuple(attrs)
         if key not in self._holders:
             want = set(key)
-            self._holders[key] = next((i for i, c in enumerate(self.cliques) if want <= set(c)), None)
+            i = next((i for i, c in enumerate(self.cliques) if want <= set(c)), None)
+            self._holders[key] = None if i is None else (i, _axes(self.cliques[i], key))
         return self._holders[key]
 
     def counts(self, attrs: Clique, marginals: list[np.ndarray] | None = None) -> np.ndarray:
         """Model counts on sorted ``attrs`` (flattened), which some clique must contain."""
-        i = self.holder(attrs)
+        i, axes = self._held(attrs)
         table = (self.marginals if marginals is None else marginals)[i]
-        return table.sum(axis=_axes(self.cliques[i], attrs)).reshape(-1)
+        return table.sum(axis=axes).reshape(-1)
 
     # ----- sampling (post-processing) ---------------------------------------
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:

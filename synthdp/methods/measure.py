@@ -40,6 +40,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Sequence
@@ -266,7 +267,8 @@ def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
     """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
     closure = sorted({s for m in marginals for k in range(1, len(m) + 1) for s in itertools.combinations(m, k)},
                      key=lambda s: (len(s), s))
-    return {r: sum(len(set(r) & set(m)) for m in marginals) for r in closure}
+    holding = Counter(a for m in marginals for a in set(m))  # sum_m |r & m| = sum over a in r of #{m : a in m}
+    return {r: sum(holding[a] for a in set(r)) for r in closure}
 
 
 # --------------------------------------------------------------------------
