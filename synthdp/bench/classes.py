@@ -181,7 +181,7 @@ def tables(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Error against epsilon, one line per method, one panel per (dataset, class); bounds as a band."""
+    """Error against epsilon, one line per method, one panel per (dataset, class); bounds as bars."""
     from synthdp.core.extras import require
 
     matplotlib = require("matplotlib", "the benchmark plots")
@@ -198,10 +198,12 @@ def plot(rows: list[dict], path: Path) -> None:
         mine = [r for r in rows if r["dataset"] == dataset and r["class"] == cls and r["status"] == "ok"]
         for method in [m for m in METHODS if any(r["method"] == m for r in mine)]:
             pts = sorted((r["epsilon"], r["lower"], r["upper"]) for r in mine if r["method"] == method)
-            eps, lo, hi = zip(*pts)
-            line, = ax.plot(eps, hi, marker="o", label=method)
-            if any(a != b for a, b in zip(lo, hi)):
-                ax.fill_between(eps, lo, hi, color=line.get_color(), alpha=0.2)
+            eps, lo, hi = map(np.array, zip(*pts))
+            if np.array_equal(lo, hi):
+                ax.plot(eps, hi, marker="o", label=method)
+            else:  # the upper bounds joined, a bar down to each lower bound
+                ax.errorbar(eps, hi, yerr=[hi - lo, np.zeros_like(hi)], marker="o", ls="--", capsize=3,
+                            label=f"{method} (bounds)")
         for e in sorted({r["epsilon"] for r in mine}):
             for method, value in REFERENCE.get((dataset, cls, e), {}).items():
                 ax.plot([e], [value], marker="x", color="k", ls="none")
