@@ -503,7 +503,7 @@ def plan_measure(plan: Plan) -> Plan:
                        else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md)")
         marginals = Choice(len(backbone_marginals(domain, options.backbone_width)),
                            f"{plan.query_class.name} is not a marginal class: the exponential mechanism scores "
-                           f"every marginal of up to {options.backbone_width} attributes, and every "
+                           f"the {options.backbone_width}-way marginals and their subsets, and every "
                            f"{options.record_every}th round the estimate's {options.record_candidates} most probable "
                            f"records; {rspm_rounds}")
         found, why = choose_oracle(plan.config.oracle, plan.query_class, "query player")

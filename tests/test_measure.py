@@ -174,11 +174,29 @@ def test_query_classes_it_serves_and_refuses():
     assert workload_marginals([(1, 0), (3, 2)], DOMAIN) == [(0, 1), (2, 3)]
     assert workload_marginals("marginals:2", DOMAIN) == workload_marginals(parse_query_class("marginals:2", DOMAIN),
                                                                           DOMAIN)
-    with pytest.raises(InputError, match="method='game'"):
-        workload_marginals("parities:2", DOMAIN)
-    for spec in ["parities:2", "halfspaces", "disjunctions:2", "monotone:2"]:
-        with pytest.raises(InputError, match="method='game'"):
-            workload_marginals(parse_query_class(spec, DOMAIN), DOMAIN)
+    # classes whose queries read at most K attributes are served by the K-way marginals (subsets are candidates)
+    pairs = workload_marginals("marginals:2", DOMAIN)
+    for spec in ["parities:2", "disjunctions:2", "monotone:2"]:
+        assert workload_marginals(parse_query_class(spec, DOMAIN), DOMAIN) == pairs
+    with pytest.raises(InputError, match="not a marginal class"):
+        workload_marginals(parse_query_class("halfspaces", DOMAIN), DOMAIN)
+    wide = Domain(tuple(f"x{i}" for i in range(16)), (2,) * 16)
+    for spec in ["conjunctions", "parities"]:
+        with pytest.raises(InputError, match="served through the oracle path"):
+            workload_marginals(spec, wide)
+
+
+def test_a_marginal_class_of_width_k_is_determined_by_its_k_way_marginals():
+    """Brute force: every parity/monotone/disjunction of width <= 2 is constant on each cell of some 2-way
+    marginal of the workload (so measuring those marginals answers the class)."""
+    universe = np.array(list(np.ndindex(*DOMAIN.sizes)))
+    for spec in ["parities:2", "monotone:2", "disjunctions:2"]:
+        qc = parse_query_class(spec, DOMAIN, closed=False)
+        marginals = workload_marginals(qc, DOMAIN)
+        values = qc.evaluate(qc.enumerate(), qc.features(universe))
+        for row in values:
+            assert any(all(len(set(row[DOMAIN.flat_index(universe, m) == c].tolist())) == 1
+                           for c in range(DOMAIN.cells(m))) for m in marginals), spec
 
 
 def test_bad_inputs_name_the_parameter():

@@ -129,3 +129,17 @@ def test_record_rounds_recover_a_spike_no_small_marginal_holds():
     with_records = np.mean([error(OPTIONS, s) for s in range(3)])
     backbone_only = np.mean([error(without, s) for s in range(3)])
     assert with_records < backbone_only / 3, (with_records, backbone_only)
+
+
+def test_without_record_rounds_the_backbone_run_is_the_marginal_run():
+    """The oracle path with no record or RSPM rounds is exactly marginals:K's run (same seed, same records)."""
+    data = spiked(500, seed=2)
+    options = MeasureOptions(**{**OPTIONS.__dict__, "record_every": 0})
+    halfspaces = parse_query_class("halfspaces:1", DOMAIN)
+    rho = Fraction(1, 4)
+    wide = measure(data, halfspaces, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(5),
+                   options=options, progress=False, oracle=OracleSelection(halfspaces, get_oracle("cpsat")))
+    pairs = measure(data, "marginals:2", budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
+                    rng=PrivateRandom(5), options=options, progress=False)
+    assert np.array_equal(wide.records, pairs.records)
+    assert [m.to_dict() for m in wide.measurements] == [m.to_dict() for m in pairs.measurements]

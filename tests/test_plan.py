@@ -82,7 +82,8 @@ def test_checks_that_need_n_run_only_under_replace_one(demo):
     (dict(query_class="marginals:2", delta=1e-9), "measure", "marginal class with a delta"),
     (dict(query_class="workload:WORKLOAD", delta=1e-9), "measure", "marginal class"),
     (dict(query_class="marginals:2"), "game", "pure DP"),
-    (dict(query_class="parities:2", delta=1e-9), "measure", "most probable records"),
+    (dict(query_class="halfspaces", delta=1e-9), "measure", "most probable records"),
+    (dict(query_class="parities:2", delta=1e-9), "measure", "a marginal class"),
     (dict(query_class="marginals:2", delta=1e-9, rounds=5), "game", "game settings given (rounds)"),
 ])
 def test_method_auto_chooses_from_public_inputs_with_its_reason(demo, tmp_path, options, method, why):
@@ -101,7 +102,7 @@ def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
     with pytest.raises(InputError, match="needs delta > 0.*method='game'"):
         make_plan(SynthesisConfig(epsilon=1, schema=schema, method="measure"), schema)
     served = make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure",
-                                       query_class="parities:2"), schema)
+                                       query_class="halfspaces"), schema)
     assert served.measure.oracle is not None and "not a marginal class" in served.measure.marginals.reason
     with pytest.raises(InputError, match=r"\['rounds'\] are settings of the game.*method='game'"):
         make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", rounds=3), schema)
