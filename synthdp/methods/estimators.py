@@ -231,7 +231,10 @@ class GraphicalModel:
             cond = np.where(sums > 0, cond / np.where(sums > 0, sums, 1), 1.0 / cond.shape[1])
             group = self.domain.flat_index(codes, sep) if sep else np.zeros(rows, dtype=np.int64)
             shuffled = generator.permutation(rows)
-            by_group = shuffled[np.argsort(group[shuffled], kind="stable")]
+            keys = group[shuffled]
+            if cond.shape[0] <= 1 << 16:  # 16-bit keys get numpy's radix sort: the same stable order, sooner
+                keys = keys.astype(np.uint16)
+            by_group = shuffled[np.argsort(keys, kind="stable")]
             sizes = np.bincount(group, minlength=cond.shape[0])
             starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
             g_sorted = group[by_group]

@@ -78,7 +78,8 @@ def marginal_counts(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple
     ``codes`` is an ``(n, d)`` matrix of valid codes; each ``r`` a non-empty
     attribute tuple (its order is the counts' row-major order).
     """
-    narrow = [r for r in marginals if domain.cells(r) <= MAX_BITSET_CELLS]
+    cells_of = {r: domain.cells(r) for r in marginals}
+    narrow = [r for r in cells_of if cells_of[r] <= MAX_BITSET_CELLS]
     counted: dict[tuple[int, ...], np.ndarray] = {}
     if narrow:
         used = sorted({a for r in narrow for a in r})
@@ -93,11 +94,11 @@ def marginal_counts(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple
         attrs = np.zeros((len(narrow), width), dtype=np.int64)
         for i, r in enumerate(narrow):
             attrs[i, : len(r)] = r
-        cells = np.array([domain.cells(r) for r in narrow], dtype=np.int64)
+        cells = np.array([cells_of[r] for r in narrow], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
         out = np.empty(int(cells.sum()), dtype=np.int64)
         _count(packed.view(np.uint64), first, np.asarray(domain.sizes, dtype=np.int64), attrs,
                np.array([len(r) for r in narrow], dtype=np.int64), starts, out)
         counted = {r: out[s : s + c] for r, s, c in zip(narrow, starts.tolist(), cells.tolist())}
-    return [counted[r] if r in counted else np.bincount(domain.flat_index(codes, r), minlength=domain.cells(r))
+    return [counted[r] if r in counted else np.bincount(domain.flat_index(codes, r), minlength=cells_of[r])
             for r in marginals]
