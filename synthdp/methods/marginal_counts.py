@@ -13,6 +13,7 @@ The counts are the same integers either way.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -78,7 +79,7 @@ def marginal_counts(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple
     ``codes`` is an ``(n, d)`` matrix of valid codes; each ``r`` a non-empty
     attribute tuple (its order is the counts' row-major order).
     """
-    cells_of = {r: domain.cells(r) for r in marginals}
+    cells_of = {r: math.prod(domain.sizes[a] for a in r) for r in marginals}  # Domain.cells, without its overhead
     narrow = [r for r in cells_of if cells_of[r] <= MAX_BITSET_CELLS]
     counted: dict[tuple[int, ...], np.ndarray] = {}
     if narrow:
