@@ -195,7 +195,7 @@ class GraphicalModel:
         return None if found is None else found[0]
 
     def _held(self, attrs: Clique) -> tuple[int, tuple[int, ...]] | None:
-        """The first clique holding ``attrs`` and the axes that sum it down to them (cached: the cliques never change)."""
+        """The first clique holding ``attrs`` and the axes summing it down to them (cached: the cliques are fixed)."""
         key = tuple(attrs)
         if key not in self._holders:
             want = set(key)
