@@ -1,4 +1,4 @@
-"""Candidate weights of select-measure-estimate against their definition ``w_r = sum_m |r & m|`` (docs/privacy.md §8.1).
+"""Candidate weights of select-measure-estimate against ``w_r = sum_m |r & m|`` (docs/privacy.md §8.1).
 
 The weights scale the exponential mechanism's scores and its sensitivity
 (§8.3), so the counting shortcut in ``candidate_weights`` must give exactly
