@@ -110,8 +110,9 @@ class MeasureOptions:
     oracle_samples: int = 1000
     #: An oracle-selected query is widened to the marginal on its attributes when that has at most these cells.
     widen_cells: int = 64
-    #: Records of the reweighted estimator's support (docs/privacy.md §8.7), and its iterations per fit.
-    support: int = 20_000
+    #: Draws from the model whose distinct records are the reweighted estimator's support (docs/privacy.md §8.7),
+    #: and its iterations per fit.
+    support: int = 200_000
     support_iters: int = 100
     support_final_iters: int = 400
     #: Classes served through the oracle: every ``record_every``-th round the exponential mechanism picks one of
@@ -483,10 +484,18 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         return budget - (ledger.spent - start)
 
     def estimate(iters: int = options.support_iters) -> GraphicalModel | WeightedSample:
-        """The model, or when some measurement is not local, its sample reweighted to every measurement."""
+        """The model, or when some measurement is not local, its sample reweighted to the non-local ones.
+
+        The local measurements enter through the model's fit of them (its
+        counts on each measured marginal, at that measurement's scale), so the
+        reweighting keeps the model's marginals and moves only as far as the
+        non-local measurements ask; fitting the raw noisy marginals again
+        would let the support's extra freedom absorb their noise.
+        """
         if not groups:
             return model
-        everything = [marginal_group(domain, y) for y in noisy] + groups
+        fitted = [NoisyMarginal(y.attrs, model.counts(y.attrs), y.sigma2) for y in noisy]
+        everything = [marginal_group(domain, y) for y in fitted] + groups
         return fit_weights(model, everything, support=options.support, iters=iters, generator=generator)
 
     # 1. initialise with every 1-way marginal, each at the measurement share of one planned round

@@ -4,8 +4,8 @@ The graphical model of :mod:`synthdp.methods.estimators` holds measurements
 on small attribute sets.  A measurement that is not local -- a conjunction
 on many attributes, a parity, a halfspace -- would need a clique on all
 the attributes it mentions.  For those the estimate is a *weighted
-support*: ``support`` records drawn from the graphical model fitted to the
-local measurements, with weights fitted by entropic mirror descent (an
+support*: the distinct records of ``support`` draws from the graphical model
+fitted to the local measurements, with weights fitted by entropic mirror descent (an
 Armijo step, as the graphical model's fit) to **every** measurement, local
 and not, on the same loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)``,
 the total held at the model's own (noisy) total.
@@ -112,13 +112,16 @@ def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csr
 
 def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
                 generator: np.random.Generator) -> WeightedSample:
-    """Draw ``support`` records from ``model`` and fit their weights to every group (entropic mirror descent).
+    """Draw ``support`` records from ``model`` and fit weights on the distinct ones to every group.
 
-    Starts from equal weights (the model's own distribution on its sample)
-    and keeps the total at ``model.total``; the step doubles after an
-    accepted step and halves after a refused one (Armijo's condition).
+    The distinct records drawn start with weights proportional to how often
+    they were drawn (the model's own distribution, to within the draw), so
+    a large draw costs no more columns than there are distinct records and
+    the estimate keeps the resolution of the draw.  Entropic mirror descent
+    keeps the total at ``model.total``; the step doubles after an accepted
+    step and halves after a refused one (Armijo's condition).
     """
-    codes = model.sample(support, generator)
+    codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
     total = model.total
     matrix, answers, inv_var = _design(codes, groups)
     transposed = matrix.T.tocsr()
@@ -127,7 +130,7 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
         residual = matrix @ (total * p) - answers
         return 0.5 * float(residual @ (inv_var * residual)), total * (transposed @ (inv_var * residual))
 
-    p = np.full(len(codes), 1.0 / len(codes))
+    p = drawn / drawn.sum()
     loss, grad = loss_grad(p)
     alpha = 1.0 / (total * total * float(inv_var.max()) * max(1, len(groups)))
     for _ in range(iters):
