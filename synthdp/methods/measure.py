@@ -11,17 +11,20 @@ The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
         if p barely moved on r: halve sigma, double eps          # decided from released values only
     records <- sample(estimate(all measurements))                # n_rows, or the model's own total
 
-A class too large to enumerate (conjunctions of any width, parities,
-halfspaces) drives the same loop with two families (§8.1 (b)): the
-exponential mechanism scores an enumerated backbone (every marginal of up
-to ``backbone_width`` attributes), and every ``oracle_every``-th round
-selects instead with RSPM (§2) over the whole class, against ``N``
-records drawn from the current estimate (Delta = 2N, charged eps**2/2 plus
-its clip).  The query it returns is widened by a fixed rule of the query
-alone to the marginal on its attributes when that has at most
-``widen_cells`` cells, and measured with the widened group's sensitivity.
-Measurements the model's cliques cannot hold are served by the reweighted
-sample of :mod:`synthdp.methods.reweight`.
+A class whose queries may read every attribute (conjunctions of any
+width, halfspaces) drives the same loop with more families (§8.1): the
+exponential mechanism scores an enumerated backbone (the
+``backbone_width``-way marginals and their subsets); every
+``record_every``-th round it picks instead one of the estimate's most
+probable records, whose count is measured alone (this reaches the wide
+conjunctions no backbone model holds); and every ``oracle_every``-th
+round (off by default: at eps <= 1 its noise swamps what is left to find)
+RSPM (§2) selects over the whole class against ``N`` records drawn from
+the current estimate (Delta = 2N, charged eps**2/2 plus its clip), the
+query widened by a fixed rule of the query alone to the marginal on its
+attributes when that has at most ``widen_cells`` cells.  Measurements the
+model's cliques cannot hold are served by the reweighted sample of
+:mod:`synthdp.methods.reweight`.
 
 Candidates are the workload's marginals and all their non-empty subsets
 whose addition keeps the model within a public size cap, grown with the
@@ -449,10 +452,12 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     any that would exceed its own budget; ``budget`` is what this run may
     spend of it.  The output has ``n_rows`` records, or as many as the
     model's own (noisy) total -- never the true number of records.
-    ``oracle``: select also with RSPM over ``oracle.query_class`` every
-    ``options.oracle_every``-th round, the exponential mechanism scoring the
-    backbone of marginals up to ``options.backbone_width`` attributes
-    (``workload`` is then not read).
+    ``oracle``: a class beyond marginals (``workload`` is then not read).
+    The exponential mechanism scores the backbone of
+    ``options.backbone_width``-way marginals; every ``options.record_every``-th
+    round it picks instead among the estimate's most probable records, and
+    every ``options.oracle_every``-th round (off by default) RSPM selects
+    over ``oracle.query_class`` (docs/privacy.md §8.1).
     """
     check_relation(relation)
     if not isinstance(budget, Fraction) or budget <= 0:
