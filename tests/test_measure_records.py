@@ -21,13 +21,13 @@ from synthdp.mechanisms.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods import measure as measure_module
 from synthdp.methods.estimators import EstimatorSettings
 from synthdp.methods.measure import (
-    REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, measure, record_counts, record_scores,
+    REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, _round_kind, measure, record_counts, record_scores,
 )
 from synthdp.oracles import get_oracle
 from synthdp.queries.spec import parse_query_class
 
 DOMAIN = Domain(tuple("abcdef"), (2,) * 6)
-OPTIONS = MeasureOptions(rounds_per_attribute=2, record_every=2, oracle_every=0, backbone_width=2,
+OPTIONS = MeasureOptions(rounds_per_attribute=2, record_every=2, record_after=0, oracle_every=0, backbone_width=2,
                          support=3000, support_iters=40, support_final_iters=80,
                          estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=3000))
 
@@ -143,3 +143,16 @@ def test_without_record_rounds_the_backbone_run_is_the_marginal_run():
                     rng=PrivateRandom(5), options=options, progress=False)
     assert np.array_equal(wide.records, pairs.records)
     assert [m.to_dict() for m in wide.measurements] == [m.to_dict() for m in pairs.measurements]
+
+
+def test_record_rounds_wait_for_the_backbone_to_anneal():
+    """The schedule reads only the round number and the annealing steps (both public)."""
+    qc = parse_query_class("conjunctions", DOMAIN)
+    oracle = OracleSelection(qc, get_oracle("exact"))
+    options = MeasureOptions(record_every=4, record_after=1, oracle_every=6)
+    kinds = [_round_kind(t, 0, oracle, options) for t in range(1, 13)]
+    assert kinds == ["marginal"] * 5 + ["oracle"] + ["marginal"] * 5 + ["oracle"]
+    kinds = [_round_kind(t, 1, oracle, options) for t in range(1, 13)]
+    assert kinds == ["marginal"] * 3 + ["record", "marginal", "oracle", "marginal", "record"] + ["marginal"] * 3 + \
+        ["record"]
+    assert {_round_kind(t, 5, None, options) for t in range(1, 30)} == {"marginal"}
