@@ -220,33 +220,20 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    from synthdp.core.extras import require
-
-    matplotlib = require("matplotlib", "the benchmark plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from synthdp.core.io import atomic_path
+    from synthdp.bench.plots import epsilon_panels
 
     suites = sorted({r["suite"] for r in rows})
-    fig, axes = plt.subplots(1, len(suites), figsize=(4.5 * len(suites), 3.6), squeeze=False)
-    for ax, suite in zip(axes[0], suites):
-        for player in sorted({r["player"] for r in rows if r["suite"] == suite}):
-            pts = sorted((r["epsilon"], r["mean_max_error"]) for r in rows if r["suite"] == suite and r["player"] == player)
-            ax.plot(*zip(*pts), marker="o", label=f"synthdp {player}")
-        if "fem" in SUITES[suite]:
-            fem = sorted(published_fem(SUITES[suite]["fem"]).items())
-            if fem:
-                ax.plot(*zip(*fem), ls="--", color="k", label="FEM (published)")
-        ax.set_xscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel("mean max error")
-        ax.set_title(suite)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    with epsilon_panels(len(suites), path, "mean max error") as axes:
+        for ax, suite in zip(axes, suites):
+            for player in sorted({r["player"] for r in rows if r["suite"] == suite}):
+                pts = sorted((r["epsilon"], r["mean_max_error"]) for r in rows
+                             if r["suite"] == suite and r["player"] == player)
+                ax.plot(*zip(*pts), marker="o", label=f"synthdp {player}")
+            if "fem" in SUITES[suite]:
+                fem = sorted(published_fem(SUITES[suite]["fem"]).items())
+                if fem:
+                    ax.plot(*zip(*fem), ls="--", color="k", label="FEM (published)")
+            ax.set_title(suite)
 
 
 def build_parser() -> argparse.ArgumentParser:

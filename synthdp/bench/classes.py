@@ -182,41 +182,29 @@ def tables(rows: list[dict]) -> str:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Error against epsilon, one line per method, one panel per (dataset, class); bounds as bars."""
-    from synthdp.core.extras import require
-
-    matplotlib = require("matplotlib", "the benchmark plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from synthdp.core.io import atomic_path
+    from synthdp.bench.plots import epsilon_panels
 
     panels = sorted({(r["dataset"], r["class"]) for r in rows if r["status"] == "ok"})
     if not panels:
         return
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), squeeze=False)
-    for ax, (dataset, cls) in zip(axes[0], panels):
-        mine = [r for r in rows if r["dataset"] == dataset and r["class"] == cls and r["status"] == "ok"]
-        for method in [m for m in METHODS if any(r["method"] == m for r in mine)]:
-            pts = sorted((r["epsilon"], r["lower"], r["upper"]) for r in mine if r["method"] == method)
-            eps, lo, hi = map(np.array, zip(*pts))
-            if np.array_equal(lo, hi):
-                ax.plot(eps, hi, marker="o", label=method)
-            else:  # the upper bounds joined, a bar down to each lower bound
-                ax.errorbar(eps, hi, yerr=[hi - lo, np.zeros_like(hi)], marker="o", ls="--", capsize=3,
-                            label=f"{method} (bounds)")
-        for e in sorted({r["epsilon"] for r in mine}):
-            for method, value in REFERENCE.get((dataset, cls, e), {}).items():
-                ax.plot([e], [value], marker="x", color="k", ls="none")
-                ax.annotate(f"{method} (issue 15)", (e, value), fontsize=6)
-        ax.set_xscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel("max |q(real) - q(syn)| over the class")
-        ax.set_title(f"{dataset}: {cls}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
+    with epsilon_panels(len(panels), path, "max |q(real) - q(syn)| over the class") as axes:
+        for ax, (dataset, cls) in zip(axes, panels):
+            mine = [r for r in rows if r["dataset"] == dataset and r["class"] == cls and r["status"] == "ok"]
+            for method in [m for m in METHODS if any(r["method"] == m for r in mine)]:
+                runs = [r for r in mine if r["method"] == method]
+                eps = np.array(sorted({r["epsilon"] for r in runs}))  # one point per epsilon: the mean over seeds
+                lo, hi = (np.array([np.mean([r[key] for r in runs if r["epsilon"] == e]) for e in eps])
+                          for key in ("lower", "upper"))
+                if np.array_equal(lo, hi):
+                    ax.plot(eps, hi, marker="o", label=method)
+                else:  # the upper bounds joined, a bar down to each lower bound
+                    ax.errorbar(eps, hi, yerr=[hi - lo, np.zeros_like(hi)], marker="o", ls="--", capsize=3,
+                                label=f"{method} (bounds)")
+            for e in sorted({r["epsilon"] for r in mine}):
+                for method, value in REFERENCE.get((dataset, cls, e), {}).items():
+                    ax.plot([e], [value], marker="x", color="k", ls="none")
+                    ax.annotate(f"{method} (issue 15)", (e, value), fontsize=6)
+            ax.set_title(f"{dataset}: {cls}")
 
 
 def build_parser() -> argparse.ArgumentParser:
