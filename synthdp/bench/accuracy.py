@@ -220,7 +220,7 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    from synthdp.bench.plots import epsilon_panels
+    from synthdp.bench.outputs import epsilon_panels
 
     suites = sorted({r["suite"] for r in rows})
     with epsilon_panels(len(suites), path, "mean max error") as axes:
@@ -262,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     from tqdm.auto import tqdm
 
-    from synthdp.core.io import atomic_path, write_json
+    from synthdp.bench.outputs import write_tables_and_figure
+    from synthdp.core.io import write_json
 
     args = build_parser().parse_args(argv)
     suites = [s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all" else args.suite.split(",")
@@ -289,12 +290,7 @@ def run(argv: list[str] | None = None) -> dict:
         write_json({"settings": settings, "runs": [asdict(r) for r in runs], "summary": summarise(runs)},
                    out / "results.json")
     rows = summarise(runs)
-    table = markdown(rows)
-    with atomic_path(out / "results.md") as tmp:
-        tmp.write_text(table)
-    plot(rows, out / "accuracy.png")
-    print(table)
-    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / 'accuracy.png'}")
+    write_tables_and_figure(out, markdown(rows), lambda path: plot(rows, path), "accuracy.png")
     return {"summary": rows}
 
 

@@ -182,7 +182,7 @@ def tables(rows: list[dict]) -> str:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Error against epsilon, one line per method, one panel per (dataset, class); bounds as bars."""
-    from synthdp.bench.plots import epsilon_panels
+    from synthdp.bench.outputs import epsilon_panels
 
     panels = sorted({(r["dataset"], r["class"]) for r in rows if r["status"] == "ok"})
     if not panels:
@@ -227,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> dict:
-    from synthdp.core.io import atomic_path, write_json
+    from synthdp.bench.outputs import write_tables_and_figure
+    from synthdp.core.io import write_json
 
     args = build_parser().parse_args(argv)
     methods = args.methods.split(",")
@@ -274,12 +275,7 @@ def run(argv: list[str] | None = None) -> dict:
                                 entry.update(evaluate(df, syn, schema, cls, args.time_limit))
                             record(entry)
     rows = summarise(runs)
-    text = tables(rows)
-    with atomic_path(out / "results.md") as tmp:
-        tmp.write_text(text)
-    plot(rows, out / "classes.png")
-    print(text)
-    print(f"wrote {path}, {out / 'results.md'}, {out / 'classes.png'}")
+    write_tables_and_figure(out, tables(rows), lambda path: plot(rows, path), "classes.png")
     return {"runs": runs, "summary": rows}
 
 

@@ -1,10 +1,10 @@
-"""The benchmarks' figure frame: a row of panels of error against epsilon (log axis), saved atomically."""
+"""What the accuracy benchmarks write: markdown tables, and a row of error-against-epsilon panels (log axis)."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 @contextmanager
@@ -36,3 +36,14 @@ def epsilon_panels(count: int, path: Path, ylabel: str) -> Iterator[list]:
             fig.savefig(tmp, format="png", dpi=120)
     finally:
         plt.close(fig)
+
+
+def write_tables_and_figure(out: Path, tables: str, draw: Callable[[Path], None], figure: str) -> None:
+    """Write ``tables`` to ``out/results.md`` (atomically) and ``draw`` the figure to ``out/figure``; print both paths."""
+    from synthdp.core.io import atomic_path
+
+    with atomic_path(out / "results.md") as tmp:
+        tmp.write_text(tables)
+    draw(out / figure)
+    print(tables)
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / figure}")
