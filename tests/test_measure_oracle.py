@@ -259,14 +259,20 @@ def check_oracle_round_budgets(measured: Measured, ledger: ZcdpLedger, release) 
     assert BUDGET * (1 - Fraction(1, 10**4)) <= ledger.spent <= BUDGET
 
 
-@pytest.mark.parametrize("relation,sens_sq", RELATIONS)
-def test_a_narrow_selection_is_widened_to_its_marginal_and_charged_as_one(monkeypatch, relation, sens_sq):
-    Wire(monkeypatch, query=NARROW)
+def forced_run(monkeypatch, query, relation):
+    """A run whose RSPM calls all return ``query``: the data, release, ledger, spies and the RSPM measurements."""
+    Wire(monkeypatch, query=query)
     measured = Measured(monkeypatch)
     data = table()
     release, ledger = run(data, relation)
     chosen = [m for m in release.measurements if m.selected_by == "rspm"]
     assert len(chosen) == CALLS
+    return data, release, ledger, measured, chosen
+
+
+@pytest.mark.parametrize("relation,sens_sq", RELATIONS)
+def test_a_narrow_selection_is_widened_to_its_marginal_and_charged_as_one(monkeypatch, relation, sens_sq):
+    data, release, ledger, measured, chosen = forced_run(monkeypatch, NARROW, relation)
     for m, call in zip(chosen, measured.rspm_measurements()):
         assert m.attrs == (0, 2) and m.query is None and m.names == ("a", "c")
         assert call["sensitivity_sq"] == sens_sq
@@ -282,13 +288,8 @@ def test_a_narrow_selection_is_widened_to_its_marginal_and_charged_as_one(monkey
 
 @pytest.mark.parametrize("relation,_", RELATIONS)
 def test_a_wide_selection_is_measured_alone_with_sensitivity_one(monkeypatch, relation, _):
-    Wire(monkeypatch, query=WIDE)
-    measured = Measured(monkeypatch)
-    data = table()
-    release, ledger = run(data, relation)
-    chosen = [m for m in release.measurements if m.selected_by == "rspm"]
+    data, release, ledger, measured, chosen = forced_run(monkeypatch, WIDE, relation)
     truth = int(QC.answer([WIDE], data.codes, data.counts)[0])
-    assert len(chosen) == CALLS
     for m, call in zip(chosen, measured.rspm_measurements()):
         assert m.attrs == (0, 1, 2, 3, 4) and m.query == QC.describe(WIDE) == "a=1 AND b=1 AND c=1 AND d=1 AND e=1"
         assert call["sensitivity_sq"] == 1 and call["answers"].tolist() == [truth]
