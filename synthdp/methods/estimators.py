@@ -22,7 +22,6 @@ never from the true number of records (§8.6).
 from __future__ import annotations
 
 import logging
-import math
 import warnings
 from collections import deque
 from dataclasses import dataclass
