@@ -568,9 +568,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         unheld = [r for r in weights if model.holder(r) is None]
         size = dict(zip(unheld, model_cells_with(domain, model.cliques, unheld)))  # one batch per round
         candidates = [r for r in weights if r not in size or size[r] <= cap]
-        sample = None
-        if any(model.holder(r) is None for r in candidates):
-            sample = model.sample(settings.scoring_sample, generator)
+        sample = model.sample(settings.scoring_sample, generator) if any(r in size for r in candidates) else None
         scores = _scores(candidates, weights, answers, model, sample, sigma2, domain)
         pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=score_sensitivity, rng=rng, ledger=ledger,
                                      relation=relation, label=f"select round {rounds}")
