@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from synthdp.core.keys import check_index_range
 from synthdp.oracles.exact_common import Budget, SearchOutcome, bin_sums
 from synthdp.queries.base import QueryClass
 from synthdp.queries.conjunctions import Conjunction, Conjunctions
@@ -269,9 +270,11 @@ def _set_minimum(attrs: tuple[int, ...], chain: _PrefixChain, weights: np.ndarra
     """Minimum of ``data + separator`` over the cells of one attribute set (without ``base``), and its cell."""
     if not attrs:
         return float(weights.sum()), 0
+    cells = math.prod(sizes[a] for a in attrs)
+    check_index_range(cells, f"the attribute set {attrs}")
     index, grid = chain.get(attrs[:-1])
     index = index * sizes[attrs[-1]] + chain.columns[attrs[-1]]
-    if math.prod(sizes[a] for a in attrs) <= DENSE_CELLS:
+    if cells <= DENSE_CELLS:
         return _dense_minimum(index, weights, grid, deltas[attrs[-1]])
     return _sparse_minimum(index, weights, attrs, sizes, deltas)
 

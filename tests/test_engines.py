@@ -30,7 +30,8 @@ from synthdp.core.sources import ReadOptions, list_files, strip_text  # noqa: E4
 from synthdp.engines import EngineError, get_engine  # noqa: E402
 from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
 from synthdp.core.domain import Domain  # noqa: E402
-from synthdp.engines.keys import aggregate, pack, unpack, word_spans  # noqa: E402
+from synthdp.core.keys import pack, unpack, word_spans  # noqa: E402
+from synthdp.engines.keys import aggregate  # noqa: E402
 from synthdp.engines.pandas import PandasEngine  # noqa: E402
 
 SCHEMA = Schema((

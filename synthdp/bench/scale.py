@@ -158,7 +158,8 @@ def breakdown(folder: Path) -> dict[str, float]:
 
     from synthdp.core.encoding import Encoder
     from synthdp.datasets import load_coded
-    from synthdp.engines.keys import pack, sum_by_key
+    from synthdp.core.keys import pack
+    from synthdp.engines.keys import sum_by_key
 
     _, schema = load_coded("adult")
     handle = pq.ParquetFile(sorted(folder.glob("*.parquet"))[0])

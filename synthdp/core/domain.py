@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from synthdp.core.errors import SchemaError
+from synthdp.core.keys import check_index_range
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,13 @@ class Domain:
         return int(np.prod([self.sizes[a] for a in attrs], dtype=object))
 
     def flat_index(self, codes: np.ndarray, attrs: tuple[int, ...]) -> np.ndarray:
-        """Row-major cell index of each row's values on ``attrs`` (mixed radix)."""
+        """Row-major cell index of each row's values on ``attrs`` (mixed radix, int64).
+
+        Refuses a marginal of ``2**63`` cells or more, whose index would wrap
+        and merge distinct cells (docs/privacy.md §10.1); whole rows are keyed
+        by :func:`synthdp.core.keys.pack` instead.
+        """
+        check_index_range(self.cells(attrs), f"the marginal on {tuple(attrs)}")
         idx = np.zeros(codes.shape[0], dtype=np.int64)
         for a in attrs:
             idx = idx * self.sizes[a] + codes[:, a]

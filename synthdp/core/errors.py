@@ -29,3 +29,11 @@ class PrivacyError(SynthDPError, RuntimeError):
     Raised instead of substituting any other output (docs/privacy.md §2.7 R4):
     the whole release must then be treated as failed and not published.
     """
+
+
+class InternalError(SynthDPError, RuntimeError):
+    """synthdp reached a state its own code must never produce (a bug, not bad input).
+
+    Raised instead of computing a wrong answer, e.g. an int64 index whose
+    product of sizes would wrap (docs/privacy.md §10.1).
+    """

@@ -3,7 +3,7 @@
 The driver lists the files and plans *parts* (Parquet row groups, CSV byte
 ranges) from file metadata only; each worker reads its part, encodes it with
 the public schema, and turns every row into one mixed-radix integer key
-(:mod:`synthdp.engines.keys`) whose distinct values it counts. The per-part
+(:mod:`synthdp.core.keys`) whose distinct values it counts. The per-part
 counts are added up in a tree on the workers, so the driver only ever holds
 the distinct rows. The counts equal those of the pandas engine exactly.
 
@@ -34,11 +34,12 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.core.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
 from synthdp.core.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
-from synthdp.engines.keys import pack, sum_by_key, unpack, word_spans
+from synthdp.engines.keys import sum_by_key
 
 __all__ = ["DaskEngine"]
 

@@ -53,6 +53,7 @@ import numpy as np
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
+from synthdp.core.keys import count_equal
 from synthdp.core.progress import RoundProgress
 from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
@@ -406,10 +407,8 @@ def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
 
 
 def record_counts(data: AggregatedData, points: np.ndarray) -> np.ndarray:
-    """The exact number of records of ``data`` equal to each row of ``points``."""
-    every = tuple(range(len(data.domain)))
-    real = dict(zip(data.domain.flat_index(data.codes, every).tolist(), data.counts.tolist()))
-    return np.array([real.get(k, 0) for k in data.domain.flat_index(points, every).tolist()], dtype=np.int64)
+    """The exact number of records of ``data`` equal to each row of ``points`` (whole-row keys, §10.1)."""
+    return count_equal(data.codes, data.counts, np.asarray(points, dtype=np.int64), data.domain.sizes)
 
 
 def record_scores(true: np.ndarray, fitted: np.ndarray, sigma2: Fraction) -> np.ndarray:
