@@ -1,10 +1,15 @@
-"""One installed namespace: the built wheel holds ``synthdp`` alone and works beside a foreign ``datasets``.
+"""The wheel: built from a clean copy of the committed tree, it installs, imports and runs on its own.
 
 The repository keeps the design card's folders (``oracles/``, ``queries/``,
-``datasets/``) at its root; they install as ``synthdp.oracles`` and so on.  A
-package on the index that owns a top-level ``datasets`` (Hugging Face's) must
-not be able to break synthdp, so the test installs the wheel and a stand-in
-``datasets`` side by side, away from the checkout, and runs the commands.
+``datasets/``) at its root; they install as ``synthdp.oracles`` and so on,
+and every package is found by discovery (setup.py), so a new subpackage
+cannot be left out of the wheel.  The wheel is built from ``git archive
+HEAD`` (no stale ``build/`` or untracked file can hide a missing module),
+installed without ``-e`` into a fresh virtual environment whose only other
+packages are the test environment's installed dependencies, and run there
+from a folder away from the checkout.  A package on the index that owns a
+top-level ``datasets`` (Hugging Face's) must not be able to break synthdp,
+so one test installs the wheel beside a stand-in ``datasets``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import ast
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -28,14 +34,97 @@ LAYERS = {
 DRIVER = 6
 
 
+#: Source folder of each installed package root.
+ROOTS = {"synthdp": "synthdp", "synthdp.oracles": "oracles", "synthdp.queries": "queries",
+         "synthdp.datasets": "datasets"}
+
+
+def _modules(root: Path) -> set[str]:
+    """Installed module paths (``synthdp/oracles/base.py``, ...) of every ``.py`` file of a source tree."""
+    found = set()
+    for package, folder in ROOTS.items():
+        for path in (root / folder).rglob("*.py"):
+            found.add("/".join((*package.split("."), *path.relative_to(root / folder).parts)))
+    return found
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def committed(tmp_path_factory) -> Path:
+    """A copy of the committed tree (``git archive HEAD``), away from the working tree's leftovers."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = tmp_path_factory.mktemp("committed")
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "HEAD"], capture_output=True)
+    assert archive.returncode == 0, archive.stderr
+    unpacked = subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, capture_output=True)
+    assert unpacked.returncode == 0, unpacked.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(committed, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(out), str(REPO)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                           "-q", "-w", str(out), str(committed)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     (path,) = out.glob("synthdp-*.whl")
     return path
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel, tmp_path_factory) -> Path:
+    """A new virtual environment holding the wheel (not editable); dependencies seen through a ``.pth`` line.
+
+    The line adds the test environment's site-packages as a plain folder, so
+    its ``.pth`` files (the editable install of this checkout) are not run
+    and ``import synthdp`` can only find the wheel.  Offline: no index.
+    """
+    venv = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    ours = sysconfig.get_path("purelib")
+    Path(site, "test-dependencies.pth").write_text(ours + "\n")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           "--no-index", str(wheel)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return venv
+
+
+def test_every_module_of_the_committed_tree_is_in_the_wheel(committed, wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name for name in archive.namelist() if name.endswith(".py")}
+    source = _modules(committed)
+    assert "synthdp/tuning/__init__.py" in source
+    assert source - shipped == set(), "modules missing from the wheel"
+    assert shipped - source == set(), "files in the wheel that are not in the committed tree"
+
+
+def test_the_wheel_imports_and_runs_in_a_fresh_virtual_environment(committed, fresh_venv, tmp_path):
+    bin_ = fresh_venv / "bin"
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*args], capture_output=True, text=True, cwd=work, env=env)
+
+    modules = sorted(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+                     for path in _modules(committed))
+    where = run(str(bin_ / "python"), "-c", "import importlib, sys, synthdp; "
+                f"[importlib.import_module(m) for m in {modules!r}]; print(synthdp.__file__)")
+    assert where.returncode == 0, where.stderr
+    assert where.stdout.strip().startswith(str(fresh_venv)), where.stdout
+    helped = run(str(bin_ / "synthdp"), "--help")
+    assert helped.returncode == 0 and "generate" in helped.stdout, helped.stderr
+    csv = tmp_path / "in.csv"
+    csv.write_text("a,b\n" + "".join(f"{'xy'[i % 2]},{'uvw'[i % 3]}\n" for i in range(60)))
+    out = tmp_path / "out.csv"
+    generated = run(str(bin_ / "synthdp"), "generate", str(csv), "-o", str(out), "--epsilon", "1", "--delta", "1e-6",
+                    "--queries", "marginals:1", "--rounds", "2", "--seed", "0", "-q")
+    assert generated.returncode == 0, generated.stderr
+    assert out.read_text().startswith("a,b\n")
 
 
 def test_wheel_installs_one_top_level_package(wheel):
@@ -103,10 +192,9 @@ def _layer(module: str) -> int | None:
 
 
 def _package_files() -> dict[str, Path]:
-    roots = {"synthdp": REPO / "synthdp", "synthdp.oracles": REPO / "oracles", "synthdp.queries": REPO / "queries",
-             "synthdp.datasets": REPO / "datasets"}
     files = {}
-    for name, root in roots.items():
+    for name, folder in ROOTS.items():
+        root = REPO / folder
         for path in root.rglob("*.py"):
             parts = path.relative_to(root).with_suffix("").parts
             files[".".join((name, *parts)).removesuffix(".__init__")] = path
