@@ -9,6 +9,7 @@ broken variant.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 from fractions import Fraction
@@ -292,6 +293,27 @@ def test_stopping_rule_uses_only_scores_and_the_coin(monkeypatch):
     assert best.score == -2  # the best released score among the runs made
 
 
+def test_the_stopping_coin_of_the_loop_is_bernoulli_gamma():
+    """With one trivial candidate the number of runs is Geometric(gamma): P(T = t) = (1 - gamma)^(t-1) gamma.
+
+    A chi-square test over T = 1..9 and T >= 10 (3000 loops, the real exact
+    coin): a coin of gamma/2 doubles the mean and fails it with p ~ 1e-300.
+    """
+    gamma, loops = Fraction(1, 4), 3000
+    rng = PrivateRandom(21)
+    runs = []
+    for _ in range(loops):
+        made = []
+        random_stopping(lambda j: made.append(j) or Outcome(0, j, FRAMES[0]), 1, gamma, None, rng)
+        runs.append(len(made))
+    g = float(gamma)
+    law = [(1 - g) ** (t - 1) * g for t in range(1, 10)] + [(1 - g) ** 9]
+    seen = [runs.count(t) for t in range(1, 10)] + [sum(t >= 10 for t in runs)]
+    chi2 = sum((o - loops * p) ** 2 / (loops * p) for o, p in zip(seen, law))
+    assert chi2 < 33.7, (chi2, seen)  # chi-square with 9 degrees of freedom: P(> 33.7) = 1e-4
+    assert abs(np.mean(runs) - 1 / g) < 5 * math.sqrt((1 - g) / g**2 / loops)
+
+
 def test_hard_stop_caps_the_runs(monkeypatch):
     monkeypatch.setattr(stopping, "bernoulli", lambda num, den, rng: 0)
     runs = []
@@ -470,6 +492,33 @@ def test_accuracy_first_stops_and_reports_both_costs(demo):
     assert rep.ledger[0]["epsilon"] == str(Fraction(2, 10) + Fraction(15, 10))
     assert "worst-case" in rep.explanation and "depends on the data" in rep.explanation
     assert str(len(df)) not in str(rep.to_dict())  # n (private under add/remove) is not shown
+
+
+def test_accuracy_first_draws_the_threshold_noise_once_for_all_levels(demo, monkeypatch):
+    """AboveThreshold (docs/privacy.md §5.3): one threshold draw zeta_0, then one level draw per level.
+
+    The statistics and noise are scripted: g = -1, -1, -1, 0 with level noise 0
+    and zeta_0 = 0 passes first at level 4; a threshold redrawn at level 2
+    (scripted -5) would stop there instead.
+    """
+    af = importlib.import_module("synthdp.tuning.accuracy_first")  # the package exports the function of that name
+    df, schema = demo
+    statistics = iter([-1, -1, -1, 0])
+    monkeypatch.setattr(af, "accuracy_statistic", lambda error, n, plan: next(statistics))
+    plan = plan_accuracy_first(Fraction(1, 2), Fraction(2), Fraction(1, 10), Fraction(0), 60, "add-remove")
+    draws, thresholds = [], iter([0, -5, -5, -5])
+
+    def noise(num, den, rng):
+        rate = Fraction(num, den)
+        draws.append(rate)
+        return next(thresholds) if rate == plan.threshold_rate else 0
+
+    monkeypatch.setattr(af, "discrete_laplace", noise)
+    res = accuracy_first(df, "marginals:2", target_error=0.5, max_epsilon=2.0, epsilon_1=0.1,
+                         eval_workload="marginals:2", n_out=60, random_state=3, schema=schema, rounds=2)
+    assert plan.threshold_rate != plan.level_rate and plan.max_level == 4
+    assert res.level == 4
+    assert draws == [plan.threshold_rate] + [plan.level_rate] * 4
 
 
 def test_accuracy_first_fails_cleanly(demo, tmp_path):
