@@ -156,3 +156,36 @@ def test_record_rounds_wait_for_the_backbone_to_anneal():
     assert kinds == ["marginal"] * 3 + ["record", "marginal", "oracle", "marginal", "record"] + ["marginal"] * 3 + \
         ["record"]
     assert {_round_kind(t, 5, None, options) for t in range(1, 30)} == {"marginal"}
+
+
+def test_record_candidates_are_the_same_list_on_neighbouring_tables(monkeypatch):
+    """The candidate list is read off the estimate's sample (public), never the true counts (docs/privacy.md §10.1).
+
+    The exponential mechanism is forced to pick candidate j, and the released
+    query names the record picked: so the whole ordered list is what the
+    release can show.  D holds none of the estimate's support; D' adds one
+    record, the one a ranking by true counts would move to the front.
+    """
+    from synthdp.methods.reweight import WeightedSample
+
+    universe = np.array(list(itertools.product((0, 1), repeat=len(DOMAIN))))
+    support = universe[:20]
+    estimate = WeightedSample(DOMAIN, support, np.arange(40.0, 20.0, -1.0))  # strictly decreasing weights
+    options = MeasureOptions(**{**OPTIONS.__dict__, "record_candidates": 8})
+    d = AggregatedData.from_codes(DOMAIN, universe[40:])
+    neighbour = AggregatedData.from_codes(DOMAIN, np.vstack([universe[40:], support[-1]]))
+
+    def candidates(data):
+        listed = []
+        for j in range(options.record_candidates):
+            monkeypatch.setattr(measure_module, "exponential_mechanism", lambda scores, **kw: j)
+            m, _, _ = measure_module._record_round(
+                data, estimate, select_rho=Fraction(1, 10), measure_rho=Fraction(1, 10), options=options,
+                ledger=ZcdpLedger(Fraction(1)), relation="add-remove", rng=PrivateRandom(0),
+                generator=np.random.default_rng(5), label="record")
+            listed.append(m.query)
+        return listed
+
+    first = candidates(d)
+    assert len(set(first)) == options.record_candidates
+    assert first == candidates(neighbour)
