@@ -261,3 +261,38 @@ def test_a_schema_file_can_ask_for_a_domain_to_be_learned():
         Attribute("c", "numeric", bounds=(0, 1), origin="learn")
     with pytest.raises(SchemaError, match="needs the missing value"):
         Attribute("c", "categorical", categories=("a",), origin="learned")
+
+
+# ---------------------------------------------------------------------- column kinds from public inputs (§10.1)
+def test_column_kind_is_a_rule_on_public_inputs_only():
+    from synthdp.core.schema import column_kind
+
+    assert column_kind(bounded=True) == "numeric"
+    assert column_kind(bounded=False, declared="numeric") == "numeric"
+    assert column_kind(bounded=False) == column_kind(bounded=False, declared="categorical") == "categorical"
+
+
+@pytest.mark.parametrize("column", ["code", "age"])
+@pytest.mark.parametrize("odd", ["oops", 2.5, None])
+def test_one_odd_value_does_not_change_any_column_kind(odd, column):
+    """D and D with one odd value in one row, same public options: the same kinds (and output types), or an
+    input error naming the column before any private step -- never a different structure."""
+    df = pd.DataFrame({"code": [1, 2, 3, 1] * 5, "age": [20, 30, 40, 50] * 5, "town": list("abcd") * 5})
+    odd_df = df.astype(object)
+    odd_df.loc[7, column] = odd
+    options = dict(categorical=["code"], bounds={"age": (0, 100)}, nullable=["age"])
+    schemas = [Schema.from_dataframe(d, **options) for d in (df, odd_df)]
+    assert [[(a.name, a.kind, a.dtype) for a in s.attributes] for s in schemas][0] == \
+        [(a.name, a.kind, a.dtype) for a in schemas[1].attributes] == \
+        [("code", "categorical", None), ("age", "numeric", "int64"), ("town", "categorical", None)]
+
+
+def test_text_in_a_bounded_column_is_an_input_error_naming_the_column_and_the_fix():
+    import synthdp
+
+    df = pd.DataFrame({"age": [20, 30, 40, 50] * 10, "town": list("abcd") * 10})
+    df = df.astype({"age": object})
+    df.loc[5, "age"] = "unknown"
+    with pytest.raises(SchemaError, match=r"numeric column 'age' is not a number.*bounds are public.*missing_values"):
+        synthdp.generate_synthetic(df, "marginals:1", method="measure", epsilon=1.0, delta=1e-6, random_state=0,
+                                   progress=False, bounds={"age": (0, 100)}, categories={"town": list("abcd")})

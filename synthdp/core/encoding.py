@@ -221,7 +221,11 @@ def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[st
     not_number = np.isnan(values) & ~missing
     if not_number.any():
         row = _first(not_number)
-        raise SchemaError(f"value {series.iloc[row]!r} in row {row}, numeric column {attr.name!r} is not a number")
+        raise SchemaError(
+            f"value {series.iloc[row]!r} in row {row}, numeric column {attr.name!r} is not a number (the column is "
+            f"numeric because its bounds are public); fix or remove the value, declare it a missing token "
+            f"(missing_values, CLI --missing) if it means missing, or drop the bounds to make the column categorical"
+        )
     lo, hi = attr.bounds
     outside = (values < lo) | (values > hi)
     if outside.any():

@@ -49,11 +49,13 @@ from synthdp.core.errors import InputError, SchemaError
 __all__ = [
     "DEFAULT_BINS",
     "MISSING_LABEL",
+    "NUMERIC_KINDS",
     "ORIGINS",
     "Attribute",
     "PrivacyWarning",
     "Schema",
     "category_label",
+    "column_kind",
     "label_order",
     "labels_dtype",
     "public_dtype",
@@ -400,8 +402,24 @@ class Attribute:
         return cls(**fields)
 
 
+#: Kinds a schema may declare that make a column numeric: binned between public bounds.
+NUMERIC_KINDS: tuple[str, ...] = ("numeric",)
+
+
+def column_kind(*, bounded: bool, declared: str | None = None) -> Kind:
+    """The kind of a column, from public inputs only (docs/privacy.md §10.1).
+
+    A column with public bounds, or one whose declared kind is numeric, is
+    numeric; every other column is categorical (its categories public or
+    learned privately, §9).  The private frame is never consulted: a pandas
+    dtype is a function of the values, and one odd value in one row would
+    flip it.
+    """
+    return "numeric" if bounded or declared in NUMERIC_KINDS else "categorical"
+
+
 def _is_number_dtype(dtype: Any) -> bool:
-    """Numeric and not boolean: the dtypes whose columns need bounds unless declared categorical."""
+    """Numeric and not boolean: the dtypes whose columns the owner is asked to bound or declare categorical."""
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
@@ -551,8 +569,11 @@ class Schema:
 
         Nothing is read off the values of ``df`` unless
         ``unsafe_public_categories`` is set: a column's kind follows the
-        options (and, for columns they do not mention, whether pandas holds
-        it as numbers); its domain and output type follow the public options.
+        public rule :func:`column_kind` (bounded: numeric; else
+        categorical), and its domain and output type follow the public
+        options.  A column pandas holds as numbers that has neither bounds
+        nor a categorical declaration is refused (the owner is asked to
+        declare one), before any private step.
 
         Parameters
         ----------
@@ -610,7 +631,7 @@ class Schema:
 
         attributes, read_off, unbounded = [], [], []
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
-            if col in bounds:
+            if column_kind(bounded=col in bounds) == "numeric":
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")
                 bin_count = bins.get(col, DEFAULT_BINS)
@@ -624,7 +645,11 @@ class Schema:
                 values = tuple(categories[col])
                 attributes.append(Attribute(col, "categorical", categories=values, missing=col in nullable,
                                             dtype=dtypes.get(col) or values_dtype(values)))
-            elif col in categorical or not _is_number_dtype(series.dtype):
+            elif col not in categorical and _is_number_dtype(series.dtype):
+                # A refusal shown to the owner before any private step, never a kind: every run that goes on
+                # uses the public rule above (docs/privacy.md §10.1).
+                unbounded.append(col)
+            else:
                 if unsafe_public_categories:
                     labels, has_missing = _observed_categories(series.rename(col), missing_values, max_categories)
                     attributes.append(Attribute(col, "categorical", categories=labels,
@@ -634,8 +659,6 @@ class Schema:
                 else:
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
                                                 origin="learn"))
-            else:
-                unbounded.append(col)
         if unbounded:
             example = unbounded[0]
             raise SchemaError(
