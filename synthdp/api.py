@@ -222,6 +222,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          "with engine='pandas'")
     epsilon, delta = budget(config)
     ledger, rng = Ledger(epsilon, delta or Fraction(0)), PrivateRandom(config.random_state)
+    ahead = planned_domains(schema, config)                   # public: what learning will cost, placeholder domains
+    make_plan(config, ahead.schema, learned=ahead)            # so the plan refuses before any private step (§10.1)
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
     schema = learned.schema
     plan = make_plan(config, schema, learned=learned)         # public inputs only: costs no privacy
@@ -232,6 +234,14 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
     report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
     return SyntheticResult(data, report, schema, plan)
+
+
+def planned_domains(schema, config: SynthesisConfig):
+    """What :func:`learn_domains` will spend, from public inputs only, with a placeholder for each learned domain."""
+    from synthdp.mechanisms import partition
+
+    epsilon, delta = budget(config)
+    return partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation)
 
 
 def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng):

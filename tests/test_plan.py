@@ -140,3 +140,24 @@ def test_dead_domain_helpers_are_gone():
     from synthdp.core.domain import Domain
 
     assert not hasattr(Domain, "project") and not hasattr(Domain, "from_onehot")
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(method="game", query_player="prsma"), "runs under replace-one neighbours"),
+    (dict(method="game", rounds=50, delta=1e-29, query_player="rspm"), "does not fit the budget|noise cap"),
+])
+def test_a_run_the_plan_refuses_is_refused_before_domains_are_learned(monkeypatch, options, message):
+    """With a column whose categories are learned privately (§9), a run the plan refuses draws nothing and
+    spends nothing: the plan is checked on placeholder domains before partition selection (§10.1)."""
+    import pandas as pd
+
+    from synthdp.mechanisms import partition
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("partition selection ran before the plan was checked")
+
+    monkeypatch.setattr(partition, "select_categories", refuse)
+    df = pd.DataFrame({"town": list("abcab") * 20, "kind": list("xyxyy") * 20})
+    options = {"epsilon": 1, "delta": 1e-6, **options}
+    with pytest.raises(InputError, match=message):
+        synthdp.generate_synthetic(df, "conjunctions:2", random_state=0, progress=False, **options)

@@ -263,7 +263,7 @@ def test_a_schema_file_can_ask_for_a_domain_to_be_learned():
         Attribute("c", "categorical", categories=("a",), origin="learned")
 
 
-# ---------------------------------------------------------------------- column kinds from public inputs (§10.1)
+# ------------------------------------------------ column kinds from public inputs (docs/privacy.md §10.1)
 def test_column_kind_is_a_rule_on_public_inputs_only():
     from synthdp.core.schema import column_kind
 

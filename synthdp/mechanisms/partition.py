@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import pandas as pd
@@ -222,6 +222,29 @@ class DomainLearning:
         return sum((c.delta for c in self.columns), Fraction(0))
 
 
+#: The one label of a placeholder domain: a learned column planned before its categories are drawn.
+PLACEHOLDER = "<to be learned>"
+
+
+def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
+                     relation: str = ADD_REMOVE) -> DomainLearning:
+    """What :func:`learn_domains` will charge, from public inputs only, before anything is drawn.
+
+    The schema gives each column to learn a placeholder domain (one label and
+    the missing value) and each column its exact cost, so the run can be
+    planned -- and refused -- before the first private step
+    (docs/privacy.md §10.1); only the learned domains' sizes are unknown yet.
+    """
+    columns = schema.to_learn
+    if not columns:
+        return DomainLearning(schema, ())
+    eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
+    factor = 1 if relation == ADD_REMOVE else 2
+    tau = threshold(eps_p, delta_p)
+    return DomainLearning(schema.with_learned({c: [PLACEHOLDER] for c in columns}),
+                          tuple(LearnedColumn(c, factor * eps_p, factor * delta_p, tau, 0) for c in columns))
+
+
 def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
                   rng: PrivateRandom, ledger: Ledger, relation: str = ADD_REMOVE) -> DomainLearning:
     """Learn the domain of every column of ``schema.to_learn`` by PS, charging ``ledger`` (docs/privacy.md §9).
@@ -233,22 +256,21 @@ def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta:
     released domains (:meth:`Schema.with_learned`: unreleased values become
     the missing value) and the cost per column.
     """
+    planned = planned_learning(schema, epsilon=epsilon, delta=delta, relation=relation)
+    if not planned.columns:
+        return planned
     columns = schema.to_learn
-    if not columns:
-        return DomainLearning(schema, ())
     eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
-    factor = 1 if relation == ADD_REMOVE else 2
     by_name = {str(c): c for c in df.columns}
     absent = [c for c in columns if c not in by_name]
     if absent:
         raise InputError(f"columns {absent} to learn are missing from the data, which has {list(by_name)}")
-    tau = threshold(eps_p, delta_p)
-    released, learned = {}, []
+    released = {}
     for column in columns:
         counts = category_counts(df[by_name[column]], schema.missing_values)
         released[column] = select_categories(counts, epsilon=eps_p, delta=delta_p, rng=rng.spawn(), ledger=ledger,
                                              relation=relation, column=column)
-        learned.append(LearnedColumn(column, factor * eps_p, factor * delta_p, tau, len(released[column])))
     log.info("learned the domains of %d column(s) by partition selection at (eps_p, delta_p)=(%s, %s), "
-             "threshold %d", len(columns), eps_p, delta_p, tau)
-    return DomainLearning(schema.with_learned(released), tuple(learned))
+             "threshold %d", len(columns), eps_p, delta_p, planned.columns[0].threshold)
+    return DomainLearning(schema.with_learned(released),
+                          tuple(replace(c, released=len(released[c.column])) for c in planned.columns))
