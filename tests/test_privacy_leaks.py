@@ -155,3 +155,31 @@ def test_cli_learns_domains_by_default_and_names_the_unsafe_opt_in(tmp_path, cap
                  "--max-categories", "400"]) == 0
     assert "warning: NOT DIFFERENTIALLY PRIVATE" in capsys.readouterr().out
     assert pd.read_csv(tmp_path / "unsafe.csv")["id"].str.startswith("p").all()
+
+
+@pytest.mark.parametrize("method", ["measure", "game"])
+def test_no_raw_private_value_reaches_the_report_the_logs_or_the_warnings(caplog, recwarn, method):
+    """docs/privacy.md §10.1: the release report and the logs (at INFO, above the CLI's default WARNING) never
+    quote a raw private value: not a value one record holds in a learned column, not a numeric value (only bins
+    of the public bounds), not the spaces stripped off a text value."""
+    import logging
+
+    import pandas as pd
+
+    import synthdp
+
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame({"city": rng.choice(["Oslo", "Rome"], 800), "age": rng.integers(20, 60, 800).astype(float),
+                          "kids": rng.integers(0, 3, 800)})
+    table.loc[3] = ["Zxqvine", 61.73, 1]
+    table.loc[4, "city"] = "  Rome  "
+    game = dict(rounds=3, samples_per_round=5) if method == "game" else {}
+    with caplog.at_level(logging.INFO, logger="synthdp"):
+        result = synthdp.generate_synthetic(table, "marginals:2", method=method, epsilon=1.0, delta=1e-6,
+                                            random_state=3, progress=False, categories={"kids": [0, 1, 2]},
+                                            bounds={"age": (0, 100)}, bins={"age": 5}, **game)
+    said = "\n".join([str(result.report.to_dict()), result.report.summary(), caplog.text,
+                      *(str(w.message) for w in recwarn)])
+    for secret in ("Zxqvine", "61.73", "  Rome"):
+        assert secret not in said, secret
+    assert "Zxqvine" not in set(result.data["city"].dropna())
