@@ -83,7 +83,10 @@ def count_equal(codes: np.ndarray, counts: np.ndarray, points: np.ndarray, sizes
     if points.shape[0] == 0 or codes.shape[0] == 0:
         return np.zeros(points.shape[0], dtype=np.int64)
     keys = np.concatenate([pack(codes, sizes), pack(points, sizes)])
-    _, inverse = np.unique(keys, axis=0, return_inverse=True)
+    if keys.shape[1] == 1:  # one word: numpy's integer sort, not its slower row sort
+        _, inverse = np.unique(keys[:, 0], return_inverse=True)
+    else:
+        _, inverse = np.unique(keys, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     table = np.zeros(int(inverse.max()) + 1, dtype=np.int64)
     np.add.at(table, inverse[: codes.shape[0]], np.asarray(counts, dtype=np.int64))
