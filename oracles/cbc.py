@@ -3,7 +3,7 @@
 CBC is a floating-point MIP solver, so its certificate is accepted only with
 a numerical margin (docs/privacy.md §2.7 R3): the dual bound passed on
 is CBC's bound widened by ``tau = tolerance * (1 + sum |objective coefficients|)``,
-and ``oracles.base`` then requires ``F(q) <= ceil(LB - tau)``.  A run counts
+and ``synthdp.oracles.base`` then requires ``F(q) <= ceil(LB - tau)``.  A run counts
 as proven only if CBC's log says "Optimal solution found" *and* PuLP's
 ``sol_status`` is optimal (PuLP's ``status`` is "Optimal" after a time
 limit too).  CBC's best bound is read from its log ("Lower bound" /

@@ -1,6 +1,6 @@
 """A backend-neutral integer model: where every encoding is written once.
 
-Each query-class family has one encoder (:mod:`oracles.encodings`) that
+Each query-class family has one encoder (:mod:`synthdp.oracles.encodings`) that
 builds a :class:`Model`; every backend (CP-SAT, CBC, MaxSAT) translates the
 same model.  The vocabulary is small on purpose:
 

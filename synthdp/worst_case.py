@@ -19,9 +19,9 @@ opposite error.
 Each sense is solved by the best backend for the class (``backend="auto"``):
 the exact search where it applies (marginal tables for width-bounded
 conjunctions and workloads, the row-class branch and bound of
-:mod:`synthdp.oracles.exact_suffix` for other conjunctions and monotone
+:mod:`synthdp.oracles.exact.suffix` for other conjunctions and monotone
 conjunctions, the Walsh-Hadamard transform of
-:mod:`synthdp.oracles.exact_transform` for parities, and disjunctions over
+:mod:`synthdp.oracles.exact.transform` for parities, and disjunctions over
 binary attributes through their De Morgan conjunctions), enumeration for
 classes small enough, CP-SAT for the rest (halfspaces, disjunctions over
 wider attributes).  A time limit stops the exact searches cleanly (they
@@ -53,7 +53,8 @@ from synthdp.core.errors import InputError
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits, QueryInstance, Raw, certify_query
 from synthdp.oracles.brute import BruteForceOracle
-from synthdp.oracles.exact_common import Budget, SearchOutcome, exact_in_float
+from synthdp.oracles.exact import query as exact_query, suffix as exact_suffix, transform as exact_transform
+from synthdp.oracles.exact.common import Budget, SearchOutcome, exact_in_float
 from synthdp.oracles.watchdog import TimedOut, run_with_deadline
 from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
 from synthdp.queries.complement import base_class
@@ -160,8 +161,6 @@ def exact_supports(query_class: QueryClass) -> bool:
     """Whether the evaluator's exact search handles the class: conjunctions and monotone conjunctions
     (searches of the exact backend), parities of at most 24 binary features (a Walsh-Hadamard transform), and
     disjunctions over all-binary attributes (the conjunctions of the flipped literals, by De Morgan)."""
-    from synthdp.oracles import exact_query, exact_transform
-
     return (exact_query.supported(query_class) or exact_transform.supported(query_class)
             or _binary_disjunctions(query_class))
 
@@ -192,8 +191,6 @@ def _check_backend(backend: str, query_class: QueryClass) -> str:
 def _exact_raw(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, limits: Limits) -> tuple[Raw, str]:
     """The exact search: marginal tables where the exact backend would use them, the row-class search for
     other conjunctions, the Walsh-Hadamard transform for parities (under the hard kill: it checks no clock)."""
-    from synthdp.oracles import exact_query, exact_suffix, exact_transform
-
     if _binary_disjunctions(query_class):
         return _disjunctions_raw(query_class, codes, weights, limits)
     if exact_transform.supported(query_class):

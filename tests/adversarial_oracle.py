@@ -5,11 +5,11 @@ certifiable oracle in the sense of docs/privacy.md (§1.5): it
 returns a certified minimiser or FAIL, and both its failures and its choice
 among optima may be adversarial -- but, as assumption A-stateless requires,
 they depend on the call's instance only (plus independent internal coins).
-It is exact by enumeration, like :class:`~oracles.brute.BruteForceOracle`.
+It is exact by enumeration, like :class:`~synthdp.oracles.brute.BruteForceOracle`.
 
 :class:`CertificateStub` is *not* a legal oracle: it returns non-optimal
 answers, invalid bounds, queries outside the class or unproven answers, to
-test that certification (docs/privacy.md §2.7 R2-R3, :func:`oracles.base.certify_query`)
+test that certification (docs/privacy.md §2.7 R2-R3, :func:`synthdp.oracles.base.certify_query`)
 turns every one of them into FAIL.
 """
 

@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 
-import synthdp.oracles.exact_query as exact_query
+import synthdp.oracles.exact.query as exact_query
 from synthdp.oracles.base import DataInstance, Limits, QueryInstance
 from synthdp.oracles.brute import BruteForceOracle
 from synthdp.oracles.exact import ExactSearchOracle
@@ -210,7 +210,7 @@ def test_idle_values_share_one_subtree():
 
 def test_paused_and_resumed_search_gives_the_same_answer(monkeypatch):
     """The search runs in slices between limit checks; slicing must not change the answer."""
-    import synthdp.oracles.exact_data as exact_data
+    import synthdp.oracles.exact.data as exact_data
 
     rng = np.random.default_rng(62)
     instances = [random_data_instance(rng, "marginals", closed=True, scale=9, max_attrs=6, max_size=5, max_queries=40)

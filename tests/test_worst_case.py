@@ -16,9 +16,9 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.evaluate import marginal_errors
-from synthdp.oracles import exact_suffix, exact_transform
+from synthdp.oracles.exact import suffix as exact_suffix, transform as exact_transform
 from synthdp.oracles.base import Limits
-from synthdp.oracles.exact_common import Budget
+from synthdp.oracles.exact.common import Budget
 from synthdp.queries.complement import base_class
 from synthdp.queries.conjunctions import Conjunctions
 from synthdp.queries.monotone import MonotoneConjunctions
@@ -137,7 +137,7 @@ def test_table_rows_and_scale_are_exact():
 
 @pytest.mark.parametrize("kind", ["conjunctions", "monotone"])
 def test_row_class_search_against_enumeration(kind):
-    """The row-class branch and bound of oracles/exact_suffix.py: exact on random weights and width bounds."""
+    """The row-class branch and bound of oracles/exact/suffix.py: exact on random weights and width bounds."""
     rng = np.random.default_rng(3)
     for _ in range(120):
         sizes = rng.integers(2, 4, size=rng.integers(1, 5))

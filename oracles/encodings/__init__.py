@@ -1,7 +1,7 @@
 """Encodings of the two oracle problems, one module per class family.
 
 :func:`encode_query` and :func:`encode_data` build a backend-neutral
-:class:`~oracles.model.Model` for a (base) query class;
+:class:`~synthdp.oracles.model.Model` for a (base) query class;
 :class:`EncodedOracle` is the oracle every solver backend derives from:
 it encodes, runs the backend's translation under the wall-clock watchdog,
 and decodes the solution into a query or a record.

@@ -28,7 +28,7 @@ marginals with a selector ``t_M`` and ``s_a = sum_{M ∋ a} t_M``; monotone
 conjunctions bound the number of features.  No symmetry breaking: distinct
 feasible assignments are distinct queries, with distinct signatures.
 
-**Data player.**  See :meth:`oracles.encodings.common.Records.add_conjunctions`.
+**Data player.**  See :meth:`synthdp.oracles.encodings.common.Records.add_conjunctions`.
 """
 
 from __future__ import annotations

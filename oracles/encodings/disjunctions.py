@@ -9,7 +9,7 @@ plus a constant.  (The class's separator points are the complements of the
 inner ones, so they go through the same identity.)
 
 **Data player.**  On a record, ``q`` is the OR of its record literals; see
-:meth:`oracles.encodings.common.Records.add_disjunctions`.
+:meth:`synthdp.oracles.encodings.common.Records.add_disjunctions`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ of ``c(x) = sum_{j in supp(x)} f[j]``.  With linear constraints available it
 is written by counting, ``c(x) = p + 2 h`` with ``p`` the parity bit and the
 integer ``h <= min(max_width, |supp(x)|) / 2`` in binary digits (all unique
 given ``f``); otherwise (MaxSAT) as a chain of 3-literal XORs that shares
-prefixes across points (:class:`~oracles.encodings.common.XorChains`).
+prefixes across points (:class:`~synthdp.oracles.encodings.common.XorChains`).
 The counting form gives CP-SAT a useful LP and sum propagation: on ADULT
 features with ``max_width = 3`` it proved optima 4-7x faster than the chains
 (300 and 1,000 rows).  Either way the parity literal is exact, so it carries
@@ -14,7 +14,7 @@ are merged beforehand.  ``max_width`` is one cardinality constraint on ``f``.
 
 **Data player.**  On a record, the features of one attribute are
 exclusive, so their XOR is ``[x_a in V_a]`` (one literal, see
-:meth:`~oracles.encodings.common.Records.value_in`); the query is the XOR of
+:meth:`~synthdp.oracles.encodings.common.Records.value_in`); the query is the XOR of
 those over its attributes.
 """
 

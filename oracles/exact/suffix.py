@@ -3,13 +3,13 @@
 This is the search of the certified worst-case evaluator (``synthdp.worst_case``):
 its weights are differences of two tables' counts, so positive and negative
 rows are mixed everywhere and the covered-negative-weight bound of
-:mod:`synthdp.oracles.exact_query` stays weak (on ACS's 23 binary attributes
+:mod:`synthdp.oracles.exact.query` stays weak (on ACS's 23 binary attributes
 it needs 10^5 nodes per sense).  The bound here nets the weights of rows
 that no deeper query can tell apart, which is exact for the deep nodes and
 leaves about 10^3 nodes.  The objective has no separator term (the
 evaluator's objective is the data term alone).
 
-The class is seen through the item model of :mod:`synthdp.oracles.exact_query`
+The class is seen through the item model of :mod:`synthdp.oracles.exact.query`
 (items ``[x_a == v]`` sorted by group, at most one item per group).  The
 search walks the set-enumeration tree: a node is a query ``P`` whose last
 item lies in group ``g``; its children add one item of a group after ``g``.
@@ -38,8 +38,8 @@ import math
 
 import numpy as np
 
-from synthdp.oracles.exact_common import Budget, SearchOutcome, exact_in_float
-from synthdp.oracles.exact_query import ItemModel, item_model
+from synthdp.oracles.exact.common import Budget, SearchOutcome, exact_in_float
+from synthdp.oracles.exact.query import ItemModel, item_model
 from synthdp.queries.base import QueryClass
 from synthdp.queries.conjunctions import Conjunctions
 from synthdp.queries.monotone import MonotoneConjunctions

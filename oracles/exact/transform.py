@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synthdp.oracles.exact_common import SearchOutcome
+from synthdp.oracles.exact.common import SearchOutcome
 from synthdp.queries.base import QueryClass
 from synthdp.queries.parities import Parities, Parity
 

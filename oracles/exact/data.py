@@ -56,7 +56,7 @@ thousands.)
 explored by decreasing bound (then increasing value), and an incumbent that
 changes only on strict improvement.
 
-The search itself is compiled (:mod:`oracles.exact_data_kernel`); this
+The search itself is compiled (:mod:`synthdp.oracles.exact.data_kernel`); this
 module prepares the instance and enforces the limits between slices.
 """
 
@@ -68,8 +68,8 @@ from typing import Sequence
 
 import numpy as np
 
-from synthdp.oracles import exact_data_kernel as kernel
-from synthdp.oracles.exact_common import Budget, SearchOutcome, bin_sums
+from synthdp.oracles.exact import data_kernel as kernel
+from synthdp.oracles.exact.common import Budget, SearchOutcome, bin_sums
 from synthdp.queries.base import QueryClass
 from synthdp.queries.conjunctions import Conjunction
 from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
@@ -170,11 +170,11 @@ _SLICE = 4096
 
 
 def _search(problem: DataProblem, rho: np.ndarray, budget: Budget) -> SearchOutcome:
-    """One branch-and-bound run (:mod:`oracles.exact_data_kernel`) for one ``rho``.
+    """One branch-and-bound run (:mod:`synthdp.oracles.exact.data_kernel`) for one ``rho``.
 
     The compiled search runs in slices of ``_SLICE`` nodes; between slices
     the budget is charged, so a work limit stops it with its incumbent and a
-    wall-clock limit raises :class:`oracles.base.Deadline`.
+    wall-clock limit raises :class:`synthdp.oracles.base.Deadline`.
     """
     p = problem
     unary = p.unary(rho)

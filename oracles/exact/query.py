@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from synthdp.core.keys import check_index_range
-from synthdp.oracles.exact_common import Budget, SearchOutcome, bin_sums
+from synthdp.oracles.exact.common import Budget, SearchOutcome, bin_sums
 from synthdp.queries.base import QueryClass
 from synthdp.queries.conjunctions import Conjunction, Conjunctions
 from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions

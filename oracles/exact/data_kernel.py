@@ -1,4 +1,4 @@
-"""Compiled branch and bound of the ``exact`` data player (the bound is proved in :mod:`oracles.exact_data`).
+"""Compiled branch and bound of the ``exact`` data player (the bound is proved in :mod:`synthdp.oracles.exact.data`).
 
 The search is a depth-first loop over explicit per-depth frames, compiled
 with numba.  Every piece of state lives in the arrays of
@@ -22,7 +22,7 @@ Frame ``p`` (the attributes of depths ``< p`` fixed) holds:
 * the children to visit, by decreasing bound (ties: smaller value first).
   A child with no undecided query is exact and is offered at once instead;
   of the idle values (no live query has a literal on them) only the first
-  in that order is a child (proof in :mod:`oracles.exact_data`).
+  in that order is a child (proof in :mod:`synthdp.oracles.exact.data`).
 
 The incumbent changes only on strict improvement, so the answer depends
 only on the instance.

@@ -1,9 +1,9 @@
 """The ``exact`` backend: native exhaustive search, certifiable by exhaustion.
 
-* Query player (:mod:`oracles.exact_query`): marginal-table enumeration for
+* Query player (:mod:`synthdp.oracles.exact.query`): marginal-table enumeration for
   width-bounded conjunctions and workloads, branch and bound over literals
   for wide conjunctions and monotone conjunctions.
-* Data player (:mod:`oracles.exact_data`): branch and bound over attribute
+* Data player (:mod:`synthdp.oracles.exact.data`): branch and bound over attribute
   values, with :meth:`ExactSearchOracle.maximize_many` /
   :meth:`ExactSearchOracle.solve_data_many` for the ``N`` samples of a round.
 
@@ -11,7 +11,7 @@ A search that finishes has examined (explicitly or by a valid bound) every
 candidate, so the optimum it found is also its proven bound.  Limits:
 ``work_limit`` counts search nodes (one per marginal table, resp. per
 branch-and-bound node) and stops with an unproven answer; ``time_limit`` is
-checked at every node and raises :class:`oracles.base.Deadline`.
+checked at every node and raises :class:`synthdp.oracles.base.Deadline`.
 Everything is computed in float64 on integers, which requires the sum of
 absolute coefficients to stay below 2**53; larger instances are refused
 (not proven) rather than risk an inexact answer.
@@ -26,9 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from synthdp.oracles.base import FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult, Raw
-from synthdp.oracles.exact_common import Budget, SearchOutcome, exact_in_float
-from synthdp.oracles.exact_data import DataProblem, maximize
-from synthdp.oracles.exact_query import minimize, supported
+from synthdp.oracles.exact.common import Budget, SearchOutcome, exact_in_float
+from synthdp.oracles.exact.data import DataProblem, maximize
+from synthdp.oracles.exact.query import minimize, supported
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import base_class
 

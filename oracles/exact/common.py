@@ -36,7 +36,7 @@ class Budget:
 
     A search calls :meth:`spend` once per node (or table) it expands.  The
     work budget makes the search stop cleanly with an unproven incumbent;
-    the wall-clock deadline raises :class:`oracles.base.Deadline`.
+    the wall-clock deadline raises :class:`synthdp.oracles.base.Deadline`.
     """
 
     def __init__(self, limits: Limits):
