@@ -1,7 +1,7 @@
 """Shared parts of the query classes over the compact binary features.
 
 Monotone conjunctions, parities and halfspaces are functions of the
-``d`` compact binary features of :func:`queries.base.binary_feature_columns`
+``d`` compact binary features of :func:`synthdp.queries.base.binary_feature_columns`
 (one feature per two-valued attribute, a one-hot block otherwise).  Each of
 them is decided by an integer linear form ``c . x`` of the feature vector,
 so evaluation is one matrix product per block of queries.

@@ -2,7 +2,7 @@
 
 Widths and bounds are written after a colon; :data:`FORMS` lists every form.
 By default the class is returned closed under complement (the game needs a
-complement-closed class): wrapped in :class:`~queries.complement.ComplementClosed`
+complement-closed class): wrapped in :class:`~synthdp.queries.complement.ComplementClosed`
 unless it is closed natively (halfspaces).
 """
 

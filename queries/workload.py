@@ -1,7 +1,7 @@
 """An explicit workload: every cell of a listed set of marginals.
 
 For example the 64 random 3-way marginals of ADULT used by FEM, RAP and
-GEM (458,996 cells).  The queries are :class:`~queries.conjunctions.Conjunction`
+GEM (458,996 cells).  The queries are :class:`~synthdp.queries.conjunctions.Conjunction`
 objects, so the conjunction evaluation, answers and separator apply.
 
 **Cell order.**  Each marginal's attributes are sorted by their position in
