@@ -30,7 +30,7 @@ import pandas as pd
 
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError
-from synthdp.core.parameters import check
+from synthdp.core.parameters import check, check_delta
 from synthdp.core.sources import ReadOptions
 from synthdp.mechanisms.accounting import Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -192,6 +192,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
     ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
     """
+    from synthdp.core.schema import PrivacyWarning
     from synthdp.engines import get_engine
 
     start = time.perf_counter()
@@ -202,6 +203,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     if engine is None:
         engine = get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ())), **options)
     collected: list[str] = []
+    delta_note = check_delta(config.delta, config.relation, config.n_rows)  # public inputs only
+    if delta_note:
+        collected.append(delta_note)
+        warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
     if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
         if config.schema is None:
             raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "

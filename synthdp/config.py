@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from synthdp.core.errors import InputError
-from synthdp.core.parameters import check_all
+from synthdp.core.parameters import check_all, check_delta
 
 #: Tuned defaults that are not ``None`` (docs/benchmarks.md; privacy does not depend on them).
 DEFAULT_THETA = 0.3
@@ -76,6 +76,7 @@ class SynthesisConfig:
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
+        check_delta(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
         from synthdp.engines import ENGINES
 
         if self.engine not in ENGINES:

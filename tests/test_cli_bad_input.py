@@ -98,6 +98,11 @@ CASES = {
     "bounds twice": (gen("--bounds", "a=0:3", "a=0:4", "b=0:3"), "gives column 'a' twice"),
     "bins zero": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=0"), "at least 1"),
     "bins text": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=many"), "whole number"),
+    # the budget (fixed public ceilings, checked before the file is read)
+    "epsilon 360": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "360", "-q"],
+                    "epsilon must be a finite number in (0, 100]"),
+    "delta 0.1 under add-remove": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "1", "--delta", "0.1"],
+                                   "the most synthdp accepts under add-remove"),
     # the query class
     "pure DP, no player fits": (["generate", "codes.csv", "-o", "new.csv", "--epsilon", "1", "--queries",
                                  "marginals:3", "--schema", "wide-domain.json", "-q"], "pure DP (no delta) allows only"),

@@ -69,13 +69,38 @@ def test_a_budget_the_run_cannot_keep_is_refused_before_the_data_are_read(demo, 
 def test_checks_that_need_n_run_only_under_replace_one(demo):
     """delta <= 1/n is checked where n is public; under add/remove nothing may depend on n."""
     df, schema = demo
-    small = df.head(20)
+    small = df.head(2000)
     with pytest.raises(InputError, match="larger than 1/n.*replace-one"):
-        synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=0.1, relation="replace-one", schema=schema,
+        synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=1e-3, relation="replace-one", schema=schema,
                                    **FAST)
-    rep = synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=0.1, schema=schema, random_state=0,
+    rep = synthdp.generate_synthetic(small, "marginals:1", epsilon=1, delta=1e-3, schema=schema, random_state=0,
                                      **FAST).report
-    assert rep.relation == "add-remove"
+    assert rep.relation == "add-remove" and not any("delta" in w for w in rep.warnings)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(epsilon=360), r"epsilon must be a finite number in \(0, 100\]"),
+    (dict(epsilon=1e6), r"epsilon must be a finite number in \(0, 100\]"),
+    (dict(epsilon=1, delta=0.1), "above 0.001, the most synthdp accepts under add-remove"),
+])
+def test_a_budget_beyond_the_public_ceilings_is_refused_before_the_data_are_read(demo, monkeypatch, options, message):
+    """epsilon above 100 and (add/remove, where n is private) delta above 1e-3: fixed public ceilings."""
+    df, schema = demo
+    monkeypatch.setattr(synthdp.api, "build", lambda *a, **k: pytest.fail("the data were read"))
+    with pytest.raises(InputError, match=message):
+        synthdp.generate_synthetic(df, "marginals:1", schema=schema, **options, **FAST)
+    with pytest.raises(InputError, match=message):
+        synthdp.Synthesizer("marginals:1", **options)
+
+
+def test_delta_above_one_over_the_public_n_rows_is_warned_and_reported(demo):
+    """Under add/remove the only public size is the caller's n_rows; the warning reaches the report."""
+    df, schema = demo
+    with pytest.warns(UserWarning, match=r"above 1/n_rows = 0.0002"):
+        rep = synthdp.generate_synthetic(df.head(50), "marginals:1", epsilon=1, delta=1e-3, n_rows=5000,
+                                         schema=schema, random_state=0, **FAST).report
+    assert any("above 1/n_rows" in w for w in rep.warnings)
+    assert "warning: delta=0.001 is above 1/n_rows" in rep.summary()
 
 
 @pytest.mark.parametrize("options, method, why", [

@@ -39,6 +39,13 @@ class Relation(StrEnum):
 MAX_ROUNDS = 100_000
 #: Largest resample asked of ``n_rows``: the table is held in memory (about 8 bytes per cell).
 MAX_ROWS = 100_000_000
+#: Largest epsilon accepted: above it ``e^epsilon`` (about 10^43) promises nothing, the noise no longer hides a
+#: record, and the transfer theorem's figures overflow; a run that large is a non-private one in disguise.
+MAX_EPSILON = 100
+#: Largest delta accepted under add/remove, where ``n`` is private and the usual rule ``delta <= 1/n`` cannot be
+#: checked: a mechanism may publish a record outright with probability delta, so more than one in a thousand
+#: is not a privacy guarantee for any table (replace-one refuses ``delta > 1/n`` with its public ``n``).
+MAX_DELTA_ADD_REMOVE = 1e-3
 #: Largest seed accepted (numpy's SeedSequence takes any non-negative integer; 128 bits is plenty).
 MAX_SEED = 2**128 - 1
 
@@ -109,7 +116,9 @@ RESPONSES = ("round", "union")
 FTPL_NOISES = ("two-sided", "one-sided")
 
 RULES: dict[str, Rule] = {
-    "epsilon": Rule(positive_number, "{name} must be a finite number > 0, got {value!r}"),
+    "epsilon": Rule(lambda v: positive_number(v) and v <= MAX_EPSILON,
+                    f"{{name}} must be a finite number in (0, {MAX_EPSILON}], got {{value!r}}: above {MAX_EPSILON}, "
+                    "e^epsilon promises nothing and the noise no longer hides anyone (typical budgets are 0.1 to 10)"),
     "delta": Rule(_optional(lambda v: _finite(v) and 0 < v < 1),
                   "{name} must be in (0, 1), or None for pure DP; got {value!r}"),
     "method": Rule(_choice(*METHODS), f"{{name}} must be one of {list(METHODS)}, got {{value!r}}"),
@@ -153,6 +162,25 @@ RULES: dict[str, Rule] = {
     "unsafe_public_categories": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
     "insist": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
 }
+
+
+def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
+    """Refuse a ``delta`` above the add/remove ceiling; return a warning when it is above ``1/n_rows``.
+
+    Only public quantities enter: the fixed :data:`MAX_DELTA_ADD_REMOVE` and the
+    user's ``n_rows`` (under add/remove the true ``n`` is private; replace-one
+    checks ``delta <= 1/n`` with its public ``n`` once the table is counted).
+    """
+    if delta is None or relation != Relation.ADD_REMOVE:
+        return None
+    if delta > MAX_DELTA_ADD_REMOVE:
+        raise InputError(f"delta={delta!r} is above {MAX_DELTA_ADD_REMOVE:g}, the most synthdp accepts under add-remove "
+                         "neighbours (n is private there, so delta <= 1/n cannot be checked); take a public upper "
+                         "bound N on the number of rows and use delta <= 1/N^2 (e.g. 1e-9)")
+    if n_rows is not None and delta > 1 / n_rows:
+        return (f"delta={delta!r} is above 1/n_rows = {1 / n_rows:.3g}: a mechanism may then publish a record "
+                "outright; choose delta well below 1/n (1/n^2 is customary)")
+    return None
 
 
 def check(name: str, value: Any) -> Any:
