@@ -424,7 +424,7 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodO
 
     config, rho = plan.config, plan.measure.rho.value
     ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
-                 f"rho={rho}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
+                 f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
     oracle = plan.measure.oracle
     filter_ledger = ZcdpLedger(rho, plan.measure.clip_budget)
     result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,

@@ -333,7 +333,8 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
     if requested != "auto":
         return Choice(requested, "chosen by the caller")
     if game_settings:
-        return Choice("game", f"game settings given ({', '.join(game_settings)})")
+        return Choice("game", f"game settings given ({', '.join(game_settings)}), so auto chose the game over "
+                              "select-measure-estimate, which does not read them; drop them for the default method")
     if delta is None:
         return Choice("game", "pure DP (delta=None): select-measure-estimate is zCDP and needs a delta")
     if not marginal_class:

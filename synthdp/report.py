@@ -144,6 +144,8 @@ class Report:
             f"of budget epsilon={r.epsilon_budget:.6g}, delta={r.delta_budget:.3g} "
             f"({r.composition} composition, {r.relation} neighbours)",
         ]
+        if "method" in r.plan:
+            lines.append(f"method {r.method}: {r.plan['method']['reason']}")
         if r.method == "game":
             oracle = (f"query oracle {r.oracle}, mode {r.mode}" if r.oracle != "-"
                       else "no query oracle (the player scores every query of the workload)")
@@ -173,10 +175,11 @@ class Report:
                 lines.append(f"a-priori bound: vacuous at these settings (its constant term {b['B']:.3g} is at "
                              "least 1, the largest possible error)")
         overhead = self.population(0.0).population_error
-        lines.append(f"population (transfer theorem, docs/privacy.md §5): answers from this table are within their "
-                     f"sample error + {overhead:.3g} of the population's, with probability "
-                     f"{1 - POPULATION_FAILURE:g} given sample accuracy failing w.p. {POPULATION_SAMPLE_FAILURE:g}"
-                     + ("; vacuous at this epsilon (>= 1)" if overhead >= 1 else "") + "; see Report.population()")
+        if overhead < 1:  # a bound of 1 or more says nothing: no line (Report.population() still explains it)
+            lines.append(f"population (transfer theorem, docs/privacy.md §5): answers from this table are within "
+                         f"their sample error + {overhead:.3g} of the population's, with probability "
+                         f"{1 - POPULATION_FAILURE:g} given sample accuracy failing w.p. "
+                         f"{POPULATION_SAMPLE_FAILURE:g}; see Report.population()")
         lines.append(f"wrote {r.rows_written} rows")
         lines.extend(f"warning: {w}" for w in r.warnings)
         return "\n".join(lines)

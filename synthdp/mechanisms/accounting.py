@@ -331,7 +331,7 @@ class Ledger:
                               if self.delta_budget == 0 and event.clip > 0 else ""))
         self.events.append(event)
         self._totals, self._ahead = totals, ahead
-        log.info("ledger: %s spent (%s, %s) [%s] %s; total %s", mechanism, event.epsilon, event.delta,
+        log.info("ledger: %s spent (%.6g, %.3g) [%s] %s; total %s", mechanism, float(event.epsilon), float(event.delta),
                  event.relation, note, best)
         return event
 

@@ -174,7 +174,7 @@ class ZcdpLedger:
         event = ZcdpEvent(mechanism, Fraction(rho), relation, note)
         self.events.append(event)
         self._spent += event.rho
-        log.info("zcdp ledger: %s charged rho=%s [%s] %s; spent %.6g of %.6g", mechanism, event.rho, relation,
+        log.info("zcdp ledger: %s charged rho=%.6g [%s] %s; spent %.6g of %.6g", mechanism, float(event.rho), relation,
                  note, float(self._spent), float(self.rho_budget))
         return event
 
@@ -199,7 +199,7 @@ class ZcdpLedger:
                                f"clips past the reserved {float(self.clip_budget):.3g} (docs/privacy.md §8.4); "
                                "nothing was released".replace(" :", ":"))
         rho = exponential_rho(epsilon) if mechanism in BOUNDED_RANGE else pure_rho(epsilon)
-        event = self.charge(mechanism, rho, relation, f"eps={epsilon} {note}".strip())
+        event = self.charge(mechanism, rho, relation, f"eps={float(epsilon):.6g} {note}".strip())
         self._clipped += clip
         return event
 

@@ -308,7 +308,7 @@ def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensiti
                  selected_by: str = "exponential", query: str | None = None) -> tuple[Measurement, np.ndarray]:
     """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3)."""
     rho = gaussian_rho(sensitivity_sq, sigma2)
-    ledger.charge("gaussian", rho, relation, f"{'query' if query else 'marginal'} {attrs} sigma2={sigma2}")
+    ledger.charge("gaussian", rho, relation, f"{'query' if query else 'marginal'} {attrs} sigma2={float(sigma2):.6g}")
     noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
     names = tuple(domain.names[a] for a in attrs)
     return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query), noisy
@@ -580,7 +580,8 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
         change = float(np.abs(model.counts(r) - before).sum())
         bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
-        log.info("measure round %d: %s sigma2=%s eps=%s change=%.1f", rounds, m.names, sigma2, epsilon, change)
+        log.info("measure round %d: %s sigma2=%.6g eps=%.6g change=%.1f", rounds, m.names, float(sigma2),
+                 float(epsilon), change)
         if last:
             break
         if change <= math.sqrt(2 / math.pi) * math.sqrt(float(sigma2)) * domain.cells(r):
