@@ -55,11 +55,17 @@ class SyntheticResult:
     schema: Any = None
     plan: Plan | None = None
 
-    def to_csv(self, path: str | Path) -> None:
-        """Write the table to ``path`` atomically (temporary file, then rename)."""
-        from synthdp.core.io import write_csv
+    def save(self, path: str | Path) -> None:
+        """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule)."""
+        from synthdp.core.parquet import write_table
 
-        write_csv(self.data, path)
+        write_table(self.data, path)
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename)."""
+        from synthdp.core.parquet import write_table
+
+        write_table(self.data, path, fmt="csv")
 
 
 def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):

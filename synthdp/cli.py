@@ -173,11 +173,13 @@ def cmd_generate(args) -> int:
     from synthdp.config import SynthesisConfig
     from synthdp.core.io import dump_json
     from synthdp.core.outputs import check_outputs, write_outputs
-    from synthdp.core.parquet import dump_table
+    from synthdp.core.parquet import dump_table, require_pyarrow, table_format
     from synthdp.tuning import commandline as tuning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
+    if table_format(args.output, "-o") == "parquet":
+        require_pyarrow()
     kwargs = _schema_kwargs(args)
     if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
         return tuning.generate(args, kwargs, lambda: _read(args.input, args))
@@ -384,8 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "needs --schema and synthdp[dask])")
     g.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="address of a running Dask scheduler (default with --engine dask: a local cluster)")
-    g.add_argument("-o", "--output", required=True, help="output CSV (checked before anything runs; written with "
-                   "--report as one unit)")
+    g.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); "
+                   "checked before anything runs, written with --report as one unit")
     g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
     g.add_argument("--delta", type=float, default=None,
                    help="total delta (omit for pure DP); choose it below 1/n. Checked under replace-one only: under "

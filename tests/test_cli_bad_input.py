@@ -68,6 +68,8 @@ CASES = {
                               "--report", "schema.json"], "is the input file"),
     "output is a directory": (gen(*GOOD, out="sub"), "is a directory"),
     "output folder missing": (gen(*GOOD, out="nowhere/x.csv"), "does not exist; create it first"),
+    "output .xlsx": (gen(*GOOD, out="out.xlsx"), "unknown table format '.xlsx'; name the file .csv or .parquet"),
+    "output without a suffix": (gen(*GOOD, out="synthetic"), "unknown table format '(no suffix)'"),
     "output is a FIFO": (gen(*GOOD, out="fifo"), "FIFO"),
     "output is a device": (gen(*GOOD, out="/dev/null"), "is a device"),
     "plot format unknown": (["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD, "--plot", "e.gif"],
@@ -197,3 +199,30 @@ def test_output_through_a_symbolic_link_replaces_the_file_it_points_to(folder, c
     os.symlink("out.csv", folder / "link.csv")
     assert main(gen(*GOOD, out="link.csv")) == 0, capsys.readouterr().err
     assert os.path.islink(folder / "link.csv") and (folder / "out.csv").read_text().startswith("a,b\n")
+
+
+def test_output_format_follows_the_name_in_the_cli_and_in_python(folder, capsys):
+    """One rule for -o and SyntheticResult.save: .csv is CSV, .parquet is Parquet, anything else is refused."""
+    import pandas as pd
+
+    import synthdp
+    from synthdp.core.errors import InputError
+
+    assert main(gen(*GOOD, out="new.parquet")) == 0, capsys.readouterr().err
+    table = pd.read_parquet(folder / "new.parquet")
+    assert list(table.columns) == ["a", "b"]
+    result = synthdp.generate_synthetic(pd.read_csv(folder / "in.csv"), "marginals:1", epsilon=1, delta=1e-6,
+                                        bounds={"a": (0, 3), "b": (0, 3)}, rounds=2, random_state=0, progress=False)
+    result.save(folder / "py.parquet")
+    result.save(folder / "py.csv")
+    result.to_csv(folder / "py2.csv")
+    assert pd.read_parquet(folder / "py.parquet").shape == pd.read_csv(folder / "py.csv").shape
+    before = state(folder)
+    for name, message in [("py.xlsx", "unknown table format '.xlsx'"), ("py.txt", "unknown table format '.txt'")]:
+        with pytest.raises(InputError, match=message):
+            result.save(folder / name)
+        with pytest.raises(InputError, match=message):
+            result.to_csv(folder / name)
+    with pytest.raises(InputError, match="names a parquet file but this writes csv"):
+        result.to_csv(folder / "py.parquet")
+    assert state(folder) == before

@@ -16,7 +16,7 @@ import pandas as pd
 from synthdp.core.errors import InputError
 
 __all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
-           "require_pyarrow", "write_parquet"]
+           "require_pyarrow", "table_format", "write_parquet", "write_table"]
 
 #: File name endings read and written as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -70,12 +70,45 @@ def dump_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
     df.to_parquet(path, index=False, engine="pyarrow")
 
 
-def dump_table(df: pd.DataFrame, path: str | os.PathLike, name: str | os.PathLike) -> None:
-    """Write ``df`` to ``path`` as Parquet if ``name`` (the final output's name) ends in ``.parquet``, else as CSV."""
+def table_format(name: str | os.PathLike, option: str = "path") -> str:
+    """``"csv"`` or ``"parquet"`` by the ending of an output table's ``name``; any other ending is refused.
+
+    The one rule for output tables, of the CLI's ``-o`` and of the Python API
+    (:meth:`synthdp.SyntheticResult.save`): a file is written in the format its
+    name says, never CSV text under another format's name.
+    """
     if is_parquet(name):
+        return "parquet"
+    if str(name).lower().endswith(".csv"):
+        return "csv"
+    suffix = Path(name).suffix or "(no suffix)"
+    raise InputError(f"{option} {os.fspath(name)!r}: unknown table format {suffix!r}; name the file .csv or "
+                     f".parquet (Excel opens the .csv)")
+
+
+def dump_table(df: pd.DataFrame, path: str | os.PathLike, name: str | os.PathLike) -> None:
+    """Write ``df`` to ``path`` in the format ``name`` (the final output's name) says (:func:`table_format`)."""
+    if table_format(name) == "parquet":
         dump_parquet(df, path)
     else:
         df.to_csv(path, index=False)
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = None) -> None:
+    """Write ``df`` to ``path`` atomically in the format its name says; ``fmt`` insists on one format.
+
+    Everything is checked (the name's format, the path) before anything is written.
+    """
+    from synthdp.core.outputs import check_outputs, write_outputs
+
+    found = table_format(path)
+    if fmt is not None and found != fmt:
+        raise InputError(f"{os.fspath(path)!r} names a {found} file but this writes {fmt}; name it .{fmt}, or use "
+                         "save(), which writes the format the name says")
+    if found == "parquet":
+        require_pyarrow()
+    out = check_outputs({"output": path})["output"]
+    write_outputs([(out, lambda tmp: dump_table(df, tmp, path))])
 
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:

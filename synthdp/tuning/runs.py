@@ -109,10 +109,10 @@ class ReleasedTable:
     data: pd.DataFrame
 
     def to_csv(self, path) -> None:
-        """Write the table atomically (temporary file, then rename)."""
-        from synthdp.core.io import write_csv
+        """Write the table (a ``.csv`` name) atomically (temporary file, then rename)."""
+        from synthdp.core.parquet import write_table
 
-        write_csv(self.data, path)
+        write_table(self.data, path, fmt="csv")
 
 
 @dataclass
