@@ -127,66 +127,72 @@ def generate_synthetic(
     engine: str = "pandas",
     scheduler: str | None = None,
 ) -> SyntheticResult:
-    """Release a differentially private synthetic version of ``df``.
+    """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
-    Runs the synthetic-data game of docs/privacy.md (§4): ``rounds``
-    rounds in which a private query player picks the query of
-    ``query_class`` on which the current synthetic samples are most wrong and
-    a follow-the-perturbed-leader data player answers with
-    ``samples_per_round`` records (default ``DEFAULT_SAMPLES``, or
-    ``CAPPED_SAMPLES`` when the round cap applies).  The total budget ``(epsilon, delta)`` is
-    split over rounds by the accountant (zCDP or basic composition,
-    whichever is tighter, docs/privacy.md §4.2); ``delta=None`` means pure DP with
-    basic composition.
+    Two methods, chosen by ``method`` (``"auto"``: from public inputs only,
+    reported with its reason in ``report.plan``):
 
-    Parameters mirror the CLI; see ``docs/privacy.md`` for the guarantees.
-    The number of rounds is ``rounds`` if given; otherwise the most rounds
-    whose per-round budget stays at least ``epsilon_per_round`` (default
-    :func:`default_epsilon_per_round`, then capped at ``DEFAULT_MAX_ROUNDS``):
-    a small budget buys few, sharp selections rather than many blurred ones.
-    ``respond_to="round"`` is the game of §4.1 (the query player answers this
-    round's samples); ``"union"`` makes it answer the running union of the
-    plays (MWEM style, docs/privacy.md §4.5 variant): same privacy, no accuracy
-    theorem; ``"auto"`` takes the union once each round's budget is at least
-    ``UNION_FROM_EPSILON_PER_ROUND``.  ``burn_in`` is the fraction of first
-    rounds whose plays are not released (post-processing, free): the early
-    plays answer few queries; ``None`` means ``ROUND_BURN_IN`` for the round
-    response and 0 for the union response.  ``ftpl_noise`` is the data
-    player's perturbation (:class:`synthdp.methods.game.FTPLDataPlayer`).
-    ``data_work_limit`` bounds each data-player call (in the backend's work
-    unit; default :attr:`oracles.base.Oracle.default_data_work_limit`): past it
-    the best record found is played and counted as unproven.
-    ``time_limit`` (seconds per oracle call) switches RSPM to Mode N, whose
-    privacy is *conditional on no solver failure*: for experiments only.
-    Numeric columns come back as bin labels (``numeric="label"``) or as values
-    drawn uniformly within their bin (``numeric="uniform"``).  A resample to
-    ``n_rows`` is post-processing; the true size is never used.
-    ``missing`` lists extra tokens meaning "missing" (e.g. ``["?"]``, as the
-    CLI's ``--missing``); surrounding spaces of text values are stripped, as
-    the CLI's reader skips them (``' Federal-gov'`` is ``'Federal-gov'``).
-    Categorical columns without public categories have their domains learned
-    privately by partition selection, charged to the budget (docs/privacy.md
-    §9; needs ``delta``); ``unsafe_public_categories=True`` reads them off the
-    data instead, which is NOT differentially private (the report says so).
-    ``method="measure"`` runs select-measure-estimate instead (docs/privacy.md
-    §8; marginal classes, needs ``delta``): each round selects a whole
-    marginal privately, measures it with discrete Gaussian noise and refits
-    a graphical model; the records are drawn from the model (``n_rows`` of
-    them, or the model's own noisy total).  ``"auto"`` takes it where it
-    serves the class and a delta is given, else the game; the game-specific
-    parameters are then unused.
-    Every choice left to ``None``/``"auto"`` is made by
-    :func:`synthdp.plan.make_plan` from public inputs and reported with its
-    reason in ``report.plan``.
-    ``df`` may also be the location of the table: a CSV or Parquet file, a
-    directory of them or a glob. ``engine`` is the counting pass
-    (:mod:`synthdp.engines`): ``"pandas"`` reads the table into memory;
-    ``"dask"`` counts the files part by part on a ``dask.distributed``
-    cluster (``scheduler``: a running scheduler's address, else a local
-    cluster), and needs a public ``schema``. Both give the same counts, so
-    the same release for the same seed.
-    The output has ``(rounds - floor(burn_in * rounds)) * samples_per_round``
-    rows unless ``n_rows`` asks for a resample of them.
+    * ``"measure"``, select-measure-estimate (docs/privacy.md §8): each round
+      privately selects a marginal (or, for a class that is not a marginal
+      class, a query found by RSPM), measures it with discrete Gaussian noise
+      and refits a graphical model; the records are drawn from the model.
+      zCDP, so it needs ``delta``.  ``"auto"`` takes it for every class it
+      serves when a ``delta`` is given and no game-only parameter is set.
+    * ``"game"``, the synthetic-data game (docs/privacy.md §4): ``rounds``
+      rounds in which a private query player picks the query of
+      ``query_class`` the current samples answer worst and a
+      follow-the-perturbed-leader data player answers with
+      ``samples_per_round`` records.  Any class; pure DP (``delta=None``) too.
+
+    Budget: ``epsilon`` (at most 100) and ``delta`` (``None``: pure DP; under
+    add/remove at most 1e-3, with a warning above ``1/n_rows``).  The ledger
+    never spends more; the report shows what was spent.  **Each call is a new
+    release with a new cost**: calling again on the same data spends the
+    budget again and the releases compose.  For more rows, resample the
+    release (``Synthesizer(...).fit(df).sample(n)``), which is free.
+
+    Rows written: ``n_rows`` if given (a resample of the release,
+    post-processing); else, for ``measure``, the model's noisy total count,
+    and for the game its released plays,
+    ``(rounds - floor(burn_in * rounds)) * samples_per_round``.  The input's
+    size is never used (it is private under add/remove).  ``report.plan``
+    says which rule applied.
+
+    Data and schema: ``df`` is a DataFrame or the location of the table (a
+    CSV or Parquet file, a directory of them or a glob).  ``schema`` (a
+    Schema or schema file) makes the domain public; otherwise ``categorical``,
+    ``bounds``, ``bins``, ``categories``, ``nullable``, ``clip`` and
+    ``max_categories`` describe it, and columns without public categories
+    have their domains learned privately by partition selection, charged to
+    the budget (docs/privacy.md §9; needs ``delta``).
+    ``unsafe_public_categories=True`` reads them off the data instead, which
+    is NOT differentially private (the report says so).  ``missing`` lists
+    extra tokens meaning "missing" (CLI ``--missing``); surrounding spaces of
+    text values are stripped.  Numeric columns come back as bin labels
+    (``numeric="label"``) or values drawn within their bin (``"uniform"``).
+    ``relation`` is the neighbouring relation (``"add-remove"`` or
+    ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
+    pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
+    ``dask.distributed`` cluster (``scheduler``; needs a public ``schema``);
+    both give the same release for the same seed.  ``random_state`` seeds
+    an experiment (omit it for a release); ``progress`` shows a progress bar.
+
+    Game parameters (unused by ``measure``; setting one makes ``"auto"``
+    choose the game): without ``rounds``, the most rounds whose per-round
+    budget stays at least ``epsilon_per_round`` (default
+    :func:`default_epsilon_per_round`, capped at ``DEFAULT_MAX_ROUNDS``);
+    ``samples_per_round`` defaults to ``DEFAULT_SAMPLES`` (``CAPPED_SAMPLES``
+    under the cap).  ``respond_to``: ``"round"`` (the game of §4.1) or
+    ``"union"`` (the query player answers the running union, §4.5 variant;
+    same privacy, no accuracy theorem); ``"auto"`` takes the union once each
+    round's budget is at least ``UNION_FROM_EPSILON_PER_ROUND``.  ``burn_in``
+    is the fraction of first rounds not released (``None``:
+    ``ROUND_BURN_IN`` for the round response, 0 for the union).
+    ``query_player``, ``oracle``, ``ftpl_noise``, ``ftpl_theta``,
+    ``resolution``, ``prsma_max_calls``, ``insist``, ``work_limit`` and
+    ``data_work_limit`` tune the players and their solvers.  ``time_limit``
+    (seconds per oracle call) switches RSPM to Mode N, whose privacy is
+    *conditional on no solver failure*: for experiments only.
     """
     params = {k: v for k, v in locals().items() if k != "df"}
     return synthesize(df, SynthesisConfig(**params))
@@ -570,7 +576,17 @@ class Synthesizer:
         return f"Synthesizer({', '.join(changed)})"
 
     def fit(self, df: pd.DataFrame, y: None = None) -> "Synthesizer":
-        """Generate the private synthetic table from ``df`` (spends the budget once)."""
+        """Generate the private synthetic table from ``df`` (spends the budget once).
+
+        Every call is a new release with its own cost: fitting again on the
+        same data spends the budget again, and the releases compose (two fits
+        at ``epsilon`` cost ``2 epsilon``).  For more rows call :meth:`sample`,
+        which is free.  A second fit warns.
+        """
+        if hasattr(self, "result_"):
+            warnings.warn("Synthesizer.fit was called again: this is a new release that spends the budget again "
+                          "(on the same data the two releases together cost twice the budget); for more rows of "
+                          "the first release use sample(n)", UserWarning, stacklevel=2)
         self.result_ = synthesize(df, self.config())
         self.report_ = self.result_.report
         self.schema_ = self.result_.schema

@@ -160,7 +160,19 @@ class Plan:
             for name in ("rounds", "samples_per_round", "player", "mode", "query_oracle", "data_oracle",
                          "response", "burn_in_rounds"):
                 out[name] = getattr(self.game, name).to_dict()
+        out["rows"] = self.rows().to_dict()
         return out
+
+    def rows(self) -> Choice:
+        """How many records the output has, and why: never the input's size (private under add/remove)."""
+        if self.config.n_rows is not None:
+            return Choice(self.config.n_rows, "n_rows given by the caller: a resample of the released records")
+        if self.game is not None:
+            T, N, burn = self.game.rounds.value, self.game.samples_per_round.value, self.game.burn_in_rounds.value
+            return Choice((T - burn) * N, f"the released plays of the game, ({T} - {burn}) rounds x {N} samples, not "
+                                          "the input's size; pass n_rows for another size")
+        return Choice("noisy total", "as many records as the fitted model's noisy total count (released, paid "
+                                     "for); pass n_rows for another size")
 
 
 def budget(config: SynthesisConfig) -> tuple[Fraction, Fraction | None]:

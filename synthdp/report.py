@@ -142,7 +142,8 @@ class Report:
         lines = [
             f"privacy: spent epsilon={r.epsilon_spent:.6g}, delta={r.delta_spent:.3g} "
             f"of budget epsilon={r.epsilon_budget:.6g}, delta={r.delta_budget:.3g} "
-            f"({r.composition} composition, {r.relation} neighbours)",
+            f"({r.composition} composition, {r.relation} neighbours); each run is a new release: running again "
+            "on the same data spends again (Synthesizer.sample draws more rows for free)",
         ]
         if "method" in r.plan:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
@@ -180,6 +181,7 @@ class Report:
                          f"their sample error + {overhead:.3g} of the population's, with probability "
                          f"{1 - POPULATION_FAILURE:g} given sample accuracy failing w.p. "
                          f"{POPULATION_SAMPLE_FAILURE:g}; see Report.population()")
-        lines.append(f"wrote {r.rows_written} rows")
+        rows = r.plan.get("rows")
+        lines.append(f"wrote {r.rows_written} rows" + (f": {rows['reason']}" if rows else ""))
         lines.extend(f"warning: {w}" for w in r.warnings)
         return "\n".join(lines)

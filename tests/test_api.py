@@ -250,3 +250,24 @@ def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypat
         synthdp.generate_synthetic(df, "marginals:2", rounds=300, **opts)
     with pytest.raises(InputError, match="replace-one"):
         synthdp.generate_synthetic(df, "marginals:2", rounds=2, **dict(opts, relation="add-remove"))
+
+
+def test_each_call_is_a_new_release_and_says_so(demo):
+    """A second fit warns that it spends again; the docstrings and the summary say that a call is a release."""
+    df, schema = demo
+    synth = synthdp.Synthesizer("marginals:1", epsilon=1, delta=1e-6, schema=schema, random_state=0, progress=False)
+    synth.fit(df.head(200))
+    with pytest.warns(UserWarning, match="new release that spends the budget again"):
+        synth.fit(df.head(200))
+    assert "each run is a new release" in synth.report_.summary()
+    for doc in (synthdp.generate_synthetic.__doc__, synthdp.Synthesizer.fit.__doc__):
+        assert "new release" in " ".join(doc.split()) and "sample" in doc
+
+
+def test_generate_synthetic_docstring_describes_both_methods_and_every_parameter():
+    import inspect
+
+    doc = synthdp.generate_synthetic.__doc__
+    assert "select-measure-estimate" in doc and "synthetic-data game" in doc
+    missing = [p for p in inspect.signature(synthdp.generate_synthetic).parameters if f"``{p}" not in doc]
+    assert missing == [], missing

@@ -152,3 +152,18 @@ def test_texts_print_rho_and_epsilon_as_floats_and_the_json_keeps_them_exact(dem
     assert texts and not [t for t in texts if re.search(r"\d{7,}/\d", t)], texts
     assert Fraction(rep.rho_budget) == Fraction(rep.plan["rho"]["value"])  # exact, not rounded
     assert Fraction(rep.rho_spent) <= Fraction(rep.rho_budget)
+
+
+@pytest.mark.parametrize("options, rows, why", [
+    (dict(method="game", rounds=8, samples_per_round=5, burn_in=0.25), 30, "(8 - 2) rounds x 5 samples, not the input"),
+    (dict(method="game", rounds=8, samples_per_round=5, n_rows=77), 77, "n_rows given by the caller"),
+    (dict(method="measure"), None, "noisy total count"),
+])
+def test_summary_says_how_many_rows_were_written_and_why(demo, options, rows, why):
+    """The game's output size is its plays, not n (private under add/remove); the summary says so."""
+    df, schema = demo
+    rep = synthdp.generate_synthetic(df, "marginals:1", epsilon=1, delta=1e-6, schema=schema, random_state=0,
+                                     progress=False, **options).report
+    line = next(line for line in rep.summary().splitlines() if line.startswith("wrote"))
+    assert why in line and line.startswith(f"wrote {rep.rows_written} rows:"), line
+    assert rows is None or rep.rows_written == rows
