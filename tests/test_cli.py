@@ -120,8 +120,18 @@ def test_progress_lines_in_logs_with_an_estimate_and_without_times_under_prsma()
     log = io.StringIO()
     bar = RoundProgress(100, timings=False, stream=log)
     bar.update(37)
-    bar.close(37)  # a loop that stops early (the measurement filter) says how far it got
-    assert log.getvalue().splitlines()[-1] == "synthdp rounds: 37/100 done"
+    bar.close(37)  # a loop that stops early (the measurement filter) says where and why, not "37/100 done"
+    assert log.getvalue().splitlines()[-1] == "synthdp rounds: stopped at 37 rounds: budget spent (planned up to 100)"
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    bar = RoundProgress(100, timings=False, stream=term)
+    bar.update(37)
+    bar.close(37)  # the bar goes, the reason stays
+    assert term.getvalue().rstrip().endswith("synthdp rounds: stopped at 37 rounds: budget spent (planned up to 100)")
 
 
 def test_prsma_player_hides_its_timings():

@@ -44,7 +44,7 @@ class RoundProgress:
 
     def __init__(self, total: int, *, enabled: bool = True, timings: bool = True, desc: str = "synthdp rounds",
                  unit: str = "round", interval: float = PROGRESS_INTERVAL, stream: IO[str] | None = None):
-        self.total, self.enabled, self.timings, self.desc = total, enabled, timings, desc
+        self.total, self.enabled, self.timings, self.desc, self.unit = total, enabled, timings, desc, unit
         self.interval = interval
         self.stream = stream if stream is not None else sys.stderr
         self.start = self.last = time.monotonic()
@@ -82,19 +82,26 @@ class RoundProgress:
         self.last = now
         print(line, file=self.stream, flush=True)
 
-    def close(self, done: int | None = None) -> None:
+    def close(self, done: int | None = None, stopped: str = "budget spent") -> None:
         """Remove the bar, or log the last line (with the total time when timings are shown).
 
-        ``done`` is the number of rounds run when a loop stops before ``total`` (a budget filter, say).
+        ``done`` is the number of rounds run when a loop stops before ``total``
+        (a budget filter, say); the last line then says so and why
+        (``stopped``), on a terminal too: "stopped at 22 rounds: budget spent
+        (planned up to 120)", not "22/120 done".
         """
         if not self.enabled:
             return
         if self.bar is not None:
             self.bar.close()
-            return
         took = f" in {_duration(time.monotonic() - self.start)}" if self.timings else ""
-        ran = self.total if done is None else done
-        print(f"{self.desc}: {ran}/{self.total} done{took}", file=self.stream, flush=True)
+        if done is not None and done < self.total:
+            line = f"{self.desc}: stopped at {done} {self.unit}s: {stopped} (planned up to {self.total}){took}"
+        elif self.bar is not None:
+            return
+        else:
+            line = f"{self.desc}: {self.total}/{self.total} done{took}"
+        print(line, file=self.stream, flush=True)
 
 
 def _isatty(stream: IO[str]) -> bool:
