@@ -83,6 +83,11 @@ CASES = {
     "--columns repeated": (gen(*GOOD, "--columns", "a,b,a", src="noheader.csv"), "names ['a'] more than once"),
     "header repeated": (gen(src="dup.csv"), "names ['a'] more than once"),
     "semicolon file": (gen(*GOOD, src="semi.csv"), "--sep ';'"),
+    "comma file read with --sep ';'": (gen(*GOOD, "--sep", ";"), "but its first line contains ',': pass the "
+                                                                  "separator, e.g. --sep ','"),
+    "header-less file without --columns": (gen(*GOOD, src="noheader.csv"), "looks like data, not a header: ['1', "
+                                                                          "'2'] are numbers. For a file without a "
+                                                                          "header row, name its 3 fields with --columns"),
     "tab file": (gen(*GOOD, src="tab.tsv"), "--sep '\\t'"),
     "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
     "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),

@@ -20,8 +20,22 @@ import pandas as pd
 from synthdp.core.errors import InputError
 from synthdp.core.outputs import check_outputs, write_outputs
 
-#: Separators a file that parses as one column probably uses instead of the comma.
-_OTHER_SEPARATORS = {";": "';'", "\t": "'\\t' (tab)", "|": "'|'"}
+#: Separators a file that parses as one column probably uses instead of the one given.
+_OTHER_SEPARATORS = {",": "','", ";": "';'", "\t": "'\\t' (tab)", "|": "'|'"}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "")
+
+
+def _separator_hint(first: str, sep: str) -> str:
+    """``--sep X`` advice when ``first`` (a line of the file) holds another usual separator, else ``""``."""
+    found = [name for s, name in _OTHER_SEPARATORS.items() if s != sep and s in first]
+    return f"its first line contains {found[0]}: pass the separator, e.g. --sep {found[0].split()[0]}" if found else ""
 
 
 def _duplicates(names: list[str]) -> list[str]:
@@ -63,18 +77,24 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     except LookupError:
         raise InputError(f"unknown text encoding {encoding!r}; use e.g. utf-8, latin-1 or cp1252") from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"cannot parse {str(path)!r} as CSV with separator {sep!r}: {exc}") from None
+        hint = _separator_hint(_first_line(path, encoding), sep)
+        raise InputError(f"cannot parse {str(path)!r} as CSV with separator {sep!r}: {exc}"
+                         + (f"; {hint} (Python: sep=...)" if hint else "")) from None
     except OSError as exc:
         raise InputError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from None
     if df.empty:
         raise InputError(f"input file {str(path)!r} has a header but no rows")
     if df.shape[1] == 1:
-        first = str(columns[0] if columns else df.columns[0]) + " " + str(df.iloc[0, 0])
-        found = [name for s, name in _OTHER_SEPARATORS.items() if s != sep and s in first]
-        if found:
-            raise InputError(f"{str(path)!r} reads as a single column with separator {sep!r}, but its first line "
-                             f"contains {found[0]}: pass the separator, e.g. --sep {found[0].split()[0]} "
+        hint = _separator_hint(_first_line(path, encoding), sep)
+        if hint:
+            raise InputError(f"{str(path)!r} reads as a single column with separator {sep!r}, but {hint} "
                              f"(Python: sep=...)")
+    numbers = [name for name in header or () if _is_number(name)]
+    if numbers:
+        raise InputError(f"the first line of {str(path)!r} looks like data, not a header: {numbers} are numbers. "
+                         f"For a file without a header row, name its {df.shape[1]} fields with --columns "
+                         f"NAME1,NAME2,... (Python: columns=[...]); if the header really names columns by numbers, "
+                         "rename them (e.g. y2019)")
     if columns is not None:
         if df.shape[1] != len(columns):
             raise InputError(f"--columns gives {len(columns)} names but the rows of {str(path)!r} have "
@@ -84,6 +104,15 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
         raise InputError(f"the header of {str(path)!r} names {_duplicates(header)} more than once; rename the "
                          "columns so that each name is unique (or pass --columns for a file without a header)")
     return df
+
+
+def _first_line(path: Path, encoding: str) -> str:
+    """The file's first line (for hints only; an unreadable file gives ``""``)."""
+    try:
+        with open(path, encoding=encoding, errors="replace") as handle:
+            return handle.readline()
+    except (OSError, LookupError):
+        return ""
 
 
 @contextlib.contextmanager
