@@ -101,6 +101,8 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
     r = p.add_argument_group("reading the CSV")
     r.add_argument("--missing", action="append", metavar="TOKEN", help="extra missing-value token, e.g. '?'")
     r.add_argument("--columns", help="comma-separated column names, one per field, for a CSV without a header row")
+    r.add_argument("--skip-rows", type=int, default=0, metavar="N",
+                   help="skip N leading lines (a title, a notice) before the header row or the first record")
     r.add_argument("--drop", nargs="+", metavar="COL", help="leave these columns of the CSV out (e.g. an ID column)")
     r.add_argument("--sep", default=",", help="field separator of the CSV (default ','; e.g. ';' or '\\t')")
     r.add_argument("--encoding", default="utf-8", help="text encoding of the CSV (default utf-8; e.g. latin-1)")
@@ -132,14 +134,21 @@ def _read(path: str, args):
     from synthdp.core.sources import is_location, read_table
 
     if is_location(path):  # Parquet, a directory or a glob
+        _no_skip_rows(args, f"{path!r} is not one CSV file")
         df = read_table(path, _read_options(args))
     else:
         df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
-                      sep=_separator(args.sep), encoding=args.encoding)
+                      sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows)
     unknown = [c for c in args.drop or [] if c not in df.columns]
     if unknown:
         raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
     return df.drop(columns=args.drop) if args.drop else df
+
+
+def _no_skip_rows(args, why: str) -> None:
+    if getattr(args, "skip_rows", 0):
+        raise InputError(f"--skip-rows applies to one CSV file read in memory, and {why}; remove the leading lines "
+                         "from the file(s) instead")
 
 
 def _read_options(args):
@@ -195,6 +204,7 @@ def cmd_generate(args) -> int:
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         from synthdp.engines.dask import DaskEngine
 
+        _no_skip_rows(args, "--engine dask counts the files part by part")
         result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler,
                                                                   options=_read_options(args)))
     else:

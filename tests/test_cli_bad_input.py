@@ -40,6 +40,7 @@ def folder(tmp_path, monkeypatch):
     (tmp_path / "semi.csv").write_text("a;b\n1;2\n3;0\n")
     (tmp_path / "tab.tsv").write_text("a\tb\n1\t2\n3\t0\n")
     (tmp_path / "latin.csv").write_bytes("a,b\ncaf\xe9,1\nthé,2\n".encode("latin-1"))
+    (tmp_path / "titled.csv").write_text("Survey 2024, wave 2\nconfidential\n" + TABLE)
     (tmp_path / "three.csv").write_text("a,b,c\n1,2,0\n3,0,1\n")
     schema = {"format": "synthdp-schema", "version": 1, "missing_values": [], "attributes": [
         {"name": "a", "kind": "numeric", "bounds": [0, 3], "bins": 4, "clip": False, "missing": False,
@@ -91,6 +92,10 @@ CASES = {
     "tab file": (gen(*GOOD, src="tab.tsv"), "--sep '\\t'"),
     "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
     "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),
+    "--skip-rows negative": (gen(*GOOD, "--skip-rows", "-1"), "--skip-rows"),
+    "--skip-rows past the end": (gen(*GOOD, "--skip-rows", "5"), "is empty after skipping 5 lines"),
+    "--skip-rows with --engine dask": (gen("--schema", "schema.json", "--skip-rows", "2", "--engine", "dask",
+                                           src="titled.csv"), "--skip-rows applies to one CSV file"),
     "--drop unknown": (gen(*GOOD, "--drop", "zz"), "--drop names ['zz']"),
     # the domain
     "schema lacks a CSV column": (gen("--schema", "schema.json", src="three.csv"),
@@ -231,3 +236,10 @@ def test_output_format_follows_the_name_in_the_cli_and_in_python(folder, capsys)
     with pytest.raises(InputError, match="names a parquet file but this writes csv"):
         result.to_csv(folder / "py.parquet")
     assert state(folder) == before
+
+
+def test_skip_rows_reads_a_file_with_leading_title_lines(folder, capsys):
+    """Without --skip-rows the title line is taken for the header; with it the table reads as the plain one."""
+    assert main(gen(*GOOD, src="titled.csv", out="new.csv")) == 2
+    assert main(gen(*GOOD, "--skip-rows", "2", src="titled.csv", out="new.csv")) == 0, capsys.readouterr().err
+    assert (folder / "new.csv").read_text().splitlines()[0] == "a,b"

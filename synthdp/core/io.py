@@ -43,7 +43,7 @@ def _duplicates(names: list[str]) -> list[str]:
 
 
 def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, columns: list[str] | None = None,
-             sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
+             sep: str = ",", encoding: str = "utf-8", skip_rows: int = 0) -> pd.DataFrame:
     """Read a CSV, treating ``missing`` tokens (e.g. ``?``) as missing values.
 
     ``columns`` names the columns of a file without a header row, one name
@@ -51,7 +51,8 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     Adult files have them, so ``' ?'`` is the token ``?`` and ``' Federal-gov'``
     the category ``Federal-gov``), as by the ``synthdp`` command.  ``sep`` and
     ``encoding`` are the field separator and text encoding (CLI: ``--sep``,
-    ``--encoding``).  An unreadable, empty, header-only or ragged file, a
+    ``--encoding``); ``skip_rows`` leading lines (a title, a notice) are
+    skipped before the header (CLI: ``--skip-rows``).  An unreadable, empty, header-only or ragged file, a
     header with a repeated name, a ``columns`` list of the wrong length, or a
     file that looks like it uses another separator or encoding raises
     :class:`InputError` saying what to pass.
@@ -63,13 +64,16 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
         columns = [str(c) for c in columns]
         if _duplicates(columns):
             raise InputError(f"--columns names {_duplicates(columns)} more than once; every column needs its own name")
-    options = dict(sep=sep, encoding=encoding, skipinitialspace=True)
+    if isinstance(skip_rows, bool) or not isinstance(skip_rows, int) or skip_rows < 0:
+        raise InputError(f"skip_rows (CLI: --skip-rows) must be a whole number >= 0, got {skip_rows!r}")
+    options = dict(sep=sep, encoding=encoding, skipinitialspace=True, skiprows=skip_rows)
     try:
         df = pd.read_csv(path, na_values=missing or None, keep_default_na=True, header=None if columns else "infer",
                          **options)
         header = None if columns else [str(c) for c in pd.read_csv(path, header=None, nrows=1, **options).iloc[0]]
     except pd.errors.EmptyDataError:
-        raise InputError(f"input file {str(path)!r} is empty") from None
+        raise InputError(f"input file {str(path)!r} is empty"
+                         + (f" after skipping {skip_rows} lines (--skip-rows)" if skip_rows else "")) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {str(path)!r} as {encoding} text (byte {exc.object[exc.start]:#04x} at "
                          f"offset {exc.start}); give the file's encoding, e.g. --encoding latin-1 "
@@ -77,15 +81,16 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     except LookupError:
         raise InputError(f"unknown text encoding {encoding!r}; use e.g. utf-8, latin-1 or cp1252") from None
     except pd.errors.ParserError as exc:
-        hint = _separator_hint(_first_line(path, encoding), sep)
+        hint = _separator_hint(_first_line(path, encoding, skip_rows), sep)
         raise InputError(f"cannot parse {str(path)!r} as CSV with separator {sep!r}: {exc}"
                          + (f"; {hint} (Python: sep=...)" if hint else "")) from None
     except OSError as exc:
         raise InputError(f"cannot read input file {str(path)!r}: {exc.strerror or exc}") from None
     if df.empty:
-        raise InputError(f"input file {str(path)!r} has a header but no rows")
+        raise InputError(f"input file {str(path)!r} has a header but no rows"
+                         + (f" after skipping {skip_rows} lines (--skip-rows)" if skip_rows else ""))
     if df.shape[1] == 1:
-        hint = _separator_hint(_first_line(path, encoding), sep)
+        hint = _separator_hint(_first_line(path, encoding, skip_rows), sep)
         if hint:
             raise InputError(f"{str(path)!r} reads as a single column with separator {sep!r}, but {hint} "
                              f"(Python: sep=...)")
@@ -106,10 +111,12 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     return df
 
 
-def _first_line(path: Path, encoding: str) -> str:
-    """The file's first line (for hints only; an unreadable file gives ``""``)."""
+def _first_line(path: Path, encoding: str, skip: int = 0) -> str:
+    """The file's first line after ``skip`` lines (for hints only; an unreadable file gives ``""``)."""
     try:
         with open(path, encoding=encoding, errors="replace") as handle:
+            for _ in range(skip):
+                handle.readline()
             return handle.readline()
     except (OSError, LookupError):
         return ""
