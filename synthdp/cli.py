@@ -486,6 +486,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _OtherLibraries(logging.Filter):
+    """synthdp's log records at the -v level; other libraries' (Dask's INFO chatter, its shutdown tracebacks)
+    from ``level`` up: WARNING by default, INFO with -vv, nothing under -q."""
+
+    def __init__(self, level: int):
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name.split(".")[0] == "synthdp" or record.levelno >= self.level
+
+
 def _interrupt(signum, frame) -> None:
     raise Interrupted(signum)
 
@@ -495,6 +507,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
                         format="%(levelname)s %(name)s: %(message)s")
+    others = (logging.INFO if args.verbose >= 2 else logging.CRITICAL + 1 if getattr(args, "quiet", False)
+              else logging.WARNING)
+    quiet_others, handlers = _OtherLibraries(others), list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(quiet_others)
     from synthdp.core.schema import PrivacyWarning
 
     warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
@@ -516,6 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        for handler in handlers:
+            handler.removeFilter(quiet_others)
 
 
 if __name__ == "__main__":

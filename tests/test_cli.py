@@ -208,3 +208,20 @@ def test_method_flag_runs_measure_and_refuses_game_settings(tmp_path, capsys):
     out.unlink()
     assert main([*base, "-o", str(out), "--method", "measure", "--rounds", "3"]) == 2
     assert "settings of the game" in capsys.readouterr().err and not out.exists()
+
+
+def test_dask_engine_under_quiet_prints_nothing_but_the_summary(tmp_path):
+    """Dask's INFO lines and shutdown tracebacks stay off standard error under -q (the real command, a real cluster)."""
+    pytest.importorskip("distributed")
+    (tmp_path / "in.csv").write_text("a,b\n" + "".join(f"{i % 4},{(i * 7) % 4}\n" for i in range(200)))
+    attrs = [{"name": n, "kind": "numeric", "bounds": [0, 3], "bins": 4, "clip": False, "missing": False,
+              "dtype": "int64"} for n in "ab"]
+    (tmp_path / "s.json").write_text(json.dumps({"format": "synthdp-schema", "version": 1, "missing_values": [],
+                                                 "attributes": attrs}))
+    done = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", "in.csv", "-o", "out.csv", "--epsilon",
+                           "1", "--delta", "1e-9", "--schema", "s.json", "--engine", "dask", "--queries",
+                           "marginals:1", "--seed", "0", "-q"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr
+    assert "output: out.csv" in done.stdout
