@@ -243,7 +243,7 @@ def _is_marginal_workload(spec: str, domain) -> bool:
     return as_workload(base_class(parse_query_class(spec, domain))) is not None
 
 
-def _evaluate_worst_case(args, real_df, syn_df, schema) -> int:
+def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
     """The certified maximum error over a whole class (synthdp.worst_case); exit status 1 if not certified in time."""
     from synthdp.worst_case import worst_case_error
 
@@ -251,18 +251,32 @@ def _evaluate_worst_case(args, real_df, syn_df, schema) -> int:
         raise InputError(f"--plot draws per-marginal errors; it needs marginals or a workload, not {args.queries!r}")
     result = worst_case_error(real_df, syn_df, args.queries, schema=schema, time_limit=args.time_limit)
     print(result.summary())
+    _write_evaluation(args, outputs, [], {"queries": args.queries, "worst_case": result.to_dict()})
     return 0 if result.certified else 1
+
+
+def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
+    """The evaluation's files as one unit: ``jobs`` (the plot) and ``--json FILE`` with ``content``."""
+    from synthdp.core.io import dump_json
+    from synthdp.core.outputs import write_outputs
+
+    if args.json:
+        jobs = [*jobs, (outputs["--json"], lambda tmp: dump_json(content, tmp))]
+    write_outputs(jobs)
+    for option, path in (("plot", args.plot), ("json", args.json)):
+        if path:
+            print(f"{option}: {path}")
 
 
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
-    from synthdp.core.outputs import check_outputs, write_outputs
+    from synthdp.core.outputs import check_outputs
     from synthdp.evaluate import marginal_errors, plot_format, save_plot
 
     if args.plot:
         plot_format(args.plot)
-    outputs = check_outputs({"--plot": args.plot},
+    outputs = check_outputs({"--plot": args.plot, "--json": args.json},
                             inputs=[args.real, args.synthetic, args.schema, *_query_inputs(args.queries)])
     real_df = _read(args.real, args)
     syn_df = _read_synthetic(args.synthetic, args)
@@ -272,16 +286,15 @@ def cmd_evaluate(args) -> int:
     kw["unsafe_public_categories"] = True  # the owner's own, non-private check: the real data's categories
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
     if not _is_marginal_workload(args.queries, schema.domain):
-        return _evaluate_worst_case(args, real_df, syn_df, schema)
+        return _evaluate_worst_case(args, real_df, syn_df, schema, outputs)
     encoder = Encoder(schema)
     real, syn = encoder.to_aggregated(real_df), encoder.to_aggregated(syn_df)
     report = marginal_errors(real, syn, _workload_sets(args.queries, schema.domain), progress=True)
     frame = report.to_frame().sort_values("max_error", ascending=False)
     print(frame.head(args.top).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(report.summary())
-    if args.plot:
-        write_outputs([(outputs["--plot"], lambda tmp: save_plot(report, tmp, plot_format(args.plot)))])
-        print(f"plot: {args.plot}")
+    jobs = [(outputs["--plot"], lambda tmp: save_plot(report, tmp, plot_format(args.plot)))] if args.plot else []
+    _write_evaluation(args, outputs, jobs, {"queries": args.queries, **report.to_dict()})
     return 0
 
 
@@ -447,11 +460,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",
                        parents=[common], epilog=OUTPUTS_HELP)
-    e.add_argument("real")
-    e.add_argument("synthetic")
-    e.add_argument("--queries", default="marginals:3")
+    e.add_argument("real", help="the real (private) table, CSV")
+    e.add_argument("synthetic", help="the synthetic CSV, as synthdp generate writes it")
+    e.add_argument("--queries", default="marginals:3", help="the queries to compare on: marginals:K or a workload "
+                   "(per-marginal errors), or a class such as conjunctions or halfspaces (certified worst case)")
     e.add_argument("--plot", help="write a plot of the per-marginal errors: the worst marginals and the "
                    "distribution of all; format from the suffix (.png, .pdf or .svg)")
+    e.add_argument("--json", metavar="FILE", help="also write the figures as JSON (summary and every marginal's "
+                   "errors, or the certified worst case) for programs")
     e.add_argument("--top", type=int, default=20, help="rows of the error table to print")
     e.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds for the certified maximum error over a class that is not marginals or a workload "

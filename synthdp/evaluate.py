@@ -50,6 +50,12 @@ class ErrorReport:
             "tv_distance": [e.tv_distance for e in self.marginals],
         })
 
+    def to_dict(self) -> dict:
+        """JSON-ready: the summary figures and every marginal's errors (``synthdp evaluate --json``)."""
+        return {"marginals": len(self.marginals), "max_error": self.max_error,
+                "mean_max_error": self.mean_max_error, "mean_tv": self.mean_tv,
+                "per_marginal": self.to_frame().to_dict(orient="records")}
+
     def summary(self) -> str:
         return (f"{len(self.marginals)} marginals: max error {self.max_error:.4f}, "
                 f"mean max error {self.mean_max_error:.4f}, mean TV {self.mean_tv:.4f}")

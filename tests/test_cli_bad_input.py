@@ -243,3 +243,18 @@ def test_skip_rows_reads_a_file_with_leading_title_lines(folder, capsys):
     assert main(gen(*GOOD, src="titled.csv", out="new.csv")) == 2
     assert main(gen(*GOOD, "--skip-rows", "2", src="titled.csv", out="new.csv")) == 0, capsys.readouterr().err
     assert (folder / "new.csv").read_text().splitlines()[0] == "a,b"
+
+
+def test_evaluate_json_writes_the_figures_with_the_plot_as_one_unit(folder, capsys):
+    """evaluate --json FILE: the summary and every marginal's errors (or the certified worst case) for programs."""
+    assert main(["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD, "--json", "e.json"]) == 0
+    got = json.loads((folder / "e.json").read_text())
+    assert got["queries"] == "marginals:1" and got["marginals"] == 2 and got["max_error"] == 0.0
+    assert [m["marginal"] for m in got["per_marginal"]] == ["a", "b"]
+    assert main(["evaluate", "in.csv", "in.csv", "--queries", "conjunctions", *GOOD, "--json", "w.json"]) == 0
+    worst = json.loads((folder / "w.json").read_text())["worst_case"]
+    assert worst["certified"] and worst["error"] == 0.0
+    before = state(folder)
+    code = main(["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD, "--json", "in.csv"])
+    assert code == 2 and "is the input file" in capsys.readouterr().err
+    assert state(folder) == before
