@@ -538,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except SynthDPError as exc:
-        print(f"synthdp: error: {exc}", file=sys.stderr)
+        print(f"synthdp: error: {exc.for_cli()}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)

@@ -41,6 +41,8 @@ def folder(tmp_path, monkeypatch):
     (tmp_path / "tab.tsv").write_text("a\tb\n1\t2\n3\t0\n")
     (tmp_path / "latin.csv").write_bytes("a,b\ncaf\xe9,1\nthé,2\n".encode("latin-1"))
     (tmp_path / "titled.csv").write_text("Survey 2024, wave 2\nconfidential\n" + TABLE)
+    (tmp_path / "gap.csv").write_text("a,b\n1,2\n,0\n")
+    (tmp_path / "cats.csv").write_text("a,b\nx,y\nz,y\n")
     (tmp_path / "three.csv").write_text("a,b,c\n1,2,0\n3,0,1\n")
     schema = {"format": "synthdp-schema", "version": 1, "missing_values": [], "attributes": [
         {"name": "a", "kind": "numeric", "bounds": [0, 3], "bins": 4, "clip": False, "missing": False,
@@ -86,9 +88,9 @@ CASES = {
     "semicolon file": (gen(*GOOD, src="semi.csv"), "--sep ';'"),
     "comma file read with --sep ';'": (gen(*GOOD, "--sep", ";"), "but its first line contains ',': pass the "
                                                                   "separator, e.g. --sep ','"),
-    "header-less file without --columns": (gen(*GOOD, src="noheader.csv"), "looks like data, not a header: ['1', "
-                                                                          "'2'] are numbers. For a file without a "
-                                                                          "header row, name its 3 fields with --columns"),
+    "header-less file without --columns": (gen(*GOOD, src="noheader.csv"),
+                                           "looks like data, not a header: ['1', '2'] are numbers. For a file without "
+                                           "a header row, name its 3 fields with --columns"),
     "tab file": (gen(*GOOD, src="tab.tsv"), "--sep '\\t'"),
     "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
     "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),
@@ -110,6 +112,14 @@ CASES = {
     "bounds twice": (gen("--bounds", "a=0:3", "a=0:4", "b=0:3"), "gives column 'a' twice"),
     "bins zero": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=0"), "at least 1"),
     "bins text": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=many"), "whole number"),
+    "numeric column without bounds": (gen(), "pass --bounds a=LO:HI, optionally with --bins a=K, or declare the "
+                                             "column categorical (--categorical a)"),
+    "bins without bounds": (gen("--bins", "a=4"), "--bins given for ['a'] without bounds; pass --bounds a=LO:HI"),
+    "missing value, column not nullable": (gen("--schema", "schema.json", src="gap.csv"),
+                                           "declare it with --nullable a (or \"missing\": true in the --schema file)"),
+    "pure DP and categories to learn": (["generate", "cats.csv", "-o", "out.csv", "--epsilon", "1", "--queries",
+                                         "marginals:1", "--rounds", "2", "-q"], "(no --delta). Give the categories "
+                                                                                "publicly (--schema FILE)"),
     # the budget (fixed public ceilings, checked before the file is read)
     "epsilon 360": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "360", "-q"],
                     "epsilon must be a finite number in (0, 100]"),
@@ -258,3 +268,19 @@ def test_evaluate_json_writes_the_figures_with_the_plot_as_one_unit(folder, caps
     code = main(["evaluate", "in.csv", "in.csv", "--queries", "marginals:1", *GOOD, "--json", "in.csv"])
     assert code == 2 and "is the input file" in capsys.readouterr().err
     assert state(folder) == before
+
+
+@pytest.mark.parametrize("kwargs, python, cli", [
+    (dict(), "pass bounds={'a': (lo, hi)}", "--bounds"),
+    (dict(bins={"a": 4}), "pass bounds={col: (lo, hi)} too", "--bounds"),
+])
+def test_the_python_api_keeps_keyword_advice(folder, kwargs, python, cli):
+    """The same errors in Python speak in keywords; the command line's form is kept beside them."""
+    import pandas as pd
+
+    import synthdp
+    from synthdp.core.errors import SchemaError
+
+    with pytest.raises(SchemaError, match=python.replace("(", r"\(").replace(")", r"\)")) as info:
+        synthdp.generate_synthetic(pd.read_csv(folder / "in.csv"), "marginals:1", epsilon=1, delta=1e-6, **kwargs)
+    assert "--" not in str(info.value) and cli in info.value.for_cli()

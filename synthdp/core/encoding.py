@@ -141,19 +141,21 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
     if unknown.any():
         row = _first(unknown)
         shown = list(attr.categories[:10]) + (["..."] if len(attr.categories) > 10 else [])
+        head = f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its declared domain {shown}"
         raise SchemaError(
-            f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its declared domain "
-            f"{shown}; add it to the column's public categories (categories={{{attr.name!r}: [...]}} or the "
-            f"schema file), or clean the data"
-        )
+            f"{head}; add it to the column's public categories (categories={{{attr.name!r}: [...]}} or the "
+            f"schema file), or clean the data",
+            cli=f"{head}; add it to the column's categories in the schema file (--schema), or clean the data")
     missing = codes == _MISSING
     if missing.any():
         if attr.missing_code is None:
+            head = (f"column {attr.name!r} has a missing value in row {_first(missing)}, but its schema has no "
+                    "missing category; declare it with")
             raise SchemaError(
-                f"column {attr.name!r} has a missing value in row {_first(missing)}, but its schema has no missing "
-                f"category; declare it with nullable=[{attr.name!r}] (or \"missing\": true in the schema file), "
-                f"or fill the missing values"
-            )
+                f"{head} nullable=[{attr.name!r}] (or \"missing\": true in the schema file), or fill the missing "
+                "values",
+                cli=f"{head} --nullable {attr.name} (or \"missing\": true in the --schema file), or fill the missing "
+                    "values")
         codes[missing] = attr.missing_code
     return codes
 

@@ -8,7 +8,20 @@ from __future__ import annotations
 
 
 class SynthDPError(Exception):
-    """Base class of every error synthdp raises on purpose."""
+    """Base class of every error synthdp raises on purpose.
+
+    The message gives Python advice (keywords such as ``nullable=['col']``);
+    ``cli`` is the same message with command-line advice (``--nullable col``),
+    which the ``synthdp`` command prints instead (:meth:`for_cli`).
+    """
+
+    def __init__(self, *args, cli: str | None = None):
+        super().__init__(*args)
+        self.cli = cli
+
+    def for_cli(self) -> str:
+        """The message for the command line: its ``cli`` form when there is one."""
+        return self.cli or str(self)
 
 
 class SchemaError(SynthDPError, ValueError):

@@ -175,8 +175,8 @@ def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | N
         return None
     if delta > MAX_DELTA_ADD_REMOVE:
         raise InputError(f"delta={delta!r} is above {MAX_DELTA_ADD_REMOVE:g}, the most synthdp accepts under "
-                         "add-remove neighbours (n is private there, so delta <= 1/n cannot be checked); take a public upper "
-                         "bound N on the number of rows and use delta <= 1/N^2 (e.g. 1e-9)")
+                         "add-remove neighbours (n is private there, so delta <= 1/n cannot be checked); take a public "
+                         "upper bound N on the number of rows and use delta <= 1/N^2 (e.g. 1e-9)")
     if n_rows is not None and delta > 1 / n_rows:
         return (f"delta={delta!r} is above 1/n_rows = {1 / n_rows:.3g}: a mechanism may then publish a record "
                 "outright; choose delta well below 1/n (1/n^2 is customary)")

@@ -625,7 +625,8 @@ class Schema:
                 )
         unbinned = sorted(set(bins) - set(bounds))
         if unbinned:
-            raise SchemaError(f"bins given for {unbinned} without bounds; pass bounds={{col: (lo, hi)}} too")
+            raise SchemaError(f"bins given for {unbinned} without bounds; pass bounds={{col: (lo, hi)}} too",
+                              cli=f"--bins given for {unbinned} without bounds; pass --bounds {unbinned[0]}=LO:HI too")
         for col, dtype in dtypes.items():
             value_kind(dtype)  # a clear error for an unknown dtype name
 
@@ -661,11 +662,12 @@ class Schema:
                                                 origin="learn"))
         if unbounded:
             example = unbounded[0]
+            head = f"numeric column(s) {unbounded} have no public bounds. Bounds are never read off the private data"
             raise SchemaError(
-                f"numeric column(s) {unbounded} have no public bounds. Bounds are never read off the private "
-                f"data; pass bounds={{{example!r}: (lo, hi)}} (CLI: --bounds {example}=LO:HI), optionally with "
-                f"bins={{{example!r}: k}}, or declare the column categorical (categorical=[{example!r}])."
-            )
+                f"{head}; pass bounds={{{example!r}: (lo, hi)}}, optionally with bins={{{example!r}: k}}, or declare "
+                f"the column categorical (categorical=[{example!r}]).",
+                cli=f"{head}; pass --bounds {example}=LO:HI, optionally with --bins {example}=K, or declare the "
+                    f"column categorical (--categorical {example}).")
         if read_off:
             warnings.warn(
                 f"NOT DIFFERENTIALLY PRIVATE: the categories of columns {read_off} were read off the private data "

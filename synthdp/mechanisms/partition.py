@@ -178,10 +178,12 @@ def domain_budget(epsilon: Fraction, delta: Fraction | None, columns: int,
     cannot learn a domain and is refused with the remedy.
     """
     if delta is None or delta == 0:
-        raise InputError(
-            "learning a column's categories privately (partition selection, docs/privacy.md §9) needs delta > 0, "
-            "and pure DP was requested (delta=None). Give the categories publicly (categories={col: [...]}, "
-            "CLI --schema FILE) or pass a delta (e.g. 1e-9)")
+        head = ("learning a column's categories privately (partition selection, docs/privacy.md §9) needs delta > 0, "
+                "and pure DP was requested")
+        raise InputError(f"{head} (delta=None). Give the categories publicly (categories={{col: [...]}} or a "
+                         "schema file) or pass a delta (e.g. delta=1e-9)",
+                         cli=f"{head} (no --delta). Give the categories publicly (--schema FILE) or pass a delta "
+                             "(e.g. --delta 1e-9)")
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise InputError(f"columns must be a positive integer, got {columns!r}")
     epsilon, delta = as_epsilon(epsilon), as_delta(delta)
