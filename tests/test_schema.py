@@ -88,8 +88,9 @@ def test_missing_tokens_become_the_missing_category():
 
 
 def test_numeric_without_bounds_names_column_and_remedies(frame):
-    with pytest.raises(SchemaError, match=r"\['age', 'score'\].*bounds=\{'age': \(lo, hi\)\}.*--bounds age=LO:HI.*categorical"):
+    with pytest.raises(SchemaError, match=r"\['age', 'score'\].*bounds=\{'age': \(lo, hi\)\}.*categorical") as info:
         build(frame)
+    assert "--bounds age=LO:HI" in info.value.for_cli() and "--categorical age" in info.value.for_cli()
 
 
 def test_bounds_are_not_read_off_data(frame):
