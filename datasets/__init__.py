@@ -1,7 +1,8 @@
-"""Benchmark datasets (shared, read-only files) and the self-generated demo table."""
+"""Benchmark datasets (shared, read-only files, or downloaded by :func:`fetch`) and the self-generated demo table."""
 
 from synthdp.datasets.adult_raw import ADULT_RAW_COLUMNS, adult_raw_schema, load_adult_raw
 from synthdp.datasets.demo import demo_dataframe, demo_schema
+from synthdp.datasets.fetch import cache_dir, fetch
 from synthdp.datasets.shared import CODED_DATASETS, benchmarks_dir, data_dir, load_coded, load_workload
 
 __all__ = [
@@ -9,9 +10,11 @@ __all__ = [
     "CODED_DATASETS",
     "adult_raw_schema",
     "benchmarks_dir",
+    "cache_dir",
     "data_dir",
     "demo_dataframe",
     "demo_schema",
+    "fetch",
     "load_adult_raw",
     "load_coded",
     "load_workload",

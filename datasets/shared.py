@@ -4,8 +4,9 @@ As scikit-learn's loaders take ``data_home``, every function here takes the
 folder as an argument; without one it is read from ``SYNTHDP_DATA_DIR`` /
 ``SYNTHDP_BENCHMARKS_DIR``, and without those it is ``../shared/datasets`` /
 ``../shared/benchmarks`` seen from the working directory (a checkout run from
-its root, with the shared folder beside it).  Nothing is located relative to
-the installed files.
+its root, with the shared folder beside it), and without those the user cache
+that :func:`synthdp.datasets.fetch` downloads the public tables into.  Nothing
+is located relative to the installed files.
 """
 
 from __future__ import annotations
@@ -30,16 +31,22 @@ WORKLOADS_FILE = "adult-workloads.json"
 
 
 def _shared_dir(given: str | Path | None, env: str, leaf: str) -> Path:
-    """``given``, else ``$env``, else ``../shared/<leaf>``; an error naming both ways to set it when absent."""
+    """``given``, else ``$env``, else ``../shared/<leaf>``, else (datasets) the fetch cache; an error saying how."""
+    from synthdp.datasets.fetch import cache_dir
+
     if given is not None:
         path = Path(given).expanduser()
     elif os.environ.get(env):
         path = Path(os.environ[env]).expanduser()
     else:
         path = Path.cwd().parent / "shared" / leaf
+        if not path.is_dir() and leaf == "datasets" and cache_dir().is_dir():
+            path = cache_dir()
     if not path.is_dir():
+        fetch = ("; or download the public tables with synthdp.datasets.fetch(name) (e.g. 'nltcs')"
+                 if leaf == "datasets" else "")
         raise InputError(f"data directory {str(path)!r} does not exist; pass its location (data_home=...) "
-                         f"or set the environment variable {env}")
+                         f"or set the environment variable {env}{fetch}")
     return path
 
 
@@ -62,6 +69,9 @@ def load_coded(name: str, *, data_home: str | Path | None = None) -> tuple[pd.Da
     if name not in CODED_DATASETS:
         raise InputError(f"unknown dataset {name!r}; choose one of {list(CODED_DATASETS)}")
     root = data_dir(data_home)
+    if not (root / f"{name}.csv").is_file():
+        raise InputError(f"{name}.csv is not in {str(root)!r}; download it with synthdp.datasets.fetch({name!r}), "
+                         f"or set {DATA_DIR_ENV} to a folder holding it")
     schema = Schema.from_domain_file(root / f"{name}-domain.json")
     df = pd.read_csv(root / f"{name}.csv")
     if tuple(map(str, df.columns)) != schema.names:

@@ -12,6 +12,7 @@ import pytest
 from synthdp.datasets import (
     ADULT_RAW_COLUMNS,
     adult_raw_schema,
+    CODED_DATASETS,
     benchmarks_dir,
     data_dir,
     demo_dataframe,
@@ -153,3 +154,65 @@ def test_demo_schema_is_public_and_round_trips():
     pd.testing.assert_frame_equal(encoder.decode(codes), df)
     with pytest.raises(InputError, match="n must be a positive integer"):
         demo_dataframe(n=0)
+
+
+@pytest.fixture
+def mirror(shared_data, tmp_path):
+    """A folder URL holding copies of the shared NLTCS and ADULT files: fetch's tests never use the network."""
+    folder = tmp_path / "mirror"
+    folder.mkdir()
+    for name in ("nltcs.csv", "adult.csv", "adult-domain.json"):
+        (folder / name).write_bytes((shared_data[0] / name).read_bytes())
+    return folder
+
+
+def test_fetch_downloads_checks_and_the_loaders_use_the_cache(shared_data, mirror, tmp_path, monkeypatch):
+    from synthdp.datasets import fetch
+
+    cache = tmp_path / "cache"
+    got = fetch("nltcs", mirror=mirror.as_uri(), folder=cache)
+    assert got == cache and (cache / "nltcs.csv").read_bytes() == (shared_data[0] / "nltcs.csv").read_bytes()
+    assert (cache / "nltcs-domain.json").read_bytes() == (shared_data[0] / "nltcs-domain.json").read_bytes()
+    (mirror / "nltcs.csv").unlink()
+    assert fetch("nltcs", mirror=mirror.as_uri(), folder=cache) == cache  # cached and checked: not fetched again
+    # without SYNTHDP_DATA_DIR and ../shared, the loaders read the cache
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+    monkeypatch.delenv("SYNTHDP_DATA_DIR", raising=False)
+    monkeypatch.setenv("SYNTHDP_CACHE_DIR", str(cache))
+    df, schema = load_coded("nltcs")
+    assert df.shape == (21574, 16) and schema.domain.sizes == (2,) * 16
+    with pytest.raises(InputError, match=r"acs.csv is not in .*synthdp.datasets.fetch\('acs'\)"):
+        load_coded("acs")
+
+
+def test_fetch_refuses_a_file_that_does_not_match_its_checksum_and_keeps_nothing(mirror, tmp_path):
+    from synthdp.datasets import fetch
+
+    with (mirror / "adult.csv").open("a") as handle:
+        handle.write("17,0,0,0,0,0,0,0,0,0,0,0,0,0\n")  # one extra record
+    with pytest.raises(InputError, match="adult.csv from file://.*does not match its pinned checksum"):
+        fetch("adult", mirror=mirror.as_uri(), folder=tmp_path / "cache")
+    assert not (tmp_path / "cache" / "adult.csv").exists()
+    with pytest.raises(InputError, match="cannot download adult.csv"):
+        fetch("adult", mirror=(tmp_path / "nowhere").as_uri(), folder=tmp_path / "cache2")
+    with pytest.raises(InputError, match="unknown benchmark table 'bogus'"):
+        fetch("bogus")
+
+
+def test_every_registered_file_has_a_public_https_source_and_a_sha256():
+    from synthdp.datasets.fetch import DOMAINS, REGISTRY
+
+    files = [f for group in REGISTRY.values() for f in group]
+    assert all(f.url.startswith("https://") and len(f.sha256) == 64 for f in files)
+    assert set(DOMAINS) <= set(REGISTRY) and set(CODED_DATASETS) <= set(REGISTRY)
+
+
+def test_without_data_the_message_says_how_to_fetch(tmp_path, monkeypatch):
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+    monkeypatch.delenv("SYNTHDP_DATA_DIR", raising=False)
+    monkeypatch.setenv("SYNTHDP_CACHE_DIR", str(tmp_path / "no-cache"))
+    with pytest.raises(InputError, match=r"set the environment variable SYNTHDP_DATA_DIR; or download the public "
+                                         r"tables with synthdp.datasets.fetch\(name\)"):
+        data_dir()
