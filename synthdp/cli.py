@@ -384,7 +384,44 @@ def cmd_bench(args) -> int:
         module = importlib.import_module(BENCHES[args.target])
     except ModuleNotFoundError as exc:
         raise InputError(f"benchmark {args.target!r} is not available in this version ({exc.name})") from None
-    module.run(args.rest)
+    return _interruptible(lambda: module.run(args.rest), args.target)
+
+
+def _interruptible(work, name: str) -> int:
+    """Run ``work`` in a worker thread, so that SIGINT and SIGTERM act at once.
+
+    A solver call (CP-SAT, numba) can hold the main thread for minutes, and
+    Python runs signal handlers only between its bytecodes there; here the
+    main thread only waits.  On a signal the run ends at once: whatever the
+    benchmark had written stays (it writes its results as it goes), and a
+    call still running in the worker is abandoned with the process.
+    """
+    import os
+
+    outcome: dict[str, BaseException] = {}
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as exc:  # re-raised in the main thread, which reports it
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"synthdp-bench-{name}", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"synthdp: interrupted ({signal.Signals(signum).name}); bench {name} stopped, the results it had "
+              "written are kept", file=sys.stderr, flush=True)
+        thread.join(1.0)
+        if thread.is_alive():  # a solver call that does not return: end the process now
+            sys.stdout.flush()
+            os._exit(128 + signum)
+        return 128 + signum
+    if "error" in outcome:
+        raise outcome["error"]
     return 0
 
 

@@ -39,7 +39,9 @@ def test_one_tiny_run_matches_a_direct_evaluation_and_resume_skips_it(shared_dat
     before = (tmp_path / "results.json").read_text()
     run([*TINY, "--out", str(tmp_path), "--resume"])  # nothing left to do: no generation, same runs
     assert json.loads((tmp_path / "results.json").read_text())["runs"] == json.loads(before)["runs"]
-    with pytest.raises(SystemExit, match="--resume"):
+    from synthdp.core.errors import InputError
+
+    with pytest.raises(InputError, match="--resume"):
         run([*TINY, "--rows", "2000", "--out", str(tmp_path), "--resume"])
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from synthdp.bench.options import add_out, add_quick, comma_list, quick
+
 log = logging.getLogger(__name__)
 
 def _defaults() -> dict:
@@ -242,20 +244,26 @@ def build_parser() -> argparse.ArgumentParser:
                    "allowed); br2000 (all 3-way marginals), br2000-3x64 and br2000-5x64 (64 random 3-/5-way "
                    "marginals) are the tuning sets for categorical domains")
     p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
-    p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--method", default="game", help="comma list of game (the suite's query players) and measure "
-                   "(select-measure-estimate, docs/privacy.md §8), e.g. --method game,measure")
+    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per setting (default: %(default)s)")
+    p.add_argument("--methods", "--method", dest="methods", default="game",
+                   help="comma list of game (the suite's query players) and measure (select-measure-estimate, "
+                        "docs/privacy.md §8), e.g. --methods game,measure (default: %(default)s)")
     p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
-    p.add_argument("--oracle", default="auto")
+    p.add_argument("--oracle", default="auto", help="oracle of the game's players (default: %(default)s)")
     p.add_argument("--rounds", type=int, default=None, help="game rounds (default: from the per-round budget)")
     p.add_argument("--epsilon-per-round", type=float, default=None,
                    help="per-round budget that fixes the rounds (default: the library's)")
     p.add_argument("--burn-in", type=float, default=None, help="default: the library's (depends on the response)")
-    p.add_argument("--ftpl-noise", default=SETTINGS["ftpl_noise"], choices=["two-sided", "one-sided"])
-    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"])
-    p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"])
-    p.add_argument("--respond-to", default="auto", choices=["auto", "round", "union"])
-    p.add_argument("--out", default="results/accuracy")
+    p.add_argument("--ftpl-noise", default=SETTINGS["ftpl_noise"], choices=["two-sided", "one-sided"],
+                   help="the game's data-player perturbation (default: %(default)s)")
+    p.add_argument("--samples-per-round", type=int, default=SETTINGS["samples_per_round"],
+                   help="the game's samples per round (default: %(default)s)")
+    p.add_argument("--ftpl-theta", type=float, default=SETTINGS["ftpl_theta"],
+                   help="the game's FTPL scale factor (default: %(default)s)")
+    p.add_argument("--respond-to", default="auto", choices=["auto", "round", "union"],
+                   help="what the game's query player answers (default: %(default)s)")
+    add_out(p, "results/accuracy")
+    add_quick(p, "--suite nltcs --eps 1 --seeds 1 --rounds 20")
     return p
 
 
@@ -265,15 +273,14 @@ def run(argv: list[str] | None = None) -> dict:
     from synthdp.bench.outputs import write_tables_and_figure
     from synthdp.core.io import write_json
 
-    args = build_parser().parse_args(argv)
-    suites = [s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all" else args.suite.split(",")
-    eps_list = [float(e) for e in args.eps.split(",")]
+    args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1.0", seeds=1, rounds=20)
+    suites = ([s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all"
+              else comma_list(args.suite, "--suite", SUITES))
+    eps_list = [float(e) for e in comma_list(args.eps, "--eps")]
     settings = dict(SETTINGS, rounds=args.rounds, epsilon_per_round=args.epsilon_per_round,
                     samples_per_round=args.samples_per_round, ftpl_theta=args.ftpl_theta, respond_to=args.respond_to,
                     burn_in=args.burn_in, ftpl_noise=args.ftpl_noise)
-    methods = args.method.split(",")
-    if not set(methods) <= {"game", MEASURE}:
-        raise SystemExit(f"--method: expected a comma list of game and measure, got {args.method!r}")
+    methods = comma_list(args.methods, "--methods", ("game", MEASURE))
 
     def players(suite: str) -> list[str]:
         game = (args.query_player.split(",") if args.query_player else SUITES[suite]["players"])

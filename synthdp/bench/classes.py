@@ -33,6 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.core.errors import InputError
+
 log = logging.getLogger(__name__)
 
 #: The evaluated classes of each dataset when ``--classes`` is not given.
@@ -209,20 +212,22 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench classes", description=__doc__.split("\n\n")[0])
-    p.add_argument("--suite", default="nltcs,acs", help="comma list of coded datasets (default: %(default)s)")
-    p.add_argument("--eps", default="0.1,0.25,0.5,1", help="comma list of total epsilons (default: %(default)s)")
-    p.add_argument("--delta", type=float, default=1e-9, help="default: %(default)s")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default: %(default)s)")
-    p.add_argument("--methods", default="game,exp-3way,measure-3way,measure",
-                   help=f"comma list of {', '.join(METHODS)} (default: %(default)s)")
+    p.add_argument("--suite", default="nltcs", help="comma list of coded datasets (default: %(default)s)")
+    p.add_argument("--eps", default="1", help="comma list of total epsilons (default: %(default)s)")
+    p.add_argument("--delta", type=float, default=1e-9, help="delta of every release (default: %(default)s)")
+    p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 (default: %(default)s)")
+    p.add_argument("--methods", "--method", dest="methods", default="measure-3way,measure",
+                   help=f"comma list of {', '.join(METHODS)} (default: %(default)s; the game on halfspaces takes "
+                        "hours)")
     p.add_argument("--classes", default=None,
                    help="comma list of evaluated class specs for every dataset (default per dataset: "
                         + "; ".join(f"{k}: {','.join(v)}" for k, v in DEFAULT_CLASSES.items()) + ")")
-    p.add_argument("--time-limit", type=float, default=120.0, help="seconds per evaluation (default: %(default)s)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per evaluation (default: %(default)s)")
     p.add_argument("--rows", type=int, default=None, help="keep the first N rows only (quick checks and tests)")
     p.add_argument("--dims", type=int, default=None, help="keep the first D columns only (quick checks and tests)")
     p.add_argument("--resume", action="store_true", help="keep the runs already in <out>/results.json and skip them")
-    p.add_argument("--out", default="results/classes", help="results folder (default: %(default)s)")
+    add_out(p, "results/classes")
+    add_quick(p, "--suite nltcs --eps 1 --seeds 1 --methods measure --classes conjunctions --rows 2000 --dims 8")
     return p
 
 
@@ -230,12 +235,13 @@ def run(argv: list[str] | None = None) -> dict:
     from synthdp.bench.outputs import write_tables_and_figure
     from synthdp.core.io import write_json
 
-    args = build_parser().parse_args(argv)
-    methods = args.methods.split(",")
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        raise SystemExit(f"--methods: unknown {unknown}; choose from {list(METHODS)}")
-    eps_list = [float(e) for e in args.eps.split(",")]
+    from synthdp.datasets import CODED_DATASETS
+
+    args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1", seeds=1, methods="measure",
+                 classes="conjunctions", rows=2000, dims=8)
+    methods = comma_list(args.methods, "--methods", METHODS)
+    suites = comma_list(args.suite, "--suite", CODED_DATASETS)
+    eps_list = [float(e) for e in comma_list(args.eps, "--eps")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
@@ -244,7 +250,8 @@ def run(argv: list[str] | None = None) -> dict:
     if args.resume and path.exists():
         saved = json.loads(path.read_text())
         if saved["settings"] != settings:
-            raise SystemExit(f"--resume: {path} was written with {saved['settings']}, not {settings}")
+            raise InputError(f"--resume: {path} was written with {saved['settings']}, not {settings}; drop "
+                             "--resume or give the same settings")
         runs = [r for r in saved["runs"] if r["status"] == "ok"]  # unavailable runs are tried again
     done = {run_key(r) for r in runs}
 
@@ -256,7 +263,7 @@ def run(argv: list[str] | None = None) -> dict:
               + (f" eval {entry['eval_s']:.1f}s" if "eval_s" in entry else ""), flush=True)
         write_json({"settings": settings, "runs": runs, "summary": summarise(runs)}, path)
 
-    for dataset in args.suite.split(","):
+    for dataset in suites:
         classes = args.classes.split(",") if args.classes else DEFAULT_CLASSES.get(dataset, ["conjunctions"])
         df, schema = load_inputs(dataset, args.rows, args.dims)
         for eps in eps_list:

@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from synthdp.bench.options import add_out, add_quick, quick
 from synthdp.queries.spec import load_workload
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
@@ -47,13 +48,19 @@ def best_of(repeats: int, fn: Callable[[], np.ndarray]) -> tuple[float, np.ndarr
     return min(times), out
 
 
-def run(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="synthdp bench evaluation", description=__doc__.splitlines()[0])
     parser.add_argument("--workload", default="adult_3way_64", help="workload key or JSON path (see queries.spec)")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="timed calls per path; the best counts "
+                        "(default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=None, help="folder of adult.csv and adult-domain.json")
-    parser.add_argument("--output", type=Path, default=Path("results") / "evaluation.json")
-    args = parser.parse_args(argv)
+    add_out(parser, "results")
+    add_quick(parser, "--repeats 1")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> dict:
+    args = quick(build_parser().parse_args(argv), repeats=1)
 
     domain, codes = load_adult(args.data_dir or data_dir())
     work = load_workload(args.workload, domain)
@@ -90,8 +97,9 @@ def run(argv: list[str] | None = None) -> dict:
     print(f"{'path':40s} {'rows':>8s} {'seconds':>9s}")
     for path, n, t in timings:
         print(f"{path:40s} {n:8,d} {t:9.3f}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "evaluation.json").write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 

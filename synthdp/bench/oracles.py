@@ -22,6 +22,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.core.errors import InputError
 from synthdp.bench.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
 from synthdp.oracles import Limits, Oracle, get_oracle
 from synthdp.queries.complement import base_class
@@ -51,10 +53,13 @@ class Run:
 def parse_sizes(text: str) -> list[int]:
     """``"1k,10k,full"`` -> ``[1000, 10000, FULL]``."""
     sizes = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        sizes.append(FULL if part in ("full", "all", "0") else int(float(part[:-1]) * 1000) if part.endswith("k")
-                     else int(part))
+    for part in comma_list(text, "--sizes"):
+        part = part.lower()
+        try:
+            sizes.append(FULL if part in ("full", "all", "0") else int(float(part[:-1]) * 1000) if part.endswith("k")
+                         else int(part))
+        except ValueError:
+            raise InputError(f"cannot read the size {part!r}: give numbers, 1k style or 'full', e.g. 1k,10k") from None
     return sizes
 
 
@@ -64,13 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--class", dest="classes", default=",".join(DEFAULT_CLASSES),
                         help=f"comma list of {families} (default: %(default)s)")
     parser.add_argument("--backends", default=",".join(DEFAULT_BACKENDS), help="comma list (default: %(default)s)")
-    parser.add_argument("--sizes", default="1k,10k,full", help="real rows of query-player instances (default: %(default)s)")
+    parser.add_argument("--sizes", default="1k,10k",
+                        help="real rows of query-player instances, 'full' for all (default: %(default)s; the full "
+                             "sweep of docs/benchmarks.md is --sizes 1k,10k,full --repeats 3 --time-limit 60)")
     parser.add_argument("--data-sizes", default="100,300",
                         help="weighted queries of data-player instances (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per call (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="results/oracles", help="results folder (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=1, help="calls per instance and backend (default: %(default)s)")
+    parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per call (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated instances (default: %(default)s)")
+    add_out(parser, "results/oracles")
+    add_quick(parser, "--sizes 1k --data-sizes 100 --repeats 1 --time-limit 5")
     return parser
 
 
@@ -183,13 +191,10 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def run(argv: list[str] | None = None) -> dict:
     """Run the benchmark; returns the JSON document it writes."""
-    args = build_parser().parse_args(argv)
-    classes = [c.strip() for c in args.classes.split(",") if c.strip()]
-    unknown = sorted(set(classes) - set(QUERY_FAMILIES))
-    if unknown:
-        raise SystemExit(f"unknown --class {unknown}; choose from {sorted(QUERY_FAMILIES)}")
+    args = quick(build_parser().parse_args(argv), sizes="1k", data_sizes="100", repeats=1, time_limit=5.0)
+    classes = comma_list(args.classes, "--class", QUERY_FAMILIES)
     notes: list[str] = []
-    backends = load_backends([b.strip() for b in args.backends.split(",") if b.strip()], notes)
+    backends = load_backends(comma_list(args.backends, "--backends"), notes)
     instances = standard_instances(classes, parse_sizes(args.sizes), parse_sizes(args.data_sizes), args.seed)
     runs = run_all(instances, backends, args.repeats, Limits(time_limit=args.time_limit, seed=args.seed), notes)
     rows = summarise(runs)

@@ -35,6 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from synthdp.bench.options import add_out, add_quick, comma_list, existing_folder, quick
+from synthdp.core.errors import InputError
+
 #: Rows per generated Parquet file and per row group (= per generation chunk).
 FILE_ROWS = 10_000_000
 CHUNK_ROWS = 1_000_000
@@ -226,17 +229,28 @@ def table(records: list[dict[str, Any]], workers: int) -> str:
     return "\n".join(lines)
 
 
-def run(argv: list[str] | None = None) -> dict:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synthdp bench scale", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="1e6,1e7,1e8", help="comma-separated table sizes (e.g. 1e6,1e7)")
+    parser.add_argument("--rows", default="1e6", help="comma-separated table sizes (default: %(default)s; the "
+                        "sweep of docs/benchmarks.md is --rows 1e6,1e7,1e8)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local Dask workers (one thread each)")
     parser.add_argument("--pandas-max", type=float, default=1e7, help="largest table the pandas engine counts")
     parser.add_argument("--no-run", action="store_true", help="time the counting pass only, not a whole release")
-    parser.add_argument("--tmp", type=Path, default=None, help="folder for the generated Parquet files")
-    parser.add_argument("--output", type=Path, default=Path("results") / "scale")
-    args = parser.parse_args(argv)
-    sizes = [int(float(s)) for s in args.rows.split(",") if s.strip()]
+    parser.add_argument("--tmp", type=Path, default=None, help="existing folder for the generated Parquet files "
+                        "(default: the system's temporary folder)")
+    add_out(parser, "results/scale")
+    add_quick(parser, "--rows 1e5 --no-run")
+    return parser
 
+
+def run(argv: list[str] | None = None) -> dict:
+    args = quick(build_parser().parse_args(argv), rows="1e5", no_run=True)
+    try:
+        sizes = [int(float(s)) for s in comma_list(args.rows, "--rows")]
+    except ValueError:
+        raise InputError(f"--rows takes numbers such as 1e6,1e7, got {args.rows!r}") from None
+    existing_folder(args.tmp, "--tmp")
+    args.output = Path(args.out)
     args.output.mkdir(parents=True, exist_ok=True)
     records, generation = [], {}
     breakdown_s: dict[str, float] = {}

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.core.errors import InputError
 from synthdp.datasets import load_coded
 from synthdp.worst_case import worst_case_error
 
@@ -54,7 +56,8 @@ def synthetic_table(name: str, df: pd.DataFrame, schema, kind: str, epsilon: flo
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synthdp bench evaluator", description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default="nltcs,acs", help="comma list of coded datasets (default: %(default)s)")
+    parser.add_argument("--suite", "--datasets", dest="suite", default="nltcs,acs",
+                        help="comma list of coded datasets (default: %(default)s)")
     parser.add_argument("--dims", default="8,12,16,20,23",
                         help="numbers of leading attributes to keep, capped at each dataset's (default: %(default)s)")
     parser.add_argument("--classes", default="conjunctions", help="comma list of query class specs (default: %(default)s)")
@@ -63,21 +66,29 @@ def build_parser() -> argparse.ArgumentParser:
                              "or a CSV path template with {dataset}, e.g. results/{dataset}-syn.csv")
     parser.add_argument("--epsilon", type=float, default=1.0, help="budget of the generated release (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="public seed of the synthetic table (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="evaluations per setting; the median and the "
+                        "maximum time are reported (default: %(default)s)")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per evaluation (default: %(default)s)")
-    parser.add_argument("--out", default="results", help="results folder (default: %(default)s)")
+    add_out(parser, "results")
+    add_quick(parser, "--suite nltcs --dims 8 --repeats 1 --time-limit 30")
     return parser
 
 
 def run(argv: list[str] | None = None) -> list[dict]:
-    args = build_parser().parse_args(argv)
+    from synthdp.datasets import CODED_DATASETS
+
+    args = quick(build_parser().parse_args(argv), suite="nltcs", dims="8", repeats=1, time_limit=30.0)
     if args.synthetic not in ("independent", "generate") and "{dataset}" not in args.synthetic:
-        raise SystemExit("--synthetic must be 'independent', 'generate' or a path template containing {dataset}")
-    dims = [int(d) for d in args.dims.split(",")]
+        raise InputError("--synthetic must be 'independent', 'generate' or a path template containing {dataset}")
+    try:
+        dims = [int(d) for d in comma_list(args.dims, "--dims")]
+    except ValueError:
+        raise InputError(f"--dims takes whole numbers such as 8,12, got {args.dims!r}") from None
+    suites = comma_list(args.suite, "--suite", CODED_DATASETS)
     rows = []
     print(f"{'dataset':8s} {'d':>3s} {'class':14s} {'certified':>9s} {'max error':>9s} {'median s':>9s} "
           f"{'max s':>7s}  worst query")
-    for name in args.datasets.split(","):
+    for name in suites:
         df, schema = load_coded(name)
         syn = synthetic_table(name, df, schema, args.synthetic, args.epsilon, args.seed)
         for d in sorted({min(d, df.shape[1]) for d in dims}):
