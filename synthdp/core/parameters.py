@@ -39,8 +39,8 @@ class Relation(StrEnum):
 MAX_ROUNDS = 100_000
 #: Largest resample asked of ``n_rows``: the table is held in memory (about 8 bytes per cell).
 MAX_ROWS = 100_000_000
-#: Largest epsilon accepted: above it ``e^epsilon`` (about 10^43) promises nothing, the noise no longer hides a
-#: record, and the transfer theorem's figures overflow; a run that large is a non-private one in disguise.
+#: Largest epsilon accepted (docs/privacy.md §1.9): above it ``e^epsilon`` (about 10^43) promises nothing, the
+#: noise no longer hides a record, and the transfer theorem's figures overflow.
 MAX_EPSILON = 100
 #: Largest delta accepted under add/remove, where ``n`` is private and the usual rule ``delta <= 1/n`` cannot be
 #: checked: a mechanism may publish a record outright with probability delta, so more than one in a thousand
@@ -165,7 +165,7 @@ RULES: dict[str, Rule] = {
 
 
 def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
-    """Refuse a ``delta`` above the add/remove ceiling; return a warning when it is above ``1/n_rows``.
+    """Refuse a ``delta`` above the add/remove ceiling; warn above ``1/n_rows`` (docs/privacy.md §1.9).
 
     Only public quantities enter: the fixed :data:`MAX_DELTA_ADD_REMOVE` and the
     user's ``n_rows`` (under add/remove the true ``n`` is private; replace-one
