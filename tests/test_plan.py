@@ -186,3 +186,15 @@ def test_a_run_the_plan_refuses_is_refused_before_domains_are_learned(monkeypatc
     options = {"epsilon": 1, "delta": 1e-6, **options}
     with pytest.raises(InputError, match=message):
         synthdp.generate_synthetic(df, "conjunctions:2", random_state=0, progress=False, **options)
+
+
+def test_the_delta_rule_reads_public_quantities_only_and_its_boundaries_are_exact():
+    from synthdp.core.parameters import MAX_DELTA_ADD_REMOVE, check_delta
+
+    assert check_delta(MAX_DELTA_ADD_REMOVE, "add-remove") is None
+    with pytest.raises(InputError, match="add-remove"):
+        check_delta(MAX_DELTA_ADD_REMOVE * 1.0001, "add-remove")
+    assert check_delta(0.5, "replace-one") is None  # checked against the public n once counted (api.build)
+    assert check_delta(1e-4, "add-remove", n_rows=10_000) is None
+    assert "above 1/n_rows" in check_delta(1e-4, "add-remove", n_rows=10_001)
+    assert check_delta(None, "add-remove", n_rows=1) is None
