@@ -69,13 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--class", dest="classes", default=",".join(DEFAULT_CLASSES),
                         help=f"comma list of {families} (default: %(default)s)")
     parser.add_argument("--backends", default=",".join(DEFAULT_BACKENDS), help="comma list (default: %(default)s)")
-    parser.add_argument("--sizes", default="1k,10k",
+    parser.add_argument("--sizes", default="1k",
                         help="real rows of query-player instances, 'full' for all (default: %(default)s; the full "
                              "sweep of docs/benchmarks.md is --sizes 1k,10k,full --repeats 3 --time-limit 60)")
-    parser.add_argument("--data-sizes", default="100,300",
+    parser.add_argument("--data-sizes", default="100",
                         help="weighted queries of data-player instances (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=1, help="calls per instance and backend (default: %(default)s)")
-    parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per call (default: %(default)s)")
+    parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per call (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated instances (default: %(default)s)")
     add_out(parser, "results/oracles")
     add_quick(parser, "--sizes 1k --data-sizes 100 --repeats 1 --time-limit 5")
