@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backends", default=",".join(DEFAULT_BACKENDS), help="comma list (default: %(default)s)")
     parser.add_argument("--sizes", default="1k",
                         help="real rows of query-player instances, 'full' for all (default: %(default)s; the full "
-                             "sweep of docs/benchmarks.md is --sizes 1k,10k,full --repeats 3 --time-limit 60)")
+                             "sweep of docs/benchmarks.md is --sizes 1k,10k,full --data-sizes 100,300 --repeats 3 "
+                             "--time-limit 60)")
     parser.add_argument("--data-sizes", default="100",
                         help="weighted queries of data-player instances (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=1, help="calls per instance and backend (default: %(default)s)")
