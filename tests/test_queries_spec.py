@@ -141,6 +141,6 @@ def test_evaluation_benchmark_runs(tmp_path):
     if not (data_dir() / "adult.csv").is_file() or not (benchmarks_dir() / "adult-workloads.json").is_file():
         pytest.skip("shared ADULT data not available")
     out = tmp_path / "evaluation.json"
-    result = run(["--repeats", "1", "--output", str(out)])
+    result = run(["--repeats", "1", "--out", str(tmp_path)])  # --out DIR, as every bench target
     assert result["cells"] == 458_996 and result["rows"] == 48_842
     assert json.loads(out.read_text()) == result
