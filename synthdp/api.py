@@ -239,6 +239,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          "with engine='pandas'")
     epsilon, delta = budget(config)
     ledger, rng = Ledger(epsilon, delta or Fraction(0)), PrivateRandom(config.random_state)
+    if config.engine != "dask":                               # in memory: replace-one's public n, before learning
+        check_delta_against_public_n(config, len(df))
     ahead = planned_domains(schema, config)                   # public: what learning will cost, placeholder domains
     make_plan(config, ahead.schema, learned=ahead)            # so the plan refuses before any private step (§10.1)
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
@@ -305,12 +307,20 @@ def build(df, schema, plan: Plan, engine=None):
     from synthdp.engines.pandas import PandasEngine
 
     real = (engine or PandasEngine()).count(df, schema)
-    if plan.relation == Relation.REPLACE_ONE and plan.delta is not None and plan.delta > Fraction(1, real.n):
-        raise InputError(f"delta={plan.config.delta} is larger than 1/n = {1 / real.n:.3g}; choose delta <= 1/n "
-                         "(1/n^2 is customary); checked under replace-one only, where n is public")
+    check_delta_against_public_n(plan.config, real.n)
     if plan.game is not None and plan.game.player.value in PRSMA_PLAYERS:
         _check_prsma_rounds(plan, real.n)
     return real
+
+
+def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:
+    """Refuse ``delta > 1/n`` under replace-one, where ``n`` is public (docs/privacy.md §1.3); a no-op under
+    add/remove, where ``n`` is private and no abort may depend on it."""
+    from synthdp.core.parameters import Relation
+
+    if config.relation == Relation.REPLACE_ONE and config.delta is not None and Fraction(config.delta) > Fraction(1, n):
+        raise InputError(f"delta={config.delta} is larger than 1/n = {1 / n:.3g}; choose delta <= 1/n "
+                         "(1/n^2 is customary); checked under replace-one only, where n is public")
 
 
 def _check_prsma_rounds(plan: Plan, n: int) -> None:

@@ -170,6 +170,7 @@ def test_dead_domain_helpers_are_gone():
 @pytest.mark.parametrize("options, message", [
     (dict(method="game", query_player="prsma"), "runs under replace-one neighbours"),
     (dict(method="game", rounds=50, delta=1e-29, query_player="rspm"), "does not fit the budget|noise cap"),
+    (dict(relation="replace-one", delta=0.02), "larger than 1/n"),  # n = 100 is public under replace-one
 ])
 def test_a_run_the_plan_refuses_is_refused_before_domains_are_learned(monkeypatch, options, message):
     """With a column whose categories are learned privately (§9), a run the plan refuses draws nothing and
