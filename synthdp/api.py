@@ -126,6 +126,8 @@ def generate_synthetic(
     method: str = "auto",
     engine: str = "pandas",
     scheduler: str | None = None,
+    privacy_unit: str | None = None,
+    max_rows_per_unit: int | None = None,
 ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
@@ -193,6 +195,13 @@ def generate_synthetic(
     ``data_work_limit`` tune the players and their solvers.  ``time_limit``
     (seconds per oracle call) switches RSPM to Mode N, whose privacy is
     *conditional on no solver failure*: for experiments only.
+
+    Privacy unit: ``privacy_unit`` names a column identifying a person (the privacy unit)
+    and ``max_rows_per_unit`` is the public bound ``k``: before anything else,
+    at most ``k`` rows per unit are kept (chosen at random, per unit) and the
+    column is dropped; the guarantee then covers one unit with all its rows,
+    every noise scale grows by ``k`` (docs/privacy.md §10.6), and the report
+    names the column and ``k``.
     """
     params = {k: v for k, v in locals().items() if k != "df"}
     return synthesize(df, SynthesisConfig(**params))
@@ -213,12 +222,17 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          f"glob; got {type(df).__name__}")
     options = {"scheduler": config.scheduler} if config.engine == "dask" else {}
     if engine is None:
-        engine = get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ())), **options)
+        engine = get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ()),
+                                                               text=unit_columns(config)), **options)
     collected: list[str] = []
     delta_note = check_delta(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
         collected.append(delta_note)
         warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
+    epsilon, delta = budget(config)
+    ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=config.contribution_bound)
+    rng = PrivateRandom(config.random_state)
+    bounding = contribution_bounding(config, rng)  # None without a privacy unit; its key comes first
     if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
         if config.schema is None:
             raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
@@ -229,16 +243,19 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         df = engine.read(df)
         if df.empty:
             raise InputError("the input table is empty: nothing to synthesise")
+        if bounding is not None:  # first, before any other step reads the rows (docs/privacy.md §10.6)
+            df = bounding.apply(df)
         df, stripped = strip_text(df)
         schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+    if config.privacy_unit is not None and config.privacy_unit in schema.names:
+        raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
+                         "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
     if config.engine == "dask" and schema.to_learn:
         raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
                          "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
                          "with engine='pandas'")
-    epsilon, delta = budget(config)
-    ledger, rng = Ledger(epsilon, delta or Fraction(0)), PrivateRandom(config.random_state)
     if config.engine != "dask":                               # in memory: replace-one's public n, before learning
         check_delta_against_public_n(config, len(df))
     ahead = planned_domains(schema, config)                   # public: what learning will cost, placeholder domains
@@ -260,7 +277,22 @@ def planned_domains(schema, config: SynthesisConfig):
     from synthdp.mechanisms import partition
 
     epsilon, delta = budget(config)
-    return partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation)
+    return partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
+                                      contribution_bound=config.contribution_bound)
+
+
+def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
+    """The columns a CSV reader must keep as text: the privacy unit's (``007`` and ``7`` are two units)."""
+    return () if config.privacy_unit is None else (config.privacy_unit,)
+
+
+def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
+    """The bounding of docs/privacy.md §10.6 (column, ``k``, key from a child of ``rng``), or None without a unit."""
+    from synthdp.mechanisms.units import Bounding, bounding_key
+
+    if config.privacy_unit is None:
+        return None
+    return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
 def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng):
@@ -448,7 +480,7 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodO
     ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
                  f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
     oracle = plan.measure.oracle
-    filter_ledger = ZcdpLedger(rho, plan.measure.clip_budget)
+    filter_ledger = ZcdpLedger(rho, plan.measure.clip_budget, contribution_bound=ledger.contribution_bound)
     result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
                      n_rows=config.n_rows, options=plan.measure.options, progress=config.progress,
                      oracle=None if oracle is None else oracle.value)
@@ -489,7 +521,8 @@ def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str
         relation=str(plan.relation), method=plan.method.value, query_class=plan.query_class.name, rows_written=rows,
         seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
         ledger=[e.to_dict() for e in output.ledger.events], selected_queries=output.selected_queries,
-        warnings=collected, **output.release)
+        warnings=collected, privacy_unit=config.privacy_unit,
+        max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
     return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))
 
 
@@ -522,7 +555,7 @@ class Synthesizer:
                  ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "label",
                  prsma_max_calls: int = 100_000, work_limit: float | None = None,
                  data_work_limit: float | None = None, insist: bool = False, engine: str = "pandas",
-                 scheduler: str | None = None):
+                 scheduler: str | None = None, privacy_unit: str | None = None, max_rows_per_unit: int | None = None):
         self.query_class = query_class
         self.epsilon = epsilon
         self.delta = delta
@@ -559,6 +592,8 @@ class Synthesizer:
         self.insist = insist
         self.engine = engine
         self.scheduler = scheduler
+        self.privacy_unit = privacy_unit
+        self.max_rows_per_unit = max_rows_per_unit
         self.config()
 
     def config(self) -> SynthesisConfig:

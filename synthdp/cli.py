@@ -138,7 +138,8 @@ def _read(path: str, args):
         df = read_table(path, _read_options(args))
     else:
         df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
-                      sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows)
+                      sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows,
+                      text=_unit(args))
     unknown = [c for c in args.drop or [] if c not in df.columns]
     if unknown:
         raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
@@ -156,7 +157,13 @@ def _read_options(args):
     from synthdp.core.sources import ReadOptions
 
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
-                       columns=tuple(args.columns.split(",")) if args.columns else None)
+                       columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args))
+
+
+def _unit(args) -> tuple[str, ...]:
+    """The privacy unit column, read as text (docs/privacy.md §10.6), if the command has one."""
+    unit = getattr(args, "privacy_unit", None)
+    return () if unit is None else (unit,)
 
 
 def _separator(sep: str) -> str:
@@ -199,7 +206,8 @@ def cmd_generate(args) -> int:
         respond_to=args.respond_to,
         query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
         n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
-        relation=args.relation, numeric=args.numeric, engine=args.engine, scheduler=args.scheduler, **kwargs,
+        relation=args.relation, numeric=args.numeric, engine=args.engine, scheduler=args.scheduler,
+        privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit, **kwargs,
     )
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         from synthdp.engines.dask import DaskEngine
@@ -210,7 +218,8 @@ def cmd_generate(args) -> int:
     else:
         df = _read(args.input, args)
         if kwargs["schema"] is not None:
-            _check_schema_columns(kwargs["schema"], df, args.input)
+            _check_schema_columns(kwargs["schema"], df.drop(columns=[c for c in _unit(args) if c in df.columns]),
+                                  args.input)
         result = synthesize(df, config)
     jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
@@ -479,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, prsma-exact (PRSMA's law under an oracle that cannot fail: one call per round, for accuracy studies), exponential, noisy-max")
     g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
     g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])
+    g.add_argument("--privacy-unit", metavar="COL", default=None,
+                   help="column identifying a person: the guarantee covers one unit with all its rows; needs "
+                        "--max-rows-per-unit (docs/privacy.md §10.6). The column is never released")
+    g.add_argument("--max-rows-per-unit", metavar="K", type=int, default=None,
+                   help="public bound k: at most k rows per unit are kept (chosen at random per unit); every noise "
+                        "scale grows by k")
     g.add_argument("--time-limit", type=float, default=None,
                    help="seconds per oracle call: Mode N, privacy conditional on no solver failure")
     g.add_argument("--n-rows", type=int, default=None, help="resample the output to this many rows")

@@ -73,10 +73,13 @@ class SynthesisConfig:
     insist: bool = False
     engine: str = "pandas"
     scheduler: str | None = None
+    privacy_unit: str | None = None
+    max_rows_per_unit: int | None = None
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
         check_delta(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
+        self._check_unit()
         from synthdp.engines import ENGINES
 
         if self.engine not in ENGINES:
@@ -88,6 +91,32 @@ class SynthesisConfig:
         if self.epsilon_per_round is not None and not self.epsilon_per_round <= self.epsilon:
             raise InputError(f"epsilon_per_round must be in (0, epsilon], got {self.epsilon_per_round!r} "
                              f"with epsilon={self.epsilon!r}")
+
+    def _check_unit(self) -> None:
+        """A privacy unit needs its public bound ``k``, add/remove neighbours and no PRSMA (docs/privacy.md §10.6)."""
+        if self.max_rows_per_unit is not None and self.privacy_unit is None:
+            raise InputError("max_rows_per_unit bounds the rows of each privacy unit; it needs privacy_unit= the "
+                             "column naming the unit (CLI --privacy-unit COL)")
+        if self.privacy_unit is None:
+            return
+        if self.max_rows_per_unit is None:
+            raise InputError(f"privacy_unit={self.privacy_unit!r} needs max_rows_per_unit=k (CLI --max-rows-per-unit "
+                             "k), the public bound on the rows kept per unit: every sensitivity is k times that of "
+                             "one row (docs/privacy.md §10.6)")
+        if self.relation != "add-remove":
+            raise InputError("privacy_unit needs relation='add-remove': a unit holds 1 to k rows, so the number of "
+                             "rows is never public (docs/privacy.md §10.6)")
+        if self.engine != "pandas":
+            raise InputError("privacy_unit runs with engine='pandas' only for now: the Dask engine's shuffle by unit "
+                             "is not built yet (docs/privacy.md §10.6); read the table in memory")
+        if self.query_player in ("prsma", "prsma-exact"):
+            raise InputError(f"query_player={self.query_player!r} cannot run with a privacy unit yet (PRSMA's pieces "
+                             "would have to be cut from whole units, docs/privacy.md §10.6); use query_player='auto'")
+
+    @property
+    def contribution_bound(self) -> int:
+        """Rows one neighbour may add or remove: ``max_rows_per_unit`` with a privacy unit, else 1 (§10.6)."""
+        return self.max_rows_per_unit if self.privacy_unit is not None else 1
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -447,7 +447,8 @@ def planned_spends(plan: Plan) -> list[tuple[str, Fraction, Fraction, Fraction]]
     spends = []
     for t in range(1, T + 1):
         W = N * t if game.response.value == "union" else N
-        lam = rspm_noise_rate(game.epsilon0, m, difference_sensitivity(W, plan.relation, "game"))
+        rows = difference_sensitivity(W, plan.relation, "game") * plan.config.contribution_bound  # §10.6
+        lam = rspm_noise_rate(game.epsilon0, m, rows)
         cap = default_noise_cap(game.epsilon0, lam, m)
         if m * cap >= limit:
             raise InputError(f"round {t} of {T}: RSPM's noise cap B={cap} on m={m} coordinates does not fit the "

@@ -70,6 +70,10 @@ class Release:
     selected_queries: list[str] = field(default_factory=list)
     accuracy_bound: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: The privacy unit (a public column name) and its public bound ``k``: neighbours are one unit of up to ``k``
+    #: rows (docs/privacy.md §10.6); None for one row per person.
+    privacy_unit: str | None = None
+    max_rows_per_unit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,6 +151,9 @@ class Report:
         ]
         if "method" in r.plan:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
+        if r.privacy_unit is not None:
+            lines.append(f"privacy unit: column {r.privacy_unit!r}; neighbours add or remove one unit with up to "
+                         f"{r.max_rows_per_unit} rows (at most {r.max_rows_per_unit} rows kept per unit)")
         if r.method == "game":
             oracle = (f"query oracle {r.oracle}, mode {r.mode}" if r.oracle != "-"
                       else "no query oracle (the player scores every query of the workload)")

@@ -43,7 +43,8 @@ def _duplicates(names: list[str]) -> list[str]:
 
 
 def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, columns: list[str] | None = None,
-             sep: str = ",", encoding: str = "utf-8", skip_rows: int = 0) -> pd.DataFrame:
+             sep: str = ",", encoding: str = "utf-8", skip_rows: int = 0,
+             text: tuple[str, ...] = ()) -> pd.DataFrame:
     """Read a CSV, treating ``missing`` tokens (e.g. ``?``) as missing values.
 
     ``columns`` names the columns of a file without a header row, one name
@@ -55,7 +56,9 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     skipped before the header (CLI: ``--skip-rows``).  An unreadable, empty, header-only or ragged file, a
     header with a repeated name, a ``columns`` list of the wrong length, or a
     file that looks like it uses another separator or encoding raises
-    :class:`InputError` saying what to pass.
+    :class:`InputError` saying what to pass.  ``text`` names columns read as
+    text, never parsed as numbers (a privacy unit: ``007`` and ``7`` stay two
+    units, docs/privacy.md §10.6).
     """
     path = Path(path)
     if not path.is_file():
@@ -67,9 +70,10 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     if isinstance(skip_rows, bool) or not isinstance(skip_rows, int) or skip_rows < 0:
         raise InputError(f"skip_rows (CLI: --skip-rows) must be a whole number >= 0, got {skip_rows!r}")
     options = dict(sep=sep, encoding=encoding, skipinitialspace=True, skiprows=skip_rows)
+    dtype = {(columns.index(c) if columns and c in columns else c): str for c in text} or None
     try:
         df = pd.read_csv(path, na_values=missing or None, keep_default_na=True, header=None if columns else "infer",
-                         **options)
+                         dtype=dtype, **options)
         header = None if columns else [str(c) for c in pd.read_csv(path, header=None, nrows=1, **options).iloc[0]]
     except pd.errors.EmptyDataError:
         raise InputError(f"input file {str(path)!r} is empty"

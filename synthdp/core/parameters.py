@@ -46,6 +46,9 @@ MAX_EPSILON = 100
 #: checked: a mechanism may publish a record outright with probability delta, so more than one in a thousand
 #: is not a privacy guarantee for any table (replace-one refuses ``delta > 1/n`` with its public ``n``).
 MAX_DELTA_ADD_REMOVE = 1e-3
+#: Largest ``max_rows_per_unit``: every noise scale grows by it (docs/privacy.md §10.6), so far beyond this the
+#: release would be noise.
+MAX_ROWS_PER_UNIT = 10_000
 #: Largest seed accepted (numpy's SeedSequence takes any non-negative integer; 128 bits is plenty).
 MAX_SEED = 2**128 - 1
 
@@ -161,6 +164,13 @@ RULES: dict[str, Rule] = {
     "clip": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
     "unsafe_public_categories": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
     "insist": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+    "privacy_unit": Rule(_optional(lambda v: isinstance(v, str) and v.strip() != ""),
+                         "{name} (CLI: --privacy-unit) must be the name of the column that identifies a person (the "
+                         "privacy unit), or None for one row per person; got {value!r}"),
+    "max_rows_per_unit": Rule(_optional(_integer_in(1, MAX_ROWS_PER_UNIT)),
+                              f"{{name}} (CLI: --max-rows-per-unit) must be an integer in 1..{MAX_ROWS_PER_UNIT:,}: "
+                              "the public bound k on the rows kept per privacy unit (every noise scale grows by k); "
+                              "got {value!r}"),
 }
 
 

@@ -36,7 +36,8 @@ class ReadOptions:
 
     ``missing``: extra tokens read as missing values (e.g. ``"?"``);
     ``columns``: the column names of CSV files without a header row;
-    ``sep`` and ``encoding``: field separator and text encoding
+    ``sep`` and ``encoding``: field separator and text encoding;
+    ``text``: columns read as text, never parsed as numbers (a privacy unit)
     (as :func:`synthdp.core.io.read_csv`).
     """
 
@@ -44,9 +45,11 @@ class ReadOptions:
     columns: tuple[str, ...] | None = None
     sep: str = ","
     encoding: str = "utf-8"
+    text: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "missing", tuple(self.missing or ()))
+        object.__setattr__(self, "text", tuple(self.text or ()))
         if self.columns is not None:
             object.__setattr__(self, "columns", tuple(self.columns))
 
@@ -116,7 +119,7 @@ def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
 
     return read_csv(path, missing=list(options.missing) or None,
                     columns=list(options.columns) if options.columns else None, sep=options.sep,
-                    encoding=options.encoding)
+                    encoding=options.encoding, text=options.text)
 
 
 def read_table(source: Source, options: ReadOptions = ReadOptions(),

@@ -29,7 +29,7 @@ from numbers import Rational
 from typing import Callable, NamedTuple
 
 from synthdp.core.errors import InputError, PrivacyError
-from synthdp.core.parameters import Relation, is_real
+from synthdp.core.parameters import Relation, is_integer, is_real
 from synthdp.mechanisms.noise import to_fraction_down
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,13 @@ PARAMETER_DENOMINATOR = 10**12
 # --------------------------------------------------------------------------
 # exact conversions and directed rounding
 # --------------------------------------------------------------------------
+def check_contribution_bound(k: int) -> int:
+    """The rows one neighbour may add or remove (``k >= 1``; docs/privacy.md §10.6), validated."""
+    if not is_integer(k) or k < 1:
+        raise InputError(f"contribution_bound (rows per privacy unit) must be a positive integer, got {k!r}")
+    return int(k)
+
+
 def check_relation(relation: str) -> Relation:
     """The neighbouring relation as a :class:`Relation`, validated (docs/privacy.md §1.3)."""
     try:
@@ -284,13 +291,22 @@ class Ledger:
     the later spends are composed among themselves by the best route within
     the budget left, and the two parts by basic composition (C2): an
     ``(eps, delta)`` spend is never converted to zCDP (docs/privacy.md §9).
+
+    *Contribution bound.*  ``contribution_bound`` is the ``k`` of the
+    relation the spends are under: neighbours differ by at most ``k`` rows
+    (one privacy unit, docs/privacy.md §10.6; ``k = 1`` is one row).  Every
+    mechanism that turns a per-row sensitivity into noise multiplies it by
+    this ``k`` (Lemma 10.62), so each recorded ``(eps, delta)`` holds for
+    ``k``-row neighbours.
     """
 
     epsilon_budget: Fraction
     delta_budget: Fraction = Fraction(0)
+    contribution_bound: int = 1
     events: list[PrivacyEvent] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
+        self.contribution_bound = check_contribution_bound(self.contribution_bound)
         self.epsilon_budget = as_epsilon(self.epsilon_budget, "epsilon_budget")
         self.delta_budget = as_delta(self.delta_budget, "delta_budget")
         self._totals = _Totals()

@@ -54,6 +54,7 @@ __all__ = [
     "select_categories",
     "tail_bounds",
     "threshold",
+    "unit_threshold",
 ]
 
 log = logging.getLogger(__name__)
@@ -138,13 +139,25 @@ def threshold(epsilon: Fraction, delta: Fraction) -> int:
     return 1 + k
 
 
+def unit_threshold(epsilon: Fraction, delta: Fraction, k: int = 1) -> tuple[Fraction, int]:
+    """The noise rate and threshold of PS for units of ``k`` rows: ``(eps_p / k, k - 1 + threshold(eps_p / k, delta_p / k))``.
+
+    Theorem 10.63 (docs/privacy.md §10.6): with rate ``a = eps_p / k`` and
+    ``tau = k + j``, ``j`` least with ``t**j / (1 + t) <= delta_p / k``, PS is
+    ``(eps_p, delta_p)``-DP for neighbours of up to ``k`` rows; ``k = 1`` is §9.
+    """
+    rate = as_epsilon(epsilon, "epsilon_p") / k
+    return rate, k - 1 + threshold(rate, as_delta(delta, "delta_p") / k)
+
+
 def select_categories(counts: Mapping[str, int], *, epsilon: Fraction, delta: Fraction, rng: PrivateRandom,
                       ledger: Ledger, relation: str = ADD_REMOVE, column: str = "") -> tuple[str, ...]:
     """Algorithm PS (docs/privacy.md §9) on one column: the released values, in :func:`label_order`.
 
     ``counts`` maps each value's label to its count in the private data
     (values with count 0 are ignored). ``(epsilon, delta)`` are the
-    mechanism's ``(eps_p, delta_p)``; the ledger is charged ``(eps_p, delta_p)``
+    mechanism's ``(eps_p, delta_p)``, for neighbours of up to
+    ``ledger.contribution_bound`` rows (:func:`unit_threshold`, §10.6); the ledger is charged ``(eps_p, delta_p)``
     under add/remove and ``(2 eps_p, 2 delta_p)`` under replace-one
     (Theorem 9.1), before any noise is drawn. The noise of each value is
     drawn in label order from ``rng``; callers pass a stream of its own
@@ -152,7 +165,7 @@ def select_categories(counts: Mapping[str, int], *, epsilon: Fraction, delta: Fr
     values the column holds.
     """
     epsilon, delta = as_epsilon(epsilon, "epsilon_p"), as_delta(delta, "delta_p")
-    tau = threshold(epsilon, delta)
+    rate, tau = unit_threshold(epsilon, delta, ledger.contribution_bound)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
     ledger.spend("partition-selection", factor * epsilon, factor * delta, relation,
                  f"column {column!r}, threshold {tau}".strip(), ahead=True)
@@ -161,7 +174,7 @@ def select_categories(counts: Mapping[str, int], *, epsilon: Fraction, delta: Fr
         count = counts[label]
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InputError(f"count of value {label!r} must be a non-negative integer, got {count!r}")
-        if count >= 1 and count + discrete_laplace(epsilon.numerator, epsilon.denominator, rng) >= tau:
+        if count >= 1 and count + discrete_laplace(rate.numerator, rate.denominator, rng) >= tau:
             released.append(label)
     return tuple(released)
 
@@ -229,20 +242,21 @@ PLACEHOLDER = "<to be learned>"
 
 
 def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
-                     relation: str = ADD_REMOVE) -> DomainLearning:
+                     relation: str = ADD_REMOVE, contribution_bound: int = 1) -> DomainLearning:
     """What :func:`learn_domains` will charge, from public inputs only, before anything is drawn.
 
     The schema gives each column to learn a placeholder domain (one label and
     the missing value) and each column its exact cost, so the run can be
     planned -- and refused -- before the first private step
     (docs/privacy.md §10.1); only the learned domains' sizes are unknown yet.
+    ``contribution_bound``: the rows of one privacy unit (its threshold, §10.6).
     """
     columns = schema.to_learn
     if not columns:
         return DomainLearning(schema, ())
     eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
     factor = 1 if relation == ADD_REMOVE else 2
-    tau = threshold(eps_p, delta_p)
+    tau = unit_threshold(eps_p, delta_p, contribution_bound)[1]
     return DomainLearning(schema.with_learned({c: [PLACEHOLDER] for c in columns}),
                           tuple(LearnedColumn(c, factor * eps_p, factor * delta_p, tau, 0) for c in columns))
 
@@ -258,7 +272,8 @@ def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta:
     released domains (:meth:`Schema.with_learned`: unreleased values become
     the missing value) and the cost per column.
     """
-    planned = planned_learning(schema, epsilon=epsilon, delta=delta, relation=relation)
+    planned = planned_learning(schema, epsilon=epsilon, delta=delta, relation=relation,
+                               contribution_bound=ledger.contribution_bound)
     if not planned.columns:
         return planned
     columns = schema.to_learn

@@ -227,7 +227,9 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
 
     ``instance`` is the un-noised objective ``L_D`` (separator weights zero)
     and ``sensitivity`` its difference sensitivity ``Delta`` under
-    ``relation`` (see :func:`difference_sensitivity`).  The result is
+    ``relation`` for one row (see :func:`difference_sensitivity`); neighbours
+    differ by up to ``ledger.contribution_bound = k`` rows, so the shift
+    constant is ``c = k Delta + 1`` (docs/privacy.md §10.6, Lemma 10.62).  The result is
     ``epsilon``-DP for an exact oracle and any tie-breaking (Theorem 2.3),
     ``(epsilon, (1 + e^epsilon) delta_clip)``-DP with the cap (Corollary 2.4).
 
@@ -246,6 +248,7 @@ def rspm(instance: QueryInstance, *, epsilon: Fraction, sensitivity: int, oracle
     if mode == "E" and not oracle.certifiable:
         raise InputError(f"Mode E needs a certifiable oracle; {oracle.name!r} gives no optimality proof")
     m = check_unperturbed(instance)
+    sensitivity = int(sensitivity) * ledger.contribution_bound
     lam = rspm_noise_rate(epsilon, m, sensitivity)
     cap = default_noise_cap(epsilon, lam, m) if noise_cap is None else int(noise_cap)
     if cap < 0:

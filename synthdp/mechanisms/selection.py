@@ -33,11 +33,15 @@ _WORDS = 2**16
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
-def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: str) -> tuple[np.ndarray, Fraction]:
-    """Validated scores and epsilon as an exact rational.
+def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: str,
+             ledger: Ledger) -> tuple[np.ndarray, Fraction, int]:
+    """Validated scores, epsilon as an exact rational, and the sensitivity for the ledger's neighbours.
 
     The scores come back as int64, or (only for uint64 input beyond the
     int64 range) as an object array of the exact Python integers.
+    ``sensitivity`` is per row; neighbours differ by up to
+    ``ledger.contribution_bound`` rows, so the mechanism uses ``k`` times it
+    (docs/privacy.md §10.6, Lemma 10.62).
     """
     scores = np.asarray(scores)
     if scores.ndim != 1 or len(scores) == 0 or not np.issubdtype(scores.dtype, np.integer):
@@ -47,7 +51,8 @@ def _prepare(scores: np.ndarray, epsilon: Fraction, sensitivity: int, relation: 
         raise InputError(f"score sensitivity must be a positive integer, got {sensitivity!r}")
     check_relation(relation)
     fits = np.can_cast(scores.dtype, np.int64) or int(scores.max()) <= _INT64_MAX
-    return scores.astype(np.int64 if fits else object, copy=False), as_epsilon(epsilon)
+    return (scores.astype(np.int64 if fits else object, copy=False), as_epsilon(epsilon),
+            int(sensitivity) * ledger.contribution_bound)
 
 
 def _fits_int64(a: np.ndarray, b: np.ndarray) -> bool:
@@ -80,9 +85,9 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     integer arithmetic, uniform words from ``rng``); otherwise it runs in
     exact Python integers.
     """
-    scores, epsilon = _prepare(scores, epsilon, sensitivity, relation)
+    scores, epsilon, sensitivity = _prepare(scores, epsilon, sensitivity, relation, ledger)
     ledger.spend("exponential", epsilon, Fraction(0), relation, label)
-    p, scale = epsilon.numerator, 2 * int(sensitivity) * epsilon.denominator
+    p, scale = epsilon.numerator, 2 * sensitivity * epsilon.denominator
     top = scores.max()
     if scale < ARRAY_BOUND and p < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:
         numerators = (top - scores).astype(np.int64) * p  # entries below 2**62: no overflow
@@ -128,10 +133,9 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int,
     summed in int64 when the extremes prove it cannot overflow, else in
     exact Python integers.  Ties go to the smallest index (``np.argmax``).
     """
-    scores, epsilon = _prepare(scores, epsilon, sensitivity, relation)
+    scores, epsilon, sensitivity = _prepare(scores, epsilon, sensitivity, relation, ledger)
     ledger.spend("report-noisy-max", epsilon, Fraction(0), relation, label)
-    noise = discrete_laplace_array(len(scores), epsilon.numerator,
-                                   epsilon.denominator * (2 * int(sensitivity) + 1), rng)
+    noise = discrete_laplace_array(len(scores), epsilon.numerator, epsilon.denominator * (2 * sensitivity + 1), rng)
     if _fits_int64(scores, noise):
         return int(np.argmax(scores + noise))
     return int(np.argmax(scores.astype(object) + noise.astype(object)))

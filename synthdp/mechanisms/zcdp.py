@@ -33,7 +33,7 @@ import numpy as np
 
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.accounting import (
-    as_delta, as_epsilon, check_relation, round_down, round_up, zcdp_gamma, zcdp_to_dp,
+    as_delta, as_epsilon, check_contribution_bound, check_relation, round_down, round_up, zcdp_gamma, zcdp_to_dp,
 )
 
 log = logging.getLogger(__name__)
@@ -130,9 +130,12 @@ class ZcdpLedger:
 
     rho_budget: Fraction
     clip_budget: Fraction = Fraction(0)
+    #: Rows one neighbour may add or remove (one privacy unit, docs/privacy.md §10.6); every sensitivity reads it.
+    contribution_bound: int = 1
     events: list[ZcdpEvent] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
+        self.contribution_bound = check_contribution_bound(self.contribution_bound)
         if isinstance(self.rho_budget, bool) or not isinstance(self.rho_budget, Rational) or self.rho_budget <= 0:
             raise InputError(f"rho_budget must be a positive exact rational (Fraction), got {self.rho_budget!r}")
         if isinstance(self.clip_budget, bool) or not isinstance(self.clip_budget, Rational) or self.clip_budget < 0:

@@ -398,7 +398,7 @@ def _oracle_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
         answers, sens, words = data.marginal(attrs).reshape(-1), sensitivity_sq, None
     else:
         answers = oracle.query_class.answer([query], data.codes, data.counts)
-        sens, words = 1, oracle.query_class.describe(query)
+        sens, words = ledger.contribution_bound**2, oracle.query_class.describe(query)  # one count: k (§10.6)
     m, y = _measure_one(answers, attrs, sigma2_up(Fraction(sens) / (2 * measure_rho)), sens, ledger=ledger,
                         relation=relation, rng=rng, domain=domain, selection_epsilon=epsilon, selected_by="rspm",
                         query=words)
@@ -428,7 +428,8 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     the largest ``eps`` with ``eps**2/8`` within ``select_rho`` (§8.2 (M2)); the score
     ``|q(D) - round(q(p))| - round(sqrt(2/pi) sigma)`` of one counting query
     moves by at most 1 under both relations (§8.3), and so does the
-    measured count (``Delta2 = 1``).
+    measured count (``Delta2 = 1``); ``k`` times that for units of ``k`` rows
+    (the exponential mechanism reads ``k`` off the ledger, the measurement here, §10.6).
     """
     domain = data.domain
     every = tuple(range(len(domain)))
@@ -437,14 +438,15 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     top = np.argsort(-drawn, kind="stable")[: options.record_candidates]
     points, fitted = records[top], drawn[top] * (estimate.total / len(sample))
     true = record_counts(data, points)
-    sigma2 = sigma2_up(Fraction(1, 2) / measure_rho)
+    count_sq = ledger.contribution_bound**2  # Delta2^2 of one count for k-row neighbours (§10.6)
+    sigma2 = sigma2_up(Fraction(count_sq, 2) / measure_rho)
     scores = record_scores(true, fitted, sigma2)
     epsilon = epsilon_for_exponential(select_rho)
     pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=1, rng=rng, ledger=ledger, relation=relation,
                                  label=label)
     point = points[pick]
     words = " AND ".join(f"{domain.names[a]}={v}" for a, v in enumerate(point))
-    m, y = _measure_one(true[pick : pick + 1], every, sigma2, 1, ledger=ledger, relation=relation, rng=rng,
+    m, y = _measure_one(true[pick : pick + 1], every, sigma2, count_sq, ledger=ledger, relation=relation, rng=rng,
                         domain=domain, selection_epsilon=epsilon, selected_by="record", query=words)
     group = NoisyGroup(words, lambda codes: np.where((codes == point).all(axis=1), 0, -1), 1, y.astype(float),
                        float(sigma2))
@@ -481,7 +483,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     else:
         weights = candidate_weights(backbone_marginals(domain, options.backbone_width))
     answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
-    sensitivity_sq = 1 if relation == ADD_REMOVE else 2  # Delta2 of a marginal: 1 or sqrt(2) (§8.3)
+    # Delta2^2 of a marginal: 1 or 2 for one row (§8.3), k^2 times that for a unit of k rows (§10.6); the
+    # score's sensitivity is per row: the exponential mechanism multiplies it by the ledger's k itself.
+    sensitivity_sq = (1 if relation == ADD_REMOVE else 2) * ledger.contribution_bound**2
     score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
     d = len(domain)
     planned = options.rounds_per_attribute * d

@@ -74,6 +74,9 @@ def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], p
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, getattr(args, "schema", None), args.tune])
+    if getattr(args, "privacy_unit", None) is not None:
+        raise InputError("--tune and --target-error do not support --privacy-unit yet (their scores would need the "
+                         "unit's bound k, docs/privacy.md §10.6); run without --tune / --target-error")
     if getattr(args, "engine", None) not in (None, "pandas"):
         raise InputError("--tune and --target-error read the table in memory: use --engine pandas")
     if args.n_rows is None:

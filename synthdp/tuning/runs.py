@@ -26,6 +26,8 @@ from synthdp.mechanisms.noise import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
 
 #: Keywords a configuration may not set: the tuner fixes them for every run.
+#: The privacy unit's keywords, refused by the tuners (docs/privacy.md §10.6).
+UNIT_KEYS = ("privacy_unit", "max_rows_per_unit")
 FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "progress", "df", "query_class")
 #: Keywords that would make a run's privacy conditional on solver behaviour (Mode N): refused.
 UNSAFE_KEYS = ("time_limit",)
@@ -80,6 +82,10 @@ def check_config(config: Any, name: str) -> dict:
         if key in UNSAFE_KEYS:
             raise InputError(f"{name} sets {key!r}: wall-clock limits make privacy conditional on the solver "
                              "(Mode N, docs/privacy.md §3.7); use work limits or none")
+        if key in UNIT_KEYS:
+            raise InputError(f"{name} sets {key!r}: tuning and accuracy-first do not support a privacy unit yet "
+                             "(their scores would need the unit's bound k, docs/privacy.md §10.6); run "
+                             "generate_synthetic with privacy_unit= and max_rows_per_unit= directly")
         if key not in SynthesisConfig.names():
             raise InputError(f"{name} has unknown keyword {key!r}; valid keywords are the parameters of "
                              "generate_synthetic")

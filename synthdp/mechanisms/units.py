@@ -1,0 +1,132 @@
+"""Contribution bounding for a privacy unit: at most ``k`` rows per unit, chosen locally (docs/privacy.md §10.6).
+
+With a public unit column (one value per person) and a public bound ``k``,
+the run first keeps at most ``k`` rows of every unit, then drops the unit
+column.  Every later step is private for neighbours that differ by at most
+``k`` rows (Theorem 10.61), which the ledgers' ``contribution_bound`` carries
+to every sensitivity.
+
+*The rule is local* (Lemma 10.60).  Which rows of a unit ``w`` are kept
+depends only on a key ``kappa`` (128 bits from a child stream of the run's
+generator) and on ``w``'s own rows: row ``j`` of ``w`` (its rank among
+``w``'s rows in input order) gets the priority ``h_kappa(id(w), j)``, a keyed
+64-bit mix of a hash of the unit's text and ``j``, and the ``k`` smallest
+priorities are kept (ties by ``j``).  Adding a unit anywhere in the table
+therefore never changes the rows kept of another unit, for every key: that
+is all the privacy proof needs.  The randomness of the choice serves
+accuracy (an unbiased subsample per unit); its quality never touches the
+guarantee.
+
+Units are grouped by the exact text of their value (``str(value)``; a CSV's
+unit column is read as text), so the two engines group alike.  A row without
+a unit value is an error naming it, raised before any private step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.randomness import PrivateRandom
+
+__all__ = ["Bounding", "bounding_key", "bound_frame", "keep_mask", "unit_hash", "unit_text"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def bounding_key(rng: PrivateRandom) -> np.ndarray:
+    """The key ``kappa`` of the bounding rule: two uniform 64-bit words from a child stream of ``rng``."""
+    return rng.spawn().random_words(2)
+
+
+def unit_text(values: pd.Series, column: str, first_row: int = 0) -> np.ndarray:
+    """The units as text (an object array), or :class:`InputError` naming the first row without a unit."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        row = first_row + int(np.flatnonzero(missing)[0])
+        raise InputError(f"privacy unit column {column!r} is missing at data row {row} ({int(missing.sum())} row(s) "
+                         "in all): every row needs its unit; drop those rows or give each its own unit value")
+    return values.astype(str).to_numpy(dtype=object)
+
+
+def unit_hash(text: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each unit's text (deterministic across processes and engines)."""
+    return pd.util.hash_array(np.asarray(text, dtype=object), categorize=False)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, a bijection of 64-bit words with full avalanche."""
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def _priorities(ids: np.ndarray, ranks: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``h_kappa(id, j)``: the keyed mix of a unit's hash and a row's rank in it (wrapping uint64 arithmetic)."""
+    with np.errstate(over="ignore"):
+        a = _mix(ids.astype(np.uint64) ^ np.uint64(key[0]))
+        b = _mix(ranks.astype(np.uint64) * _GOLDEN + np.uint64(key[1]))
+        return _mix(a ^ b)
+
+
+def _ranks(sorted_groups: np.ndarray) -> np.ndarray:
+    """For sorted group labels, each row's position within its group (0, 1, ...)."""
+    n = len(sorted_groups)
+    starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]]) if n else np.zeros(0, np.int64)
+    return np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+
+
+def keep_mask(groups: np.ndarray, ids: np.ndarray, positions: np.ndarray, k: int, key: np.ndarray) -> np.ndarray:
+    """Which rows to keep: per unit (``groups``, exact), the ``k`` rows of smallest priority (Lemma 10.60).
+
+    ``ids`` is each row's unit hash and ``positions`` its input position (any
+    integers ordering the rows of a unit as in the input); ``j`` is the rank of
+    a row among its unit's rows by position.  Nothing here reads another
+    unit's rows, so the kept rows of a unit are a function of ``key`` and of
+    that unit's rows alone.
+    """
+    by_position = np.lexsort((positions, groups))
+    g = groups[by_position]
+    j = _ranks(g)
+    priority = _priorities(ids[by_position], j, key)
+    by_priority = np.lexsort((j, priority, g))
+    keep = np.zeros(len(groups), dtype=bool)
+    keep[by_position[by_priority[_ranks(g[by_priority]) < k]]] = True
+    return keep
+
+
+def bound_frame(df: pd.DataFrame, unit: str, k: int, key: np.ndarray) -> pd.DataFrame:
+    """``df`` with at most ``k`` rows per unit of column ``unit`` (docs/privacy.md §10.6), without that column.
+
+    The kept rows stay in input order with a fresh index.
+    """
+    if unit not in df.columns:
+        raise InputError(f"privacy unit column {unit!r} is not in the data, whose columns are {list(df.columns)}")
+    text = unit_text(df[unit], unit)
+    groups = pd.factorize(text)[0]
+    keep = keep_mask(groups, unit_hash(text), np.arange(len(df)), k, key)
+    return df.loc[keep].drop(columns=[unit]).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Bounding:
+    """A run's contribution bounding: the unit column, the public ``k`` and the key of the rule (§10.6).
+
+    The key is private randomness: it never goes into a report.
+    """
+
+    column: str
+    k: int
+    key: np.ndarray
+
+    def apply(self, df: pd.DataFrame) -> pd.DataFrame:
+        """``df`` with at most ``k`` rows per unit, without the unit column (:func:`bound_frame`)."""
+        return bound_frame(df, self.column, self.k, self.key)
+
+    def __repr__(self) -> str:  # never print the key
+        return f"Bounding(column={self.column!r}, k={self.k})"

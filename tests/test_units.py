@@ -1,0 +1,230 @@
+"""Privacy units: contribution bounding and sensitivities for ``k`` rows (docs/privacy.md §10.6)."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import generate_synthetic
+from synthdp.core.errors import InputError
+from synthdp.mechanisms import gaussian
+from synthdp.mechanisms.accounting import Ledger
+from synthdp.mechanisms.partition import select_categories, threshold, unit_threshold
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.rspm import rspm
+from synthdp.mechanisms.selection import exponential_mechanism
+from synthdp.mechanisms.units import bound_frame, bounding_key, keep_mask
+from synthdp.mechanisms.zcdp import ZcdpLedger
+from synthdp.oracles.brute import BruteForceOracle
+from tests.test_rspm import CLOSED_INSTANCE
+
+KEY = np.array([0x1234, 0x5678], dtype=np.uint64)
+CATEGORIES = {"a": ["x", "y", "z"], "b": ["p", "q"]}
+
+
+def visits(units: int = 200, seed: int = 0, max_rows: int = 8) -> pd.DataFrame:
+    """A table with 1..max_rows rows per person."""
+    rng = np.random.default_rng(seed)
+    pid = np.repeat([f"person-{i:05d}" for i in range(units)], rng.integers(1, max_rows + 1, units))
+    return pd.DataFrame({"pid": pid, "a": rng.choice(CATEGORIES["a"], len(pid)),
+                         "b": rng.choice(CATEGORIES["b"], len(pid))})
+
+
+# --------------------------------------------------------------------------
+# bounding (Lemma 10.60)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_a_unit_keeps_exactly_min_rows_k(k):
+    df = visits().assign(row=lambda d: np.arange(len(d)))
+    out = bound_frame(df, "pid", k, KEY)
+    assert "pid" not in out.columns
+    kept = df.set_index("row").loc[out["row"], "pid"].value_counts()
+    held = df["pid"].value_counts()
+    assert (kept == np.minimum(held.loc[kept.index], k)).all()
+    assert set(kept.index) == set(held.index)  # every unit keeps at least one row
+    assert out["row"].is_unique and out["row"].is_monotonic_increasing  # rows of the input, in input order
+
+
+def test_bounding_is_local_to_each_unit():
+    """Adding a unit anywhere (its rows interleaved) changes no other unit's kept rows, for a fixed key."""
+    df = visits(seed=1).assign(row=lambda d: np.arange(len(d)))
+    before = set(bound_frame(df, "pid", 3, KEY)["row"])
+    intruder = pd.DataFrame({"pid": ["person-new"] * 9, "a": "x", "b": "p", "row": -1})
+    mixed = pd.concat([df.iloc[:40], intruder.iloc[:4], df.iloc[40:300], intruder.iloc[4:], df.iloc[300:]])
+    after = bound_frame(mixed.reset_index(drop=True), "pid", 3, KEY)
+    assert (after["row"] == -1).sum() == 3
+    assert set(after["row"][after["row"] >= 0]) == before
+
+
+def test_bounding_choice_is_uniform_within_a_unit():
+    """Over keys, each of a unit's 6 rows is kept with probability k/6 (accuracy, not privacy)."""
+    groups, ids, positions = np.zeros(6, np.int64), np.full(6, 99, np.uint64), np.arange(6)
+    rng = PrivateRandom(5)
+    hits = sum(keep_mask(groups, ids, positions, 2, bounding_key(rng)) for _ in range(3000))
+    assert np.all(np.abs(hits / 3000 - 2 / 6) < 0.04)
+
+
+def test_units_are_their_text_and_a_missing_unit_is_named():
+    df = pd.DataFrame({"pid": ["007", "7", "7"], "a": ["x", "y", "z"]})
+    assert len(bound_frame(df, "pid", 1, KEY)) == 2
+    with pytest.raises(InputError, match="'pid' is missing at data row 1"):
+        bound_frame(pd.DataFrame({"pid": ["u", None], "a": ["x", "y"]}), "pid", 1, KEY)
+    with pytest.raises(InputError, match="'who' is not in the data"):
+        bound_frame(df, "who", 1, KEY)
+
+
+# --------------------------------------------------------------------------
+# sensitivities for k rows (Lemma 10.62): the mechanisms read k off the ledger
+# --------------------------------------------------------------------------
+def test_exponential_mechanism_audit_at_k3():
+    """Two scores 0 and 6 at eps=2: with k=3 the odds are e^{eps 6 / (2 k)} = e^2, not e^6 (sensitivity left at 1)."""
+    rng, picks = PrivateRandom(11), []
+    ledger = ZcdpLedger(Fraction(10**6), contribution_bound=3)
+    for _ in range(4000):
+        picks.append(exponential_mechanism(np.array([0, 6]), epsilon=Fraction(2), sensitivity=1, rng=rng,
+                                           ledger=ledger, relation="add-remove"))
+    share = np.mean(picks)
+    expected = math.exp(2) / (1 + math.exp(2))  # 0.881; sensitivity 1 would give 0.9975
+    assert abs(share - expected) < 4 * math.sqrt(expected * (1 - expected) / 4000)
+    assert ledger.events[0].note.startswith("eps=2") or ledger.events[0].rho == Fraction(1, 2)
+
+
+def test_rspm_shift_constant_grows_with_k():
+    for k in (1, 4):
+        ledger = Ledger(Fraction(10), Fraction(1, 10**9), contribution_bound=k)
+        result = rspm(CLOSED_INSTANCE, epsilon=Fraction(1), sensitivity=2, oracle=BruteForceOracle(),
+                      rng=PrivateRandom(3), ledger=ledger)
+        assert result.c == 2 * k + 1 and result.lam == Fraction(1, result.m * (2 * k + 1))
+        assert ledger.events[0].epsilon == 1  # the same charge, now for one unit of k rows
+
+
+def test_partition_threshold_for_units_against_an_independent_computation():
+    """tau = k + j, j least with t^j/(1+t) <= delta_p / k at rate eps_p / k; a new value held by k rows is rare."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    for eps_p, delta_p in [(Fraction(1, 10), Fraction(1, 10**8)), (Fraction(1, 2), Fraction(1, 10**6))]:
+        assert unit_threshold(eps_p, delta_p, 1) == (eps_p, threshold(eps_p, delta_p))
+        for k in (2, 3, 5):
+            rate, tau = unit_threshold(eps_p, delta_p, k)
+            assert rate == eps_p / k
+            t = (-Decimal(rate.numerator) / Decimal(rate.denominator)).exp()
+
+            def tail(j):  # P[Z >= j], Z ~ DLap(rate)
+                return t**j / (1 + t)
+
+            j = tau - k
+            assert k * tail(j) <= Decimal(delta_p.numerator) / Decimal(delta_p.denominator) < k * tail(j - 1)
+
+
+def test_partition_selection_draws_at_the_unit_rate(monkeypatch):
+    """The noise rate asked of the sampler is eps_p / k and the release rule is c + Z >= tau (Theorem 10.63)."""
+    from synthdp.mechanisms import partition
+
+    asked = []
+    monkeypatch.setattr(partition, "discrete_laplace", lambda s, t, rng: asked.append(Fraction(s, t)) or 0)
+    ledger = Ledger(Fraction(1), Fraction(1, 10**6), contribution_bound=4)
+    eps_p, delta_p = Fraction(1, 10), Fraction(1, 10**8)
+    rate, tau = unit_threshold(eps_p, delta_p, 4)
+    out = select_categories({"hi": tau, "lo": tau - 1}, epsilon=eps_p, delta=delta_p, rng=PrivateRandom(0),
+                            ledger=ledger, column="c")
+    assert out == ("hi",) and set(asked) == {eps_p / 4}
+    assert (ledger.events[0].epsilon, ledger.events[0].delta) == (eps_p, delta_p)
+
+
+def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch):
+    """Every Gaussian measurement of a run at k=3 is charged 9/(2 sigma2) (marginals, add/remove), and the noise
+    drawn uses that sigma2: the charge matches the noise (a sensitivity left at 1 charges 1/(2 sigma2))."""
+    from synthdp.methods import measure as measure_module
+
+    drawn = []
+    real = gaussian.discrete_gaussian_array
+    monkeypatch.setattr(measure_module, "discrete_gaussian_array",
+                        lambda size, sigma2, rng: drawn.append(sigma2) or real(size, sigma2, rng))
+    result = generate_synthetic(visits(), "marginals:2", epsilon=1, delta=1e-6, random_state=2, progress=False,
+                                categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=3, n_rows=100)
+    gaussians = [e for e in result.report.zcdp_ledger if e["mechanism"] == "gaussian"]
+    assert len(gaussians) == len(drawn) >= 2
+    for event, sigma2 in zip(gaussians, drawn):
+        assert Fraction(event["rho"]) == Fraction(9) / (2 * sigma2)
+    assert sum(Fraction(e["rho"]) for e in result.report.zcdp_ledger) <= Fraction(result.report.rho_budget)
+
+
+# --------------------------------------------------------------------------
+# the whole run
+# --------------------------------------------------------------------------
+PAID = {"measurements", "selected_queries", "rounds", "zcdp_ledger", "rho_spent"}
+
+
+@pytest.mark.parametrize("method", ["measure", "game"])
+def test_neighbouring_tables_differ_by_one_units_rows(method):
+    """D and D plus one unit with more than k rows, same seed: every released field not paid for is identical."""
+    df = visits(units=120, seed=3)
+    person = pd.DataFrame({"pid": ["person-extra"] * 7, "a": ["z"] * 7, "b": ["q"] * 7})
+    options = dict(epsilon=1, delta=1e-6, random_state=4, progress=False, privacy_unit="pid", max_rows_per_unit=2,
+                   n_rows=80, method=method, **({"rounds": 3} if method == "game" else {}))
+    one = generate_synthetic(df, "marginals:2", **options).report.release.to_dict()
+    two = generate_synthetic(pd.concat([person, df], ignore_index=True), "marginals:2", **options)
+    two = two.report.release.to_dict()
+    assert {k: v for k, v in one.items() if k not in PAID} == {k: v for k, v in two.items() if k not in PAID}
+    assert one["privacy_unit"] == "pid" and one["max_rows_per_unit"] == 2
+
+
+def test_the_unit_column_is_never_released(tmp_path):
+    df = visits(units=60, seed=6)
+    result = generate_synthetic(df, "marginals:2", epsilon=2, delta=1e-6, random_state=1, progress=False,
+                                privacy_unit="pid", max_rows_per_unit=4, categories=CATEGORIES)
+    assert "pid" not in result.data.columns
+    text = json.dumps(result.report.to_dict(), default=str) + result.data.to_csv()
+    assert "person-" not in text
+    assert "privacy unit: column 'pid'" in result.report.summary()
+
+
+def test_cli_privacy_unit(tmp_path):
+    from synthdp.cli import main
+
+    src, out, report = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "r.json"
+    df = visits(units=80, seed=7)
+    df["pid"] = df["pid"].str.replace("person-", "00")  # numeric-looking units stay text
+    df.to_csv(src, index=False)
+    assert main(["generate", str(src), "-o", str(out), "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
+                 "--queries", "marginals:2", "--privacy-unit", "pid", "--max-rows-per-unit", "2", "-q",
+                 "--report", str(report)]) == 0
+    assert list(pd.read_csv(out).columns) == ["a", "b"]
+    assert json.loads(report.read_text())["max_rows_per_unit"] == 2
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(privacy_unit="pid"), "needs max_rows_per_unit"),
+    (dict(max_rows_per_unit=2), "needs privacy_unit"),
+    (dict(privacy_unit="pid", max_rows_per_unit=0), "max_rows_per_unit"),
+    (dict(privacy_unit="pid", max_rows_per_unit=2, relation="replace-one"), "relation='add-remove'"),
+    (dict(privacy_unit="pid", max_rows_per_unit=2, query_player="prsma"), "PRSMA"),
+    (dict(privacy_unit="pid", max_rows_per_unit=2, engine="dask"), "engine='pandas'"),
+])
+def test_refusals_before_anything_runs(options, message):
+    with pytest.raises(InputError, match=message):
+        generate_synthetic(visits(units=10), "marginals:2", epsilon=1, delta=1e-6, progress=False, **options)
+
+
+def test_tuning_refuses_a_privacy_unit():
+    from synthdp.tuning import tune
+
+    with pytest.raises(InputError, match="privacy unit"):
+        tune(visits(units=10), "marginals:2", [{}], epsilon=1, delta=1e-6, n_out=10, eval_workload="marginals:1",
+             privacy_unit="pid",
+             max_rows_per_unit=2, categories=CATEGORIES)
+
+
+def test_a_schema_holding_the_unit_column_is_refused():
+    from synthdp.core.schema import Schema
+
+    schema = Schema.from_dataframe(visits(units=10), categorical=["pid", "a", "b"], unsafe_public_categories=True)
+    with pytest.raises(InputError, match="must not be in the schema"):
+        generate_synthetic(visits(units=10), "marginals:2", epsilon=1, delta=1e-6, progress=False, schema=schema,
+                           privacy_unit="pid", max_rows_per_unit=2)
