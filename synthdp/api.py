@@ -263,7 +263,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
     schema = learned.schema
     plan = make_plan(config, schema, learned=learned)         # public inputs only: costs no privacy
-    real = build(df, schema, plan, engine)                    # count; checks that need the public n
+    # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
+    real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
     output = RUNNERS[plan.method.value](plan, real, ledger, rng)  # the method's private part, through the ledger
     data = finish(output, schema, config)                     # post-processing: resample, decode
     if stripped:
@@ -326,7 +327,7 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return out, changed
 
 
-def build(df, schema, plan: Plan, engine=None):
+def build(df, schema, plan: Plan, engine=None, bounding=None):
     """The data counted by ``engine`` (default: in memory), after the checks that need ``n`` (public under
     replace-one only).
 
@@ -338,7 +339,8 @@ def build(df, schema, plan: Plan, engine=None):
     from synthdp.core.parameters import Relation
     from synthdp.engines.pandas import PandasEngine
 
-    real = (engine or PandasEngine()).count(df, schema)
+    # ``bounding``: the Dask engine bounds the privacy units while it counts (docs/privacy.md §10.6)
+    real = (engine or PandasEngine()).count(df, schema, **({} if bounding is None else {"bounding": bounding}))
     check_delta_against_public_n(plan.config, real.n)
     if plan.game is not None and plan.game.player.value in PRSMA_PLAYERS:
         _check_prsma_rounds(plan, real.n)

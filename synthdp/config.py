@@ -106,9 +106,6 @@ class SynthesisConfig:
         if self.relation != "add-remove":
             raise InputError("privacy_unit needs relation='add-remove': a unit holds 1 to k rows, so the number of "
                              "rows is never public (docs/privacy.md §10.6)")
-        if self.engine != "pandas":
-            raise InputError("privacy_unit runs with engine='pandas' only for now: the Dask engine's shuffle by unit "
-                             "is not built yet (docs/privacy.md §10.6); read the table in memory")
         if self.query_player in ("prsma", "prsma-exact"):
             raise InputError(f"query_player={self.query_player!r} cannot run with a privacy unit yet (PRSMA's pieces "
                              "would have to be cut from whole units, docs/privacy.md §10.6); use query_player='auto'")

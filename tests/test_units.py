@@ -205,7 +205,6 @@ def test_cli_privacy_unit(tmp_path):
     (dict(privacy_unit="pid", max_rows_per_unit=0), "max_rows_per_unit"),
     (dict(privacy_unit="pid", max_rows_per_unit=2, relation="replace-one"), "relation='add-remove'"),
     (dict(privacy_unit="pid", max_rows_per_unit=2, query_player="prsma"), "PRSMA"),
-    (dict(privacy_unit="pid", max_rows_per_unit=2, engine="dask"), "engine='pandas'"),
 ])
 def test_refusals_before_anything_runs(options, message):
     with pytest.raises(InputError, match=message):

@@ -40,6 +40,7 @@ from synthdp.core.schema import Attribute, Schema, category_label
 from synthdp.core.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
+from synthdp.mechanisms.units import Bounding, keep_mask, unit_hash, unit_text
 
 __all__ = ["DaskEngine"]
 
@@ -157,13 +158,23 @@ def _read_range(path: str, start: int, end: int | None) -> bytes:
         return data
 
 
-def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Iterator[pd.DataFrame]:
-    """The part's rows on the schema's columns, ``batch_rows`` at a time, text values stripped."""
-    names = list(schema.names)
+def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
+            unit: str | None = None) -> Iterator[pd.DataFrame]:
+    """The part's rows on the schema's columns, ``batch_rows`` at a time, text values stripped.
+
+    ``unit``: also the privacy unit's column, read as text (CSV) and never stripped (docs/privacy.md §10.6).
+    """
+    names = list(schema.names) + ([unit] if unit is not None else [])
+
+    def stripped(frame: pd.DataFrame) -> pd.DataFrame:
+        if unit is None:
+            return strip_text(frame)[0]
+        return strip_text(frame.drop(columns=[unit]))[0].assign(**{unit: frame[unit]})
+
     if part.format == "parquet":
         handle = parquet_file(part.path)
         for batch in handle.iter_batches(batch_size=batch_rows, row_groups=list(part.row_groups), columns=names):
-            yield strip_text(batch.to_pandas(split_blocks=True))[0]  # one block per column: no copy
+            yield stripped(batch.to_pandas(split_blocks=True))  # one block per column: no copy
         return
     if part.path.lower().endswith(".gz"):
         source: Any = part.path
@@ -174,41 +185,115 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -
     reader = pd.read_csv(source, sep=options.sep, encoding=options.encoding, skipinitialspace=True,
                          na_values=list(options.missing) or None,
                          keep_default_na=True, header=None, names=list(part.columns),
-                         skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows)
+                         skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows,
+                         dtype=None if unit is None else {unit: str})
     with reader:
         for frame in reader:
-            yield strip_text(frame)[0]
+            yield stripped(frame)
+
+
+def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, unit: str | None,
+             status: _Counts) -> Iterator[tuple[pd.DataFrame, np.ndarray, int]]:
+    """Each batch of the part that fits the schema, with its codes and the part's row number of its first row.
+
+    Rows read and the batches' schema problems are added to ``status``; a
+    batch with a problem is counted there and skipped.
+    """
+    import pyarrow as pa
+
+    encoder = Encoder(schema)
+    try:
+        for df in _frames(part, schema, options, batch_rows, unit):
+            first = status.rows
+            status.rows += len(df)
+            try:
+                codes = encoder.encode(df if unit is None else df.drop(columns=[unit]))
+            except SchemaError as exc:
+                found = _problems(schema, df, part.where(first))
+                if not found:  # never skip rows the per-column check could not place
+                    raise SchemaError(f"{part.where(first)}: {exc}") from None
+                for name, problem in found.items():
+                    _add_problem(status.problems, name, problem)
+                continue
+            yield df, codes, first
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {part.where()}: {exc}") from None
+
+
+def _empty(schema: Schema) -> _Counts:
+    return _Counts(np.zeros((0, len(word_spans(schema.domain.sizes))), np.int64), np.zeros(0, np.int64))
 
 
 def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> _Counts:
     """Read, encode and count one part (runs on a worker)."""
-    import pyarrow as pa
-
-    encoder = Encoder(schema)
     sizes = schema.domain.sizes
-    keys, counts, rows, problems = [], [], 0, {}
-    try:
-        for df in _frames(part, schema, options, batch_rows):
-            try:
-                codes = encoder.encode(df)
-            except SchemaError as exc:
-                found = _problems(schema, df, part.where(rows))
-                if not found:  # never skip rows the per-column check could not place
-                    raise SchemaError(f"{part.where(rows)}: {exc}") from None
-                for name, problem in found.items():
-                    _add_problem(problems, name, problem)
-                rows += len(df)
-                continue
-            rows += len(df)
-            k, c = sum_by_key(pack(codes, sizes), None)
-            keys.append(k)
-            counts.append(c)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read {part.where()}: {exc}") from None
-    if not keys:
-        return _Counts(np.zeros((0, len(word_spans(sizes))), np.int64), np.zeros(0, np.int64), rows, problems)
-    k, c = sum_by_key(np.concatenate(keys), np.concatenate(counts))
-    return _Counts(k, c, rows, problems)
+    out, keys, counts = _empty(schema), [], []
+    for _, codes, _ in _encoded(part, schema, options, batch_rows, None, out):
+        k, c = sum_by_key(pack(codes, sizes), None)
+        keys.append(k)
+        counts.append(c)
+    if keys:
+        out.keys, out.counts = sum_by_key(np.concatenate(keys), np.concatenate(counts))
+    return out
+
+
+@dataclass
+class _UnitRows:
+    """Rows of whole privacy units bound for one bucket: unit text and hash, file position, row keys."""
+
+    text: np.ndarray
+    ids: np.ndarray
+    positions: np.ndarray
+    keys: np.ndarray
+
+
+#: A row's file position is ``part_no << _PART_SHIFT`` plus its row number in the part (parts hold fewer rows).
+_PART_SHIFT = 40
+
+
+def _split_part(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
+                buckets: int) -> tuple[list[_UnitRows], _Counts]:
+    """Read and encode one part, and send each row to the bucket of its unit's hash (runs on a worker).
+
+    Returns the ``buckets`` pieces and the part's status (rows read, schema
+    problems).  A row's position orders the rows of a unit as in the files
+    (docs/privacy.md §10.6).
+    """
+    sizes = schema.domain.sizes
+    status, pieces = _empty(schema), []
+    for df, codes, first in _encoded(part, schema, options, batch_rows, unit, status):
+        try:
+            text = unit_text(df[unit], unit, first)
+        except InputError as exc:
+            raise InputError(f"{part.where()}: {exc}") from None
+        positions = (part_no << _PART_SHIFT) + first + np.arange(len(df), dtype=np.int64)
+        pieces.append(_UnitRows(text, unit_hash(text), positions, pack(codes, sizes)))
+    rows = _UnitRows(*(np.concatenate([getattr(p, f) for p in pieces]) if pieces else empty for f, empty in (
+        ("text", np.zeros(0, object)), ("ids", np.zeros(0, np.uint64)), ("positions", np.zeros(0, np.int64)),
+        ("keys", np.zeros((0, len(word_spans(sizes))), np.int64)))))
+    bucket = rows.ids % np.uint64(buckets)
+    return [_UnitRows(*(getattr(rows, f)[bucket == b] for f in ("text", "ids", "positions", "keys")))
+            for b in range(buckets)], status
+
+
+def _bucket_piece(split: tuple[list[_UnitRows], _Counts], b: int) -> _UnitRows:
+    return split[0][b]
+
+
+def _status(split: tuple[list[_UnitRows], _Counts]) -> _Counts:
+    return split[1]
+
+
+def _bound_bucket(k: int, key: np.ndarray, *pieces: _UnitRows) -> _Counts:
+    """Keep at most ``k`` rows per unit of one bucket (whole units, Lemma 10.60) and count them."""
+    text = np.concatenate([p.text for p in pieces])
+    keys = np.concatenate([p.keys for p in pieces])
+    if len(text) == 0:
+        return _Counts(keys, np.zeros(0, np.int64))
+    keep = keep_mask(pd.factorize(text)[0], np.concatenate([p.ids for p in pieces]),
+                     np.concatenate([p.positions for p in pieces]), k, key)
+    counted, counts = sum_by_key(keys[keep], None)
+    return _Counts(counted, counts)
 
 
 def _add_problem(problems: dict[str, _Problem], name: str, problem: _Problem) -> None:
@@ -242,17 +327,19 @@ def _csv_columns(f: TableFile, options: ReadOptions) -> tuple[str, ...]:
     return tuple(map(str, header.columns))
 
 
-def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema) -> None:
-    absent = [n for n in schema.names if n not in columns]
+def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: str | None = None) -> None:
+    absent = [n for n in (*schema.names, *([unit] if unit else [])) if n not in columns]
     if absent:
-        raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema; its columns are {list(columns)}")
-    extra = [c for c in columns if c not in schema.names]
+        raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema or the privacy unit; its columns "
+                          f"are {list(columns)}")
+    extra = [c for c in columns if c not in schema.names and c != unit]
     if extra:
         warnings.warn(f"{path}: ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=4)
 
 
 def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = ReadOptions(),
-               blocksize: int | None = DEFAULT_BLOCKSIZE, part_rows: int = DEFAULT_PART_ROWS) -> list[Part]:
+               blocksize: int | None = DEFAULT_BLOCKSIZE, part_rows: int = DEFAULT_PART_ROWS,
+               unit: str | None = None) -> list[Part]:
     """The parts of the files, from metadata only (Parquet footers, CSV headers and sizes).
 
     A file without a column of the schema is an error naming the file and the
@@ -263,7 +350,7 @@ def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = Re
         path = str(f.path)
         if f.format == "parquet":
             handle = parquet_file(f.path)
-            _check_columns(path, tuple(handle.schema_arrow.names), schema)
+            _check_columns(path, tuple(handle.schema_arrow.names), schema, unit)
             meta, group, first, rows = handle.metadata, [], 0, 0
             for i in range(meta.num_row_groups):
                 group.append(i)
@@ -273,7 +360,7 @@ def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = Re
                     first, group, rows = first + rows, [], 0
             continue
         columns = _csv_columns(f, options)
-        _check_columns(path, columns, schema)
+        _check_columns(path, columns, schema, unit)
         has_header = options.columns is None
         size = os.path.getsize(path)
         if blocksize is None or path.lower().endswith(".gz") or size <= blocksize:
@@ -344,8 +431,13 @@ class DaskEngine:
                                       dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             yield client
 
-    def count(self, source: Source, schema: Schema) -> AggregatedData:
-        """Distinct encoded rows of the files with their counts (equal to the pandas engine's)."""
+    def count(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> AggregatedData:
+        """Distinct encoded rows of the files with their counts (equal to the pandas engine's).
+
+        ``bounding``: keep at most ``k`` rows per privacy unit, by a shuffle of
+        the rows by unit into buckets of whole units (docs/privacy.md §10.6);
+        the same rows as the pandas engine for the same key.
+        """
         _require_distributed()
         if isinstance(source, pd.DataFrame):
             raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
@@ -354,20 +446,24 @@ class DaskEngine:
             raise InputError("engine='dask' needs a public schema (schema=Schema or a schema file; CLI --schema): "
                              "on workers the categories of a column are never read off the data")
         Encoder(schema)  # refuses, before any file is read, a schema whose categories are still to be learned
-        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows)
+        unit = None if bounding is None else bounding.column
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit)
         logger.info("dask engine: %d part(s) of %d file(s)", len(parts), len({p.path for p in parts}))
-        total = self._reduce(parts, schema)
+        total = self._reduce(parts, schema, bounding)
         if total.problems:
             raise _schema_error(total.problems, len(parts))
         if total.rows == 0:
             raise InputError(f"the input {source!s} has no rows")
         return AggregatedData.from_codes(schema.domain, unpack(total.keys, schema.domain.sizes), total.counts)
 
-    def _reduce(self, parts: list[Part], schema: Schema) -> _Counts:
+    def _reduce(self, parts: list[Part], schema: Schema, bounding: Bounding | None = None) -> _Counts:
         distributed = _require_distributed()
         with self.client() as client:
-            futures = client.map(_count_part, parts, schema=schema, options=self.options,
-                                 batch_rows=self.batch_rows, pure=False)
+            if bounding is None:
+                futures = client.map(_count_part, parts, schema=schema, options=self.options,
+                                     batch_rows=self.batch_rows, pure=False)
+            else:
+                futures = self._shuffle(client, parts, schema, bounding)
             while len(futures) > 1:
                 futures = [client.submit(_merge, *futures[i:i + _FAN_IN], pure=False)
                            for i in range(0, len(futures), _FAN_IN)]
@@ -377,3 +473,19 @@ class DaskEngine:
                 raise EngineError(f"Dask workers kept dying while counting ({exc}); the pass was abandoned and "
                                   "nothing was released. Check the workers' memory (smaller blocksize / "
                                   "batch_rows) and retry.") from None
+
+    def _shuffle(self, client: Any, parts: list[Part], schema: Schema, bounding: Bounding) -> list[Any]:
+        """Bound the units with a shuffle: parts split their rows into buckets by unit, each bucket bounds and counts.
+
+        One bucket per part: a bucket task holds about ``n / P`` rows, whole
+        units only, and each row moves once.  Returns the futures of the
+        buckets' counts and of the parts' statuses (rows read, schema problems),
+        which the caller adds up.
+        """
+        buckets = len(parts)
+        splits = client.map(_split_part, parts, range(len(parts)), schema=schema, options=self.options,
+                            batch_rows=self.batch_rows, unit=bounding.column, buckets=buckets, pure=False)
+        bounded = [client.submit(_bound_bucket, bounding.k, bounding.key,
+                                 *[client.submit(_bucket_piece, f, b, pure=False) for f in splits], pure=False)
+                   for b in range(buckets)]
+        return bounded + [client.submit(_status, f, pure=False) for f in splits]

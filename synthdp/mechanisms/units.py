@@ -17,8 +17,9 @@ is all the privacy proof needs.  The randomness of the choice serves
 accuracy (an unbiased subsample per unit); its quality never touches the
 guarantee.
 
-Units are grouped by the exact text of their value (``str(value)``; a CSV's
-unit column is read as text), so the two engines group alike.  A row without
+Units are grouped by the exact text of their value (:func:`category_label`:
+integral numbers print as integers whatever their dtype; a CSV's unit column
+is read as text, never parsed), so every reader and engine groups alike.  A row without
 a unit value is an error naming it, raised before any private step.
 """
 
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.schema import category_label
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = ["Bounding", "bounding_key", "bound_frame", "keep_mask", "unit_hash", "unit_text"]
@@ -51,7 +53,9 @@ def unit_text(values: pd.Series, column: str, first_row: int = 0) -> np.ndarray:
         row = first_row + int(np.flatnonzero(missing)[0])
         raise InputError(f"privacy unit column {column!r} is missing at data row {row} ({int(missing.sum())} row(s) "
                          "in all): every row needs its unit; drop those rows or give each its own unit value")
-    return values.astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        return values.astype(str).to_numpy(dtype=object)
+    return values.map(category_label).to_numpy(dtype=object)  # 7, np.int64(7) and 7.0 are all "7"
 
 
 def unit_hash(text: np.ndarray) -> np.ndarray:
