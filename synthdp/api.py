@@ -443,6 +443,9 @@ def run_game(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodOutp
         bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
     if config.ftpl_noise != "two-sided":
         bound["form"] += f"; NOT covered: {config.ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
+    if plan.config.contribution_bound > 1:
+        bound["form"] += (f"; NOT covered: units of up to {plan.config.contribution_bound} rows (every noise scale is "
+                          "that many times larger, docs/privacy.md §10.6)")
     if name in PRSMA_PLAYERS:
         bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
     stats = {f"data/{d_oracle.name}": vars(result.data_stats)}

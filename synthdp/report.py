@@ -30,6 +30,12 @@ DO_NOT_PUBLISH = ("DO NOT PUBLISH: diagnostics (times, call and failure counts) 
                   "and are not covered by the privacy guarantee")
 
 
+def unit_line(privacy_unit: str, k: int) -> str:
+    """The summary line naming the privacy unit and its bound (docs/privacy.md §10.6)."""
+    return (f"privacy unit: column {privacy_unit!r}; neighbours add or remove one unit with up to {k} rows (at most "
+            f"{k} rows kept per unit)")
+
+
 @dataclass(frozen=True)
 class Release:
     """What may be published with the synthetic table: paid for by the ledger, or public."""
@@ -152,8 +158,7 @@ class Report:
         if "method" in r.plan:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
         if r.privacy_unit is not None:
-            lines.append(f"privacy unit: column {r.privacy_unit!r}; neighbours add or remove one unit with up to "
-                         f"{r.max_rows_per_unit} rows (at most {r.max_rows_per_unit} rows kept per unit)")
+            lines.append(unit_line(r.privacy_unit, r.max_rows_per_unit))
         if r.method == "game":
             oracle = (f"query oracle {r.oracle}, mode {r.mode}" if r.oracle != "-"
                       else "no query oracle (the player scores every query of the workload)")
@@ -182,6 +187,12 @@ class Report:
             else:
                 lines.append(f"a-priori bound: vacuous at these settings (its constant term {b['B']:.3g} is at "
                              "least 1, the largest possible error)")
+        if r.privacy_unit is not None:
+            lines.append("population (transfer theorem, docs/privacy.md §5): not stated with a privacy unit: the rows "
+                         "of one unit are not independent draws (docs/privacy.md §10.6)")
+            lines.append(f"wrote {r.rows_written} rows")
+            lines.extend(f"warning: {w}" for w in r.warnings)
+            return "\n".join(lines)
         overhead = self.population(0.0).population_error
         if overhead < 1:  # a bound of 1 or more says nothing: no line (Report.population() still explains it)
             lines.append(f"population (transfer theorem, docs/privacy.md §5): answers from this table are within "

@@ -403,7 +403,7 @@ def test_cli_bad_input_on_the_distributed_path_names_file_and_column_and_writes_
 
 
 def test_dask_bounds_privacy_units_like_pandas(cluster, tmp_path):
-    """The shuffle by unit keeps the same rows as the in-memory bounding, whatever the parts (docs/privacy.md §10.6)."""
+    """The shuffle by unit keeps the rows the in-memory bounding keeps, whatever the parts (docs/privacy.md §10.6)."""
     from synthdp.api import generate_synthetic
     from synthdp.mechanisms.units import Bounding
 

@@ -137,7 +137,8 @@ def test_partition_selection_draws_at_the_unit_rate(monkeypatch):
     assert (ledger.events[0].epsilon, ledger.events[0].delta) == (eps_p, delta_p)
 
 
-def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch):
+@pytest.mark.parametrize("query_class", ["marginals:2", "conjunctions:2"])  # the second has record rounds
+def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch, query_class):
     """Every Gaussian measurement of a run at k=3 is charged 9/(2 sigma2) (marginals, add/remove), and the noise
     drawn uses that sigma2: the charge matches the noise (a sensitivity left at 1 charges 1/(2 sigma2))."""
     from synthdp.methods import measure as measure_module
@@ -146,8 +147,9 @@ def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch):
     real = gaussian.discrete_gaussian_array
     monkeypatch.setattr(measure_module, "discrete_gaussian_array",
                         lambda size, sigma2, rng: drawn.append(sigma2) or real(size, sigma2, rng))
-    result = generate_synthetic(visits(), "marginals:2", epsilon=1, delta=1e-6, random_state=2, progress=False,
-                                categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=3, n_rows=100)
+    result = generate_synthetic(visits(), query_class, epsilon=1, delta=1e-6, random_state=2, progress=False,
+                                categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=3, n_rows=100,
+                                method="measure")
     gaussians = [e for e in result.report.zcdp_ledger if e["mechanism"] == "gaussian"]
     assert len(gaussians) == len(drawn) >= 2
     for event, sigma2 in zip(gaussians, drawn):
@@ -183,6 +185,7 @@ def test_the_unit_column_is_never_released(tmp_path):
     text = json.dumps(result.report.to_dict(), default=str) + result.data.to_csv()
     assert "person-" not in text
     assert "privacy unit: column 'pid'" in result.report.summary()
+    assert "not stated with a privacy unit" in result.report.summary()  # rows of one unit are not independent
 
 
 def test_cli_privacy_unit(tmp_path):
@@ -211,13 +214,35 @@ def test_refusals_before_anything_runs(options, message):
         generate_synthetic(visits(units=10), "marginals:2", epsilon=1, delta=1e-6, progress=False, **options)
 
 
-def test_tuning_refuses_a_privacy_unit():
-    from synthdp.tuning import tune
+def test_tuning_scores_with_k_rows(monkeypatch):
+    """Random stopping with a unit: each run bounds its own rows, the score's noise rate is eps_s / (k N_out)."""
+    from synthdp.tuning import score as score_module
+    from synthdp.tuning import stopping, tune
 
-    with pytest.raises(InputError, match="privacy unit"):
-        tune(visits(units=10), "marginals:2", [{}], epsilon=1, delta=1e-6, n_out=10, eval_workload="marginals:1",
-             privacy_unit="pid",
-             max_rows_per_unit=2, categories=CATEGORIES)
+    asked, rates = [], []
+    monkeypatch.setattr(stopping, "private_score", lambda error, eps_s, n_out, rng, k=1: asked.append(
+        (eps_s, n_out, k)) or score_module.private_score(error, eps_s, n_out, rng, k))
+    monkeypatch.setattr(score_module, "discrete_laplace", lambda s, t, rng: rates.append(Fraction(s, t)) or 0)
+    result = tune(visits(units=80), "marginals:2", [{"method": "measure"}, {"method": "game", "rounds": 3}],
+                  epsilon=1, delta=1e-6, n_out=30, eval_workload="marginals:1", random_state=1, privacy_unit="pid",
+                  max_rows_per_unit=3, categories=CATEGORIES, target_failure=0.5)
+    assert asked and {(n, k) for _, n, k in asked} == {(30, 3)}
+    assert rates == [Fraction(eps_s) / (3 * 30) for eps_s, _, _ in asked]  # the noise drawn, at eps_s / (k N_out)
+    assert "pid" not in result.data.columns and result.report.epsilon_spent <= 1
+    assert (result.report.privacy_unit, result.report.max_rows_per_unit) == ("pid", 3)
+    assert "privacy unit: column 'pid'" in result.report.summary()
+    with pytest.raises(InputError, match="must be common"):
+        tune(visits(units=10), "marginals:2", [{"max_rows_per_unit": 5}], epsilon=1, delta=1e-6, n_out=10,
+             eval_workload="marginals:1", categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=2)
+
+
+def test_accuracy_first_statistic_sensitivity_grows_with_k():
+    from synthdp.tuning.accuracy_first import plan_accuracy_first
+
+    one, five = (plan_accuracy_first(Fraction(1, 4), Fraction(10), Fraction(1), Fraction(0), 20, "add-remove", k)
+                 for k in (1, 5))
+    assert five.sensitivity == 5 * one.sensitivity == 5 * (1 + 4) * 20
+    assert five.threshold_rate == one.threshold_rate / 5 and five.level_rate == one.level_rate / 5
 
 
 def test_a_schema_holding_the_unit_column_is_refused():
@@ -227,3 +252,38 @@ def test_a_schema_holding_the_unit_column_is_refused():
     with pytest.raises(InputError, match="must not be in the schema"):
         generate_synthetic(visits(units=10), "marginals:2", epsilon=1, delta=1e-6, progress=False, schema=schema,
                            privacy_unit="pid", max_rows_per_unit=2)
+
+
+def test_the_tuners_score_the_bounded_table():
+    """The table the scores read holds at most k rows per unit (else Err's sensitivity is unbounded)."""
+    from synthdp.tuning.runs import Runner
+
+    df = visits(units=50, seed=8)
+    runner = Runner.prepare(df, "marginals:2", relation="add-remove", n_out=10, rng=PrivateRandom(0),
+                            common=dict(categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=2))
+    assert runner.real.n == np.minimum(df["pid"].value_counts(), 2).sum() and runner.contribution_bound == 2
+    assert runner.df is df  # each run bounds the raw table itself, with its own key
+
+
+def test_record_rounds_measure_one_count_with_sensitivity_k():
+    """Record rounds (a class beyond marginals): the chosen record's count is charged k^2 / (2 sigma2) too."""
+    from dataclasses import replace
+
+    from synthdp.config import SynthesisConfig
+    from synthdp.core.encoding import Encoder
+    from synthdp.core.schema import Schema
+    from synthdp.methods.measure import measure
+    from synthdp.plan import make_plan
+
+    df = visits().drop(columns="pid")
+    schema = Schema.from_dataframe(df, categories=CATEGORIES)
+    plan = make_plan(SynthesisConfig(epsilon=1, delta=1e-6, query_class="halfspaces", method="measure"), schema)
+    options = replace(plan.measure.options, record_every=1, record_after=0, max_rounds=3)
+    ledger = ZcdpLedger(Fraction(1, 10), plan.measure.clip_budget, contribution_bound=3)
+    result = measure(Encoder(schema).to_aggregated(df), plan.query_class, budget=Fraction(1, 10),
+                     relation="add-remove", ledger=ledger, rng=PrivateRandom(1), options=options,
+                     oracle=plan.measure.oracle.value, progress=False)
+    assert [m.selected_by for m in result.measurements].count("record") >= 2
+    for event in (e for e in ledger.events if e.mechanism == "gaussian"):
+        sigma2 = Fraction(event.note.split("sigma2=")[1])
+        assert event.rho == Fraction(9) / (2 * sigma2), event.note

@@ -140,7 +140,9 @@ def threshold(epsilon: Fraction, delta: Fraction) -> int:
 
 
 def unit_threshold(epsilon: Fraction, delta: Fraction, k: int = 1) -> tuple[Fraction, int]:
-    """The noise rate and threshold of PS for units of ``k`` rows: ``(eps_p / k, k - 1 + threshold(eps_p / k, delta_p / k))``.
+    """The noise rate and threshold of PS for units of ``k`` rows.
+
+    They are ``(eps_p / k, k - 1 + threshold(eps_p / k, delta_p / k))``.
 
     Theorem 10.63 (docs/privacy.md §10.6): with rate ``a = eps_p / k`` and
     ``tau = k + j``, ``j`` least with ``t**j / (1 + t) <= delta_p / k``, PS is

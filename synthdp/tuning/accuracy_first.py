@@ -39,6 +39,7 @@ from synthdp.core.errors import InputError, SynthDPError
 from synthdp.mechanisms.accounting import ADD_REMOVE, Ledger, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.report import unit_line
 from synthdp.tuning.runs import ReleasedTable, Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
 from synthdp.tuning.score import integer_error
 from synthdp.tuning.score import eval_workload as resolve_workload
@@ -69,6 +70,8 @@ class AccuracyFirstPlan:
     epsilon_test: Fraction
     levels: tuple[Fraction, ...]
     level_deltas: tuple[Fraction, ...]
+    #: Rows one unit may add or remove (docs/privacy.md §10.6); 1 for one row.
+    contribution_bound: int = 1
 
     @property
     def max_level(self) -> int:
@@ -76,8 +79,8 @@ class AccuracyFirstPlan:
 
     @property
     def sensitivity(self) -> int:
-        """``Delta_g``: ``b N`` (replace-one) or ``(a + b) N`` (add/remove)."""
-        return statistic_sensitivity(self.a, self.b, self.n_out, self.relation)
+        """``Delta_g``: ``b N`` (replace-one) or ``(a + b) N`` (add/remove), ``k`` times that for units (§10.6)."""
+        return statistic_sensitivity(self.a, self.b, self.n_out, self.relation) * self.contribution_bound
 
     @property
     def threshold_rate(self) -> Fraction:
@@ -115,7 +118,7 @@ def accuracy_statistic(error: int, n: int, plan: AccuracyFirstPlan) -> int:
 
 
 def plan_accuracy_first(target_error: Fraction, max_epsilon: Fraction, epsilon_1: Fraction, delta: Fraction,
-                        n_out: int, relation: str) -> AccuracyFirstPlan:
+                        n_out: int, relation: str, contribution_bound: int = 1) -> AccuracyFirstPlan:
     """Levels and test budget from the public inputs (docs/privacy.md §5.3, recommended use).
 
     ``eps_A = max_epsilon / 10``; ``k_max`` is the largest ``k`` with
@@ -131,7 +134,7 @@ def plan_accuracy_first(target_error: Fraction, max_epsilon: Fraction, epsilon_1
         k_max += 1
     levels = tuple(epsilon_1 * 2 ** (k - 1) for k in range(1, k_max + 1))
     return AccuracyFirstPlan(target_error.numerator, target_error.denominator, n_out, relation,
-                             TEST_SHARE * max_epsilon, levels, (delta / k_max,) * k_max)
+                             TEST_SHARE * max_epsilon, levels, (delta / k_max,) * k_max, contribution_bound)
 
 
 @dataclass
@@ -156,6 +159,9 @@ class AccuracyFirstReport:
     seeded: bool
     ledger: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The privacy unit and its bound k, when every run and the score protect one unit (docs/privacy.md §10.6).
+    privacy_unit: str | None = None
+    max_rows_per_unit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,6 +178,8 @@ class AccuracyFirstReport:
             self.explanation,
             f"wrote {self.rows_written} rows",
         ]
+        if self.privacy_unit is not None:
+            lines.insert(1, unit_line(self.privacy_unit, self.max_rows_per_unit))
         lines.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -203,15 +211,16 @@ def accuracy_first(df: pd.DataFrame, query_class: Any, *, target_error: float | 
     eps_1 = check_epsilon(epsilon_1, "epsilon_1")
     dlt = check_delta(delta)
     check_count(n_out, "n_out")
-    plan = plan_accuracy_first(alpha, eps_max, eps_1, dlt, n_out, check_relation(relation))
-    runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config)
+    check_relation(relation)
+    rng = PrivateRandom(random_state)
+    runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config, rng=rng)
+    plan = plan_accuracy_first(alpha, eps_max, eps_1, dlt, n_out, relation, runner.contribution_bound)
     settings = runner.check_candidate({}, "the configuration", plan.levels[-1], plan.level_deltas[-1])
     workload = resolve_workload(eval_workload, runner.schema.domain)
     worst_eps, worst_delta = plan.worst_case
-    ledger = ledger if ledger is not None else Ledger(eps_max, dlt)
+    ledger = ledger if ledger is not None else Ledger(eps_max, dlt, contribution_bound=runner.contribution_bound)
     ledger.spend("accuracy-first", worst_eps, worst_delta, relation,
                  note=f"worst case over {plan.max_level} levels, docs/privacy.md Theorem 5.3")
-    rng = PrivateRandom(random_state)
 
     rate0, rate = plan.threshold_rate, plan.level_rate
     zeta_0 = discrete_laplace(rate0.numerator, rate0.denominator, rng)
@@ -237,6 +246,7 @@ def accuracy_first(df: pd.DataFrame, query_class: Any, *, target_error: float | 
         epsilon_worst_case=float(worst_eps), delta_worst_case=float(worst_delta), explanation=EXPLANATION,
         rows_written=len(result.data),
         chosen_settings=public_settings(result.report),
-        seeded=random_state is not None, ledger=[e.to_dict() for e in ledger.events], warnings=warnings)
+        seeded=random_state is not None, ledger=[e.to_dict() for e in ledger.events], warnings=warnings,
+        **runner.unit_fields())
     log.info("accuracy-first: stopped at level %d of %d", k, plan.max_level)
     return AccuracyFirstResult(result.data, k, report)

@@ -22,7 +22,8 @@ from synthdp.core.errors import InputError
 
 #: Generator options of ``synthdp generate`` passed on to every run when given (not None).
 GENERATOR_OPTIONS = ("method", "rounds", "epsilon_per_round", "burn_in", "respond_to", "ftpl_noise",
-                     "samples_per_round", "query_player", "oracle", "numeric", "time_limit")
+                     "samples_per_round", "query_player", "oracle", "numeric", "time_limit", "privacy_unit",
+                     "max_rows_per_unit")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,9 +75,6 @@ def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], p
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, getattr(args, "schema", None), args.tune])
-    if getattr(args, "privacy_unit", None) is not None:
-        raise InputError("--tune and --target-error do not support --privacy-unit yet (their scores would need the "
-                         "unit's bound k, docs/privacy.md §10.6); run without --tune / --target-error")
     if getattr(args, "engine", None) not in (None, "pandas"):
         raise InputError("--tune and --target-error read the table in memory: use --engine pandas")
     if args.n_rows is None:

@@ -22,11 +22,12 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.accounting import as_delta, as_epsilon, check_relation
+from synthdp.mechanisms.units import Bounding, bounding_key
 from synthdp.mechanisms.noise import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
 
 #: Keywords a configuration may not set: the tuner fixes them for every run.
-#: The privacy unit's keywords, refused by the tuners (docs/privacy.md §10.6).
+#: The privacy unit's keywords: common to every run of a tuner (docs/privacy.md §10.6).
 UNIT_KEYS = ("privacy_unit", "max_rows_per_unit")
 FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "progress", "df", "query_class")
 #: Keywords that would make a run's privacy conditional on solver behaviour (Mode N): refused.
@@ -70,8 +71,11 @@ def check_count(value: Any, name: str) -> int:
     return value
 
 
-def check_config(config: Any, name: str) -> dict:
-    """A configuration: a dict of :func:`generate_synthetic` keywords the tuner does not fix itself."""
+def check_config(config: Any, name: str, common: bool = False) -> dict:
+    """A configuration: a dict of :func:`generate_synthetic` keywords the tuner does not fix itself.
+
+    The privacy unit (:data:`UNIT_KEYS`) may only be ``common``: every run and the score share it.
+    """
     from synthdp.config import SynthesisConfig
 
     if not isinstance(config, dict):
@@ -82,10 +86,9 @@ def check_config(config: Any, name: str) -> dict:
         if key in UNSAFE_KEYS:
             raise InputError(f"{name} sets {key!r}: wall-clock limits make privacy conditional on the solver "
                              "(Mode N, docs/privacy.md §3.7); use work limits or none")
-        if key in UNIT_KEYS:
-            raise InputError(f"{name} sets {key!r}: tuning and accuracy-first do not support a privacy unit yet "
-                             "(their scores would need the unit's bound k, docs/privacy.md §10.6); run "
-                             "generate_synthetic with privacy_unit= and max_rows_per_unit= directly")
+        if key in UNIT_KEYS and not common:
+            raise InputError(f"{name} sets {key!r}: the privacy unit must be common to every run (the score "
+                             "reads its bound k, docs/privacy.md §10.6); pass it with the common keywords")
         if key not in SynthesisConfig.names():
             raise InputError(f"{name} has unknown keyword {key!r}; valid keywords are the parameters of "
                              "generate_synthetic")
@@ -133,13 +136,20 @@ class Runner:
     n_out: int
     common: dict
     warnings: list[str]
+    #: Rows one unit may add or remove (``max_rows_per_unit`` with a privacy unit, else 1; §10.6).
+    contribution_bound: int = 1
 
     @classmethod
-    def prepare(cls, df: pd.DataFrame, query_class: Any, *, relation: str, n_out: int, common: dict) -> "Runner":
+    def prepare(cls, df: pd.DataFrame, query_class: Any, *, relation: str, n_out: int, common: dict,
+                rng: PrivateRandom) -> "Runner":
         """Check the public inputs and fix the public schema once, as :func:`generate_synthetic` would.
 
         Every column needs public categories: a domain learned privately
         (docs/privacy.md §9) would be learned anew, and differently, by each run.
+        With a privacy unit the table the scores read is bounded once, first,
+        with a key from ``rng`` (docs/privacy.md §10.6); each run bounds the raw
+        table itself with its own key, so each run and each score is private
+        for one unit (Theorem 10.61), with sensitivities for ``k`` rows.
         """
         from dataclasses import replace
 
@@ -152,9 +162,15 @@ class Runner:
             raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if df.empty:
             raise InputError("the input table is empty: nothing to synthesise")
-        common = check_config(common, "the common configuration")
-        base = SynthesisConfig(epsilon=1.0, query_class=query_class, **common)  # schema options, checked
+        common = check_config(common, "the common configuration", common=True)
+        base = SynthesisConfig(epsilon=1.0, query_class=query_class, relation=relation,
+                               **common)  # schema options and the unit, checked
         collected: list[str] = []
+        raw = df
+        bounding = None if base.privacy_unit is None else Bounding(base.privacy_unit, base.max_rows_per_unit,
+                                                                   bounding_key(rng))
+        if bounding is not None:  # first, before anything else reads the rows
+            df = bounding.apply(df)
         df, _ = strip_text(df)
         schema = resolve_schema(df, base.schema, collected, **base.schema_options())
         if base.missing and base.schema is not None:
@@ -165,7 +181,12 @@ class Runner:
                              "would give every run a different domain")
         common = {k: v for k, v in common.items() if k not in SCHEMA_KEYS}
         real = Encoder(schema).to_aggregated(df)
-        return cls(df, query_class, schema, real, relation, n_out, common, collected)
+        return cls(raw, query_class, schema, real, relation, n_out, common, collected, base.contribution_bound)
+
+    def unit_fields(self) -> dict:
+        """The privacy unit and its bound for a tuner's report (public inputs; docs/privacy.md §10.6)."""
+        unit = self.common.get("privacy_unit")
+        return dict(privacy_unit=unit, max_rows_per_unit=self.contribution_bound if unit is not None else None)
 
     def config(self, config: dict, epsilon: Fraction, delta: Fraction, seed: int | None) -> dict:
         """The keywords of one run: ``(epsilon, delta)`` handed on rounded down, ``n_out`` rows, the schema."""

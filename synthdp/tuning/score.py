@@ -91,19 +91,21 @@ def integer_error(real: AggregatedData, synthetic: AggregatedData, workload: Eva
     return worst
 
 
-def score_sensitivity(n_out: int) -> int:
-    """Sensitivity of ``Err(D, y)`` in ``D``: ``N_out`` under both relations (§5.2)."""
-    return n_out
+def score_sensitivity(n_out: int, contribution_bound: int = 1) -> int:
+    """Sensitivity of ``Err(D, y)`` in ``D``: ``N_out`` under both relations (§5.2), ``k N_out`` for units of ``k``
+    rows (§10.6, Lemma 10.62)."""
+    return n_out * contribution_bound
 
 
-def score_noise_rate(epsilon_score: Fraction, n_out: int) -> Fraction:
-    """The rate ``lambda = eps_s / N_out`` of the score's discrete Laplace noise (§5.2, §1.6)."""
-    return Fraction(epsilon_score) / score_sensitivity(n_out)
+def score_noise_rate(epsilon_score: Fraction, n_out: int, contribution_bound: int = 1) -> Fraction:
+    """The rate ``lambda = eps_s / (k N_out)`` of the score's discrete Laplace noise (§5.2, §1.6, §10.6)."""
+    return Fraction(epsilon_score) / score_sensitivity(n_out, contribution_bound)
 
 
-def private_score(error: int, epsilon_score: Fraction, n_out: int, rng: PrivateRandom) -> int:
-    """``-(Err + Z)``, ``Z ~ DLap(eps_s / N_out)`` exactly: the ``eps_s``-DP score (§5.2)."""
-    rate = score_noise_rate(epsilon_score, n_out)
+def private_score(error: int, epsilon_score: Fraction, n_out: int, rng: PrivateRandom,
+                  contribution_bound: int = 1) -> int:
+    """``-(Err + Z)``, ``Z ~ DLap(eps_s / (k N_out))`` exactly: the ``eps_s``-DP score (§5.2, §10.6)."""
+    rate = score_noise_rate(epsilon_score, n_out, contribution_bound)
     return -(error + discrete_laplace(rate.numerator, rate.denominator, rng))
 
 

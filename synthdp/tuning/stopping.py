@@ -40,6 +40,7 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.accounting import Ledger, round_up
 from synthdp.mechanisms.noise import bernoulli, to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.report import unit_line
 from synthdp.tuning.runs import ReleasedTable, Runner, check_count, check_delta, check_epsilon, check_positive, public_settings
 from synthdp.tuning.score import Outcome, integer_error, outranks, private_score
 from synthdp.tuning.score import eval_workload as resolve_workload
@@ -176,6 +177,9 @@ class TuningReport:
     seeded: bool
     ledger: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The privacy unit and its bound k, when every run and the score protect one unit (docs/privacy.md §10.6).
+    privacy_unit: str | None = None
+    max_rows_per_unit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,6 +198,8 @@ class TuningReport:
             "nothing about the other configurations or the number of runs is released",
             f"wrote {self.rows_written} rows",
         ]
+        if self.privacy_unit is not None:
+            lines.insert(1, unit_line(self.privacy_unit, self.max_rows_per_unit))
         lines.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -232,18 +238,19 @@ def tune(df: pd.DataFrame, query_class: Any, candidates: list[dict], *, epsilon:
         raise InputError(f"pure_candidates must be True, False or None, got {pure_candidates!r}")
     check_count(n_out, "n_out")
     plan = plan_stopping(eps, dlt, len(candidates), to_fraction_down(beta), pure_candidates)
-    runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config)
+    rng = PrivateRandom(random_state)
+    runner = Runner.prepare(df, query_class, relation=relation, n_out=n_out, common=config, rng=rng)
     configs = [runner.check_candidate(c, f"candidate #{j}", plan.epsilon_generator, plan.delta_candidate)
                for j, c in enumerate(candidates)]
     workload = resolve_workload(eval_workload, runner.schema.domain)
-    ledger = ledger if ledger is not None else Ledger(eps, dlt)
+    ledger = ledger if ledger is not None else Ledger(eps, dlt, contribution_bound=runner.contribution_bound)
     ledger.spend("random stopping", plan.epsilon, plan.delta, relation,
                  note=f"{len(candidates)} configurations, docs/privacy.md §5.1 {plan.theorem}")
-    rng = PrivateRandom(random_state)
 
     def draw(j: int) -> Outcome:
         result, table = runner.run(configs[j], plan.epsilon_generator, plan.delta_candidate, rng)
-        score = private_score(integer_error(runner.real, table, workload), plan.epsilon_score, n_out, rng)
+        score = private_score(integer_error(runner.real, table, workload), plan.epsilon_score, n_out, rng,
+                              runner.contribution_bound)
         return Outcome(score, j, result.data, public_settings(result.report))
 
     best = random_stopping(draw, len(candidates), plan.gamma, plan.max_iterations, rng)
@@ -260,7 +267,7 @@ def tune(df: pd.DataFrame, query_class: Any, candidates: list[dict], *, epsilon:
         epsilon_generator=float(plan.epsilon_generator), epsilon_score=float(plan.epsilon_score),
         eval_workload=workload.name, rows_written=len(best.table), chosen_index=best.index,
         chosen_config=dict(candidates[best.index]), chosen_settings=best.public, seeded=random_state is not None,
-        ledger=[e.to_dict() for e in ledger.events], warnings=warnings)
+        ledger=[e.to_dict() for e in ledger.events], warnings=warnings, **runner.unit_fields())
     log.info("tuning: chose configuration #%d of %d (%s)", best.index, len(candidates), plan.theorem)
     return TuningResult(best.table, best.index, report)
 
