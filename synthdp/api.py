@@ -230,9 +230,19 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         collected.append(delta_note)
         warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
     epsilon, delta = budget(config)
-    ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=config.contribution_bound)
+    auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
+    ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)
     rng = PrivateRandom(config.random_state)
-    bounding = contribution_bounding(config, rng)  # None without a privacy unit; its key comes first
+    chosen = None
+    if config.engine != "dask":
+        df = engine.read(df)
+        if df.empty:
+            raise InputError("the input table is empty: nothing to synthesise")
+    if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6)
+        chosen = choose_bound(df, config, ledger, rng)
+        config = replace(config, max_rows_per_unit=chosen.k)
+        ledger.bound_contributions(chosen.k)
+    bounding = contribution_bounding(config, rng)  # None without a privacy unit
     if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
         if config.schema is None:
             raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
@@ -240,10 +250,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         stripped: list[str] = []
         schema = resolve_schema(None, config.schema, collected)
     else:
-        df = engine.read(df)
-        if df.empty:
-            raise InputError("the input table is empty: nothing to synthesise")
-        if bounding is not None:  # first, before any other step reads the rows (docs/privacy.md §10.6)
+        if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
             df = bounding.apply(df)
         df, stripped = strip_text(df)
         schema = resolve_schema(df, config.schema, collected, **config.schema_options())
@@ -259,10 +266,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     if config.engine != "dask":                               # in memory: replace-one's public n, before learning
         check_delta_against_public_n(config, len(df))
     ahead = planned_domains(schema, config)                   # public: what learning will cost, placeholder domains
-    make_plan(config, ahead.schema, learned=ahead)            # so the plan refuses before any private step (§10.1)
+    make_plan(config, ahead.schema, learned=ahead, chosen_bound=chosen)  # the plan refuses before any private step
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
     schema = learned.schema
-    plan = make_plan(config, schema, learned=learned)         # public inputs only: costs no privacy
+    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen)  # public inputs only: costs no privacy
     # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
     real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
     output = RUNNERS[plan.method.value](plan, real, ledger, rng)  # the method's private part, through the ledger
@@ -285,6 +292,14 @@ def planned_domains(schema, config: SynthesisConfig):
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
     """The columns a CSV reader must keep as text: the privacy unit's (``007`` and ``7`` are two units)."""
     return () if config.privacy_unit is None else (config.privacy_unit,)
+
+
+def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
+    """``max_rows_per_unit="auto"``: ``k`` chosen privately with a public share of epsilon (docs/privacy.md §10.6)."""
+    from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, choose_rows_per_unit
+
+    return choose_rows_per_unit(df, config.privacy_unit, epsilon=budget(config)[0] * AUTO_EPSILON_SHARE, rng=rng,
+                                ledger=ledger, relation=config.relation)
 
 
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):

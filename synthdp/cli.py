@@ -160,6 +160,11 @@ def _read_options(args):
                        columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args))
 
 
+def _rows_per_unit(text: str) -> int | str:
+    """``--max-rows-per-unit``: an integer, or ``auto``."""
+    return text if text == "auto" else int(text)
+
+
 def _unit(args) -> tuple[str, ...]:
     """The privacy unit column, read as text (docs/privacy.md §10.6), if the command has one."""
     unit = getattr(args, "privacy_unit", None)
@@ -491,9 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--privacy-unit", metavar="COL", default=None,
                    help="column identifying a person: the guarantee covers one unit with all its rows; needs "
                         "--max-rows-per-unit (docs/privacy.md §10.6). The column is never released")
-    g.add_argument("--max-rows-per-unit", metavar="K", type=int, default=None,
+    g.add_argument("--max-rows-per-unit", metavar="K", type=_rows_per_unit, default=None,
                    help="public bound k: at most k rows per unit are kept (chosen at random per unit); every noise "
-                        "scale grows by k")
+                        "scale grows by k. 'auto': choose k privately (1/20 of epsilon)")
     g.add_argument("--time-limit", type=float, default=None,
                    help="seconds per oracle call: Mode N, privacy conditional on no solver failure")
     g.add_argument("--n-rows", type=int, default=None, help="resample the output to this many rows")

@@ -106,14 +106,25 @@ class SynthesisConfig:
         if self.relation != "add-remove":
             raise InputError("privacy_unit needs relation='add-remove': a unit holds 1 to k rows, so the number of "
                              "rows is never public (docs/privacy.md §10.6)")
+        if self.max_rows_per_unit == "auto" and self.engine != "pandas":
+            raise InputError("max_rows_per_unit='auto' counts the rows of every unit in memory; with engine='dask' "
+                             "give a public k")
         if self.query_player in ("prsma", "prsma-exact"):
             raise InputError(f"query_player={self.query_player!r} cannot run with a privacy unit yet (PRSMA's pieces "
                              "would have to be cut from whole units, docs/privacy.md §10.6); use query_player='auto'")
 
     @property
     def contribution_bound(self) -> int:
-        """Rows one neighbour may add or remove: ``max_rows_per_unit`` with a privacy unit, else 1 (§10.6)."""
-        return self.max_rows_per_unit if self.privacy_unit is not None else 1
+        """Rows one neighbour may add or remove: ``max_rows_per_unit`` with a privacy unit, else 1 (§10.6).
+
+        ``"auto"`` has no value until the run chooses it privately: reading it before raises.
+        """
+        if self.privacy_unit is None:
+            return 1
+        if self.max_rows_per_unit == "auto":
+            raise InputError("max_rows_per_unit='auto' is chosen privately when a run starts (docs/privacy.md "
+                             "§10.6); give a public k here")
+        return self.max_rows_per_unit
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -143,12 +143,16 @@ class Plan:
     game: GamePlan | None = None
     measure: MeasurePlan | None = None
     domains: Choice | None = None
+    #: ``max_rows_per_unit="auto"``: the ``k`` chosen privately and what it cost (docs/privacy.md §10.6).
+    unit: Choice | None = None
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
         out = {"method": self.method.to_dict()}
         if self.domains is not None:
             out["domains"] = self.domains.to_dict()
+        if self.unit is not None:
+            out["max_rows_per_unit"] = self.unit.to_dict()
         if self.measure is not None:
             out["rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
@@ -292,12 +296,14 @@ def choose_oracle(name: str, query_class: QueryClass, role: str) -> tuple[Oracle
     return oracle, "chosen by the caller"
 
 
-def make_plan(config: SynthesisConfig, schema, *, learned=None) -> Plan:
+def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None) -> Plan:
     """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
 
     ``learned`` (a :class:`synthdp.mechanisms.partition.DomainLearning`) is
     what learning the domains released and spent: released, hence public; the
-    method plans with the budget it left.  Refuses, before the method's first
+    method plans with the budget it left.  ``chosen_bound`` (a
+    :class:`synthdp.mechanisms.units.ChosenBound`) is the privately chosen
+    ``k`` of a privacy unit and its cost, likewise released (docs/privacy.md §10.6).  Refuses, before the method's first
     private step, what cannot run: an unknown or unencodable class, a player
     the budget does not allow, a budget the planned spends would exceed.  The
     method's own choices come from its planner in :data:`PLANNERS`, which also
@@ -313,9 +319,15 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None) -> Plan:
                          f"no public categories: learned by partition selection (docs/privacy.md §9) at "
                          f"(epsilon, delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), "
                          "the rest of the budget goes to the method")
+    unit = None
+    if chosen_bound is not None:
+        epsilon -= chosen_bound.epsilon
+        unit = Choice(chosen_bound.k, f"chosen privately (docs/privacy.md §10.6): the exponential mechanism over "
+                      f"1..{chosen_bound.max_rows} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
+                      f"at epsilon {float(chosen_bound.epsilon):.4g}")
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config, qc, delta)
-    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains)
+    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains, unit=unit)
     return PLANNERS[method.value](plan)
 
 

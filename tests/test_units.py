@@ -200,6 +200,12 @@ def test_cli_privacy_unit(tmp_path):
                  "--report", str(report)]) == 0
     assert list(pd.read_csv(out).columns) == ["a", "b"]
     assert json.loads(report.read_text())["max_rows_per_unit"] == 2
+    out.unlink()
+    report.unlink()
+    assert main(["generate", str(src), "-o", str(out), "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
+                 "--queries", "marginals:2", "--privacy-unit", "pid", "--max-rows-per-unit", "auto", "-q",
+                 "--report", str(report)]) == 0
+    assert json.loads(report.read_text())["plan"]["max_rows_per_unit"]["reason"].startswith("chosen privately")
 
 
 @pytest.mark.parametrize("options, message", [
@@ -287,3 +293,68 @@ def test_record_rounds_measure_one_count_with_sensitivity_k():
     for event in (e for e in ledger.events if e.mechanism == "gaussian"):
         sigma2 = Fraction(event.note.split("sigma2=")[1])
         assert event.rho == Fraction(9) / (2 * sigma2), event.note
+
+
+# --------------------------------------------------------------------------
+# choosing k privately (Proposition 10.64)
+# --------------------------------------------------------------------------
+def test_rows_per_unit_score_and_its_sensitivity_by_brute_force():
+    from synthdp.mechanisms.units import rows_per_unit_scores
+
+    rng = np.random.default_rng(0)
+    for quantile in (Fraction(9, 10), Fraction(1, 2), Fraction(1, 3)):
+        a, b = quantile.numerator, quantile.denominator
+        for _ in range(30):
+            rows = rng.integers(1, 12, rng.integers(1, 40))
+            scores = rows_per_unit_scores(rows, 10, quantile)
+            expected = [-abs(b * int((rows <= k).sum()) - a * len(rows)) for k in range(1, 11)]
+            assert scores.tolist() == expected
+            for m in (1, 5, 11, 40):  # one more unit, with m rows
+                moved = np.abs(rows_per_unit_scores(np.r_[rows, m], 10, quantile) - scores).max()
+                assert moved <= max(a, b - a)
+
+
+def test_auto_k_is_charged_ahead_and_reported(monkeypatch):
+    from synthdp.mechanisms import units
+
+    asked = []
+    real = units.exponential_mechanism
+    monkeypatch.setattr(units, "exponential_mechanism",
+                        lambda scores, **kw: asked.append((scores, kw["sensitivity"], kw["ledger"])) or real(scores, **kw))
+    df = visits(units=400, seed=12)
+    result = generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-6, random_state=3, progress=False,
+                                categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit="auto", n_rows=50)
+    (scores, sensitivity, ledger), = asked
+    rows = df["pid"].value_counts().to_numpy()
+    assert sensitivity == 9 and scores.tolist() == units.rows_per_unit_scores(rows, units.AUTO_MAX_ROWS,
+                                                                               Fraction(9, 10)).tolist()
+    first = result.report.ledger[0]
+    assert first["ahead"] and Fraction(first["epsilon"]) == Fraction(1, 20) and "rows per unit" in first["note"]
+    k = result.report.max_rows_per_unit
+    assert isinstance(k, int) and 1 <= k <= units.AUTO_MAX_ROWS and ledger.contribution_bound == k
+    assert result.report.plan["max_rows_per_unit"]["value"] == k
+    assert result.report.epsilon_spent <= 1
+
+
+def test_the_bound_is_fixed_before_any_spend_that_reads_it():
+    from synthdp.core.errors import PrivacyError
+
+    ledger = Ledger(Fraction(1), Fraction(0))
+    exponential_mechanism(np.array([0, 1]), epsilon=Fraction(1, 10), sensitivity=1, rng=PrivateRandom(0),
+                          ledger=ledger, relation="add-remove", label="select")
+    with pytest.raises(PrivacyError, match="before any spend"):
+        ledger.bound_contributions(3)
+
+
+@pytest.mark.parametrize("options", [dict(engine="dask"), dict()])
+def test_auto_k_refusals(options):
+    if options:
+        with pytest.raises(InputError, match="give a public k"):
+            generate_synthetic(visits(units=10), "marginals:2", epsilon=1, delta=1e-6, progress=False,
+                               privacy_unit="pid", max_rows_per_unit="auto", **options)
+        return
+    from synthdp.tuning import tune
+
+    with pytest.raises(InputError, match="give a public k"):
+        tune(visits(units=10), "marginals:2", [{}], epsilon=1, delta=1e-6, n_out=10, eval_workload="marginals:1",
+             privacy_unit="pid", max_rows_per_unit="auto", categories=CATEGORIES)

@@ -62,7 +62,8 @@ def run(ks=(1, 2, 5), seeds: int = 3, epsilon: float = 1.0, delta: float = 1e-9,
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 5])
+    parser.add_argument("--ks", type=lambda v: v if v == "auto" else int(v), nargs="+", default=[1, 2, 5],
+                        help="bounds k to compare; 'auto' chooses k privately")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--persons", type=int, default=3000)

@@ -167,10 +167,10 @@ RULES: dict[str, Rule] = {
     "privacy_unit": Rule(_optional(lambda v: isinstance(v, str) and v.strip() != ""),
                          "{name} (CLI: --privacy-unit) must be the name of the column that identifies a person (the "
                          "privacy unit), or None for one row per person; got {value!r}"),
-    "max_rows_per_unit": Rule(_optional(_integer_in(1, MAX_ROWS_PER_UNIT)),
+    "max_rows_per_unit": Rule(_optional(lambda v: v == "auto" or _integer_in(1, MAX_ROWS_PER_UNIT)(v)),
                               f"{{name}} (CLI: --max-rows-per-unit) must be an integer in 1..{MAX_ROWS_PER_UNIT:,}: "
-                              "the public bound k on the rows kept per privacy unit (every noise scale grows by k); "
-                              "got {value!r}"),
+                              "the public bound k on the rows kept per privacy unit (every noise scale grows by k), "
+                              "or 'auto' to choose it privately; got {value!r}"),
 }
 
 

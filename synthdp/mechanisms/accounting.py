@@ -53,6 +53,10 @@ PARAMETER_DENOMINATOR = 10**12
 # --------------------------------------------------------------------------
 # exact conversions and directed rounding
 # --------------------------------------------------------------------------
+#: The label of the private choice of the rows kept per unit in the ledger (docs/privacy.md §10.6).
+UNIT_BOUND_LABEL = "rows per unit"
+
+
 def check_contribution_bound(k: int) -> int:
     """The rows one neighbour may add or remove (``k >= 1``; docs/privacy.md §10.6), validated."""
     if not is_integer(k) or k < 1:
@@ -316,6 +320,16 @@ class Ledger:
     def relation(self) -> str | None:
         """The neighbouring relation of every recorded spend (None before the first)."""
         return self.events[0].relation if self.events else None
+
+    def bound_contributions(self, k: int) -> None:
+        """Fix the contribution bound ``k`` once it is chosen privately (docs/privacy.md §10.6).
+
+        Allowed only while the bound is 1 and every recorded spend is that
+        choice (its score's sensitivity is stated per unit): no spend yet read the bound.
+        """
+        if self.contribution_bound != 1 or any(UNIT_BOUND_LABEL not in e.note for e in self.events):
+            raise PrivacyError("the contribution bound must be fixed before any spend that reads it")
+        self.contribution_bound = check_contribution_bound(k)
 
     def spend(self, mechanism: str, epsilon: Fraction, delta: Fraction, relation: str, note: str = "",
               *, clip: float | Fraction = 0, ahead: bool = False) -> PrivacyEvent:

@@ -63,7 +63,7 @@ def _fits_int64(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity: int, rng: PrivateRandom,
-                          ledger: Ledger, relation: str, label: str = "") -> int:
+                          ledger: Ledger, relation: str, label: str = "", ahead: bool = False) -> int:
     """Sample index ``j`` with probability proportional to ``exp(eps U_j / (2 N))`` (Theorem 4.5).
 
     *Privacy.*  A neighbour moves each score by at most ``N`` (the
@@ -86,7 +86,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: Fraction, sensitivity:
     exact Python integers.
     """
     scores, epsilon, sensitivity = _prepare(scores, epsilon, sensitivity, relation, ledger)
-    ledger.spend("exponential", epsilon, Fraction(0), relation, label)
+    ledger.spend("exponential", epsilon, Fraction(0), relation, label, **({"ahead": True} if ahead else {}))
     p, scale = epsilon.numerator, 2 * sensitivity * epsilon.denominator
     top = scores.max()
     if scale < ARRAY_BOUND and p < ARRAY_BOUND and p * (int(top) - int(scores.min())) < ARRAY_BOUND:

@@ -26,15 +26,25 @@ a unit value is an error naming it, raised before any private step.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import category_label
+from synthdp.mechanisms.accounting import UNIT_BOUND_LABEL, Ledger, as_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.selection import exponential_mechanism
 
-__all__ = ["Bounding", "bounding_key", "bound_frame", "keep_mask", "unit_hash", "unit_text"]
+__all__ = ["AUTO_EPSILON_SHARE", "AUTO_MAX_ROWS", "AUTO_QUANTILE", "Bounding", "ChosenBound", "bounding_key",
+           "bound_frame", "choose_rows_per_unit", "keep_mask", "unit_hash", "unit_text"]
+
+#: ``max_rows_per_unit="auto"``: the public share of epsilon spent choosing ``k``, the largest ``k`` considered
+#: and the quantile of rows per unit aimed at (docs/privacy.md §10.6, Proposition 10.64).
+AUTO_EPSILON_SHARE = Fraction(1, 20)
+AUTO_MAX_ROWS = 32
+AUTO_QUANTILE = Fraction(9, 10)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -134,3 +144,40 @@ class Bounding:
 
     def __repr__(self) -> str:  # never print the key
         return f"Bounding(column={self.column!r}, k={self.k})"
+
+
+@dataclass(frozen=True)
+class ChosenBound:
+    """A ``k`` chosen privately (released) and what choosing it cost (docs/privacy.md §10.6)."""
+
+    k: int
+    epsilon: Fraction
+    max_rows: int
+    quantile: Fraction
+
+
+def rows_per_unit_scores(rows: np.ndarray, max_rows: int, quantile: Fraction) -> np.ndarray:
+    """``u(k) = -|b #{units with <= k rows} - a #units|`` for ``k = 1..max_rows``, ``quantile = a/b`` (integers)."""
+    held = np.cumsum(np.bincount(np.minimum(rows, max_rows + 1), minlength=max_rows + 2))[1:max_rows + 1]
+    return -np.abs(quantile.denominator * held - quantile.numerator * len(rows))
+
+
+def choose_rows_per_unit(df: pd.DataFrame, unit: str, *, epsilon: Fraction, rng: PrivateRandom, ledger: Ledger,
+                         relation: str, max_rows: int = AUTO_MAX_ROWS,
+                         quantile: Fraction = AUTO_QUANTILE) -> ChosenBound:
+    """``k`` in ``1..max_rows`` by the exponential mechanism, near the ``quantile`` of rows per unit (Proposition 10.64).
+
+    Runs on the raw table, before bounding, and is charged ``epsilon`` to
+    ``ledger`` ahead of every other spend (the score's sensitivity
+    ``max(a, b - a)`` is stated per unit, so the ledger's bound must still be 1);
+    the caller then fixes the ledger's bound to the released ``k``.
+    """
+    if ledger.contribution_bound != 1:
+        raise InputError("the rows per unit are chosen before the ledger's contribution bound is fixed")
+    epsilon, quantile = as_epsilon(epsilon), Fraction(quantile)
+    rows = np.bincount(pd.factorize(unit_text(df[unit], unit))[0])
+    a, b = quantile.numerator, quantile.denominator
+    pick = exponential_mechanism(rows_per_unit_scores(rows, max_rows, quantile), epsilon=epsilon,
+                                 sensitivity=max(a, b - a), rng=rng, ledger=ledger, relation=relation,
+                                 label=f"{UNIT_BOUND_LABEL}: k in 1..{max_rows} near quantile {quantile}", ahead=True)
+    return ChosenBound(pick + 1, epsilon, max_rows, quantile)

@@ -167,8 +167,8 @@ class Runner:
                                **common)  # schema options and the unit, checked
         collected: list[str] = []
         raw = df
-        bounding = None if base.privacy_unit is None else Bounding(base.privacy_unit, base.max_rows_per_unit,
-                                                                   bounding_key(rng))
+        k = base.contribution_bound  # a public k (refuses 'auto': every run and the score must share one k)
+        bounding = None if base.privacy_unit is None else Bounding(base.privacy_unit, k, bounding_key(rng))
         if bounding is not None:  # first, before anything else reads the rows
             df = bounding.apply(df)
         df, _ = strip_text(df)
@@ -181,7 +181,7 @@ class Runner:
                              "would give every run a different domain")
         common = {k: v for k, v in common.items() if k not in SCHEMA_KEYS}
         real = Encoder(schema).to_aggregated(df)
-        return cls(raw, query_class, schema, real, relation, n_out, common, collected, base.contribution_bound)
+        return cls(raw, query_class, schema, real, relation, n_out, common, collected, k)
 
     def unit_fields(self) -> dict:
         """The privacy unit and its bound for a tuner's report (public inputs; docs/privacy.md §10.6)."""
