@@ -290,9 +290,10 @@ def test_record_rounds_measure_one_count_with_sensitivity_k():
                      relation="add-remove", ledger=ledger, rng=PrivateRandom(1), options=options,
                      oracle=plan.measure.oracle.value, progress=False)
     assert [m.selected_by for m in result.measurements].count("record") >= 2
-    for event in (e for e in ledger.events if e.mechanism == "gaussian"):
-        sigma2 = Fraction(event.note.split("sigma2=")[1])
-        assert event.rho == Fraction(9) / (2 * sigma2), event.note
+    charged = [e.rho for e in ledger.events if e.mechanism == "gaussian"]
+    assert charged == [m.rho for m in result.measurements]
+    for m in result.measurements:  # the sigma2 the noise was drawn with, and its charge
+        assert m.rho == Fraction(9) / (2 * m.sigma2), m
 
 
 # --------------------------------------------------------------------------
