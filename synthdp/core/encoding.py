@@ -34,7 +34,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, value_kind
 
-__all__ = ["Encoder", "category_counts"]
+__all__ = ["Encoder", "category_counts", "numeric_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,11 @@ class Encoder:
                 f"(synthdp.mechanisms.partition.learn_domains), give them publicly (categories={{col: [...]}} or "
                 f"a schema file), or opt in to reading them off the data (unsafe_public_categories=True, "
                 f"not differentially private)"
+            )
+        if schema.to_discretise:
+            raise SchemaError(
+                f"the cells of numeric columns {list(schema.to_discretise)} are not known yet; learn them privately "
+                f"(synthdp.mechanisms.privtree, docs/privacy.md §10.3), or give bins={{col: k}} or cuts={{col: [...]}}"
             )
         self.schema = schema
 
@@ -212,13 +217,37 @@ def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[st
     A column of bin labels (as synthdp writes with ``numeric="label"``) is
     read back as those bins, so a synthetic table can be re-encoded.
     """
-    missing = series.isna().to_numpy(copy=True)
+    missing = _numeric_missing(series, missing_values)
     if not pd.api.types.is_numeric_dtype(series.dtype):
-        if missing_values:
-            missing |= series.astype(str).isin(missing_values).to_numpy()
         labelled = _bin_label_codes(attr, series, missing)
         if labelled is not None:
             return labelled
+    values = _checked_values(attr, series, missing)
+    codes = np.searchsorted(attr.edges[1:-1], values, side="right").astype(np.int64)
+    codes[missing] = _MISSING
+    return codes
+
+
+def _numeric_missing(series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
+    """Which entries of a numeric column are missing: NA, or a missing-value token in a text column."""
+    missing = series.isna().to_numpy(copy=True)
+    if missing_values and not pd.api.types.is_numeric_dtype(series.dtype):
+        missing |= series.astype(str).isin(missing_values).to_numpy()
+    return missing
+
+
+def numeric_values(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> np.ndarray:
+    """The non-missing values of a numeric column as floats inside its bounds (clipped, or refused as in encoding).
+
+    The input of PrivTree (docs/privacy.md §10.3): the same checks and the
+    same clipping as :class:`Encoder`, so the tree sees what encoding will.
+    """
+    missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
+    return _checked_values(attr, series, missing)[~missing]
+
+
+def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
+    """Floats of a numeric column (NaN where missing), clipped into the bounds or refused outside them."""
     values = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     not_number = np.isnan(values) & ~missing
     if not_number.any():
@@ -238,9 +267,7 @@ def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[st
                 f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them"
             )
         values = np.clip(values, lo, hi)
-    codes = np.searchsorted(attr.edges[1:-1], values, side="right").astype(np.int64)
-    codes[missing] = _MISSING
-    return codes
+    return values
 
 
 def _result_dtype(attr: Attribute) -> Any:

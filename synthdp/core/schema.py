@@ -6,7 +6,9 @@ before the private data are looked at. A :class:`Schema` is that public
 description. Each :class:`Attribute` is either
 
 * **categorical**: a tuple of category labels (strings), or
-* **numeric**: equal-width bins over user-given bounds ``[lo, hi]``,
+* **numeric**: cells over user-given bounds ``[lo, hi]``: equal-width bins,
+  public cut points, or cut points still to be learned privately by PrivTree
+  (origin ``"learn"``, docs/privacy.md §10.3; :meth:`Schema.with_cuts` fixes them),
 
 optionally with one extra ``"<missing>"`` value. The schema maps to a
 :class:`synthdp.core.domain.Domain` (integer codes ``0..size-1`` per attribute);
@@ -35,7 +37,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -233,7 +235,8 @@ class Attribute:
         in code order.
     bounds : numeric only; public ``(lo, hi)``. Values are binned into ``bins``
         equal-width half-open bins ``[e_i, e_{i+1})``, the last one closed.
-    bins : numeric only; number of bins (default :data:`DEFAULT_BINS`).
+    bins : numeric only; number of bins (default :data:`DEFAULT_BINS`; with ``cuts``,
+        ``len(cuts) + 1``; a column still to be discretised has one placeholder cell).
     missing : whether an extra ``"<missing>"`` value (the last code) exists.
     clip : numeric only; clamp values outside ``bounds`` into them instead of
         raising. Clamping is a fixed, data-independent map, so it keeps privacy.
@@ -242,7 +245,11 @@ class Attribute:
         derived from the public categories or bounds, never from the data.
     coded : categorical only; values are already the integer codes
         ``0..len(categories)-1`` (private-pgm style), labels ``"0", "1", ...``.
-    origin : categorical only; where the categories come from (:data:`ORIGINS`):
+    cuts : numeric only; increasing interior cell boundaries ``lo < c_1 < ... <= hi``
+        (public, or released by PrivTree); the cells are ``[lo, c_1), ..., [c_k, hi]``.
+    origin : where the domain comes from (:data:`ORIGINS`). Numeric: ``"public"``
+        (bins or cuts given), ``"learn"`` (cuts to be learned by PrivTree,
+        docs/privacy.md §10.3) or ``"learned"`` (released by it). Categorical:
         ``"public"``, ``"learn"`` (to be learned by partition selection;
         such an attribute cannot encode data yet), ``"learned"`` (released by
         partition selection; any other value is encoded as the missing value,
@@ -260,6 +267,7 @@ class Attribute:
     dtype: str | None = None
     coded: bool = False
     origin: Origin = "public"
+    cuts: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -280,8 +288,8 @@ class Attribute:
             raise SchemaError(f"attribute {self.name!r} has duplicate labels {dup}; every value needs its own label")
 
     def _check_categorical(self) -> None:
-        if self.bounds is not None or self.bins is not None or self.clip:
-            raise SchemaError(f"categorical attribute {self.name!r} cannot have bounds, bins or clip")
+        if self.bounds is not None or self.bins is not None or self.clip or self.cuts:
+            raise SchemaError(f"categorical attribute {self.name!r} cannot have bounds, bins, cuts or clip")
         if not self.categories and not self.missing:
             raise SchemaError(f"categorical attribute {self.name!r} needs at least one category")
         if self.origin == "learned" and not self.missing:
@@ -302,8 +310,8 @@ class Attribute:
                 ) from None
 
     def _check_numeric(self) -> None:
-        if self.categories or self.coded or self.origin != "public":
-            raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be learned")
+        if self.categories or self.coded or self.origin == "read-off":
+            raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be read off")
         if self.bounds is None or len(self.bounds) != 2:
             raise SchemaError(f"numeric attribute {self.name!r} needs public bounds (lo, hi)")
         try:
@@ -313,7 +321,7 @@ class Attribute:
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise SchemaError(f"bounds of {self.name!r} must be finite with lo < hi, got ({lo}, {hi})")
         object.__setattr__(self, "bounds", (lo, hi))
-        bins = DEFAULT_BINS if self.bins is None else self.bins
+        bins = self._check_cuts(lo, hi)
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
             raise SchemaError(f"bins of {self.name!r} must be a positive integer, got {self.bins!r}")
         object.__setattr__(self, "bins", int(bins))
@@ -328,6 +336,31 @@ class Attribute:
                     f"[{lo:g}, {hi:g}] leave {empty.size} bin(s) without any integer; use fewer bins or a float dtype"
                 )
 
+    def _check_cuts(self, lo: float, hi: float) -> int | None:
+        """Validate ``cuts`` against the bounds and origin; the bin count they imply (None: ``bins`` or default)."""
+        try:
+            cuts = tuple(float(c) for c in self.cuts)
+        except (TypeError, ValueError):
+            raise SchemaError(f"cuts of {self.name!r} must be numbers, got {self.cuts!r}") from None
+        object.__setattr__(self, "cuts", cuts)
+        if self.origin == "learn":
+            if cuts or self.bins not in (None, 1):
+                raise SchemaError(f"numeric column {self.name!r} is still to be discretised (origin 'learn') and "
+                                  "cannot list bins or cuts")
+            return 1
+        if self.origin == "learned" and not cuts and self.bins != 1:
+            raise SchemaError(f"numeric column {self.name!r} was discretised (origin 'learned') and needs its cuts")
+        if not cuts:
+            return DEFAULT_BINS if self.bins is None else self.bins
+        edges = (lo, *cuts, hi)
+        if not all(math.isfinite(c) for c in cuts) or any(b <= a for a, b in zip(edges[:-2], edges[1:-1])) \
+                or cuts[-1] > hi:
+            raise SchemaError(f"cuts of {self.name!r} must increase strictly inside its bounds ({lo:g}, {hi:g}], "
+                              f"got {list(cuts)}")
+        if self.bins is not None and self.bins != len(cuts) + 1:
+            raise SchemaError(f"column {self.name!r} has {len(cuts)} cuts, so {len(cuts) + 1} bins, not {self.bins}")
+        return len(cuts) + 1
+
     @property
     def size(self) -> int:
         """Number of codes (values), including the missing value."""
@@ -340,9 +373,11 @@ class Attribute:
 
     @cached_property
     def edges(self) -> np.ndarray:
-        """The ``bins + 1`` bin edges of a numeric attribute."""
+        """The ``bins + 1`` bin edges of a numeric attribute: the bounds and the cuts, or equal-width."""
         if self.kind != "numeric":
             raise SchemaError(f"attribute {self.name!r} is categorical and has no bin edges")
+        if self.cuts:
+            return np.array([self.bounds[0], *self.cuts, self.bounds[1]], dtype=np.float64)
         return np.linspace(self.bounds[0], self.bounds[1], self.bins + 1)
 
     @cached_property
@@ -382,6 +417,10 @@ class Attribute:
                 out["origin"] = self.origin
         else:
             out.update(bounds=list(self.bounds), bins=self.bins, clip=self.clip)
+            if self.cuts:
+                out["cuts"] = list(self.cuts)
+            if self.origin != "public":
+                out["origin"] = self.origin
         out.update(missing=self.missing, dtype=self.dtype)
         return out
 
@@ -399,6 +438,7 @@ class Attribute:
         fields["categories"] = tuple(fields.get("categories", ()))
         if fields.get("bounds") is not None:
             fields["bounds"] = tuple(fields["bounds"])
+        fields["cuts"] = tuple(fields.get("cuts", ()))
         return cls(**fields)
 
 
@@ -514,7 +554,27 @@ class Schema:
     @property
     def to_learn(self) -> tuple[str, ...]:
         """Columns whose categories are still to be learned by partition selection (docs/privacy.md §9)."""
-        return tuple(a.name for a in self.attributes if a.origin == "learn")
+        return tuple(a.name for a in self.attributes if a.kind == "categorical" and a.origin == "learn")
+
+    @property
+    def to_discretise(self) -> tuple[str, ...]:
+        """Numeric columns whose cells are still to be learned by PrivTree (docs/privacy.md §10.3)."""
+        return tuple(a.name for a in self.attributes if a.kind == "numeric" and a.origin == "learn")
+
+    def with_cuts(self, released: Mapping[str, Sequence[float]]) -> "Schema":
+        """This schema with the cells of the columns :attr:`to_discretise` fixed to the ``released`` cut points.
+
+        The cut points are PrivTree's release (docs/privacy.md §10.3); bounds,
+        clipping, missing value and dtype stay the public ones.
+        """
+        pending, given = set(self.to_discretise), set(released)
+        if given != pending:
+            raise SchemaError(f"with_cuts needs cut points for exactly the columns to discretise {sorted(pending)}; "
+                              f"got {sorted(given)}")
+        attributes = tuple(
+            replace(a, origin="learned", cuts=tuple(released[a.name]), bins=len(released[a.name]) + 1)
+            if a.name in pending else a for a in self.attributes)
+        return Schema(attributes, self.missing_values)
 
     @property
     def read_off(self) -> tuple[str, ...]:
@@ -557,6 +617,8 @@ class Schema:
         categorical: Iterable[str] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
         bins: Mapping[str, int] | None = None,
+        cuts: Mapping[str, Sequence[float]] | None = None,
+        discretise: Literal["privtree", "equal-width"] = "equal-width",
         categories: Mapping[str, Sequence[Any]] | None = None,
         nullable: Iterable[str] | None = None,
         dtypes: Mapping[str, str] | None = None,
@@ -582,7 +644,13 @@ class Schema:
             small integer code).
         bounds : public ``(lo, hi)`` of numeric columns, which are binned.
             Numeric columns need bounds or must be declared categorical.
-        bins : number of equal-width bins per bounded column (default 10).
+        bins : number of equal-width bins per bounded column.
+        cuts : public cut points per bounded column (cells ``[lo, c_1), ..., [c_k, hi]``).
+        discretise : the cells of a bounded column given neither ``bins`` nor
+            ``cuts``: ``"equal-width"`` (default here) takes :data:`DEFAULT_BINS`
+            equal-width bins; ``"privtree"`` (the default of
+            :func:`synthdp.generate_synthetic`) learns them privately
+            (origin ``"learn"``, docs/privacy.md §10.3).
         categories : public category lists; these columns are categorical and
             their values are not read off the data.
         nullable : columns with public categories or bounds that get a
@@ -612,9 +680,12 @@ class Schema:
             raise SchemaError(f"duplicate column names {sorted({c for c in columns if columns.count(c) > 1})}")
         categorical = set(categorical or ())
         bounds, bins, categories = dict(bounds or {}), dict(bins or {}), dict(categories or {})
+        cuts = dict(cuts or {})
+        if discretise not in ("privtree", "equal-width"):
+            raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
         dtypes = dict(dtypes or {})
         nullable, missing_values = set(nullable or ()), tuple(str(t) for t in missing_values)
-        for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins),
+        for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins), ("cuts", cuts),
                              ("categories", categories), ("nullable", nullable), ("dtypes", dtypes)]:
             _check_known(option, sorted(keys), columns)
         for option, keys in [("categorical", categorical), ("categories", categories)]:
@@ -623,10 +694,13 @@ class Schema:
                 raise SchemaError(
                     f"columns {clash} are given both bounds and {option}; a column is either binned or categorical"
                 )
-        unbinned = sorted(set(bins) - set(bounds))
+        unbinned = sorted((set(bins) | set(cuts)) - set(bounds))
         if unbinned:
-            raise SchemaError(f"bins given for {unbinned} without bounds; pass bounds={{col: (lo, hi)}} too",
+            raise SchemaError(f"bins or cuts given for {unbinned} without bounds; pass bounds={{col: (lo, hi)}} too",
                               cli=f"--bins given for {unbinned} without bounds; pass --bounds {unbinned[0]}=LO:HI too")
+        both = sorted(set(bins) & set(cuts))
+        if both:
+            raise SchemaError(f"columns {both} are given both bins and cuts; give one of them")
         for col, dtype in dtypes.items():
             value_kind(dtype)  # a clear error for an unknown dtype name
 
@@ -635,9 +709,11 @@ class Schema:
             if column_kind(bounded=col in bounds) == "numeric":
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")
-                bin_count = bins.get(col, DEFAULT_BINS)
-                attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bin_count,
-                                            missing=col in nullable, clip=clip,
+                learn = col not in bins and col not in cuts and discretise == "privtree"
+                col_cuts = tuple(cuts.get(col, ()))
+                bin_count = 1 if learn else len(col_cuts) + 1 if col_cuts else bins.get(col, DEFAULT_BINS)
+                attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bin_count, cuts=col_cuts,
+                                            missing=col in nullable, clip=clip, origin="learn" if learn else "public",
                                             dtype=dtypes.get(col) or _numeric_dtype(col, bounds[col], bin_count)))
             elif col in categories:
                 if any(pd.isna(c) for c in categories[col]):

@@ -1,0 +1,157 @@
+"""Private discretisation of a numeric column: discrete PrivTree (docs/privacy.md §10.3).
+
+Equal-width bins over generous public bounds put a skewed column into one or
+two bins. PrivTree splits the bounded interval where the values are, at a
+cost that does not grow with the depth reached. The discrete version of
+docs/privacy.md §10.3, for a column with budget ``eps_d`` and fan-out 2:
+
+* noise rate ``a`` = the largest multiple of ``1e-12`` with
+  ``a <= (beta - 1) eps_d / (2 beta - 1)`` (rounded **down**), scale ``1/a``;
+* decay ``gamma = ceil(ln(beta) / a)`` (rounded **up**, certified with the
+  rational bounds of :func:`~synthdp.mechanisms.partition.exp_bounds`), so
+  ``e**(-a gamma) <= 1/beta``;
+* for each node ``v`` at depth ``h < max_depth`` that can be split:
+  ``b(v) = max(c(v) - h gamma, theta - gamma)``; split iff
+  ``b(v) + Z_v > theta`` with a fresh ``Z_v ~ DLap(a)``;
+* release the cut points (the leaves' boundaries) only.
+
+Theorem 10.1: ``eps_d``-DP under add/remove, ``2 eps_d`` under replace-one.
+``theta`` is a constant of this module, never a function of ``n``. An integer
+column splits at integers and a node holding one integer is a leaf; both
+rules read the node's interval only.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.noise import discrete_laplace
+from synthdp.mechanisms.partition import exp_bounds
+from synthdp.mechanisms.randomness import PrivateRandom
+
+__all__ = [
+    "FANOUT",
+    "MAX_DEPTH",
+    "THRESHOLD",
+    "PrivTreeParameters",
+    "privtree_cuts",
+    "privtree_parameters",
+    "split_score",
+]
+
+log = logging.getLogger(__name__)
+
+#: Children per split (intervals are halved).
+FANOUT = 2
+#: Public maximum depth: at most ``2**MAX_DEPTH`` cells per column.
+MAX_DEPTH = 12
+#: Public split threshold ``theta`` (a constant: never a function of ``n``).
+THRESHOLD = 0
+#: Grid of the noise rate ``a`` (rounded down onto it).
+RATE_DENOMINATOR = 10**12
+
+
+@dataclass(frozen=True)
+class PrivTreeParameters:
+    """The public parameters of one column's tree (docs/privacy.md §10.3)."""
+
+    epsilon: Fraction
+    rate: Fraction
+    decay: int
+    threshold: int
+    max_depth: int
+    fanout: int = FANOUT
+
+    def to_dict(self) -> dict:
+        return {"epsilon": str(self.epsilon), "rate": str(self.rate), "decay": self.decay,
+                "threshold": self.threshold, "max_depth": self.max_depth, "fanout": self.fanout}
+
+
+def _least_decay(rate: Fraction, fanout: int) -> int:
+    """``ceil(ln(fanout) / rate)``: the least integer ``g`` with ``e**(g rate) >= fanout``, certified.
+
+    A ``g`` is accepted only when the *lower* rational bound on ``e**(g rate)``
+    reaches ``fanout``, so rounding can only make ``g`` larger (safer).
+    """
+    def fits(g: int) -> bool:
+        return exp_bounds(g * rate)[0] >= fanout
+
+    g = max(1, math.ceil(math.log(fanout) / float(rate)) - 1)
+    while not fits(g):
+        g += 1
+    while g > 1 and fits(g - 1):
+        g -= 1
+    return g
+
+
+def privtree_parameters(epsilon: Fraction, *, threshold: int = THRESHOLD, max_depth: int = MAX_DEPTH,
+                        fanout: int = FANOUT) -> PrivTreeParameters:
+    """Rate ``a`` (rounded down), decay ``gamma`` (rounded up) for a budget ``epsilon`` (docs/privacy.md §10.3)."""
+    epsilon = Fraction(epsilon)
+    if epsilon <= 0:
+        raise InputError(f"PrivTree needs a positive epsilon, got {epsilon}")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise InputError(f"max_depth must be a positive integer, got {max_depth!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, int):
+        raise InputError(f"threshold must be an integer, got {threshold!r}")
+    bound = (fanout - 1) * epsilon / (2 * fanout - 1)
+    rate = Fraction(math.floor(bound * RATE_DENOMINATOR), RATE_DENOMINATOR)
+    if rate <= 0:
+        raise InputError(f"PrivTree budget epsilon={float(epsilon):.3g} is below the rate grid 1e-12; raise epsilon")
+    return PrivTreeParameters(epsilon, rate, _least_decay(rate, fanout), threshold, max_depth, fanout)
+
+
+def split_score(count: int, depth: int, params: PrivTreeParameters) -> int:
+    """``b(v) = max(c(v) - h(v) gamma, theta - gamma)``: the biased count a node's split test noises."""
+    return max(count - depth * params.decay, params.threshold - params.decay)
+
+
+def _children(lo: float, hi: float, integer: bool) -> float | None:
+    """The split point of the node ``[lo, hi)``, or None when the node cannot be split (public rule).
+
+    An integer node holds the integers ``lo .. hi - 1`` and splits at an
+    integer; a node with one integer is a leaf. A float node splits at its
+    midpoint while that is strictly inside it.
+    """
+    if integer:
+        return None if hi - lo < 2 else lo + math.ceil((hi - lo) / 2)
+    middle = lo + (hi - lo) / 2
+    return middle if lo < middle < hi else None
+
+
+def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: bool, params: PrivTreeParameters,
+                  rng: PrivateRandom) -> tuple[float, ...]:
+    """The released cut points of one column's tree (docs/privacy.md §10.3), sorted.
+
+    ``values`` are the column's non-missing values, already inside
+    ``bounds`` (clipped or checked by the caller). ``integer``: the column's
+    public dtype is an integer one. Each node draws fresh noise from ``rng``
+    (a stream of the column's own); counts and noise are never returned.
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if integer:
+        lo, hi = float(math.ceil(lo)), float(math.floor(hi) + 1)
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    rate = params.rate
+    cuts: list[float] = []
+    queue = deque([(lo, hi, 0)])
+    while queue:
+        left, right, depth = queue.popleft()
+        middle = _children(left, right, integer) if depth < params.max_depth else None
+        if middle is None:
+            continue
+        end = len(ordered) if right == hi else int(np.searchsorted(ordered, right, side="left"))
+        count = end - int(np.searchsorted(ordered, left, side="left"))
+        noise = discrete_laplace(rate.numerator, rate.denominator, rng)
+        if split_score(count, depth, params) + noise > params.threshold:
+            cuts.append(middle)
+            queue.append((left, middle, depth + 1))
+            queue.append((middle, right, depth + 1))
+    return tuple(sorted(cuts))
