@@ -38,7 +38,7 @@ from synthdp.mechanisms.randomness import PrivateRandom
 # them here too.
 from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,  # noqa: F401
                           PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
-                          budget, default_epsilon_per_round, game_length, make_plan)
+                          budget, default_epsilon_per_round, discretisation_budget, game_length, make_plan)
 from synthdp.queries.base import QueryClass
 from synthdp.report import Diagnostics, Release, Report
 
@@ -108,6 +108,8 @@ def generate_synthetic(
     categorical: list[str] | None = None,
     bounds: dict[str, tuple[float, float]] | None = None,
     bins: dict[str, int] | None = None,
+    cuts: dict[str, list[float]] | None = None,
+    discretise: str = "privtree",
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
     missing: list[str] | None = None,
@@ -170,7 +172,11 @@ def generate_synthetic(
     ``unsafe_public_categories=True`` reads them off the data instead, which
     is NOT differentially private (the report says so).  ``missing`` lists
     extra tokens meaning "missing" (CLI ``--missing``); surrounding spaces of
-    text values are stripped.  Numeric columns come back as bin labels
+    text values are stripped.  A bounded numeric column without public
+    ``bins`` or ``cuts`` has its cells learned privately by PrivTree
+    (``discretise="privtree"``, the default; docs/privacy.md §10.3) from a
+    tenth of the method's budget; ``discretise="equal-width"`` takes 10
+    equal-width bins instead, free.  Numeric columns come back as bin labels
     (``numeric="label"``) or values drawn within their bin (``"uniform"``).
     ``relation`` is the neighbouring relation (``"add-remove"`` or
     ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
@@ -269,10 +275,12 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     make_plan(config, ahead.schema, learned=ahead, chosen_bound=chosen)  # the plan refuses before any private step
     learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
     schema = learned.schema
-    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen)  # public inputs only: costs no privacy
+    cut, zcdp = discretise(df, schema, config, learned, ledger, rng, chosen)  # private (§10.3): numeric cells
+    schema = cut.schema
+    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut)  # public: costs no privacy
     # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
     real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
-    output = RUNNERS[plan.method.value](plan, real, ledger, rng)  # the method's private part, through the ledger
+    output = RUNNERS[plan.method.value](plan, real, ledger, rng, zcdp)  # the method's private part, through the ledger
     data = finish(output, schema, config)                     # post-processing: resample, decode
     if stripped:
         output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
@@ -324,6 +332,29 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     epsilon, delta = budget(config)
     return partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                    relation=config.relation)
+
+
+def discretise(df: pd.DataFrame, schema, config: SynthesisConfig, learned, ledger, rng, chosen=None):
+    """The cells of the bounded numeric columns without public bins or cuts, learned by PrivTree (docs/privacy.md §10.3).
+
+    The budget comes from a plan made on the schema before discretisation
+    (public inputs only): under select-measure-estimate the method's filter is
+    opened now (its whole ``(epsilon, delta)`` charged to ``ledger``) and the
+    trees are its first steps; otherwise each tree is a pure spend ahead.
+    Returns the discretisation and the open filter (None when not opened).
+    """
+    from synthdp.mechanisms import privtree
+
+    if not schema.to_discretise:
+        return privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
+    if config.engine == "dask":
+        raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
+                         "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
+    before = make_plan(config, schema, learned=learned, chosen_bound=chosen)
+    epsilon_d, filtered = discretisation_budget(before, len(schema.to_discretise))
+    zcdp = open_filter(before, ledger) if filtered else None
+    cut = privtree.discretise(df, schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation)
+    return cut, zcdp
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -419,8 +450,13 @@ class MethodOutput:
     notes: list[str]
 
 
-def run_game(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodOutput:
-    """The synthetic-data game (docs/privacy.md §4) with the plan's players, spending through ``ledger``."""
+def run_game(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None) -> MethodOutput:
+    """The synthetic-data game (docs/privacy.md §4) with the plan's players, spending through ``ledger``.
+
+    ``zcdp`` is select-measure-estimate's filter, which the game never opens: it must be None.
+    """
+    if zcdp is not None:
+        raise InputError("the game spends through the (epsilon, delta) ledger, not a zCDP filter")
     from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, play_game
     from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
     from synthdp.oracles import Limits
@@ -486,21 +522,33 @@ def _name(oracle) -> str:
     return oracle if isinstance(oracle, str) else oracle.name
 
 
-def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodOutput:
+def open_filter(plan: Plan, ledger: Ledger):
+    """Select-measure-estimate's zCDP filter (docs/privacy.md §8.4), its whole ``(epsilon, delta)`` charged to ``ledger``.
+
+    The filter's ``rho`` is the plan's plus what PrivTree already spent in it
+    (docs/privacy.md §10.3): the conversion (§8.5) of the method's budget.
+    """
+    from synthdp.mechanisms.zcdp import ZcdpLedger
+
+    rho = plan.measure.rho.value + plan.discretised_rho
+    ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
+                 f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
+    return ZcdpLedger(rho, plan.measure.clip_budget, contribution_bound=ledger.contribution_bound)
+
+
+def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None) -> MethodOutput:
     """Select-measure-estimate (docs/privacy.md §8) within the plan's ``rho``, charged to ``ledger`` up front.
 
     The run's ledger is charged the method's whole ``(epsilon, delta)``, which
     the ``rho``-zCDP filter implies (§8.4-8.5); the filter's own ledger then
-    refuses any step past ``rho`` before its noise is drawn.
+    refuses any step past ``rho`` before its noise is drawn. ``zcdp`` is the
+    filter when it was opened earlier (PrivTree's trees are its first steps).
     """
-    from synthdp.mechanisms.zcdp import ZcdpLedger
     from synthdp.methods.measure import measure
 
     config, rho = plan.config, plan.measure.rho.value
-    ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
-                 f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
     oracle = plan.measure.oracle
-    filter_ledger = ZcdpLedger(rho, plan.measure.clip_budget, contribution_bound=ledger.contribution_bound)
+    filter_ledger = zcdp if zcdp is not None else open_filter(plan, ledger)
     result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
                      n_rows=config.n_rows, options=plan.measure.options, progress=config.progress,
                      oracle=None if oracle is None else oracle.value)
@@ -515,7 +563,7 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom) -> MethodO
 
 
 #: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.
-RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom], MethodOutput]] = {
+RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom, Any], MethodOutput]] = {
     "game": run_game, "measure": run_measure}
 
 
@@ -568,6 +616,7 @@ class Synthesizer:
                  random_state: int | None = None, progress: bool = True, time_limit: float | None = None,
                  relation: str = "add-remove", categorical: list[str] | None = None,
                  bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
+                 cuts: dict[str, list[float]] | None = None, discretise: str = "privtree",
                  categories: dict[str, list] | None = None, nullable: list[str] | None = None,
                  missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
                  max_categories: int = 100,
@@ -595,6 +644,8 @@ class Synthesizer:
         self.categorical = categorical
         self.bounds = bounds
         self.bins = bins
+        self.cuts = cuts
+        self.discretise = discretise
         self.categories = categories
         self.nullable = nullable
         self.missing = missing

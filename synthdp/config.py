@@ -56,6 +56,8 @@ class SynthesisConfig:
     categorical: Sequence[str] | None = None
     bounds: Mapping[str, tuple[float, float]] | None = None
     bins: Mapping[str, int] | None = None
+    cuts: Mapping[str, Sequence[float]] | None = None
+    discretise: str = "privtree"
     categories: Mapping[str, Sequence[Any]] | None = None
     nullable: Sequence[str] | None = None
     missing: Sequence[str] | None = None
@@ -142,6 +144,7 @@ class SynthesisConfig:
 
     def schema_options(self) -> dict[str, Any]:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
-        return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, categories=self.categories,
+        return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, cuts=self.cuts,
+                    discretise=self.discretise, categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)

@@ -145,6 +145,8 @@ class Plan:
     domains: Choice | None = None
     #: ``max_rows_per_unit="auto"``: the ``k`` chosen privately and what it cost (docs/privacy.md §10.6).
     unit: Choice | None = None
+    discretised: Choice | None = None
+    discretised_rho: Fraction = Fraction(0)
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
@@ -153,6 +155,8 @@ class Plan:
             out["domains"] = self.domains.to_dict()
         if self.unit is not None:
             out["max_rows_per_unit"] = self.unit.to_dict()
+        if self.discretised is not None:
+            out["discretised"] = self.discretised.to_dict()
         if self.measure is not None:
             out["rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
@@ -296,14 +300,17 @@ def choose_oracle(name: str, query_class: QueryClass, role: str) -> tuple[Oracle
     return oracle, "chosen by the caller"
 
 
-def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None) -> Plan:
+def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None, discretised=None) -> Plan:
     """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
 
     ``learned`` (a :class:`synthdp.mechanisms.partition.DomainLearning`) is
     what learning the domains released and spent: released, hence public; the
     method plans with the budget it left.  ``chosen_bound`` (a
     :class:`synthdp.mechanisms.units.ChosenBound`) is the privately chosen
-    ``k`` of a privacy unit and its cost, likewise released (docs/privacy.md §10.6).  Refuses, before the method's first
+    ``k`` of a privacy unit and its cost, likewise released (docs/privacy.md §10.6).  ``discretised`` (a
+    :class:`synthdp.mechanisms.privtree.Discretisation`) is what PrivTree
+    released and charged: pure spends ahead leave the method less epsilon,
+    charges to the zCDP filter leave select-measure-estimate less rho.  Refuses, before the method's first
     private step, what cannot run: an unknown or unencodable class, a player
     the budget does not allow, a budget the planned spends would exceed.  The
     method's own choices come from its planner in :data:`PLANNERS`, which also
@@ -325,10 +332,33 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
         unit = Choice(chosen_bound.k, f"chosen privately (docs/privacy.md §10.6): the exponential mechanism over "
                       f"1..{chosen_bound.max_rows} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
                       f"at epsilon {float(chosen_bound.epsilon):.4g}")
+    cells = None
+    if discretised is not None and discretised.columns:
+        epsilon -= discretised.epsilon
+        cells = Choice([c.column for c in discretised.columns],
+                       f"bounded numeric columns without public bins or cut points: cells learned by PrivTree "
+                       f"(docs/privacy.md §10.3) at eps_d = {float(discretised.columns[0].parameters.epsilon):.4g} "
+                       "each, " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho else
+                                   f"epsilon = {float(discretised.epsilon):.4g} ahead of the method"))
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config, qc, delta)
-    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains, unit=unit)
+    plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains, discretised=cells,
+                unit=unit, discretised_rho=discretised.rho if discretised is not None else Fraction(0))
     return PLANNERS[method.value](plan)
+
+
+def discretisation_budget(plan: Plan, columns: int) -> tuple[Fraction, bool]:
+    """PrivTree's per-column ``eps_d`` (docs/privacy.md §10.3) and whether it is charged to the zCDP filter.
+
+    From the plan made on the schema before discretisation (public inputs
+    only): select-measure-estimate gives the trees ``DISCRETISE_SHARE`` of its
+    ``rho``; the game (or pure DP) that share of its ``epsilon``, ahead.
+    """
+    from synthdp.mechanisms.privtree import column_budget
+
+    if plan.measure is not None:
+        return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value), True
+    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon), False
 
 
 def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fraction | None) -> Choice:
@@ -545,10 +575,11 @@ def plan_measure(plan: Plan) -> Plan:
         if reserve >= plan.delta:
             raise InputError(f"delta={float(plan.delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
-    rho = rho_for_dp(plan.epsilon, plan.delta - reserve)
+    rho = rho_for_dp(plan.epsilon, plan.delta - reserve) - plan.discretised_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
-               + ", rounded down")
+               + ", rounded down" + (f", less the {float(plan.discretised_rho):.4g} PrivTree spent in the same filter"
+                                     if plan.discretised_rho else ""))
     return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget))
 
 

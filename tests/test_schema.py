@@ -258,8 +258,8 @@ def test_a_schema_file_can_ask_for_a_domain_to_be_learned():
         Attribute("c", "categorical", categories=("a",), origin="guessed")
     with pytest.raises(SchemaError, match="still to be learned and cannot list categories"):
         Attribute("c", "categorical", categories=("a",), origin="learn")
-    with pytest.raises(SchemaError, match="cannot have categories, be coded or be learned"):
-        Attribute("c", "numeric", bounds=(0, 1), origin="learn")
+    with pytest.raises(SchemaError, match="cannot have categories, be coded or be read off"):
+        Attribute("c", "numeric", bounds=(0, 1), origin="read-off")
     with pytest.raises(SchemaError, match="needs the missing value"):
         Attribute("c", "categorical", categories=("a",), origin="learned")
 

@@ -157,6 +157,9 @@ RULES: dict[str, Rule] = {
     "data_work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
     "prsma_max_calls": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
     "numeric": Rule(_choice("label", "uniform"), "{name} must be 'label' or 'uniform', got {value!r}"),
+    "discretise": Rule(_choice("privtree", "equal-width"),
+                       "{name} must be 'privtree' (cells learned privately, docs/privacy.md §10.3) or 'equal-width', "
+                       "got {value!r}"),
     "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
     "missing": Rule(_optional(_strings), "{name} must be a list of strings (tokens meaning 'missing', e.g. ['?']) "
                     "or None, got {value!r}"),

@@ -278,7 +278,7 @@ class Attribute:
         if self.origin not in ORIGINS:
             raise SchemaError(f"attribute {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
         # A domain still to be learned always has the missing value: it holds every unreleased value (§9).
-        object.__setattr__(self, "missing", bool(self.missing) or self.origin == "learn")
+        object.__setattr__(self, "missing", bool(self.missing) or (self.origin == "learn" and self.kind == "categorical"))
         if self.kind == "categorical":
             self._check_categorical()
         else:
@@ -601,7 +601,7 @@ class Schema:
                               f"{sorted(pending)}; got {sorted(given)}")
         attributes = []
         for attr in self.attributes:
-            if attr.origin == "learn":
+            if attr.name in pending:
                 labels = tuple(sorted({str(label) for label in released[attr.name]}, key=label_order))
                 attr = Attribute(attr.name, "categorical", categories=labels, missing=True,
                                  dtype=attr.dtype if attr.dtype is not None else labels_dtype(labels),

@@ -30,17 +30,25 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema, value_kind
+from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = [
+    "DISCRETISE_SHARE",
     "FANOUT",
     "MAX_DEPTH",
     "THRESHOLD",
+    "DiscretisedColumn",
+    "Discretisation",
     "PrivTreeParameters",
+    "column_budget",
+    "discretise",
     "privtree_cuts",
     "privtree_parameters",
     "split_score",
@@ -50,8 +58,8 @@ log = logging.getLogger(__name__)
 
 #: Children per split (intervals are halved).
 FANOUT = 2
-#: Public maximum depth: at most ``2**MAX_DEPTH`` cells per column.
-MAX_DEPTH = 12
+#: Public maximum depth (integer columns stop earlier, at single integers; the cost does not depend on it).
+MAX_DEPTH = 32
 #: Public split threshold ``theta`` (a constant: never a function of ``n``).
 THRESHOLD = 0
 #: Grid of the noise rate ``a`` (rounded down onto it).
@@ -155,3 +163,99 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
             queue.append((left, middle, depth + 1))
             queue.append((middle, right, depth + 1))
     return tuple(sorted(cuts))
+
+
+#: Public share of the method's budget spent on discretising numeric columns, split evenly over them.
+DISCRETISE_SHARE = Fraction(1, 10)
+
+
+def column_budget(*, columns: int, relation: str, rho: Fraction | None = None,
+                  epsilon: Fraction | None = None) -> Fraction:
+    """The per-column ``eps_d`` of PrivTree from the method's budget (public; docs/privacy.md §10.3).
+
+    In a zCDP filter of ``rho`` the trees share ``DISCRETISE_SHARE`` of it:
+    each is charged ``eps_d**2 / 2`` (add/remove) or ``2 eps_d**2``
+    (replace-one), so ``eps_d = sqrt(2 rho share / J)``, halved under
+    replace-one, rounded down onto the rate grid. Under pure composition of
+    ``epsilon`` (basic, ahead of the method): ``eps_d = epsilon share / J``,
+    halved under replace-one.
+    """
+    from synthdp.mechanisms.zcdp import epsilon_for_pure
+
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise InputError(f"columns must be a positive integer, got {columns!r}")
+    if (rho is None) == (epsilon is None):
+        raise InputError("give exactly one of rho (a zCDP filter) and epsilon (pure composition)")
+    factor = 1 if check_relation(relation) == ADD_REMOVE else 2
+    if rho is not None:
+        return epsilon_for_pure(Fraction(rho) * DISCRETISE_SHARE / columns, RATE_DENOMINATOR) / factor
+    return Fraction(epsilon) * DISCRETISE_SHARE / (columns * factor)
+
+
+@dataclass(frozen=True)
+class DiscretisedColumn:
+    """What discretising one column cost and gave (all of it releasable)."""
+
+    column: str
+    parameters: PrivTreeParameters
+    cells: int
+    charge: str
+
+    def to_dict(self) -> dict:
+        return {"column": self.column, "cells": self.cells, "charge": self.charge, **self.parameters.to_dict()}
+
+
+@dataclass(frozen=True)
+class Discretisation:
+    """The schema with learned cut points, and per column what PrivTree charged (docs/privacy.md §10.3).
+
+    ``epsilon`` is the pure total charged ahead (basic composition) and
+    ``rho`` the total charged to a zCDP filter; one of them is 0.
+    """
+
+    schema: Schema
+    columns: tuple[DiscretisedColumn, ...]
+    epsilon: Fraction
+    rho: Fraction
+
+
+def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
+               relation: str = ADD_REMOVE) -> Discretisation:
+    """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
+
+    ``epsilon`` is each column's ``eps_d`` (:func:`column_budget`). ``ledger``
+    is the run's :class:`~synthdp.mechanisms.accounting.Ledger` (each tree a
+    pure spend recorded ahead of the method, basic composition) or the
+    method's :class:`~synthdp.mechanisms.zcdp.ZcdpLedger` (each tree charged
+    ``eps**2/2`` of its filter). Every value is checked (bounds, numbers)
+    before any charge or noise; each column draws from its own child stream.
+    """
+    from synthdp.core.encoding import numeric_values
+    from synthdp.mechanisms.zcdp import ZcdpLedger
+
+    columns = schema.to_discretise
+    by_name = {str(c): c for c in df.columns}
+    absent = [c for c in columns if c not in by_name]
+    if absent:
+        raise InputError(f"columns {absent} to discretise are missing from the data, which has {list(by_name)}")
+    values = {c: numeric_values(schema[c], df[by_name[c]], schema.missing_values) for c in columns}
+    params = privtree_parameters(epsilon)
+    factor = 1 if check_relation(relation) == ADD_REMOVE else 2
+    cuts, done = {}, []
+    for column in columns:
+        attr = schema[column]
+        note = f"column {column!r}, rate {params.rate}, decay {params.decay}, threshold {params.threshold}"
+        if isinstance(ledger, ZcdpLedger):
+            event = ledger.spend("privtree", factor * params.epsilon, Fraction(0), relation, note)
+            charge = f"rho={event.rho}"
+        else:
+            ledger.spend("privtree", factor * params.epsilon, Fraction(0), relation, note, ahead=True)
+            charge = f"epsilon={factor * params.epsilon}"
+        cuts[column] = privtree_cuts(values[column], attr.bounds, integer=value_kind(attr.dtype) == "int",
+                                     params=params, rng=rng.spawn())
+        done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge))
+    zcdp = isinstance(ledger, ZcdpLedger)
+    total = factor * params.epsilon * len(columns)
+    rho = sum((factor * params.epsilon) ** 2 / 2 for _ in columns) if zcdp else Fraction(0)
+    log.info("discretised %d numeric column(s) by PrivTree at eps_d=%s each", len(columns), params.epsilon)
+    return Discretisation(schema.with_cuts(cuts), tuple(done), Fraction(0) if zcdp else total, Fraction(rho))
