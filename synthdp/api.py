@@ -120,7 +120,7 @@ def generate_synthetic(
     ftpl_theta: float = DEFAULT_THETA,
     ftpl_noise: str = DEFAULT_NOISE,
     respond_to: str = "auto",
-    numeric: str = "label",
+    numeric: str = "uniform",
     prsma_max_calls: int = 100_000,
     work_limit: float | None = None,
     data_work_limit: float | None = None,
@@ -176,8 +176,12 @@ def generate_synthetic(
     ``bins`` or ``cuts`` has its cells learned privately by PrivTree
     (``discretise="privtree"``, the default; docs/privacy.md §10.3) from a
     tenth of the method's budget; ``discretise="equal-width"`` takes 10
-    equal-width bins instead, free.  Numeric columns come back as bin labels
-    (``numeric="label"``) or values drawn within their bin (``"uniform"``).
+    equal-width bins instead, free.  Numeric columns come back as numbers
+    (``numeric="uniform"``, the default): a value drawn uniformly inside its
+    cell, an integer uniform over the cell's integers for a column whose
+    public dtype is an integer one, always inside the bounds
+    (post-processing); ``numeric="label"`` gives the cell labels ``"lo-hi"``.
+    The report's ``numeric_values`` says which.
     ``relation`` is the neighbouring relation (``"add-remove"`` or
     ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
     pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
@@ -577,6 +581,14 @@ def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFram
     return Encoder(schema).decode(codes, numeric=config.numeric, rng=output.post_rng)
 
 
+#: How numeric columns come back, for the report (post-processing of the released cells, no privacy cost).
+NUMERIC_VALUES = {
+    "uniform": "numbers drawn uniformly inside each released cell (integers uniform over the cell's integers for "
+               "integer columns), within the public bounds, in the schema's dtype",
+    "label": "cell labels 'lo-hi' (numeric='label')",
+}
+
+
 def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
     """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
     config, spent = plan.config, output.ledger.total()
@@ -589,7 +601,7 @@ def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str
         relation=str(plan.relation), method=plan.method.value, query_class=plan.query_class.name, rows_written=rows,
         seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
         ledger=[e.to_dict() for e in output.ledger.events], selected_queries=output.selected_queries,
-        warnings=collected, privacy_unit=config.privacy_unit,
+        warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
         max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
     return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))
 
@@ -621,7 +633,7 @@ class Synthesizer:
                  missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
                  max_categories: int = 100,
                  resolution: int = DEFAULT_RESOLUTION, ftpl_theta: float = DEFAULT_THETA,
-                 ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "label",
+                 ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "uniform",
                  prsma_max_calls: int = 100_000, work_limit: float | None = None,
                  data_work_limit: float | None = None, insist: bool = False, engine: str = "pandas",
                  scheduler: str | None = None, privacy_unit: str | None = None, max_rows_per_unit: int | None = None):

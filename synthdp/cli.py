@@ -502,8 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--time-limit", type=float, default=None,
                    help="seconds per oracle call: Mode N, privacy conditional on no solver failure")
     g.add_argument("--n-rows", type=int, default=None, help="resample the output to this many rows")
-    g.add_argument("--numeric", choices=["label", "uniform"], default="label",
-                   help="numeric columns as bin labels or values drawn within the bin")
+    g.add_argument("--numeric", choices=["label", "uniform"], default="uniform",
+                   help="numeric columns as numbers drawn uniformly inside their cell (default) or as cell labels")
     g.add_argument("--seed", type=int, default=None, help="seed for reproducible experiments (omit for releases)")
     g.add_argument("--report", help="write the full report as JSON here")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

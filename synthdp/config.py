@@ -68,7 +68,7 @@ class SynthesisConfig:
     ftpl_theta: float = DEFAULT_THETA
     ftpl_noise: str = DEFAULT_NOISE
     respond_to: str = "auto"
-    numeric: str = "label"
+    numeric: str = "uniform"
     prsma_max_calls: int = 100_000
     work_limit: float | None = None
     data_work_limit: float | None = None

@@ -72,6 +72,8 @@ class Release:
     #: The probability reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
     clip_budget: str | None = None
     plan: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How numeric columns come back (values drawn inside the cells, or cell labels).
+    numeric_values: str = ""
     ledger: list[dict[str, Any]] = field(default_factory=list)
     selected_queries: list[str] = field(default_factory=list)
     accuracy_bound: dict[str, Any] = field(default_factory=dict)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -49,8 +50,9 @@ def test_raw_adult_round_trip(shared_data_dir, tmp_path, capsys):
     assert list(syn.columns) == ADULT_COLUMNS.split(",") and len(syn) == 50
     assert set(syn["sex"]) <= {"Male", "Female"}
     assert set(syn["income"]) <= {"<=50K", ">50K"}
-    assert syn["age"].str.fullmatch(r"\d+-\d+").all()
+    assert syn["age"].dtype == np.int64 and syn["age"].between(17, 90).all()  # numbers by default, in the bounds
     rep = json.loads(report.read_text())
+    assert rep["numeric_values"].startswith("numbers drawn uniformly inside each released cell")
     assert rep["epsilon_spent"] <= 1.0 and rep["rounds"] == 5
     assert "(50 rows)" in capsys.readouterr().out
 
