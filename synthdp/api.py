@@ -275,11 +275,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          "with engine='pandas'")
     if config.engine != "dask":                               # in memory: replace-one's public n, before learning
         check_delta_against_public_n(config, len(df))
-    ahead = planned_domains(schema, config)                   # public: what learning will cost, placeholder domains
-    make_plan(config, ahead.schema, learned=ahead, chosen_bound=chosen)  # the plan refuses before any private step
-    learned = learn_domains(df, schema, config, ledger, rng)  # private (§9), only for columns without categories
-    schema = learned.schema
-    cut, zcdp = discretise(df, schema, config, learned, ledger, rng, chosen)  # private (§10.3): numeric cells
+    learned, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3, §10.5)
     schema = cut.schema
     plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut)  # public: costs no privacy
     # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
@@ -290,15 +286,6 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
     report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
     return SyntheticResult(data, report, schema, plan)
-
-
-def planned_domains(schema, config: SynthesisConfig):
-    """What :func:`learn_domains` will spend, from public inputs only, with a placeholder for each learned domain."""
-    from synthdp.mechanisms import partition
-
-    epsilon, delta = budget(config)
-    return partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
-                                      contribution_bound=config.contribution_bound)
 
 
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
@@ -323,42 +310,59 @@ def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
-def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng):
-    """The domains of the columns without public categories, learned by partition selection (docs/privacy.md §9).
+def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+    """The categories and numeric cells the public inputs leave open, learned privately; and the filter if opened.
 
-    Charged to ``ledger`` ahead of the method's spends, with the public share
-    of the budget of :func:`synthdp.mechanisms.partition.domain_budget`; when
-    every domain is public nothing is drawn or spent.  Pure DP cannot learn a
-    domain and is refused before anything is drawn.
+    From a plan made on the schema as given (public inputs only). Under
+    select-measure-estimate the method's zCDP filter is opened first (its whole
+    ``(epsilon, delta)`` charged to ``ledger``): the text columns are learned
+    jointly by Gaussian partition selection (docs/privacy.md §10.5, a tenth of
+    its ``rho`` and a quarter of ``delta``), then the numeric cells by PrivTree
+    (§10.3, a tenth of its ``rho``). Otherwise each text column is learned by
+    discrete-Laplace partition selection (§9) and each numeric column by
+    PrivTree, pure spends ahead of the method. Before any private step a
+    threshold that would keep nothing of a text column is refused, and one
+    that would keep almost nothing is warned about, with the numbers
+    (:func:`synthdp.mechanisms.partition.check_threshold`).
+    Returns ``(learned, discretised, zcdp)``; ``zcdp`` is None unless opened.
     """
-    from synthdp.mechanisms import partition
+    from synthdp.mechanisms import partition, privtree
 
     epsilon, delta = budget(config)
-    return partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
-                                   relation=config.relation)
-
-
-def discretise(df: pd.DataFrame, schema, config: SynthesisConfig, learned, ledger, rng, chosen=None):
-    """The cells of the bounded numeric columns without public bins or cuts, learned by PrivTree (docs/privacy.md §10.3).
-
-    The budget comes from a plan made on the schema before discretisation
-    (public inputs only): under select-measure-estimate the method's filter is
-    opened now (its whole ``(epsilon, delta)`` charged to ``ledger``) and the
-    trees are its first steps; otherwise each tree is a pure spend ahead.
-    Returns the discretisation and the open filter (None when not opened).
-    """
-    from synthdp.mechanisms import privtree
-
-    if not schema.to_discretise:
-        return privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
+    nothing = partition.DomainLearning(schema, ())
+    if not schema.to_learn and not schema.to_discretise:
+        return nothing, privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
     if config.engine == "dask":
         raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
                          "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
-    before = make_plan(config, schema, learned=learned, chosen_bound=chosen)
-    epsilon_d, filtered = discretisation_budget(before, len(schema.to_discretise))
-    zcdp = open_filter(before, ledger) if filtered else None
-    cut = privtree.discretise(df, schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation)
-    return cut, zcdp
+    placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
+    before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
+    zcdp = None
+    if before.measure is not None:
+        reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
+        if reserved:
+            before = make_plan(config, placeholder, chosen_bound=chosen,
+                               learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
+            selection = partition.joint_selection(rho=before.measure.rho.value, delta=reserved,
+                                                  columns=len(schema.to_learn), relation=config.relation)
+            partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        zcdp = open_filter(before, ledger)
+        learned = (partition.learn_domains_jointly(df, schema, selection=selection, rng=rng, ledger=zcdp,
+                                                   relation=config.relation) if reserved else nothing)
+    else:
+        planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
+                                             contribution_bound=ledger.contribution_bound)
+        before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
+        if planned.columns:
+            partition.check_threshold(len(df), planned.columns[0].threshold, schema.to_learn, epsilon=config.epsilon)
+        learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
+                                          relation=config.relation)
+    if not schema.to_discretise:
+        return learned, privtree.Discretisation(learned.schema, (), Fraction(0), Fraction(0)), zcdp
+    epsilon_d = discretisation_budget(before, len(schema.to_discretise))
+    cut = privtree.discretise(df, learned.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
+                              relation=config.relation)
+    return learned, cut, zcdp
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -534,7 +538,7 @@ def open_filter(plan: Plan, ledger: Ledger):
     """
     from synthdp.mechanisms.zcdp import ZcdpLedger
 
-    rho = plan.measure.rho.value + plan.discretised_rho
+    rho = plan.measure.rho.value + plan.filter_rho
     ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
                  f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
     return ZcdpLedger(rho, plan.measure.clip_budget, contribution_bound=ledger.contribution_bound)

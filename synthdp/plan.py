@@ -146,7 +146,10 @@ class Plan:
     #: ``max_rows_per_unit="auto"``: the ``k`` chosen privately and what it cost (docs/privacy.md §10.6).
     unit: Choice | None = None
     discretised: Choice | None = None
-    discretised_rho: Fraction = Fraction(0)
+    #: What select-measure-estimate's filter spent before the method (Gaussian partition selection, docs/privacy.md
+    #: §10.5; PrivTree, §10.3), and the delta the selection reserved out of the conversion (§8.5).
+    filter_rho: Fraction = Fraction(0)
+    filter_delta: Fraction = Fraction(0)
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
@@ -320,12 +323,20 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
 
     epsilon, delta = budget(config)
     domains = None
-    if learned is not None and learned.columns:
+    filter_rho = filter_delta = Fraction(0)
+    if learned is not None:
         epsilon, delta = epsilon - learned.epsilon, None if delta is None else delta - learned.delta
+        filter_rho, filter_delta = learned.rho, learned.filter_delta
+    if learned is not None and learned.columns and learned.rho:
         domains = Choice([c.column for c in learned.columns],
-                         f"no public categories: learned by partition selection (docs/privacy.md §9) at "
-                         f"(epsilon, delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), "
-                         "the rest of the budget goes to the method")
+                         f"no public categories: learned jointly by Gaussian partition selection (docs/privacy.md "
+                         f"§10.5) with threshold {learned.columns[0].threshold} rows, rho = {float(learned.rho):.4g} "
+                         f"of the zCDP filter and delta = {float(learned.filter_delta):.3g}")
+    elif learned is not None and learned.columns:
+        domains = Choice([c.column for c in learned.columns],
+                         f"no public categories: learned by partition selection (docs/privacy.md §9) with threshold "
+                         f"{learned.columns[0].threshold} rows at (epsilon, delta) = ({float(learned.epsilon):.4g}, "
+                         f"{float(learned.delta):.3g}), the rest of the budget goes to the method")
     unit = None
     if chosen_bound is not None:
         epsilon -= chosen_bound.epsilon
@@ -335,6 +346,7 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     cells = None
     if discretised is not None and discretised.columns:
         epsilon -= discretised.epsilon
+        filter_rho += discretised.rho
         cells = Choice([c.column for c in discretised.columns],
                        f"bounded numeric columns without public bins or cut points: cells learned by PrivTree "
                        f"(docs/privacy.md §10.3) at eps_d = {float(discretised.columns[0].parameters.epsilon):.4g} "
@@ -343,12 +355,12 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config, qc, delta)
     plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains, discretised=cells,
-                unit=unit, discretised_rho=discretised.rho if discretised is not None else Fraction(0))
+                unit=unit, filter_rho=filter_rho, filter_delta=filter_delta)
     return PLANNERS[method.value](plan)
 
 
-def discretisation_budget(plan: Plan, columns: int) -> tuple[Fraction, bool]:
-    """PrivTree's per-column ``eps_d`` (docs/privacy.md §10.3) and whether it is charged to the zCDP filter.
+def discretisation_budget(plan: Plan, columns: int) -> Fraction:
+    """PrivTree's per-column ``eps_d`` (docs/privacy.md §10.3): in select-measure-estimate's filter, or pure ahead.
 
     From the plan made on the schema before discretisation (public inputs
     only): select-measure-estimate gives the trees ``DISCRETISE_SHARE`` of its
@@ -357,8 +369,8 @@ def discretisation_budget(plan: Plan, columns: int) -> tuple[Fraction, bool]:
     from synthdp.mechanisms.privtree import column_budget
 
     if plan.measure is not None:
-        return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value), True
-    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon), False
+        return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value)
+    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon)
 
 
 def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fraction | None) -> Choice:
@@ -575,11 +587,12 @@ def plan_measure(plan: Plan) -> Plan:
         if reserve >= plan.delta:
             raise InputError(f"delta={float(plan.delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
-    rho = rho_for_dp(plan.epsilon, plan.delta - reserve) - plan.discretised_rho
+    rho = rho_for_dp(plan.epsilon, plan.delta - reserve - plan.filter_delta) - plan.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
-               + ", rounded down" + (f", less the {float(plan.discretised_rho):.4g} PrivTree spent in the same filter"
-                                     if plan.discretised_rho else ""))
+               + (f" less {float(plan.filter_delta):.3g} for partition selection (§10.5)" if plan.filter_delta else "")
+               + ", rounded down" + (f", less the {float(plan.filter_rho):.4g} spent in the same filter before the "
+                                     "method (§10.3, §10.5)" if plan.filter_rho else ""))
     return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget))
 
 

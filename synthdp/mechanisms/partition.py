@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 
 from synthdp.core.encoding import category_counts
@@ -47,9 +49,16 @@ __all__ = [
     "DOMAIN_DELTA_SHARE",
     "DOMAIN_EPSILON_SHARE",
     "DomainLearning",
+    "FEW_VALUES_SHARE",
+    "check_threshold",
+    "JOINT_RHO_SHARE",
+    "JointSelection",
     "LearnedColumn",
     "domain_budget",
     "exp_bounds",
+    "gaussian_tail",
+    "joint_selection",
+    "learn_domains_jointly",
     "learn_domains",
     "select_categories",
     "tail_bounds",
@@ -227,6 +236,9 @@ class DomainLearning:
 
     schema: Schema
     columns: tuple[LearnedColumn, ...]
+    #: Learned jointly in the zCDP filter (docs/privacy.md §10.5): its charge there and the delta it reserved.
+    rho: Fraction = Fraction(0)
+    filter_delta: Fraction = Fraction(0)
 
     @property
     def epsilon(self) -> Fraction:
@@ -293,3 +305,158 @@ def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta:
              "threshold %d", len(columns), eps_p, delta_p, planned.columns[0].threshold)
     return DomainLearning(schema.with_learned(released),
                           tuple(replace(c, released=len(released[c.column])) for c in planned.columns))
+
+
+
+# --------------------------------------------------------------------------
+# Gaussian partition selection of several columns at once (docs/privacy.md §10.5)
+# --------------------------------------------------------------------------
+#: Public share of the zCDP filter's rho spent on learning the text columns jointly.
+JOINT_RHO_SHARE = Fraction(1, 10)
+#: Relative safety margin on the floating-point evaluation of the discrete-Gaussian tail.
+_TAIL_MARGIN = 1e-9
+
+
+def gaussian_tail(sigma2: Fraction, k: int) -> float:
+    """An upper bound on ``P[Z >= k]`` for ``Z ~ N_Z(0, sigma2)``, from the exact pmf (docs/privacy.md §10.5).
+
+    Numerator and denominator are sums of ``exp(-z**2 / (2 sigma2))`` in log
+    space (no underflow), the numerator taken far enough that the rest is
+    below ``e**-1800`` of it and bounded by a geometric series, the
+    denominator a partial sum (a lower bound); the ratio is enlarged by a
+    relative ``1e-9`` for the floating-point rounding.
+    """
+    s2 = float(sigma2)
+    sigma = math.sqrt(s2)
+    span = int(60 * sigma) + 60
+
+    def log_sum(lo: int, hi: int) -> float:
+        z = np.arange(lo, hi + 1, dtype=np.float64)
+        exponents = -z * z / (2 * s2)
+        top = exponents.max()
+        return top + math.log(math.fsum(np.exp(exponents - top)))
+
+    start = max(k, 0)
+    numerator = log_sum(start, start + span)
+    if k < 0:
+        numerator = np.logaddexp(numerator, log_sum(k, -1))
+    last = start + span
+    ratio = math.exp(-(2 * last + 1) / (2 * s2))
+    numerator += math.log1p(math.exp(-(last * last) / (2 * s2) - numerator) * ratio / (1 - ratio))
+    denominator = log_sum(-span, span)
+    return min(1.0, math.exp(numerator - denominator) * (1 + _TAIL_MARGIN))
+
+
+@dataclass(frozen=True)
+class JointSelection:
+    """Public parameters of Gaussian partition selection over ``columns`` text columns (docs/privacy.md §10.5).
+
+    Every present (column, value) count gets ``N_Z(0, sigma2)`` noise and is
+    kept iff ``count + Z >= threshold``. Cost: ``rho`` in the zCDP filter
+    (``J / (2 sigma2)`` add/remove, ``J / sigma2`` replace-one) and ``delta``,
+    the share reserved, which bounds ``J P[1 + Z >= threshold]``.
+    """
+
+    columns: int
+    sigma2: Fraction
+    rho: Fraction
+    delta: Fraction
+    threshold: int
+
+    def to_dict(self) -> dict:
+        return {"columns": self.columns, "sigma2": str(self.sigma2), "rho": str(self.rho),
+                "delta": str(self.delta), "threshold": self.threshold}
+
+
+def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: str = ADD_REMOVE) -> JointSelection:
+    """The parameters for learning ``columns`` text columns jointly from a filter of ``rho`` (docs/privacy.md §10.5).
+
+    ``rho`` is the filter's total, ``delta`` the share of delta reserved for
+    the selection: ``sigma2`` is rounded **up** from ``J / (2 rho share)``
+    (``J / (rho share)`` under replace-one) and the charge re-derived from it;
+    the threshold is the least ``tau`` with ``J P[Z >= tau - 1] <= delta``.
+    None of it depends on the data or on ``n``.
+    """
+    from synthdp.mechanisms.gaussian import sigma2_up
+
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise InputError(f"columns must be a positive integer, got {columns!r}")
+    delta = as_delta(delta, "delta_ps")
+    if delta <= 0:
+        raise InputError("Gaussian partition selection needs delta > 0 (docs/privacy.md §10.5)")
+    factor = 1 if check_relation(relation) == ADD_REMOVE else 2
+    target = Fraction(rho) * JOINT_RHO_SHARE
+    sigma2 = sigma2_up(Fraction(factor * columns) / (2 * target))
+    charge = Fraction(factor * columns) / (2 * sigma2)
+    budget = float(delta)
+    tau = max(2, int(math.sqrt(2 * float(sigma2) * math.log(columns / budget))))
+    while columns * gaussian_tail(sigma2, tau - 1) > budget:
+        tau += 1
+    while tau > 2 and columns * gaussian_tail(sigma2, tau - 2) <= budget:
+        tau -= 1
+    return JointSelection(columns, sigma2, charge, delta, tau)
+
+
+def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointSelection, rng: PrivateRandom,
+                          ledger, relation: str = ADD_REMOVE) -> DomainLearning:
+    """Learn every column of ``schema.to_learn`` at once by Gaussian partition selection (docs/privacy.md §10.5).
+
+    ``ledger`` is the method's zCDP filter: ``selection.rho`` is charged
+    before any noise (the ``delta`` was reserved when the filter's ``rho`` was
+    derived). Each (column, value) pair present draws its own noise, columns
+    in schema order and values in :func:`label_order`; only the kept sets are
+    released, and :meth:`Schema.with_learned` maps the rest to missing.
+    """
+    from synthdp.mechanisms.gaussian import discrete_gaussian_array
+
+    columns = schema.to_learn
+    if len(columns) != selection.columns:
+        raise InputError(f"the selection was planned for {selection.columns} columns, the schema has "
+                         f"{len(columns)} to learn")
+    by_name = {str(c): c for c in df.columns}
+    absent = [c for c in columns if c not in by_name]
+    if absent:
+        raise InputError(f"columns {absent} to learn are missing from the data, which has {list(by_name)}")
+    counts = {c: category_counts(df[by_name[c]], schema.missing_values) for c in columns}
+    ledger.charge("gaussian-partition-selection", selection.rho, relation,
+                  f"{len(columns)} columns, sigma2={selection.sigma2}, threshold {selection.threshold}, "
+                  f"delta {float(selection.delta):.3g}")
+    released, learned = {}, []
+    for column in columns:
+        labels = [label for label in sorted(counts[column], key=label_order) if counts[column][label] >= 1]
+        noisy = np.array([counts[column][label] for label in labels], dtype=np.int64) + \
+            discrete_gaussian_array(len(labels), selection.sigma2, rng.spawn())
+        released[column] = tuple(label for label, value in zip(labels, noisy) if value >= selection.threshold)
+        learned.append(LearnedColumn(column, Fraction(0), Fraction(0), selection.threshold, len(released[column])))
+    log.info("learned the domains of %d column(s) jointly by Gaussian partition selection, threshold %d",
+             len(columns), selection.threshold)
+    return DomainLearning(schema.with_learned(released), tuple(learned), rho=selection.rho, filter_delta=selection.delta)
+
+
+#: A text column whose threshold exceeds this share of the rows can keep at most a few values: warn.
+FEW_VALUES_SHARE = Fraction(1, 5)
+
+
+def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: float) -> None:
+    """Refuse when no value of ``columns`` can reach the threshold ``tau``; warn when at most a few can.
+
+    Runs before any private step, for the data owner only: ``rows`` is the
+    private table's size, so the message and the decision to stop go to the
+    owner (an error before anything is released is not a release,
+    docs/privacy.md §10.1) and never into the release, which either does not
+    happen or is the same as without the check.
+    """
+    if not columns:
+        return
+    remedy = (f"give their categories publicly (categories={{{columns[0]!r}: [...]}} or a schema file), which keeps "
+              f"every value at no cost, or raise epsilon (now {epsilon:g}) or delta: the threshold falls roughly "
+              "in proportion to 1/epsilon")
+    if rows < tau:
+        raise InputError(f"learning the categories of {list(columns)} privately needs a value to be held by about "
+                         f"{tau} rows (the threshold of docs/privacy.md §9/§10.5) and the table has {rows} rows: "
+                         f"nothing would be kept and these columns would come back empty. Nothing was spent; "
+                         f"{remedy}")
+    if rows * FEW_VALUES_SHARE < tau:
+        warnings.warn(f"the categories of {list(columns)} are learned privately with a threshold of {tau} rows, "
+                      f"{tau / rows:.0%} of the {rows} rows: at most {rows // tau} value(s) per column can be kept, the "
+                      f"rest become missing; {remedy}", UserWarning, stacklevel=3)
