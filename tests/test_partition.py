@@ -200,3 +200,105 @@ def test_a_new_value_changes_nothing_downstream_unless_released():
     assert schema == schema2 and events == events2 and "Zurich" not in schema2["city"].categories
     missing = schema["city"].missing_code
     np.testing.assert_array_equal(codes2, np.insert(codes, 3000, [missing], axis=0))
+
+
+# --------------------------------------------------------------------------
+# Gaussian partition selection of several columns (docs/privacy.md §10.5)
+# --------------------------------------------------------------------------
+def _gaussian_tail_decimal(sigma2: Fraction, k: int) -> decimal.Decimal:
+    """``P[Z >= k]`` for ``N_Z(0, sigma2)`` at 50 digits by direct summation (independent of the module)."""
+    with decimal.localcontext(decimal.Context(prec=50)):
+        s2 = _dec(sigma2)
+        span = int(60 * float(sigma2) ** 0.5) + 60
+        w = [(-decimal.Decimal(z * z) / (2 * s2)).exp() for z in range(0, max(span, k) + span)]
+        total = w[0] + 2 * sum(w[1:span])
+        return sum(w[k:k + span]) / total
+
+
+@pytest.mark.parametrize(("sigma2", "k"), [(Fraction(5416750, 1000), 487), (Fraction(25), 12), (Fraction(3, 2), 4)])
+def test_gaussian_tail_bounds_the_exact_discrete_tail_tightly(sigma2, k):
+    exact = float(_gaussian_tail_decimal(sigma2, k))
+    assert exact <= partition.gaussian_tail(sigma2, k) <= exact * (1 + 1e-8)
+
+
+def test_joint_threshold_worked_number_and_least():
+    sel = partition.joint_selection(rho=Fraction(12, 1000), delta=Fraction(25, 10**11), columns=13)
+    assert sel.sigma2 == Fraction(21667, 4) and sel.threshold == 488 and sel.rho == Fraction(13) / (2 * sel.sigma2)
+    assert sel.rho <= Fraction(12, 10000)
+    assert 13 * _gaussian_tail_decimal(sel.sigma2, 487) <= _dec(sel.delta)
+    assert 13 * _gaussian_tail_decimal(sel.sigma2, 486) > _dec(sel.delta)
+    replace_one = partition.joint_selection(rho=Fraction(12, 1000), delta=Fraction(25, 10**11), columns=13,
+                                            relation=REPLACE_ONE)
+    assert replace_one.rho == Fraction(13) / replace_one.sigma2 <= Fraction(12, 10000)
+
+
+def test_joint_selection_keeps_a_value_held_by_two_percent_of_26000_rows_at_eps_1():
+    from synthdp.mechanisms.zcdp import rho_for_dp
+
+    rho = rho_for_dp(Fraction(1), Fraction(3, 4 * 10**9))
+    sel = partition.joint_selection(rho=rho, delta=Fraction(1, 4 * 10**9), columns=9)
+    assert sel.threshold < 0.02 * 26_000 - 2.5 * float(sel.sigma2) ** 0.5  # kept with probability > 0.99
+
+
+def _joint(df, seed=0, monkeypatch=None):
+    from synthdp.mechanisms.zcdp import ZcdpLedger
+
+    schema = Schema.from_dataframe(df)
+    sel = partition.joint_selection(rho=Fraction(1, 10), delta=Fraction(1, 10**6), columns=len(schema.to_learn))
+    ledger = ZcdpLedger(Fraction(1, 10))
+    learned = partition.learn_domains_jointly(df, schema, selection=sel, rng=PrivateRandom(seed), ledger=ledger)
+    return sel, ledger, learned
+
+
+def test_joint_selection_charges_the_filter_first_and_maps_the_rest_to_missing():
+    df = pd.DataFrame({"a": ["x"] * 300 + ["rare"] * 2, "b": ["u"] * 150 + ["v"] * 152})
+    sel, ledger, learned = _joint(df)
+    assert [(e.mechanism, e.rho) for e in ledger.events] == [("gaussian-partition-selection", sel.rho)]
+    assert learned.rho == sel.rho and learned.filter_delta == sel.delta and learned.epsilon == 0
+    assert learned.schema["a"].categories == ("x",) and learned.schema["b"].categories == ("u", "v")
+    codes = Encoder(learned.schema).encode(df)
+    assert (codes[300:, 0] == learned.schema["a"].missing_code).all()
+
+
+def test_a_pair_present_once_is_kept_with_probability_at_most_p(monkeypatch):
+    """Intercepted sampler: the values of Z for which a count of 1 is kept are exactly Z >= tau - 1."""
+    seen = []
+
+    def fake(size, sigma2, rng):
+        seen.append(sigma2)
+        return np.full(size, fake.z, dtype=np.int64)
+
+    monkeypatch.setattr("synthdp.mechanisms.gaussian.discrete_gaussian_array", fake)
+    df = pd.DataFrame({"a": ["once"]})
+    sel = partition.joint_selection(rho=Fraction(1, 10), delta=Fraction(1, 10**6), columns=1)
+    for z in range(sel.threshold - 4, sel.threshold + 2):
+        fake.z = z
+        _, _, learned = _joint(df)
+        assert (learned.schema["a"].categories == ("once",)) == (1 + z >= sel.threshold)
+    assert set(seen) == {sel.sigma2}
+    assert partition.gaussian_tail(sel.sigma2, sel.threshold - 1) <= float(sel.delta)
+
+
+def test_joint_selection_neighbours_differ_only_by_the_new_value():
+    df = pd.DataFrame({"a": ["x"] * 400 + ["y"] * 5, "b": ["u"] * 405})
+    extra = pd.concat([df, pd.DataFrame({"a": ["new"], "b": ["u"]})], ignore_index=True)
+    for seed in range(5):
+        ours, theirs = _joint(df, seed)[2], _joint(extra, seed)[2]
+        assert ours.schema == theirs.schema  # 'new' is released only with probability <= p (not at these seeds)
+        assert (ours.rho, ours.filter_delta) == (theirs.rho, theirs.filter_delta)
+
+
+def test_a_threshold_above_the_rows_is_refused_before_any_spend_and_a_high_one_warned():
+    import synthdp
+
+    df = pd.DataFrame({"city": ["Oslo", "Rome"] * 50, "x": np.arange(100) % 7})
+    with pytest.raises(InputError, match=r"needs a value to be held by about \d+ rows .* the table has 100 rows: "
+                                         r"nothing would be kept"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, categorical=["x"],
+                                   categories={"x": list(range(7))}, random_state=0, progress=False)
+    big = pd.DataFrame({"city": ["Oslo", "Rome"] * 200, "x": np.arange(400) % 7})
+    with pytest.warns(UserWarning, match=r"at most \d value\(s\) per column can be kept"):
+        result = synthdp.generate_synthetic(big, "marginals:2", epsilon=1.0, delta=1e-9, categorical=["x"],
+                                            categories={"x": list(range(7))}, random_state=0, progress=False)
+    assert not any("per column can be kept" in w for w in result.report.release.warnings)  # n stays out
+    assert "threshold" in result.report.release.plan["domains"]["reason"]

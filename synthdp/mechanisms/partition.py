@@ -443,7 +443,7 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
     Runs before any private step, for the data owner only: ``rows`` is the
     private table's size, so the message and the decision to stop go to the
     owner (an error before anything is released is not a release,
-    docs/privacy.md §10.1) and never into the release, which either does not
+    docs/privacy.md §10.5) and never into the release, which either does not
     happen or is the same as without the check.
     """
     if not columns:
