@@ -551,7 +551,8 @@ def plan_measure(plan: Plan) -> Plan:
     """
     from synthdp.mechanisms.rspm import CLIP_BOUND
     from synthdp.mechanisms.zcdp import rho_for_dp
-    from synthdp.methods.measure import MeasureOptions, OracleSelection, backbone_marginals, workload_marginals
+    from synthdp.methods.measure import (MeasureOptions, OracleSelection, backbone_marginals, candidate_weights,
+                                         workload_marginals)
 
     if plan.delta is None:
         raise InputError("method 'measure' needs delta > 0: it is zCDP, which gives (epsilon, delta)-DP only for "
@@ -587,6 +588,8 @@ def plan_measure(plan: Plan) -> Plan:
         if reserve >= plan.delta:
             raise InputError(f"delta={float(plan.delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
+    check_sizes(domain, candidate_weights(workload_marginals(plan.query_class, domain) if oracle is None
+                                          else backbone_marginals(domain, options.backbone_width)))
     rho = rho_for_dp(plan.epsilon, plan.delta - reserve - plan.filter_delta) - plan.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
@@ -594,6 +597,32 @@ def plan_measure(plan: Plan) -> Plan:
                + ", rounded down" + (f", less the {float(plan.filter_rho):.4g} spent in the same filter before the "
                                      "method (§10.3, §10.5)" if plan.filter_rho else ""))
     return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget))
+
+
+#: Cells select-measure-estimate may count up front over its candidate marginals (int64 each: 2 GB).
+MAX_COUNTED_CELLS = 250_000_000
+
+
+def check_sizes(domain, candidates) -> None:
+    """Refuse, before any private step, candidate marginals whose counts would not fit in memory (public sizes only).
+
+    Select-measure-estimate counts every candidate marginal once
+    (``MAX_COUNTED_CELLS`` int64 cells at most); the message names the largest
+    marginal and the attribute that makes it large, and what to change.
+    """
+    cells = {r: math.prod(domain.sizes[a] for a in r) for r in candidates}
+    total = sum(cells.values())
+    if total <= MAX_COUNTED_CELLS:
+        return
+    largest = max(cells, key=cells.get)
+    widest = max(largest, key=lambda a: domain.sizes[a])
+    name = domain.names[widest]
+    raise InputError(
+        f"select-measure-estimate would count {total:,} cells ({total * 8 / 2**30:.1f} GiB) over its candidate "
+        f"marginals, more than {MAX_COUNTED_CELLS:,}; the largest, on {[domain.names[a] for a in largest]}, has "
+        f"{cells[largest]:,} cells, and column {name!r} has {domain.sizes[widest]:,} values. Nothing was released: give "
+        f"{name!r} fewer bins (e.g. bins={{{name!r}: 100}}, CLI --bins {name}=100), leave its bins out so that "
+        "PrivTree chooses its cells (docs/privacy.md §10.3), or use a smaller query class (e.g. marginals:2)")
 
 
 #: The methods a plan can choose, by name: each adds its own choices to the plan and checks its budget.

@@ -201,3 +201,26 @@ def test_the_delta_rule_reads_public_quantities_only_and_its_boundaries_are_exac
     assert check_delta(1e-4, "add-remove", n_rows=10_000) is None
     assert "above 1/n_rows" in check_delta(1e-4, "add-remove", n_rows=10_001)
     assert check_delta(None, "add-remove", n_rows=1) is None
+
+
+def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypatch):
+    """``bins={'x': 1_000_000}`` under marginals:3 cannot be counted in memory: refused with what to change,
+    before partition selection, PrivTree or any noise runs."""
+    import numpy as np
+    import pandas as pd
+
+    import synthdp
+    import synthdp.mechanisms.noise as noise
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("a private step ran before the size check")
+
+    monkeypatch.setattr(noise, "discrete_laplace", no_noise)
+    monkeypatch.setattr(noise, "discrete_laplace_array", no_noise)
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 1_000_000, 100), "y": rng.integers(0, 1000, 100),
+                       "z": rng.integers(0, 1000, 100), "t": rng.choice(["a", "b"], 100)})
+    with pytest.raises(InputError, match=r"would count [\d,]+ cells .* column 'x' has 1,000,000 values\. Nothing was "
+                                         r"released: give 'x' fewer bins \(e\.g\. bins=\{'x': 100\}"):
+        synthdp.generate_synthetic(df, "marginals:3", epsilon=1.0, delta=1e-9, bins={"x": 1_000_000, "y": 100},
+                                   bounds={"x": (0, 999_999), "y": (0, 999), "z": (0, 999)}, progress=False)
