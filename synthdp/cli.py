@@ -57,8 +57,17 @@ def _flat(items: list | None) -> list[str]:
     return [x for group in items or [] for x in (group if isinstance(group, list) else [group])]
 
 
-def _bounds(value: str) -> tuple[float, float]:
-    """``LO:HI`` with finite numbers and ``LO < HI``; a ValueError says what is wrong."""
+def _number(text: str) -> int | float:
+    """An integer literal as an ``int`` (it declares an integer column), anything else as a float."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _bounds(value: str) -> tuple[int | float, int | float]:
+    """``LO:HI`` with finite numbers and ``LO < HI``; integers as written (``17:90`` declares an integer column,
+    ``0.0:100`` a real one); a ValueError says what is wrong."""
     lo, sep, hi = value.partition(":")
     if not sep:
         raise ValueError("write the bounds as LO:HI, e.g. age=17:90")
@@ -72,7 +81,7 @@ def _bounds(value: str) -> tuple[float, float]:
         raise ValueError(f"LO equals HI ({lo_f:g}): the range is empty; give LO < HI")
     if lo_f > hi_f:
         raise ValueError(f"LO ({lo_f:g}) is above HI ({hi_f:g}); give them in order, e.g. {hi}:{lo}")
-    return lo_f, hi_f
+    return _number(lo), _number(hi)
 
 
 def _bins(value: str) -> int:

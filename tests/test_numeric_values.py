@@ -17,15 +17,13 @@ def _table(n: int = 400, seed: int = 0) -> pd.DataFrame:
                          "group": rng.choice(["a", "b"], n)})
 
 
-BOUNDS = {"age": (17, 90), "gain": (0, 10_000)}
+BOUNDS = {"age": (17, 90), "gain": (0.0, 10_000.0)}  # an integer and a real column
 
 
 def test_default_output_is_numbers_inside_the_released_cells_in_the_public_dtype():
     df = _table()
-    schema = Schema.from_dataframe(df, bounds=BOUNDS, clip=True, categories={"group": ["a", "b"]},
-                                   dtypes={"gain": "float64"}, discretise="privtree")
-    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=2.0, delta=1e-9, schema=schema, random_state=0,
-                                        progress=False)
+    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=2.0, delta=1e-9, bounds=BOUNDS, clip=True,
+                                        categories={"group": ["a", "b"]}, random_state=0, progress=False)
     out, schema = result.data, result.schema
     assert out["age"].dtype == np.int64 and out["gain"].dtype == np.float64
     assert out["age"].between(17, 90).all() and out["gain"].between(0, 10_000).all()
@@ -66,3 +64,16 @@ def test_a_table_and_its_float_typed_copy_release_the_same(discretise):
                                        progress=False) for d in (df, copy)]
     pd.testing.assert_frame_equal(outs[0].data, outs[1].data)
     assert outs[0].report.to_dict() == outs[1].report.to_dict()
+
+
+def test_integer_or_real_output_follows_how_the_bounds_are_written_never_the_frame():
+    from synthdp.cli import _bounds
+
+    depth = pd.DataFrame({"depth": [61.5, 12.25, 3.0]})
+    as_ints = Schema.from_dataframe(depth, bounds={"depth": (0, 100)}, discretise="privtree")
+    as_reals = Schema.from_dataframe(depth, bounds={"depth": (0.0, 100.0)}, discretise="privtree")
+    assert as_ints["depth"].dtype == "int64" and as_reals["depth"].dtype == "float64"
+    assert _bounds("0:100") == (0, 100) and isinstance(_bounds("0:100")[0], int)
+    assert _bounds("0.0:100") == (0.0, 100) and isinstance(_bounds("0.0:100")[0], float)
+    same = Schema.from_dataframe(depth.astype(int), bounds={"depth": (0.0, 100.0)}, discretise="privtree")
+    assert same == as_reals  # the frame's dtype plays no part

@@ -193,17 +193,24 @@ def labels_dtype(labels: Sequence[str]) -> str | None:
 
 
 def public_dtype(bounds: tuple[float, float], bins: int) -> str:
-    """Output dtype of a numeric column: integers when both bounds are and every bin holds one, else floats.
+    """Output dtype of a numeric column: integers when both bounds are given as integers and every bin holds one.
 
-    A function of the public bounds and bin count only (never of the
-    column's pandas dtype, which depends on the values).
+    A function of how the public bounds are written and of the bin count
+    only (never of the column's pandas dtype, which depends on the values):
+    ``(17, 90)`` declares an integer column, ``(0.0, 100.0)`` a real one
+    (CLI: ``17:90`` and ``0.0:100``).
     """
     lo, hi = bounds
-    if float(lo).is_integer() and float(hi).is_integer():
+    if _is_integer(lo) and _is_integer(hi):
         first, last = _integer_ranges(np.linspace(lo, hi, bins + 1))
         if (first <= last).all():
             return "int64"
     return "float64"
+
+
+def _is_integer(value: Any) -> bool:
+    """Given as an integer (Python or numpy, not bool): how a bound declares an integer column."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _integer_ranges(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -496,7 +503,7 @@ def _observed_categories(
 def _numeric_dtype(column: str, bounds: tuple[float, float], bins: int) -> str:
     """:func:`public_dtype` of a bounded column, with bound/bin errors left to :class:`Attribute`."""
     try:
-        return public_dtype((float(bounds[0]), float(bounds[1])), int(bins))
+        return public_dtype((bounds[0], bounds[1]), int(bins))
     except (TypeError, ValueError, IndexError):
         return "float64"
 
