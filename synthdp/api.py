@@ -110,6 +110,7 @@ def generate_synthetic(
     bins: dict[str, int] | None = None,
     cuts: dict[str, list[float]] | None = None,
     discretise: str = "privtree",
+    datetimes: dict[str, str | None] | list[str] | None = None,
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
     missing: list[str] | None = None,
@@ -181,7 +182,9 @@ def generate_synthetic(
     cell, an integer uniform over the cell's integers for a column whose
     public dtype is an integer one, always inside the bounds
     (post-processing); ``numeric="label"`` gives the cell labels ``"lo-hi"``.
-    The report's ``numeric_values`` says which.
+    The report's ``numeric_values`` says which.  ``datetimes`` (a list of
+    columns, or ``{column: strptime format}``) makes columns numeric columns
+    of timestamps, with bounds given as dates, written back as datetimes.
     ``relation`` is the neighbouring relation (``"add-remove"`` or
     ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
     pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
@@ -633,6 +636,7 @@ class Synthesizer:
                  relation: str = "add-remove", categorical: list[str] | None = None,
                  bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
                  cuts: dict[str, list[float]] | None = None, discretise: str = "privtree",
+                 datetimes: dict[str, str | None] | list[str] | None = None,
                  categories: dict[str, list] | None = None, nullable: list[str] | None = None,
                  missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
                  max_categories: int = 100,
@@ -662,6 +666,7 @@ class Synthesizer:
         self.bins = bins
         self.cuts = cuts
         self.discretise = discretise
+        self.datetimes = datetimes
         self.categories = categories
         self.nullable = nullable
         self.missing = missing

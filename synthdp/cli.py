@@ -67,14 +67,17 @@ def _number(text: str) -> int | float:
 
 def _bounds(value: str) -> tuple[int | float, int | float]:
     """``LO:HI`` with finite numbers and ``LO < HI``; integers as written (``17:90`` declares an integer column,
-    ``0.0:100`` a real one); a ValueError says what is wrong."""
-    lo, sep, hi = value.partition(":")
+    ``0.0:100`` a real one); ``LO..HI`` with dates for a datetime column (kept as text, read with its
+    format); a ValueError says what is wrong."""
+    lo, sep, hi = value.partition("..") if ".." in value else value.partition(":")
     if not sep:
-        raise ValueError("write the bounds as LO:HI, e.g. age=17:90")
+        raise ValueError("write the bounds as LO:HI, e.g. age=17:90 (dates: LO..HI, e.g. 2020-01-01..2024-12-31)")
     try:
         lo_f, hi_f = float(lo), float(hi)
     except ValueError:
-        raise ValueError(f"{lo!r} and {hi!r} must both be numbers") from None
+        if sep == "..":
+            return lo, hi
+        raise ValueError(f"{lo!r} and {hi!r} must both be numbers (dates: LO..HI with --datetime COL)") from None
     if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
         raise ValueError("bounds must be finite numbers (not nan or inf)")
     if lo_f == hi_f:
@@ -82,6 +85,17 @@ def _bounds(value: str) -> tuple[int | float, int | float]:
     if lo_f > hi_f:
         raise ValueError(f"LO ({lo_f:g}) is above HI ({hi_f:g}); give them in order, e.g. {hi}:{lo}")
     return _number(lo), _number(hi)
+
+
+def _datetimes(items: list | None) -> dict[str, str | None] | None:
+    """``--datetime COL[=FORMAT] ...``: each datetime column and its strptime format (None: any pandas reads)."""
+    out: dict[str, str | None] = {}
+    for item in _flat(items):
+        name, sep, fmt = item.partition("=")
+        if not name:
+            raise InputError(f"--datetime expects COL or COL=FORMAT, got {item!r}")
+        out[name] = fmt if sep else None
+    return out or None
 
 
 def _bins(value: str) -> int:
@@ -104,6 +118,10 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
                    help="public bounds of numeric columns, e.g. --bounds age=17:90 hours-per-week=1:99")
     g.add_argument("--bins", action="append", nargs="+", metavar="COL=K",
                    help="number of equal-width bins of bounded columns, e.g. --bins age=8")
+    g.add_argument("--datetime", action="append", nargs="+", metavar="COL[=FORMAT]",
+                   help="datetime columns (numeric timestamps, written back as datetimes), with an optional strptime "
+                        "format, e.g. --datetime joined=%%d/%%m/%%Y; give their bounds as dates: --bounds "
+                        "joined=2000-01-01..2030-12-31")
     g.add_argument("--nullable", nargs="+", metavar="COL", help="columns with public domains that may be missing")
     g.add_argument("--clip", action="store_true", help="clamp numeric values outside their bounds instead of failing")
     g.add_argument("--max-categories", type=int, default=100, help="refuse categorical columns with more values")
@@ -118,7 +136,7 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
 
 
 #: Options that describe the domain; a --schema file already fixes all of it.
-_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "nullable", "clip")
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "nullable", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -133,6 +151,7 @@ def _schema_kwargs(args) -> dict:
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
+                datetimes=_datetimes(args.datetime),
                 max_categories=args.max_categories,
                 unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
 

@@ -247,9 +247,22 @@ def numeric_values(attr: Attribute, series: pd.Series, missing_values: tuple[str
 
 
 def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
-    """Floats of a numeric column (NaN where missing), clipped into the bounds or refused outside them."""
-    values = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    """Floats of a numeric column (NaN where missing), clipped into the bounds or refused outside them.
+
+    A datetime column's values are parsed with its public format and become
+    seconds since 1970.
+    """
+    if attr.is_datetime:
+        values = _timestamps(attr, series, missing)
+    else:
+        values = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     not_number = np.isnan(values) & ~missing
+    if not_number.any() and attr.is_datetime:
+        row = _first(not_number)
+        raise SchemaError(f"value {series.iloc[row]!r} in row {row}, datetime column {attr.name!r} cannot be read as a "
+                          f"date" + (f" with format {attr.format!r}" if attr.format else "") + "; fix the value, give "
+                          "the column's format (datetimes={col: '%d/%m/%Y'}, CLI --datetime COL=FORMAT), or declare "
+                          "a missing token")
     if not_number.any():
         row = _first(not_number)
         raise SchemaError(
@@ -270,12 +283,21 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     return values
 
 
+def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
+    """Seconds since 1970 of a datetime column (NaN where missing or unreadable), naive UTC-free wall time."""
+    stamps = pd.to_datetime(series.where(~missing), format=attr.format, errors="coerce")
+    nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
+    return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
+
+
 def _result_dtype(attr: Attribute) -> Any:
     """Dtype of a decoded column: the original one, made nullable if values may be missing."""
     if attr.dtype is None:
         return None
     if attr.dtype == "category":
         return pd.CategoricalDtype(list(attr.category_values))
+    if attr.is_datetime:
+        return attr.dtype
     kind = value_kind(attr.dtype)
     if attr.missing and isinstance(pd.api.types.pandas_dtype(attr.dtype), np.dtype) and kind in ("bool", "int"):
         return "boolean" if kind == "bool" else "Int64"
@@ -308,4 +330,6 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
         drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
+    if attr.is_datetime:  # whole seconds since 1970, back to datetimes (NaT where missing)
+        return pd.Series(pd.to_datetime(np.floor(out), unit="s")).astype(attr.dtype)
     return pd.Series(out).astype(_result_dtype(attr) or np.float64)

@@ -49,6 +49,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 
 __all__ = [
+    "DATETIME_DTYPE",
     "DEFAULT_BINS",
     "MISSING_LABEL",
     "NUMERIC_KINDS",
@@ -62,6 +63,7 @@ __all__ = [
     "labels_dtype",
     "public_dtype",
     "read_json",
+    "timestamp_seconds",
     "value_kind",
     "values_dtype",
 ]
@@ -252,6 +254,10 @@ class Attribute:
         derived from the public categories or bounds, never from the data.
     coded : categorical only; values are already the integer codes
         ``0..len(categories)-1`` (private-pgm style), labels ``"0", "1", ...``.
+    format : datetime columns (dtype :data:`DATETIME_DTYPE`) only: the ``strptime``
+        format of their text (None: any format pandas parses). A datetime column is
+        a numeric column of timestamps in seconds since 1970 (bounds, cuts and cells
+        in seconds), written back as datetimes.
     cuts : numeric only; increasing interior cell boundaries ``lo < c_1 < ... <= hi``
         (public, or released by PrivTree); the cells are ``[lo, c_1), ..., [c_k, hi]``.
     origin : where the domain comes from (:data:`ORIGINS`). Numeric: ``"public"``
@@ -275,6 +281,7 @@ class Attribute:
     coded: bool = False
     origin: Origin = "public"
     cuts: tuple[float, ...] = ()
+    format: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -332,8 +339,11 @@ class Attribute:
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
             raise SchemaError(f"bins of {self.name!r} must be a positive integer, got {self.bins!r}")
         object.__setattr__(self, "bins", int(bins))
-        if self.dtype is not None and value_kind(self.dtype) not in ("int", "float"):
-            raise SchemaError(f"numeric attribute {self.name!r} needs an integer or float dtype, got {self.dtype!r}")
+        if self.dtype is not None and value_kind(self.dtype) not in ("int", "float") and not self.is_datetime:
+            raise SchemaError(f"numeric attribute {self.name!r} needs an integer, float or {DATETIME_DTYPE} dtype, "
+                              f"got {self.dtype!r}")
+        if self.format is not None and not self.is_datetime:
+            raise SchemaError(f"attribute {self.name!r} has a datetime format but is not a datetime column")
         if value_kind(self.dtype) == "int":
             first, last = self.integer_ranges
             empty = np.flatnonzero(first > last)
@@ -367,6 +377,11 @@ class Attribute:
         if self.bins is not None and self.bins != len(cuts) + 1:
             raise SchemaError(f"column {self.name!r} has {len(cuts)} cuts, so {len(cuts) + 1} bins, not {self.bins}")
         return len(cuts) + 1
+
+    @property
+    def is_datetime(self) -> bool:
+        """A numeric column of timestamps (seconds since 1970), written back as datetimes."""
+        return self.dtype == DATETIME_DTYPE
 
     @property
     def size(self) -> int:
@@ -428,6 +443,8 @@ class Attribute:
                 out["cuts"] = list(self.cuts)
             if self.origin != "public":
                 out["origin"] = self.origin
+            if self.format is not None:
+                out["format"] = self.format
         out.update(missing=self.missing, dtype=self.dtype)
         return out
 
@@ -450,7 +467,21 @@ class Attribute:
 
 
 #: Kinds a schema may declare that make a column numeric: binned between public bounds.
-NUMERIC_KINDS: tuple[str, ...] = ("numeric",)
+NUMERIC_KINDS: tuple[str, ...] = ("numeric", "datetime")
+#: The dtype of a datetime column (a numeric column of timestamps in seconds since 1970).
+DATETIME_DTYPE = "datetime64[ns]"
+
+
+def timestamp_seconds(value: Any, fmt: str | None = None) -> float:
+    """A public datetime bound (text, ``datetime`` or ``pd.Timestamp``) in seconds since 1970; numbers pass as they are."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        stamp = pd.to_datetime(value, format=fmt)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"cannot read datetime bound {value!r}" + (f" with format {fmt!r}" if fmt else "") +
+                          f": {exc}") from None
+    return float(stamp.value) / 1e9
 
 
 def column_kind(*, bounded: bool, declared: str | None = None) -> Kind:
@@ -626,6 +657,7 @@ class Schema:
         bins: Mapping[str, int] | None = None,
         cuts: Mapping[str, Sequence[float]] | None = None,
         discretise: Literal["privtree", "equal-width"] = "equal-width",
+        datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
         categories: Mapping[str, Sequence[Any]] | None = None,
         nullable: Iterable[str] | None = None,
         dtypes: Mapping[str, str] | None = None,
@@ -653,6 +685,9 @@ class Schema:
             Numeric columns need bounds or must be declared categorical.
         bins : number of equal-width bins per bounded column.
         cuts : public cut points per bounded column (cells ``[lo, c_1), ..., [c_k, hi]``).
+        datetimes : datetime columns, as a list of names or ``{name: strptime format or None}``:
+            numeric columns of timestamps (bounds as dates, e.g. ``("2020-01-01", "2024-12-31")``)
+            written back as datetimes (docs/privacy.md §10.3).
         discretise : the cells of a bounded column given neither ``bins`` nor
             ``cuts``: ``"equal-width"`` (default here) takes :data:`DEFAULT_BINS`
             equal-width bins; ``"privtree"`` (the default of
@@ -688,11 +723,13 @@ class Schema:
         categorical = set(categorical or ())
         bounds, bins, categories = dict(bounds or {}), dict(bins or {}), dict(categories or {})
         cuts = dict(cuts or {})
+        datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
         if discretise not in ("privtree", "equal-width"):
             raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
         dtypes = dict(dtypes or {})
         nullable, missing_values = set(nullable or ()), tuple(str(t) for t in missing_values)
         for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins), ("cuts", cuts),
+                             ("datetimes", datetimes),
                              ("categories", categories), ("nullable", nullable), ("dtypes", dtypes)]:
             _check_known(option, sorted(keys), columns)
         for option, keys in [("categorical", categorical), ("categories", categories)]:
@@ -710,6 +747,14 @@ class Schema:
             raise SchemaError(f"columns {both} are given both bins and cuts; give one of them")
         for col, dtype in dtypes.items():
             value_kind(dtype)  # a clear error for an unknown dtype name
+        undated = sorted(set(datetimes) - set(bounds))
+        if undated:
+            raise SchemaError(f"datetime column(s) {undated} need public bounds, never read off the data: pass "
+                              f"bounds={{{undated[0]!r}: ('2000-01-01', '2030-12-31')}} (CLI: --bounds "
+                              f"{undated[0]}=2000-01-01..2030-12-31)")
+        for col in datetimes:
+            bounds[col] = tuple(timestamp_seconds(b, datetimes[col]) for b in bounds[col])
+            dtypes[col] = DATETIME_DTYPE
 
         attributes, read_off, unbounded = [], [], []
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
@@ -721,7 +766,8 @@ class Schema:
                 bin_count = 1 if learn else len(col_cuts) + 1 if col_cuts else bins.get(col, DEFAULT_BINS)
                 attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bin_count, cuts=col_cuts,
                                             missing=col in nullable, clip=clip, origin="learn" if learn else "public",
-                                            dtype=dtypes.get(col) or _numeric_dtype(col, bounds[col], bin_count)))
+                                            dtype=dtypes.get(col) or _numeric_dtype(col, bounds[col], bin_count),
+                                            format=datetimes.get(col)))
             elif col in categories:
                 if any(pd.isna(c) for c in categories[col]):
                     raise SchemaError(f"categories of {col!r} contain a missing value; list only real "
