@@ -136,7 +136,7 @@ def test_too_many_categories_names_column_count_and_option():
         ({"bounds": {"age": (17, 90)}, "categories": {"city": ["Oslo", None]}}, r"nullable=\['city'\]"),
         ({"bounds": {"age": (17, 90)}, "categories": {"member": ["yes", "no"]}, "dtypes": {"member": "bool"}},
          "cannot be read as a bool"),
-        ({"bounds": {"age": (17, 90)}, "dtypes": {"age": "bool"}}, "needs an integer or float dtype"),
+        ({"bounds": {"age": (17, 90)}, "dtypes": {"age": "bool"}}, "needs an integer, float or datetime64\\[ns\\] dtype"),
         ({"bounds": {"age": (17, 90)}, "dtypes": {"age": "int128"}}, "unknown dtype 'int128'"),
         ({"bounds": {"age": (17, 90)}, "dtypes": {"nope": "int64"}}, r"dtypes names unknown column"),
     ],
