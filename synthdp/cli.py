@@ -416,6 +416,7 @@ BENCHES = {
     "scale": "synthdp.bench.scale",
     "evaluator": "synthdp.bench.worst_case",
     "classes": "synthdp.bench.classes",
+    "numeric": "synthdp.bench.numeric",
 }
 
 
