@@ -111,6 +111,7 @@ def generate_synthetic(
     cuts: dict[str, list[float]] | None = None,
     discretise: str = "privtree",
     datetimes: dict[str, str | None] | list[str] | None = None,
+    learn_bounds: dict[str, str] | list[str] | None = None,
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
     missing: list[str] | None = None,
@@ -185,6 +186,9 @@ def generate_synthetic(
     The report's ``numeric_values`` says which.  ``datetimes`` (a list of
     columns, or ``{column: strptime format}``) makes columns numeric columns
     of timestamps, with bounds given as dates, written back as datetimes.
+    ``learn_bounds`` (a list, or ``{column: "int64" | "float64"}``) names
+    numeric columns without public bounds whose bounds are learned privately
+    (docs/privacy.md §10.4; needs a delta).
     ``relation`` is the neighbouring relation (``"add-remove"`` or
     ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
     pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
@@ -278,9 +282,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          "with engine='pandas'")
     if config.engine != "dask":                               # in memory: replace-one's public n, before learning
         check_delta_against_public_n(config, len(df))
-    learned, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3, §10.5)
+    learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3-10.5)
     schema = cut.schema
-    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut)  # public: costs no privacy
+    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
+                     bounded=bounded)  # public inputs only: costs no privacy
     # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
     real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
     output = RUNNERS[plan.method.value](plan, real, ledger, rng, zcdp)  # the method's private part, through the ledger
@@ -323,18 +328,26 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     its ``rho`` and a quarter of ``delta``), then the numeric cells by PrivTree
     (§10.3, a tenth of its ``rho``). Otherwise each text column is learned by
     discrete-Laplace partition selection (§9) and each numeric column by
-    PrivTree, pure spends ahead of the method. Before any private step a
+    PrivTree, pure spends ahead of the method. Columns in ``learn_bounds`` get
+    their bounds first (§10.4, a twentieth of the budget; needs a delta).
+    Before any private step a
     threshold that would keep nothing of a text column is refused, and one
     that would keep almost nothing is warned about, with the numbers
     (:func:`synthdp.mechanisms.partition.check_threshold`).
-    Returns ``(learned, discretised, zcdp)``; ``zcdp`` is None unless opened.
+    Returns ``(learned, bounded, discretised, zcdp)``; ``zcdp`` is None unless opened.
     """
-    from synthdp.mechanisms import partition, privtree
+    from synthdp.mechanisms import bounds, partition, privtree
 
     epsilon, delta = budget(config)
     nothing = partition.DomainLearning(schema, ())
+    unbounded = bounds.LearnedBounds(schema, (), Fraction(0), Fraction(0), 0)
     if not schema.to_learn and not schema.to_discretise:
-        return nothing, privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
+        return nothing, unbounded, privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
+    if schema.to_bound and not delta:
+        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
+                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
+                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
+                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
     if config.engine == "dask":
         raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
                          "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
@@ -360,12 +373,17 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
             partition.check_threshold(len(df), planned.columns[0].threshold, schema.to_learn, epsilon=config.epsilon)
         learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
+    bounded = unbounded
+    if schema.to_bound:
+        epsilon_b = discretisation_budget(before, len(schema.to_bound), share=bounds.BOUNDS_SHARE)
+        bounded = bounds.learn_bounds(df, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
+                                      relation=config.relation)
     if not schema.to_discretise:
-        return learned, privtree.Discretisation(learned.schema, (), Fraction(0), Fraction(0)), zcdp
+        return learned, bounded, privtree.Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = privtree.discretise(df, learned.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
-                              relation=config.relation)
-    return learned, cut, zcdp
+    cut = privtree.discretise(df, bounded.schema if schema.to_bound else learned.schema, epsilon=epsilon_d, rng=rng,
+                              ledger=zcdp or ledger, relation=config.relation)
+    return learned, bounded, cut, zcdp
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -637,6 +655,7 @@ class Synthesizer:
                  bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
                  cuts: dict[str, list[float]] | None = None, discretise: str = "privtree",
                  datetimes: dict[str, str | None] | list[str] | None = None,
+                 learn_bounds: dict[str, str] | list[str] | None = None,
                  categories: dict[str, list] | None = None, nullable: list[str] | None = None,
                  missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
                  max_categories: int = 100,
@@ -667,6 +686,7 @@ class Synthesizer:
         self.cuts = cuts
         self.discretise = discretise
         self.datetimes = datetimes
+        self.learn_bounds = learn_bounds
         self.categories = categories
         self.nullable = nullable
         self.missing = missing

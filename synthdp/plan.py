@@ -146,6 +146,7 @@ class Plan:
     #: ``max_rows_per_unit="auto"``: the ``k`` chosen privately and what it cost (docs/privacy.md §10.6).
     unit: Choice | None = None
     discretised: Choice | None = None
+    bounds: Choice | None = None
     #: What select-measure-estimate's filter spent before the method (Gaussian partition selection, docs/privacy.md
     #: §10.5; PrivTree, §10.3), and the delta the selection reserved out of the conversion (§8.5).
     filter_rho: Fraction = Fraction(0)
@@ -160,6 +161,8 @@ class Plan:
             out["max_rows_per_unit"] = self.unit.to_dict()
         if self.discretised is not None:
             out["discretised"] = self.discretised.to_dict()
+        if self.bounds is not None:
+            out["bounds"] = self.bounds.to_dict()
         if self.measure is not None:
             out["rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
@@ -303,7 +306,8 @@ def choose_oracle(name: str, query_class: QueryClass, role: str) -> tuple[Oracle
     return oracle, "chosen by the caller"
 
 
-def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None, discretised=None) -> Plan:
+def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None, discretised=None,
+              bounded=None) -> Plan:
     """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
 
     ``learned`` (a :class:`synthdp.mechanisms.partition.DomainLearning`) is
@@ -313,7 +317,9 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     ``k`` of a privacy unit and its cost, likewise released (docs/privacy.md §10.6).  ``discretised`` (a
     :class:`synthdp.mechanisms.privtree.Discretisation`) is what PrivTree
     released and charged: pure spends ahead leave the method less epsilon,
-    charges to the zCDP filter leave select-measure-estimate less rho.  Refuses, before the method's first
+    charges to the zCDP filter leave select-measure-estimate less rho.
+    ``bounded`` (a :class:`synthdp.mechanisms.bounds.LearnedBounds`) is the
+    same for private bounds (docs/privacy.md §10.4).  Refuses, before the method's first
     private step, what cannot run: an unknown or unencodable class, a player
     the budget does not allow, a budget the planned spends would exceed.  The
     method's own choices come from its planner in :data:`PLANNERS`, which also
@@ -343,6 +349,14 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
         unit = Choice(chosen_bound.k, f"chosen privately (docs/privacy.md §10.6): the exponential mechanism over "
                       f"1..{chosen_bound.max_rows} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
                       f"at epsilon {float(chosen_bound.epsilon):.4g}")
+    ranges = None
+    if bounded is not None and bounded.columns:
+        epsilon -= bounded.epsilon
+        filter_rho += bounded.rho
+        ranges = Choice(list(bounded.columns),
+                        f"no public bounds (learn_bounds): learned on a public log-2 grid (docs/privacy.md §10.4), "
+                        f"threshold {bounded.threshold} rows, " + (f"rho = {float(bounded.rho):.4g} of the zCDP filter"
+                        if bounded.rho else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
     cells = None
     if discretised is not None and discretised.columns:
         epsilon -= discretised.epsilon
@@ -355,22 +369,25 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config, qc, delta)
     plan = Plan(config, qc, epsilon, delta, Relation(config.relation), method, domains=domains, discretised=cells,
-                unit=unit, filter_rho=filter_rho, filter_delta=filter_delta)
+                unit=unit, bounds=ranges, filter_rho=filter_rho, filter_delta=filter_delta)
     return PLANNERS[method.value](plan)
 
 
-def discretisation_budget(plan: Plan, columns: int) -> Fraction:
+def discretisation_budget(plan: Plan, columns: int, *, share: Fraction | None = None) -> Fraction:
     """PrivTree's per-column ``eps_d`` (docs/privacy.md §10.3): in select-measure-estimate's filter, or pure ahead.
+
+    ``share`` replaces PrivTree's share (private bounds use their own, §10.4).
 
     From the plan made on the schema before discretisation (public inputs
     only): select-measure-estimate gives the trees ``DISCRETISE_SHARE`` of its
     ``rho``; the game (or pure DP) that share of its ``epsilon``, ahead.
     """
-    from synthdp.mechanisms.privtree import column_budget
+    from synthdp.mechanisms.privtree import DISCRETISE_SHARE, column_budget
 
+    share = DISCRETISE_SHARE if share is None else share
     if plan.measure is not None:
-        return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value)
-    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon)
+        return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value, share=share)
+    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon, share=share)
 
 
 def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fraction | None) -> Choice:

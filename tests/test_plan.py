@@ -20,7 +20,7 @@ def test_make_plan_never_receives_the_data():
     """The plan's only inputs are the configuration and the public schema, and what the private steps before it
     released (learned domains, a privately chosen k, learned cells): its choices cost no privacy."""
     assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "learned", "chosen_bound",
-                                                             "discretised"]
+                                                             "discretised", "bounded"]
 
 
 @pytest.mark.parametrize("options", [

@@ -326,6 +326,11 @@ class Attribute:
     def _check_numeric(self) -> None:
         if self.categories or self.coded or self.origin == "read-off":
             raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be read off")
+        if self.bounds is None and self.origin == "learn":  # bounds to learn privately (docs/privacy.md §10.4)
+            if self.cuts or self.bins not in (None, 1):
+                raise SchemaError(f"numeric column {self.name!r} has no bounds yet and cannot list bins or cuts")
+            object.__setattr__(self, "bins", 1)
+            return
         if self.bounds is None or len(self.bounds) != 2:
             raise SchemaError(f"numeric attribute {self.name!r} needs public bounds (lo, hi)")
         try:
@@ -412,6 +417,8 @@ class Attribute:
         """Label of every code: categories or bin labels ``"lo-hi"``, then ``"<missing>"``."""
         if self.kind == "categorical":
             values = self.categories
+        elif self.bounds is None:
+            values = ("<to be learned>",)
         else:
             texts = _format_edges(self.edges)
             values = tuple(f"{a}-{b}" for a, b in zip(texts[:-1], texts[1:]))
@@ -595,6 +602,19 @@ class Schema:
         return tuple(a.name for a in self.attributes if a.kind == "categorical" and a.origin == "learn")
 
     @property
+    def to_bound(self) -> tuple[str, ...]:
+        """Numeric columns whose bounds are still to be learned privately (docs/privacy.md §10.4)."""
+        return tuple(a.name for a in self.attributes if a.kind == "numeric" and a.bounds is None)
+
+    def with_bounds(self, released: Mapping[str, tuple[float, float]]) -> "Schema":
+        """This schema with the bounds of the columns :attr:`to_bound` fixed to the ``released`` ones (§10.4)."""
+        pending, given = set(self.to_bound), set(released)
+        if given != pending:
+            raise SchemaError(f"with_bounds needs bounds for exactly the columns {sorted(pending)}; got {sorted(given)}")
+        return Schema(tuple(replace(a, bounds=tuple(released[a.name])) if a.name in pending else a
+                            for a in self.attributes), self.missing_values)
+
+    @property
     def to_discretise(self) -> tuple[str, ...]:
         """Numeric columns whose cells are still to be learned by PrivTree (docs/privacy.md §10.3)."""
         return tuple(a.name for a in self.attributes if a.kind == "numeric" and a.origin == "learn")
@@ -658,6 +678,7 @@ class Schema:
         cuts: Mapping[str, Sequence[float]] | None = None,
         discretise: Literal["privtree", "equal-width"] = "equal-width",
         datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
+        learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
         categories: Mapping[str, Sequence[Any]] | None = None,
         nullable: Iterable[str] | None = None,
         dtypes: Mapping[str, str] | None = None,
@@ -688,6 +709,9 @@ class Schema:
         datetimes : datetime columns, as a list of names or ``{name: strptime format or None}``:
             numeric columns of timestamps (bounds as dates, e.g. ``("2020-01-01", "2024-12-31")``)
             written back as datetimes (docs/privacy.md §10.3).
+        learn_bounds : numeric columns without public bounds whose bounds are learned privately
+            (docs/privacy.md §10.4, needs a delta), as a list (real values) or ``{name: dtype}``
+            (``"int64"`` or ``"float64"``); their cells are learned by PrivTree.
         discretise : the cells of a bounded column given neither ``bins`` nor
             ``cuts``: ``"equal-width"`` (default here) takes :data:`DEFAULT_BINS`
             equal-width bins; ``"privtree"`` (the default of
@@ -724,12 +748,14 @@ class Schema:
         bounds, bins, categories = dict(bounds or {}), dict(bins or {}), dict(categories or {})
         cuts = dict(cuts or {})
         datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
+        learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
+                        else dict.fromkeys(learn_bounds or (), "float64"))
         if discretise not in ("privtree", "equal-width"):
             raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
         dtypes = dict(dtypes or {})
         nullable, missing_values = set(nullable or ()), tuple(str(t) for t in missing_values)
         for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins), ("cuts", cuts),
-                             ("datetimes", datetimes),
+                             ("datetimes", datetimes), ("learn_bounds", learn_bounds),
                              ("categories", categories), ("nullable", nullable), ("dtypes", dtypes)]:
             _check_known(option, sorted(keys), columns)
         for option, keys in [("categorical", categorical), ("categories", categories)]:
@@ -758,7 +784,13 @@ class Schema:
 
         attributes, read_off, unbounded = [], [], []
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
-            if column_kind(bounded=col in bounds) == "numeric":
+            if col in learn_bounds:
+                if col in bounds or col in bins or col in cuts or col in datetimes:
+                    raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins, cuts or a "
+                                      "datetime format; learn_bounds is for columns without public bounds")
+                attributes.append(Attribute(col, "numeric", missing=col in nullable, clip=True, origin="learn",
+                                            dtype=dtypes.get(col) or learn_bounds[col]))
+            elif column_kind(bounded=col in bounds) == "numeric":
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")
                 learn = col not in bins and col not in cuts and discretise == "privtree"
@@ -793,10 +825,12 @@ class Schema:
             example = unbounded[0]
             head = f"numeric column(s) {unbounded} have no public bounds. Bounds are never read off the private data"
             raise SchemaError(
-                f"{head}; pass bounds={{{example!r}: (lo, hi)}}, optionally with bins={{{example!r}: k}}, or declare "
-                f"the column categorical (categorical=[{example!r}]).",
-                cli=f"{head}; pass --bounds {example}=LO:HI, optionally with --bins {example}=K, or declare the "
-                    f"column categorical (--categorical {example}).")
+                f"{head}; pass bounds={{{example!r}: (lo, hi)}}, optionally with bins={{{example!r}: k}}, declare "
+                f"the column categorical (categorical=[{example!r}]), or, with a delta, have its bounds learned "
+                f"privately (learn_bounds=[{example!r}]; docs/privacy.md §10.4).",
+                cli=f"{head}; pass --bounds {example}=LO:HI, optionally with --bins {example}=K, declare the "
+                    f"column categorical (--categorical {example}), or, with --delta, have its bounds learned "
+                    f"privately (--learn-bounds {example}).")
         if read_off:
             warnings.warn(
                 f"NOT DIFFERENTIALLY PRIVATE: the categories of columns {read_off} were read off the private data "

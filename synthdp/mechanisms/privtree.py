@@ -169,11 +169,13 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
 DISCRETISE_SHARE = Fraction(1, 10)
 
 
-def column_budget(*, columns: int, relation: str, rho: Fraction | None = None,
-                  epsilon: Fraction | None = None) -> Fraction:
+def column_budget(*, columns: int, relation: str, rho: Fraction | None = None, epsilon: Fraction | None = None,
+                  share: Fraction = DISCRETISE_SHARE) -> Fraction:
     """The per-column ``eps_d`` of PrivTree from the method's budget (public; docs/privacy.md §10.3).
 
-    In a zCDP filter of ``rho`` the trees share ``DISCRETISE_SHARE`` of it:
+    The same rule gives private bounds their ``eps_b`` with ``share``
+    :data:`synthdp.mechanisms.bounds.BOUNDS_SHARE` (§10.4).
+    In a zCDP filter of ``rho`` the trees share ``share`` of it:
     each is charged ``eps_d**2 / 2`` (add/remove) or ``2 eps_d**2``
     (replace-one), so ``eps_d = sqrt(2 rho share / J)``, halved under
     replace-one, rounded down onto the rate grid. Under pure composition of
@@ -188,8 +190,8 @@ def column_budget(*, columns: int, relation: str, rho: Fraction | None = None,
         raise InputError("give exactly one of rho (a zCDP filter) and epsilon (pure composition)")
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
     if rho is not None:
-        return epsilon_for_pure(Fraction(rho) * DISCRETISE_SHARE / columns, RATE_DENOMINATOR) / factor
-    return Fraction(epsilon) * DISCRETISE_SHARE / (columns * factor)
+        return epsilon_for_pure(Fraction(rho) * share / columns, RATE_DENOMINATOR) / factor
+    return Fraction(epsilon) * share / (columns * factor)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""Private bounds of a numeric column when none are given (docs/privacy.md §10.4).
+
+Bounds read off the data (the minimum and maximum) are two records' values.
+When the owner has no public bounds, a range is learned with a noisy
+histogram over a public logarithmic grid ``G`` that partitions the real line:
+``(-inf, -2**(K1+1))``, ``[-2**(i+1), -2**i)`` and ``[2**i, 2**(i+1))`` for
+``i = -K0 .. K1``, ``[-2**-K0, 2**-K0)`` (it holds 0), ``[2**(K1+1), inf)``.
+Every bucket, empty or not, gets ``DLap(eps_b)`` noise; the buckets whose noisy count reaches the public threshold
+``ceil(ln(|G| / (2 beta)) / eps_b)`` are kept and the bounds are their hull,
+the overflow buckets meaning clipping at ``+-2**(K1+1)``. Only the bounds are
+released. A histogram of L1 sensitivity 1 (2 under replace-one) with that
+noise is ``eps_b``-DP (``2 eps_b``), and that is what is charged; the rest is
+post-processing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema, value_kind
+from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.mechanisms.noise import discrete_laplace_vector
+from synthdp.mechanisms.randomness import PrivateRandom
+
+__all__ = ["BOUNDS_SHARE", "FAILURE", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges", "bucket_of",
+           "learn_bounds", "noisy_range", "range_threshold"]
+
+#: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
+GRID_LOW = 10
+GRID_HIGH = 40
+#: Public probability that an empty bucket passes the threshold (union bound over the grid).
+FAILURE = Fraction(1, 1000)
+#: Public share of the method's budget spent on learning bounds, split over the columns that need them.
+BOUNDS_SHARE = Fraction(1, 20)
+
+
+def bucket_edges() -> np.ndarray:
+    """The ``|G| + 1`` edges of the grid, ``-inf`` and ``inf`` at the ends (bucket ``j`` is ``[e_j, e_{j+1})``)."""
+    powers = [2.0**i for i in range(-GRID_LOW, GRID_HIGH + 2)]
+    return np.array([-np.inf, *(-p for p in reversed(powers)), *powers, np.inf])
+
+
+def bucket_of(values: np.ndarray) -> np.ndarray:
+    """The grid bucket of each value (exact: the edges are powers of two)."""
+    return np.searchsorted(bucket_edges(), np.asarray(values, dtype=np.float64), side="right") - 1
+
+
+def range_threshold(epsilon: Fraction) -> int:
+    """``ceil(ln(|G| / (2 FAILURE)) / eps_b)``: public, never a function of ``n``."""
+    size = len(bucket_edges()) - 1
+    return math.ceil(math.log(size / (2 * float(FAILURE))) / float(epsilon))
+
+
+def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, integer: bool) -> tuple[float, float]:
+    """The released bounds of one column: the hull of the buckets whose noisy count passes the threshold.
+
+    Every bucket is noised, in grid order. Integer columns round the hull
+    outwards to integers; nothing passing gives the public fallback
+    ``[-2**-GRID_LOW, 2**-GRID_LOW]`` (``[0, 1]`` for integers).
+    """
+    edges = bucket_edges()
+    counts = np.bincount(bucket_of(values), minlength=len(edges) - 1)
+    rate = Fraction(epsilon)
+    noise = np.array(discrete_laplace_vector(len(counts), rate.numerator, rate.denominator, rng), dtype=object)
+    kept = np.flatnonzero(counts + noise >= range_threshold(epsilon))
+    if not kept.size:
+        return (0.0, 1.0) if integer else (-(2.0**-GRID_LOW), 2.0**-GRID_LOW)
+    cap = 2.0 ** (GRID_HIGH + 1)
+    lo, hi = max(edges[kept[0]], -cap), min(edges[kept[-1] + 1], cap)
+    if integer:
+        lo, hi = float(math.floor(lo)), float(math.ceil(hi))
+    return (lo, hi) if lo < hi else (lo, lo + 1.0)
+
+
+@dataclass(frozen=True)
+class LearnedBounds:
+    """The schema with learned bounds, and what it cost (docs/privacy.md §10.4)."""
+
+    schema: Schema
+    columns: tuple[str, ...]
+    #: Pure total charged ahead (basic composition), or the total charged to a zCDP filter; one of them is 0.
+    epsilon: Fraction
+    rho: Fraction
+    threshold: int
+
+
+def learn_bounds(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
+                 relation: str = ADD_REMOVE) -> LearnedBounds:
+    """Bounds for every column of ``schema.to_bound`` with noise rate ``epsilon`` (docs/privacy.md §10.4).
+
+    Each column is charged ``epsilon`` (add/remove) or ``2 epsilon``
+    (replace-one) before its noise is drawn.
+
+    ``ledger``: the run's ledger (a pure spend ahead) or the method's zCDP
+    filter (``epsilon**2 / 2``). Values that are not numbers are refused
+    before any charge; missing entries are left out.
+    """
+    from synthdp.mechanisms.zcdp import ZcdpLedger
+
+    columns = schema.to_bound
+    by_name = {str(c): c for c in df.columns}
+    values = {}
+    for column in columns:
+        if column not in by_name:
+            raise InputError(f"column {column!r} whose bounds are to be learned is missing from the data")
+        series = df[by_name[column]]
+        numbers = pd.to_numeric(series, errors="coerce")
+        bad = numbers.isna() & series.notna() & ~series.astype(str).isin(schema.missing_values)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"value {series.iloc[row]!r} in row {row}, numeric column {column!r} is not a number; "
+                             "fix it or declare it a missing token")
+        values[column] = numbers.dropna().to_numpy(dtype=np.float64)
+    charge = epsilon * (1 if check_relation(relation) == ADD_REMOVE else 2)
+    released = {}
+    for column in columns:
+        note = f"column {column!r}, threshold {range_threshold(epsilon)}"
+        if isinstance(ledger, ZcdpLedger):
+            ledger.spend("private-bounds", charge, Fraction(0), relation, note)
+        else:
+            ledger.spend("private-bounds", charge, Fraction(0), relation, note, ahead=True)
+        released[column] = noisy_range(values[column], epsilon=epsilon, rng=rng.spawn(),
+                                        integer=value_kind(schema[column].dtype) == "int")
+    zcdp = isinstance(ledger, ZcdpLedger)
+    return LearnedBounds(schema.with_bounds(released), columns, Fraction(0) if zcdp else charge * len(columns),
+                         sum((charge**2 / 2 for _ in columns), Fraction(0)) if zcdp else Fraction(0),
+                         range_threshold(epsilon))
