@@ -355,7 +355,7 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
         filter_rho += bounded.rho
         ranges = Choice(list(bounded.columns),
                         f"no public bounds (learn_bounds): learned on a public log-2 grid (docs/privacy.md §10.4), "
-                        f"threshold {bounded.threshold} rows, " + (f"rho = {float(bounded.rho):.4g} of the zCDP filter"
+                        f"threshold {bounded.threshold} rows, values outside clipped to them, " + (f"rho = {float(bounded.rho):.4g} of the zCDP filter"
                         if bounded.rho else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
     cells = None
     if discretised is not None and discretised.columns:
