@@ -98,6 +98,17 @@ def _datetimes(items: list | None) -> dict[str, str | None] | None:
     return out or None
 
 
+def _learn_bounds(items: list | None) -> dict[str, str] | None:
+    """``--learn-bounds COL[=DTYPE] ...``: each column and its public output dtype (float64 unless given)."""
+    out = {}
+    for item in _flat(items):
+        name, sep, dtype = item.partition("=")
+        if not name or (sep and dtype not in ("int64", "float64")):
+            raise InputError(f"--learn-bounds expects COL or COL=int64|float64, got {item!r}")
+        out[name] = dtype if sep else "float64"
+    return out or None
+
+
 def _bins(value: str) -> int:
     try:
         k = int(value)
@@ -122,6 +133,12 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
                    help="datetime columns (numeric timestamps, written back as datetimes), with an optional strptime "
                         "format, e.g. --datetime joined=%%d/%%m/%%Y; give their bounds as dates: --bounds "
                         "joined=2000-01-01..2030-12-31")
+    g.add_argument("--learn-bounds", action="append", nargs="+", metavar="COL[=DTYPE]",
+                   help="numeric columns without public bounds whose bounds are learned privately (needs --delta; "
+                        "docs/privacy.md §10.4); DTYPE int64 or float64 (default)")
+    g.add_argument("--discretise", choices=["privtree", "equal-width"], default="privtree",
+                   help="cells of bounded columns without --bins: learned privately by PrivTree (default) or 10 "
+                        "equal-width bins")
     g.add_argument("--nullable", nargs="+", metavar="COL", help="columns with public domains that may be missing")
     g.add_argument("--clip", action="store_true", help="clamp numeric values outside their bounds instead of failing")
     g.add_argument("--max-categories", type=int, default=100, help="refuse categorical columns with more values")
@@ -136,7 +153,7 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
 
 
 #: Options that describe the domain; a --schema file already fixes all of it.
-_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "nullable", "clip")
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "learn_bounds", "nullable", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -151,7 +168,8 @@ def _schema_kwargs(args) -> dict:
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
-                datetimes=_datetimes(args.datetime),
+                datetimes=_datetimes(args.datetime), learn_bounds=_learn_bounds(args.learn_bounds),
+                discretise=args.discretise,
                 max_categories=args.max_categories,
                 unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
 
@@ -326,6 +344,7 @@ def cmd_evaluate(args) -> int:
     if kw["schema"] is not None:
         _check_schema_columns(kw["schema"], real_df, args.real)
     kw["unsafe_public_categories"] = True  # the owner's own, non-private check: the real data's categories
+    kw["discretise"] = "equal-width"  # and public bins for bounded columns (nothing private is learned here)
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
     if not _is_marginal_workload(args.queries, schema.domain):
         return _evaluate_worst_case(args, real_df, syn_df, schema, outputs)

@@ -284,8 +284,15 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
 
 
 def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
-    """Seconds since 1970 of a datetime column (NaN where missing or unreadable), naive UTC-free wall time."""
-    stamps = pd.to_datetime(series.where(~missing), format=attr.format, errors="coerce")
+    """Seconds since 1970 of a datetime column (NaN where missing or unreadable).
+
+    Text is read with the column's public format, or as ISO 8601 (how
+    synthdp writes datetimes), so a synthetic table reads back.
+    """
+    present = series.where(~missing)
+    stamps = pd.to_datetime(present, format=attr.format, errors="coerce")
+    if attr.format is not None and (stamps.isna() & ~missing).any():
+        stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce"))
     nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
     return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
 
