@@ -1,0 +1,52 @@
+"""The numeric benchmark's evaluator and tables (synthdp bench numeric)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp.bench import numeric
+
+
+def _table(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    data = pd.DataFrame({"x": rng.exponential(10.0, n), "y": rng.integers(0, 50, n), "c": rng.choice(["a", "b"], n)})
+    return numeric.Table("t", data, {"x": (0.0, 1000.0), "y": (0, 100)}, {"c": ["a", "b"]})
+
+
+def test_identical_tables_score_zero_and_a_shift_is_seen():
+    table = _table()
+    same = numeric.evaluate(table, table.data)
+    assert same["ks"] == 0 and same["tvd2"] == 0 and same["wasserstein"] == 0 and same["correlation"] == 0
+    shifted = table.data.assign(x=table.data["x"] + 5.0)
+    worse = numeric.evaluate(table, shifted)
+    assert worse["ks"] > 0.1 and worse["tvd2"] > 0.05 and worse["wasserstein"] == pytest.approx(5.0 / 1000 / 2, rel=1e-6)
+
+
+def test_tvd_uses_quantile_bins_of_the_real_data_and_missing_as_a_value():
+    table = _table()
+    syn = table.data.copy()
+    syn.loc[: len(syn) // 2, "c"] = np.nan
+    assert numeric.evaluate(table, syn)["tvd2"] > 0.2
+
+
+def test_the_skewed_table_is_seeded_and_inside_its_bounds():
+    a, b = numeric.skewed_table(3000), numeric.skewed_table(3000)
+    pd.testing.assert_frame_equal(a, b)
+    for col, (lo, hi) in numeric.SKEWED_BOUNDS.items():
+        assert a[col].between(lo, hi).all()
+    assert (a["claim"] == 0).mean() > 0.7 and a["income"].skew() > 2
+
+
+def test_peers_are_read_from_their_folder(tmp_path):
+    table = _table()
+    folder = tmp_path / "peer"
+    folder.mkdir()
+    table.data.to_csv(folder / "t-0.csv", index=False)
+    (folder / "t-0.json").write_text(json.dumps({"seconds": 3.0}))
+    rows = numeric.peer_rows(table, tmp_path, [0])
+    assert [(r.config, r.seconds, r.ks) for r in rows] == [("peer", 3.0, 0.0)]
+    assert "| t | peer | 0.000 | 0.000 |" in numeric.format_table(rows)
