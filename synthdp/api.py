@@ -112,6 +112,7 @@ def generate_synthetic(
     discretise: str = "privtree",
     datetimes: dict[str, str | None] | list[str] | None = None,
     learn_bounds: dict[str, str] | list[str] | None = None,
+    decimals: dict[str, int] | None = None,
     categories: dict[str, list] | None = None,
     nullable: list[str] | None = None,
     missing: list[str] | None = None,
@@ -188,7 +189,8 @@ def generate_synthetic(
     of timestamps, with bounds given as dates, written back as datetimes.
     ``learn_bounds`` (a list, or ``{column: "int64" | "float64"}``) names
     numeric columns without public bounds whose bounds are learned privately
-    (docs/privacy.md §10.4; needs a delta).
+    (docs/privacy.md §10.4; needs a delta).  ``decimals`` (``{column: k}``)
+    rounds a float column's values to its public precision (post-processing).
     ``relation`` is the neighbouring relation (``"add-remove"`` or
     ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
     pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
@@ -655,7 +657,7 @@ class Synthesizer:
                  bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
                  cuts: dict[str, list[float]] | None = None, discretise: str = "privtree",
                  datetimes: dict[str, str | None] | list[str] | None = None,
-                 learn_bounds: dict[str, str] | list[str] | None = None,
+                 learn_bounds: dict[str, str] | list[str] | None = None, decimals: dict[str, int] | None = None,
                  categories: dict[str, list] | None = None, nullable: list[str] | None = None,
                  missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
                  max_categories: int = 100,
@@ -687,6 +689,7 @@ class Synthesizer:
         self.discretise = discretise
         self.datetimes = datetimes
         self.learn_bounds = learn_bounds
+        self.decimals = decimals
         self.categories = categories
         self.nullable = nullable
         self.missing = missing

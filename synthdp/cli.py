@@ -109,6 +109,12 @@ def _learn_bounds(items: list | None) -> dict[str, str] | None:
     return out or None
 
 
+def _decimals(value: str) -> int:
+    if not value.isdigit():
+        raise ValueError(f"the number of decimals must be a whole number, got {value!r}")
+    return int(value)
+
+
 def _bins(value: str) -> int:
     try:
         k = int(value)
@@ -136,6 +142,8 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
     g.add_argument("--learn-bounds", action="append", nargs="+", metavar="COL[=DTYPE]",
                    help="numeric columns without public bounds whose bounds are learned privately (needs --delta; "
                         "docs/privacy.md §10.4); DTYPE int64 or float64 (default)")
+    g.add_argument("--decimals", action="append", nargs="+", metavar="COL=K",
+                   help="public precision of float columns: synthetic values are rounded to K decimals")
     g.add_argument("--discretise", choices=["privtree", "equal-width"], default="privtree",
                    help="cells of bounded columns without --bins: learned privately by PrivTree (default) or 10 "
                         "equal-width bins")
@@ -153,7 +161,7 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
 
 
 #: Options that describe the domain; a --schema file already fixes all of it.
-_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "learn_bounds", "nullable", "clip")
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "learn_bounds", "decimals", "nullable", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -169,7 +177,7 @@ def _schema_kwargs(args) -> dict:
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
                 datetimes=_datetimes(args.datetime), learn_bounds=_learn_bounds(args.learn_bounds),
-                discretise=args.discretise,
+                discretise=args.discretise, decimals=_pairs(args.decimals, "--decimals", _decimals) or None,
                 max_categories=args.max_categories,
                 unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
 

@@ -59,6 +59,7 @@ class SynthesisConfig:
     cuts: Mapping[str, Sequence[float]] | None = None
     datetimes: Any = None
     learn_bounds: Any = None
+    decimals: Mapping[str, int] | None = None
     discretise: str = "privtree"
     categories: Mapping[str, Sequence[Any]] | None = None
     nullable: Sequence[str] | None = None
@@ -148,6 +149,6 @@ class SynthesisConfig:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
         return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, cuts=self.cuts,
                     discretise=self.discretise, datetimes=self.datetimes,
-                    learn_bounds=self.learn_bounds, categories=self.categories,
+                    learn_bounds=self.learn_bounds, decimals=self.decimals, categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)

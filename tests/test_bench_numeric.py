@@ -14,7 +14,7 @@ from synthdp.bench import numeric
 def _table(n=2000, seed=0):
     rng = np.random.default_rng(seed)
     data = pd.DataFrame({"x": rng.exponential(10.0, n), "y": rng.integers(0, 50, n), "c": rng.choice(["a", "b"], n)})
-    return numeric.Table("t", data, {"x": (0.0, 1000.0), "y": (0, 100)}, {"c": ["a", "b"]})
+    return numeric.Table("t", data, {"x": (0.0, 1000.0), "y": (0, 100)}, {"c": ["a", "b"]}, {})
 
 
 def test_identical_tables_score_zero_and_a_shift_is_seen():

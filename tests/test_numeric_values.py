@@ -124,3 +124,14 @@ def test_cli_datetime_option(tmp_path):
     assert code == 0
     written = pd.read_csv(out, parse_dates=["when"])
     assert pd.api.types.is_datetime64_any_dtype(written["when"])
+
+
+def test_decimals_round_values_to_the_public_precision_so_point_masses_come_back():
+    df = pd.DataFrame({"claim": [0.0] * 900 + list(np.linspace(10, 5000, 100))})
+    schema = Schema.from_dataframe(df, bounds={"claim": (0.0, 1e6)}, decimals={"claim": 2}, cuts={"claim": [1e-4, 1.0]})
+    decoded = Encoder(schema).decode(np.array([[0]] * 50 + [[2]] * 50), numeric="uniform", rng=np.random.default_rng(0))
+    assert (decoded["claim"][:50] == 0.0).all() and (decoded["claim"] == decoded["claim"].round(2)).all()
+    assert Schema.from_json(schema.to_json())["claim"].decimals == 2
+    with pytest.raises(synthdp.core.errors.SchemaError, match="decimals of 'n' must be an integer from 0 to 15 on a "
+                                                              "float column"):
+        Schema.from_dataframe(pd.DataFrame({"n": [1]}), bounds={"n": (0, 9)}, decimals={"n": 2})

@@ -48,6 +48,8 @@ ADULT_BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 
 #: Public bounds of the generated table's numeric columns (generous, as real public bounds are).
 SKEWED_BOUNDS = {"income": (0.0, 10_000_000.0), "claim": (0.0, 1_000_000.0), "wait": (0.0, 1_000.0),
                  "balance": (-100_000.0, 100_000.0), "visits": (0, 500), "age": (0, 120)}
+#: Public precision of the generated table's real columns (as they are recorded).
+SKEWED_DECIMALS = {"income": 2, "claim": 2, "wait": 3, "balance": 2}
 #: Quantile bins of a numeric column in the 2-way TVD (evaluation only).
 TVD_BINS = 20
 
@@ -60,6 +62,7 @@ class Table:
     data: pd.DataFrame
     bounds: dict
     categories: dict
+    decimals: dict
 
 
 def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
@@ -90,14 +93,14 @@ def load_table(name: str) -> Table:
         from synthdp.datasets import load_adult_raw
 
         data = load_adult_raw("train")
-        bounds = ADULT_BOUNDS
+        bounds, decimals = ADULT_BOUNDS, {}
     elif name == "skewed":
-        data, bounds = skewed_table(), SKEWED_BOUNDS
+        data, bounds, decimals = skewed_table(), SKEWED_BOUNDS, SKEWED_DECIMALS
     else:
         raise ValueError(f"unknown table {name!r}; choose adult or skewed")
     # The code book: every category the documentation lists (for these tables, the values of the whole file).
     categories = {c: sorted(data[c].dropna().unique().tolist()) for c in data.columns if c not in bounds}
-    return Table(name, data, dict(bounds), categories)
+    return Table(name, data, dict(bounds), categories, dict(decimals))
 
 
 def export(table: Table, folder: Path) -> None:
@@ -182,6 +185,7 @@ def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discre
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
                                         categories=table.categories, nullable=list(table.categories), clip=True,
+                                        decimals=table.decimals or None,
                                         discretise=discretise, random_state=seed, progress=False)
     return result.data, time.perf_counter() - start
 

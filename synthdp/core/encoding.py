@@ -339,4 +339,6 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
     out[present] = drawn
     if attr.is_datetime:  # whole seconds since 1970, back to datetimes (NaT where missing)
         return pd.Series(pd.to_datetime(np.floor(out), unit="s")).astype(attr.dtype)
+    if attr.decimals is not None:  # the column's public precision, inside the bounds
+        out = np.clip(np.round(out, attr.decimals), *attr.bounds)
     return pd.Series(out).astype(_result_dtype(attr) or np.float64)

@@ -258,6 +258,8 @@ class Attribute:
         format of their text (None: any format pandas parses). A datetime column is
         a numeric column of timestamps in seconds since 1970 (bounds, cuts and cells
         in seconds), written back as datetimes.
+    decimals : float columns only: values are written rounded to this many decimals (public;
+        e.g. 2 for amounts of money, so that a point mass such as 0.00 comes back as itself).
     cuts : numeric only; increasing interior cell boundaries ``lo < c_1 < ... <= hi``
         (public, or released by PrivTree); the cells are ``[lo, c_1), ..., [c_k, hi]``.
     origin : where the domain comes from (:data:`ORIGINS`). Numeric: ``"public"``
@@ -282,6 +284,7 @@ class Attribute:
     origin: Origin = "public"
     cuts: tuple[float, ...] = ()
     format: str | None = None
+    decimals: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -349,6 +352,10 @@ class Attribute:
                               f"got {self.dtype!r}")
         if self.format is not None and not self.is_datetime:
             raise SchemaError(f"attribute {self.name!r} has a datetime format but is not a datetime column")
+        if self.decimals is not None and (isinstance(self.decimals, bool) or not isinstance(self.decimals, int)
+                                          or not 0 <= self.decimals <= 15 or value_kind(self.dtype) == "int"):
+            raise SchemaError(f"decimals of {self.name!r} must be an integer from 0 to 15 on a float column, "
+                              f"got {self.decimals!r}")
         if value_kind(self.dtype) == "int":
             first, last = self.integer_ranges
             empty = np.flatnonzero(first > last)
@@ -452,6 +459,8 @@ class Attribute:
                 out["origin"] = self.origin
             if self.format is not None:
                 out["format"] = self.format
+            if self.decimals is not None:
+                out["decimals"] = self.decimals
         out.update(missing=self.missing, dtype=self.dtype)
         return out
 
@@ -679,6 +688,7 @@ class Schema:
         discretise: Literal["privtree", "equal-width"] = "equal-width",
         datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
         learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
+        decimals: Mapping[str, int] | None = None,
         categories: Mapping[str, Sequence[Any]] | None = None,
         nullable: Iterable[str] | None = None,
         dtypes: Mapping[str, str] | None = None,
@@ -712,6 +722,7 @@ class Schema:
         learn_bounds : numeric columns without public bounds whose bounds are learned privately
             (docs/privacy.md §10.4, needs a delta), as a list (real values) or ``{name: dtype}``
             (``"int64"`` or ``"float64"``); their cells are learned by PrivTree.
+        decimals : public number of decimals per float column: synthetic values are rounded to it.
         discretise : the cells of a bounded column given neither ``bins`` nor
             ``cuts``: ``"equal-width"`` (default here) takes :data:`DEFAULT_BINS`
             equal-width bins; ``"privtree"`` (the default of
@@ -748,6 +759,7 @@ class Schema:
         bounds, bins, categories = dict(bounds or {}), dict(bins or {}), dict(categories or {})
         cuts = dict(cuts or {})
         datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
+        decimals = dict(decimals or {})
         learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
                         else dict.fromkeys(learn_bounds or (), "float64"))
         if discretise not in ("privtree", "equal-width"):
@@ -755,7 +767,7 @@ class Schema:
         dtypes = dict(dtypes or {})
         nullable, missing_values = set(nullable or ()), tuple(str(t) for t in missing_values)
         for option, keys in [("categorical", categorical), ("bounds", bounds), ("bins", bins), ("cuts", cuts),
-                             ("datetimes", datetimes), ("learn_bounds", learn_bounds),
+                             ("datetimes", datetimes), ("learn_bounds", learn_bounds), ("decimals", decimals),
                              ("categories", categories), ("nullable", nullable), ("dtypes", dtypes)]:
             _check_known(option, sorted(keys), columns)
         for option, keys in [("categorical", categorical), ("categories", categories)]:
@@ -789,7 +801,7 @@ class Schema:
                     raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins, cuts or a "
                                       "datetime format; learn_bounds is for columns without public bounds")
                 attributes.append(Attribute(col, "numeric", missing=col in nullable, clip=True, origin="learn",
-                                            dtype=dtypes.get(col) or learn_bounds[col]))
+                                            dtype=dtypes.get(col) or learn_bounds[col], decimals=decimals.get(col)))
             elif column_kind(bounded=col in bounds) == "numeric":
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")
@@ -799,7 +811,7 @@ class Schema:
                 attributes.append(Attribute(col, "numeric", bounds=tuple(bounds[col]), bins=bin_count, cuts=col_cuts,
                                             missing=col in nullable, clip=clip, origin="learn" if learn else "public",
                                             dtype=dtypes.get(col) or _numeric_dtype(col, bounds[col], bin_count),
-                                            format=datetimes.get(col)))
+                                            format=datetimes.get(col), decimals=decimals.get(col)))
             elif col in categories:
                 if any(pd.isna(c) for c in categories[col]):
                     raise SchemaError(f"categories of {col!r} contain a missing value; list only real "
