@@ -375,7 +375,7 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
             partition.check_threshold(len(df), planned.columns[0].threshold, schema.to_learn, epsilon=config.epsilon)
         learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
-    bounded = unbounded
+    bounded = bounds.LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
         epsilon_b = discretisation_budget(before, len(schema.to_bound), share=bounds.BOUNDS_SHARE)
         bounded = bounds.learn_bounds(df, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
@@ -383,8 +383,8 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     if not schema.to_discretise:
         return learned, bounded, privtree.Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = privtree.discretise(df, bounded.schema if schema.to_bound else learned.schema, epsilon=epsilon_d, rng=rng,
-                              ledger=zcdp or ledger, relation=config.relation)
+    cut = privtree.discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
+                              relation=config.relation)
     return learned, bounded, cut, zcdp
 
 
