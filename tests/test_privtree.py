@@ -238,3 +238,25 @@ def test_encoder_refuses_cells_not_learned_yet_and_round_trips_learned_cuts():
     assert again == learned and again["x"].origin == "learned" and again["x"].bins == 3
     codes = Encoder(again).encode(pd.DataFrame({"x": [0, 9, 10, 499, 500, 999], "y": [0, 0.49, 0.5, 1, 99, 100]}))
     assert codes[:, 0].tolist() == [0, 0, 1, 1, 2, 2] and codes[:, 1].tolist() == [0, 0, 1, 1, 1, 1]
+
+
+def test_end_to_end_ledgers_measure_filter_and_game_ahead():
+    """Select-measure-estimate: one (epsilon, delta) spend on the run's ledger; the filter's first charges are
+    the joint selection and the trees, then the method, within rho. The game: the trees are pure spends ahead."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.integers(0, 1000, 3000), "y": np.round(rng.exponential(5.0, 3000), 3),
+                       "t": rng.choice(["a", "b"], 3000)})
+    bounds = {"x": (0, 999), "y": (0.0, 100.0)}
+    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds=bounds, clip=True,
+                                        random_state=0, progress=False)
+    release = result.report.release
+    assert [e["mechanism"] for e in release.ledger] == ["select-measure-estimate"]
+    steps = [e["mechanism"] for e in release.zcdp_ledger]
+    assert steps[:3] == ["gaussian-partition-selection", "privtree", "privtree"] and len(steps) > 3
+    method = sum(Fraction(e["rho"]) for e in release.zcdp_ledger[3:])
+    assert method <= Fraction(release.rho_budget)  # what the filter leaves the method after the first charges
+    game = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds=bounds, clip=True,
+                                      categories={"t": ["a", "b"]}, method="game", rounds=3, samples_per_round=10,
+                                      random_state=0, progress=False)
+    spends = [(e["mechanism"], e["ahead"]) for e in game.report.release.ledger]
+    assert spends[:2] == [("privtree", True), ("privtree", True)] and game.report.release.epsilon_spent <= 1.0
