@@ -554,7 +554,7 @@ def _name(oracle) -> str:
 
 
 def open_filter(plan: Plan, ledger: Ledger):
-    """Select-measure-estimate's zCDP filter (docs/privacy.md §8.4), its whole ``(epsilon, delta)`` charged to ``ledger``.
+    """Select-measure-estimate's zCDP filter (docs/privacy.md §8.4); its whole ``(epsilon, delta)`` goes on ``ledger``.
 
     The filter's ``rho`` is the plan's plus what PrivTree already spent in it
     (docs/privacy.md §10.3): the conversion (§8.5) of the method's budget.

@@ -355,8 +355,9 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
         filter_rho += bounded.rho
         ranges = Choice(list(bounded.columns),
                         f"no public bounds (learn_bounds): learned on a public log-2 grid (docs/privacy.md §10.4), "
-                        f"threshold {bounded.threshold} rows, values outside clipped to them, " + (f"rho = {float(bounded.rho):.4g} of the zCDP filter"
-                        if bounded.rho else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
+                        f"threshold {bounded.threshold} rows, values outside clipped to them, "
+                        + (f"rho = {float(bounded.rho):.4g} of the zCDP filter" if bounded.rho
+                           else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
     cells = None
     if discretised is not None and discretised.columns:
         epsilon -= discretised.epsilon
@@ -637,7 +638,8 @@ def check_sizes(domain, candidates) -> None:
     raise InputError(
         f"select-measure-estimate would count {total:,} cells ({total * 8 / 2**30:.1f} GiB) over its candidate "
         f"marginals, more than {MAX_COUNTED_CELLS:,}; the largest, on {[domain.names[a] for a in largest]}, has "
-        f"{cells[largest]:,} cells, and column {name!r} has {domain.sizes[widest]:,} values. Nothing was released: give "
+        f"{cells[largest]:,} cells, and column {name!r} has {domain.sizes[widest]:,} values. Nothing was released: "
+        f"give "
         f"{name!r} fewer bins (e.g. bins={{{name!r}: 100}}, CLI --bins {name}=100), leave its bins out so that "
         "PrivTree chooses its cells (docs/privacy.md §10.3), or use a smaller query class (e.g. marginals:2)")
 

@@ -76,7 +76,8 @@ def test_ledger_charges_before_the_noise(relation):
     factor = 1 if relation == ADD_REMOVE else 2
     ledger = Ledger(Fraction(3), Fraction(0))
     out = bounds.learn_bounds(df, schema, epsilon=Fraction(1), rng=PrivateRandom(0), ledger=ledger, relation=relation)
-    assert [(e.mechanism, e.epsilon, e.ahead) for e in ledger.events] == [("private-bounds", factor * Fraction(1), True)]
+    charged = [(e.mechanism, e.epsilon, e.ahead) for e in ledger.events]
+    assert charged == [("private-bounds", factor * Fraction(1), True)]
     assert out.schema["x"].bounds[0] <= 16 and out.schema["x"].bounds[1] == 1024 and not out.schema.to_bound
     zcdp = ZcdpLedger(Fraction(1))
     out = bounds.learn_bounds(df, schema, epsilon=Fraction(1, 10), rng=PrivateRandom(0), ledger=zcdp,

@@ -109,7 +109,8 @@ def test_datetime_errors_before_any_private_step(monkeypatch):
     bad = df.assign(when=df["when"].where(df.index != 7, "31/02/2022"))
     with pytest.raises(synthdp.core.errors.SchemaError, match=r"value '31/02/2022' in row 7, datetime column 'when' "
                                                               r"cannot be read as a date with format '%d/%m/%Y'"):
-        synthdp.generate_synthetic(bad, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"when": ("01/01/2020", "31/12/2025")},
+        synthdp.generate_synthetic(bad, "marginals:2", epsilon=1.0, delta=1e-9,
+                                   bounds={"when": ("01/01/2020", "31/12/2025")},
                                    datetimes={"when": "%d/%m/%Y"}, categories={"flag": [False, True]}, progress=False)
 
 

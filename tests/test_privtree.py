@@ -59,7 +59,8 @@ def worst_loss(params, depth: int = 14) -> float:
             b0 = np.array([split_score(int(c), h, params) for c in counts])
             b1 = np.array([split_score(int(c) + 1, h, params) for c in counts])
             split = sign * (_log_tail(th - b1 + 1, a) - _log_tail(th - b0 + 1, a))
-            stop = sign * (_log_tail(b1 - th, a) - _log_tail(b0 - th, a))  # log P[Z <= theta - b] = log P[Z >= b - theta]
+            # no split: log P[Z <= theta - b] = log P[Z >= b - theta]
+            stop = sign * (_log_tail(b1 - th, a) - _log_tail(b0 - th, a))
             best = np.maximum(stop, split + np.maximum.accumulate(best))
         worst = max(worst, float(best.max()))
     return worst
@@ -176,7 +177,8 @@ def test_ledger_charges_pure_ahead_or_the_zcdp_filter(relation):
     ledger = Ledger(Fraction(1), Fraction(0))
     cut = discretise(df, schema, epsilon=Fraction(1, 40), rng=PrivateRandom(0), ledger=ledger, relation=relation)
     factor = 1 if relation == ADD_REMOVE else 2
-    assert [(e.mechanism, e.epsilon, e.ahead) for e in ledger.events] == [("privtree", factor * Fraction(1, 40), True)] * 2
+    charged = [(e.mechanism, e.epsilon, e.ahead) for e in ledger.events]
+    assert charged == [("privtree", factor * Fraction(1, 40), True)] * 2
     assert cut.epsilon == 2 * factor * Fraction(1, 40) and cut.rho == 0 and not cut.schema.to_discretise
     zcdp = ZcdpLedger(Fraction(1, 100))
     cut = discretise(df, schema, epsilon=Fraction(1, 40), rng=PrivateRandom(0), ledger=zcdp, relation=relation)

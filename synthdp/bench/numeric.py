@@ -178,7 +178,8 @@ class Row:
     ks_by_column: dict
 
 
-def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str) -> tuple[pd.DataFrame, float]:
+def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int,
+                discretise: str) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
     import synthdp
 

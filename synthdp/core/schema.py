@@ -295,7 +295,8 @@ class Attribute:
         if self.origin not in ORIGINS:
             raise SchemaError(f"attribute {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
         # A domain still to be learned always has the missing value: it holds every unreleased value (§9).
-        object.__setattr__(self, "missing", bool(self.missing) or (self.origin == "learn" and self.kind == "categorical"))
+        learn_categories = self.origin == "learn" and self.kind == "categorical"
+        object.__setattr__(self, "missing", bool(self.missing) or learn_categories)
         if self.kind == "categorical":
             self._check_categorical()
         else:
@@ -489,7 +490,7 @@ DATETIME_DTYPE = "datetime64[ns]"
 
 
 def timestamp_seconds(value: Any, fmt: str | None = None) -> float:
-    """A public datetime bound (text, ``datetime`` or ``pd.Timestamp``) in seconds since 1970; numbers pass as they are."""
+    """A public datetime bound (text, ``datetime``, ``pd.Timestamp``) in seconds since 1970; numbers as they are."""
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         return float(value)
     try:
@@ -619,7 +620,8 @@ class Schema:
         """This schema with the bounds of the columns :attr:`to_bound` fixed to the ``released`` ones (§10.4)."""
         pending, given = set(self.to_bound), set(released)
         if given != pending:
-            raise SchemaError(f"with_bounds needs bounds for exactly the columns {sorted(pending)}; got {sorted(given)}")
+            raise SchemaError(f"with_bounds needs bounds for exactly the columns {sorted(pending)}; "
+                              f"got {sorted(given)}")
         return Schema(tuple(replace(a, bounds=tuple(released[a.name])) if a.name in pending else a
                             for a in self.attributes), self.missing_values)
 

@@ -430,7 +430,8 @@ def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointS
         learned.append(LearnedColumn(column, Fraction(0), Fraction(0), selection.threshold, len(released[column])))
     log.info("learned the domains of %d column(s) jointly by Gaussian partition selection, threshold %d",
              len(columns), selection.threshold)
-    return DomainLearning(schema.with_learned(released), tuple(learned), rho=selection.rho, filter_delta=selection.delta)
+    return DomainLearning(schema.with_learned(released), tuple(learned), rho=selection.rho,
+                          filter_delta=selection.delta)
 
 
 #: A text column whose threshold exceeds this share of the rows can keep at most a few values: warn.
@@ -458,5 +459,6 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
                          f"{remedy}")
     if rows * FEW_VALUES_SHARE < tau:
         warnings.warn(f"the categories of {list(columns)} are learned privately with a threshold of {tau} rows, "
-                      f"{tau / rows:.0%} of the {rows} rows: at most {rows // tau} value(s) per column can be kept, the "
+                      f"{tau / rows:.0%} of the {rows} rows: at most {rows // tau} value(s) per column can be kept, "
+                      f"the "
                       f"rest become missing; {remedy}", UserWarning, stacklevel=3)
