@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
@@ -364,6 +365,7 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
             selection = partition.joint_selection(rho=before.measure.rho.value, delta=reserved,
                                                   columns=len(schema.to_learn), relation=config.relation)
             partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
+            _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
         zcdp = open_filter(before, ledger)
         learned = (partition.learn_domains_jointly(df, schema, selection=selection, rng=rng, ledger=zcdp,
                                                    relation=config.relation) if reserved else nothing)
@@ -373,6 +375,7 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
         if planned.columns:
             partition.check_threshold(len(df), planned.columns[0].threshold, schema.to_learn, epsilon=config.epsilon)
+            _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
         learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
     bounded = bounds.LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
@@ -386,6 +389,15 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     cut = privtree.discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
                               relation=config.relation)
     return learned, bounded, cut, zcdp
+
+
+def _state_threshold(config: SynthesisConfig, columns, tau: int, section: str) -> None:
+    """Say, before anything is spent, how many rows a value needs to be kept (public: from the budget alone)."""
+    text = (f"learning the categories of {list(columns)} privately (docs/privacy.md {section}): a value is kept when "
+            f"about {tau} rows hold it; give public categories to keep every value")
+    log.info(text)
+    if config.progress:
+        print(f"synthdp: {text}", file=sys.stderr)
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

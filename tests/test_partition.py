@@ -9,6 +9,7 @@ at that rate, bounded with certified rationals.
 from __future__ import annotations
 
 import decimal
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -302,3 +303,19 @@ def test_a_threshold_above_the_rows_is_refused_before_any_spend_and_a_high_one_w
                                             categories={"x": list(range(7))}, random_state=0, progress=False)
     assert not any("per column can be kept" in w for w in result.report.release.warnings)  # n stays out
     assert "threshold" in result.report.release.plan["domains"]["reason"]
+
+
+def test_the_threshold_is_stated_before_anything_is_spent(monkeypatch, capsys):
+    import synthdp
+    from synthdp.mechanisms import partition as part
+
+    def stop(*args, **kwargs):
+        raise RuntimeError("stopped at the first private step")
+
+    monkeypatch.setattr(part, "learn_domains_jointly", stop)
+    df = pd.DataFrame({"city": ["Oslo", "Rome"] * 400, "x": np.arange(800) % 7})
+    with pytest.raises(RuntimeError, match="stopped"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, categorical=["x"],
+                                   categories={"x": list(range(7))}, progress=True)
+    assert re.search(r"learning the categories of \['city'\] privately .*: a value is kept when about \d+ rows "
+                     r"hold it", capsys.readouterr().err)
