@@ -119,7 +119,8 @@ def test_the_wheel_imports_and_runs_in_a_fresh_virtual_environment(committed, fr
     helped = run(str(bin_ / "synthdp"), "--help")
     assert helped.returncode == 0 and "generate" in helped.stdout, helped.stderr
     csv = tmp_path / "in.csv"
-    csv.write_text("a,b\n" + "".join(f"{'xy'[i % 2]},{'uvw'[i % 3]}\n" for i in range(60)))
+    # enough rows for the learned categories' threshold (a smaller table is refused: nothing would be kept)
+    csv.write_text("a,b\n" + "".join(f"{'xy'[i % 2]},{'uvw'[i % 3]}\n" for i in range(2000)))
     out = tmp_path / "out.csv"
     generated = run(str(bin_ / "synthdp"), "generate", str(csv), "-o", str(out), "--epsilon", "1", "--delta", "1e-6",
                     "--queries", "marginals:1", "--rounds", "2", "--seed", "0", "-q")
@@ -147,7 +148,8 @@ def test_installed_synthdp_works_beside_a_foreign_datasets_package(wheel, tmp_pa
     (target / "datasets").mkdir()
     (target / "datasets" / "__init__.py").write_text("OWNER = 'someone else'\n")
     csv = tmp_path / "in.csv"
-    csv.write_text("a,b\n" + "".join(f"{'xy'[i % 2]},{'uvw'[i % 3]}\n" for i in range(60)))
+    # enough rows for the learned categories' threshold (a smaller table is refused: nothing would be kept)
+    csv.write_text("a,b\n" + "".join(f"{'xy'[i % 2]},{'uvw'[i % 3]}\n" for i in range(2000)))
     env = {**os.environ, "PYTHONPATH": str(target)}
     work = tmp_path / "elsewhere"
     work.mkdir()
