@@ -51,3 +51,13 @@ def test_peers_are_read_from_their_folder(tmp_path):
     rows = numeric.peer_rows(table, tmp_path, [0])
     assert [(r.config, r.seconds, r.ks) for r in rows] == [("peer", 3.0, 0.0)]
     assert "| t | peer | 0.000 | 0.000 |" in numeric.format_table(rows)
+
+
+def test_quick_run_writes_under_out_and_bad_options_are_one_line_errors(tmp_path, capsys):
+    from synthdp.cli import main
+
+    assert main(["bench", "numeric", "--quick", "--out", str(tmp_path / "n")]) == 0
+    rows = json.loads((tmp_path / "n" / "numeric.json").read_text())
+    assert [r["table"] for r in rows] == ["skewed"] and rows[0]["ks"] < 0.1
+    assert main(["bench", "numeric", "--suite", "iris", "--out", str(tmp_path / "x")]) == 2
+    assert "--suite: unknown ['iris']" in capsys.readouterr().err and not (tmp_path / "x").exists()

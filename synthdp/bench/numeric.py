@@ -25,8 +25,8 @@ distance over all 2-way marginals, numeric columns cut into 20 quantile bins
 of the real data (for evaluation only); the mean absolute difference of the
 numeric columns' Pearson correlations; the wall time.
 
-    synthdp bench numeric [--tables adult,skewed] [--epsilon 1] [--delta 1e-9] [--seeds 1]
-                          [--peers DIR] [--export DIR] [--output results/numeric]
+    synthdp bench numeric [--suite adult,skewed] [--methods privtree,equal-width] [--eps 1] [--delta 1e-9]
+                          [--seeds 1] [--peers DIR] [--export DIR] [--out results/numeric] [--quick]
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+
+from synthdp.bench.options import add_out, add_quick, comma_list, existing_folder, quick
 
 #: The README's public bounds of raw Adult's numeric columns (written as integers: integer columns).
 ADULT_BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16), "capital-gain": (0, 100_000),
@@ -87,8 +89,8 @@ def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
     return df
 
 
-def load_table(name: str) -> Table:
-    """A benchmark table by name, with its public bounds and code book."""
+def load_table(name: str, rows: int | None = None) -> Table:
+    """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
         from synthdp.datasets import load_adult_raw
 
@@ -100,6 +102,7 @@ def load_table(name: str) -> Table:
         raise ValueError(f"unknown table {name!r}; choose adult or skewed")
     # The code book: every category the documentation lists (for these tables, the values of the whole file).
     categories = {c: sorted(data[c].dropna().unique().tolist()) for c in data.columns if c not in bounds}
+    data = data if rows is None else data.iloc[:rows].reset_index(drop=True)
     return Table(name, data, dict(bounds), categories, dict(decimals))
 
 
@@ -222,36 +225,56 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def run(argv: list[str]) -> None:
+#: The synthdp configurations by short name (``--methods``).
+METHODS = {"privtree": "synthdp (PrivTree cells, default)", "equal-width": "synthdp (10 equal-width bins)"}
+TABLES = ("adult", "skewed")
+
+
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench numeric", description=__doc__.split("\n\n")[0])
-    p.add_argument("--tables", default="adult,skewed")
-    p.add_argument("--epsilon", type=float, default=1.0)
-    p.add_argument("--delta", type=float, default=1e-9)
-    p.add_argument("--seeds", type=int, default=1)
-    p.add_argument("--configs", default="all", help="comma-separated indices into the synthdp configurations, or all")
-    p.add_argument("--peers", type=Path, help="folder of peers' synthetic tables (<peer>/<table>-<seed>.csv)")
-    p.add_argument("--export", type=Path, help="write each real table and its public domain here, then stop")
-    p.add_argument("--output", type=Path, default=Path("results/numeric"))
-    args = p.parse_args(argv)
-    tables = [load_table(name) for name in args.tables.split(",")]
+    p.add_argument("--suite", default="adult,skewed", help="comma list of tables: adult, skewed (default: %(default)s)")
+    p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width",
+                   help="comma list of synthdp configurations: privtree (the default settings), equal-width "
+                        "(default: %(default)s)")
+    p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
+    p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")
+    p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 (default: %(default)s)")
+    p.add_argument("--rows", type=int, default=None, help="keep the first N rows of each table (quick checks)")
+    p.add_argument("--peers", help="folder of peers' synthetic tables, <peer>/<table>-<seed>.csv and .json")
+    p.add_argument("--export", help="write each real table and its public domain into this folder, then stop")
+    add_out(p, "results/numeric")
+    add_quick(p, "--suite skewed --methods privtree --seeds 1 --rows 5000")
+    return p
+
+
+def run(argv: list[str] | None = None) -> list[Row]:
+    from synthdp.core.io import write_json
+
+    args = quick(build_parser().parse_args(argv), suite="skewed", methods="privtree", seeds=1, rows=5000)
+    suite = comma_list(args.suite, "--suite", TABLES)
+    methods = comma_list(args.methods, "--methods", METHODS)
+    peers = existing_folder(args.peers, "--peers")
+    tables = [load_table(name, rows=args.rows) for name in suite]
     if args.export:
         for table in tables:
-            export(table, args.export)
+            export(table, Path(args.export))
         print(f"wrote {[t.name for t in tables]} to {args.export}")
-        return
-    chosen = list(CONFIGS) if args.configs == "all" else [list(CONFIGS)[int(i)] for i in args.configs.split(",")]
+        return []
     seeds = list(range(args.seeds))
     rows: list[Row] = []
     for table in tables:
-        for name in chosen:
+        for method in methods:
             for seed in seeds:
-                syn, seconds = CONFIGS[name](table, epsilon=args.epsilon, delta=args.delta, seed=seed)
-                rows.append(Row(table.name, name, seed, seconds, **evaluate(table, syn)))
-                print(f"{table.name} {name} seed {seed}: {rows[-1]}", flush=True)
-        if args.peers:
-            rows += peer_rows(table, args.peers, seeds)
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / "numeric.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+                syn, seconds = CONFIGS[METHODS[method]](table, epsilon=args.eps, delta=args.delta, seed=seed)
+                rows.append(Row(table.name, METHODS[method], seed, seconds, **evaluate(table, syn)))
+                print(f"{table.name} {method} seed {seed}: KS {rows[-1].ks:.4f}, 2-way TVD {rows[-1].tvd2:.4f}, "
+                      f"{seconds:.0f} s", flush=True)
+        if peers is not None:
+            rows += peer_rows(table, peers, seeds)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json([asdict(r) for r in rows], out / "numeric.json")
     text = format_table(rows)
-    (args.output / "numeric.md").write_text(text + "\n")
+    (out / "numeric.md").write_text(text + "\n")
     print(text)
+    return rows
