@@ -112,8 +112,9 @@ CASES = {
     "bounds twice": (gen("--bounds", "a=0:3", "a=0:4", "b=0:3"), "gives column 'a' twice"),
     "bins zero": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=0"), "at least 1"),
     "bins text": (gen("--bounds", "a=0:3", "b=0:3", "--bins", "a=many"), "whole number"),
-    "numeric column without bounds": (gen(), "pass --bounds a=LO:HI, optionally with --bins a=K, or declare the "
-                                             "column categorical (--categorical a)"),
+    "numeric column without bounds": (gen(), "pass --bounds a=LO:HI, optionally with --bins a=K, declare the "
+                                             "column categorical (--categorical a), or, with --delta, have its "
+                                             "bounds learned privately (--learn-bounds a)"),
     "bins without bounds": (gen("--bins", "a=4"), "--bins given for ['a'] without bounds; pass --bounds a=LO:HI"),
     "missing value, column not nullable": (gen("--schema", "schema.json", src="gap.csv"),
                                            "declare it with --nullable a (or \"missing\": true in the --schema file)"),
