@@ -363,7 +363,8 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
             before = make_plan(config, placeholder, chosen_bound=chosen,
                                learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
             selection = partition.joint_selection(rho=before.measure.rho.value, delta=reserved,
-                                                  columns=len(schema.to_learn), relation=config.relation)
+                                                  columns=len(schema.to_learn), relation=config.relation,
+                                                  contribution_bound=ledger.contribution_bound)
             partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
             _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
         zcdp = open_filter(before, ledger)

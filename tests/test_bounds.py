@@ -100,3 +100,13 @@ def test_end_to_end_and_refusal_without_delta(monkeypatch):
                                          r".* needs a delta"):
         synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, learn_bounds=["amount"], method="game",
                                    categories={"g": ["a", "b"]}, progress=False)
+
+
+def test_units_of_k_rows_noise_at_eps_over_k(monkeypatch):
+    noise = _Noise(lambda m: [0] * m)
+    monkeypatch.setattr(bounds, "discrete_laplace_vector", noise)
+    df = pd.DataFrame({"x": np.arange(1000.0)})
+    ledger = Ledger(Fraction(3), Fraction(0), contribution_bound=2)
+    bounds.learn_bounds(df, Schema.from_dataframe(df, learn_bounds=["x"]), epsilon=Fraction(1), rng=PrivateRandom(0),
+                        ledger=ledger)
+    assert noise.calls == [(105, 1, 2)] and [e.epsilon for e in ledger.events] == [Fraction(1)]

@@ -319,3 +319,13 @@ def test_the_threshold_is_stated_before_anything_is_spent(monkeypatch, capsys):
                                    categories={"x": list(range(7))}, progress=True)
     assert re.search(r"learning the categories of \['city'\] privately .*: a value is kept when about \d+ rows "
                      r"hold it", capsys.readouterr().err)
+
+
+def test_joint_selection_for_units_of_k_rows():
+    """docs/privacy.md §10.6: rho = k**2 J / (2 sigma2), delta = k J P[Z >= tau - k]."""
+    one = partition.joint_selection(rho=Fraction(12, 1000), delta=Fraction(25, 10**11), columns=13)
+    two = partition.joint_selection(rho=Fraction(12, 1000), delta=Fraction(25, 10**11), columns=13,
+                                    contribution_bound=2)
+    assert two.rho == Fraction(4 * 13) / (2 * two.sigma2) <= Fraction(12, 10000) and two.sigma2 >= 4 * one.sigma2 - 1
+    assert 26 * partition.gaussian_tail(two.sigma2, two.threshold - 2) <= float(two.delta)
+    assert 26 * partition.gaussian_tail(two.sigma2, two.threshold - 3) > float(two.delta)

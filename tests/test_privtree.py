@@ -262,3 +262,26 @@ def test_end_to_end_ledgers_measure_filter_and_game_ahead():
                                       random_state=0, progress=False)
     spends = [(e["mechanism"], e["ahead"]) for e in game.report.release.ledger]
     assert spends[:2] == [("privtree", True), ("privtree", True)] and game.report.release.epsilon_spent <= 1.0
+
+
+def test_units_of_k_rows_run_the_trees_at_eps_over_k_and_charge_eps(monkeypatch):
+    """docs/privacy.md §10.6: group privacy for PrivTree; the noise rate read by the sampler is that of eps_d / k."""
+    noise = _Noise()
+    monkeypatch.setattr(privtree, "discrete_laplace", noise)
+    df = _table(300)
+    ledger = Ledger(Fraction(1), Fraction(0), contribution_bound=3)
+    discretise(df, _schema(df), epsilon=Fraction(3, 10), rng=PrivateRandom(0), ledger=ledger)
+    rate = privtree_parameters(Fraction(1, 10)).rate
+    assert set(noise.calls) == {(rate.numerator, rate.denominator)}
+    assert [e.epsilon for e in ledger.events] == [Fraction(3, 10)] * 2
+
+
+def test_a_run_with_privacy_units_and_numeric_columns():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"person": rng.integers(0, 800, 3000).astype(str), "x": rng.integers(0, 1000, 3000),
+                       "t": rng.choice(["a", "b"], 3000)})
+    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"x": (0, 999)},
+                                        categories={"t": ["a", "b"]}, privacy_unit="person", max_rows_per_unit=3,
+                                        random_state=0, progress=False)
+    assert result.data["x"].between(0, 999).all() and "person" not in result.data
+    assert [e["mechanism"] for e in result.report.release.zcdp_ledger][:1] == ["privtree"]

@@ -120,14 +120,16 @@ def learn_bounds(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Pr
     charge = epsilon * (1 if check_relation(relation) == ADD_REMOVE else 2)
     released = {}
     for column in columns:
-        note = f"column {column!r}, threshold {range_threshold(epsilon)}"
+        note = f"column {column!r}, threshold {range_threshold(Fraction(epsilon) / ledger.contribution_bound)}"
         if isinstance(ledger, ZcdpLedger):
             ledger.spend("private-bounds", charge, Fraction(0), relation, note)
         else:
             ledger.spend("private-bounds", charge, Fraction(0), relation, note, ahead=True)
-        released[column] = noisy_range(values[column], epsilon=epsilon, rng=rng.spawn(),
+        # units of k rows (docs/privacy.md §10.6): sensitivity k, so the noise rate is eps_b / k
+        released[column] = noisy_range(values[column], epsilon=Fraction(epsilon) / ledger.contribution_bound,
+                                        rng=rng.spawn(),
                                         integer=value_kind(schema[column].dtype) == "int")
     zcdp = isinstance(ledger, ZcdpLedger)
     return LearnedBounds(schema.with_bounds(released), columns, Fraction(0) if zcdp else charge * len(columns),
                          sum((charge**2 / 2 for _ in columns), Fraction(0)) if zcdp else Fraction(0),
-                         range_threshold(epsilon))
+                         range_threshold(Fraction(epsilon) / ledger.contribution_bound))

@@ -362,19 +362,23 @@ class JointSelection:
     rho: Fraction
     delta: Fraction
     threshold: int
+    contribution_bound: int = 1
 
     def to_dict(self) -> dict:
         return {"columns": self.columns, "sigma2": str(self.sigma2), "rho": str(self.rho),
-                "delta": str(self.delta), "threshold": self.threshold}
+                "delta": str(self.delta), "threshold": self.threshold, "contribution_bound": self.contribution_bound}
 
 
-def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: str = ADD_REMOVE) -> JointSelection:
+def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: str = ADD_REMOVE,
+                    contribution_bound: int = 1) -> JointSelection:
     """The parameters for learning ``columns`` text columns jointly from a filter of ``rho`` (docs/privacy.md §10.5).
 
     ``rho`` is the filter's total, ``delta`` the share of delta reserved for
     the selection: ``sigma2`` is rounded **up** from ``J / (2 rho share)``
     (``J / (rho share)`` under replace-one) and the charge re-derived from it;
     the threshold is the least ``tau`` with ``J P[Z >= tau - 1] <= delta``.
+    Units of ``k = contribution_bound`` rows (docs/privacy.md §10.6): ``k**2``
+    times the scale, and the least ``tau`` with ``k J P[Z >= tau - k] <= delta``.
     None of it depends on the data or on ``n``.
     """
     from synthdp.mechanisms.gaussian import sigma2_up
@@ -386,15 +390,16 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
         raise InputError("Gaussian partition selection needs delta > 0 (docs/privacy.md §10.5)")
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
     target = Fraction(rho) * JOINT_RHO_SHARE
-    sigma2 = sigma2_up(Fraction(factor * columns) / (2 * target))
-    charge = Fraction(factor * columns) / (2 * sigma2)
-    budget = float(delta)
-    tau = max(2, int(math.sqrt(2 * float(sigma2) * math.log(columns / budget))))
-    while columns * gaussian_tail(sigma2, tau - 1) > budget:
+    k = contribution_bound
+    sigma2 = sigma2_up(Fraction(factor * columns * k * k) / (2 * target))
+    charge = Fraction(factor * columns * k * k) / (2 * sigma2)
+    budget, pairs = float(delta), k * columns
+    tau = max(k + 1, k + int(math.sqrt(2 * float(sigma2) * math.log(pairs / budget))))
+    while pairs * gaussian_tail(sigma2, tau - k) > budget:
         tau += 1
-    while tau > 2 and columns * gaussian_tail(sigma2, tau - 2) <= budget:
+    while tau > k + 1 and pairs * gaussian_tail(sigma2, tau - k - 1) <= budget:
         tau -= 1
-    return JointSelection(columns, sigma2, charge, delta, tau)
+    return JointSelection(columns, sigma2, charge, delta, tau, k)
 
 
 def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointSelection, rng: PrivateRandom,
@@ -410,6 +415,9 @@ def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointS
     from synthdp.mechanisms.gaussian import discrete_gaussian_array
 
     columns = schema.to_learn
+    if selection.contribution_bound != ledger.contribution_bound:
+        raise InputError(f"the selection was planned for units of {selection.contribution_bound} rows, the ledger "
+                         f"charges units of {ledger.contribution_bound}")
     if len(columns) != selection.columns:
         raise InputError(f"the selection was planned for {selection.columns} columns, the schema has "
                          f"{len(columns)} to learn")

@@ -229,7 +229,9 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     is the run's :class:`~synthdp.mechanisms.accounting.Ledger` (each tree a
     pure spend recorded ahead of the method, basic composition) or the
     method's :class:`~synthdp.mechanisms.zcdp.ZcdpLedger` (each tree charged
-    ``eps**2/2`` of its filter). Every value is checked (bounds, numbers)
+    ``eps**2/2`` of its filter). With units of ``k = ledger.contribution_bound``
+    rows the trees run at ``eps_d / k`` (group privacy, §10.6) and are charged
+    ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
     """
     from synthdp.core.encoding import numeric_values
@@ -241,23 +243,24 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     if absent:
         raise InputError(f"columns {absent} to discretise are missing from the data, which has {list(by_name)}")
     values = {c: numeric_values(schema[c], df[by_name[c]], schema.missing_values) for c in columns}
-    params = privtree_parameters(epsilon)
+    # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
+    params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
     cuts, done = {}, []
     for column in columns:
         attr = schema[column]
         note = f"column {column!r}, rate {params.rate}, decay {params.decay}, threshold {params.threshold}"
         if isinstance(ledger, ZcdpLedger):
-            event = ledger.spend("privtree", factor * params.epsilon, Fraction(0), relation, note)
+            event = ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note)
             charge = f"rho={event.rho}"
         else:
-            ledger.spend("privtree", factor * params.epsilon, Fraction(0), relation, note, ahead=True)
-            charge = f"epsilon={factor * params.epsilon}"
+            ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
+            charge = f"epsilon={factor * Fraction(epsilon)}"
         cuts[column] = privtree_cuts(values[column], attr.bounds, integer=value_kind(attr.dtype) == "int",
                                      params=params, rng=rng.spawn())
         done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge))
     zcdp = isinstance(ledger, ZcdpLedger)
-    total = factor * params.epsilon * len(columns)
-    rho = sum((factor * params.epsilon) ** 2 / 2 for _ in columns) if zcdp else Fraction(0)
+    total = factor * Fraction(epsilon) * len(columns)
+    rho = sum((factor * Fraction(epsilon)) ** 2 / 2 for _ in columns) if zcdp else Fraction(0)
     log.info("discretised %d numeric column(s) by PrivTree at eps_d=%s each", len(columns), params.epsilon)
     return Discretisation(schema.with_cuts(cuts), tuple(done), Fraction(0) if zcdp else total, Fraction(rho))
