@@ -166,7 +166,7 @@ PAID = {"measurements", "selected_queries", "rounds", "zcdp_ledger", "rho_spent"
 @pytest.mark.parametrize("method", ["measure", "game"])
 def test_neighbouring_tables_differ_by_one_units_rows(method):
     """D and D plus one unit with more than k rows, same seed: every released field not paid for is identical."""
-    df = visits(units=120, seed=3)
+    df = visits(units=400, seed=3)  # enough rows for the learned categories' threshold at k = 2
     person = pd.DataFrame({"pid": ["person-extra"] * 7, "a": ["z"] * 7, "b": ["q"] * 7})
     options = dict(epsilon=1, delta=1e-6, random_state=4, progress=False, privacy_unit="pid", max_rows_per_unit=2,
                    n_rows=80, method=method, **({"rounds": 3} if method == "game" else {}))
@@ -192,7 +192,7 @@ def test_cli_privacy_unit(tmp_path):
     from synthdp.cli import main
 
     src, out, report = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "r.json"
-    df = visits(units=80, seed=7)
+    df = visits(units=400, seed=7)  # enough rows for the learned categories' threshold (smaller: refused)
     df["pid"] = df["pid"].str.replace("person-", "00")  # numeric-looking units stay text
     df.to_csv(src, index=False)
     assert main(["generate", str(src), "-o", str(out), "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
