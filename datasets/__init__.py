@@ -1,9 +1,10 @@
 """Benchmark datasets (shared, read-only files, or downloaded by :func:`fetch`) and the self-generated demo table."""
 
 from synthdp.datasets.adult_raw import ADULT_RAW_COLUMNS, adult_raw_schema, load_adult_raw
+from synthdp.datasets.benchmarks import CODED_DATASETS, load_coded, load_workload
 from synthdp.datasets.demo import demo_dataframe, demo_schema
 from synthdp.datasets.fetch import cache_dir, fetch
-from synthdp.datasets.shared import CODED_DATASETS, benchmarks_dir, data_dir, load_coded, load_workload
+from synthdp.datasets.locations import benchmarks_dir, data_dir
 
 __all__ = [
     "ADULT_RAW_COLUMNS",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from synthdp.datasets.shared import data_dir
+from synthdp.datasets.locations import data_dir
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Attribute, Schema
 

@@ -5,7 +5,7 @@ files of a benchmark table from its public source into
 :func:`cache_dir` (``$SYNTHDP_CACHE_DIR``, else the system's user cache),
 checks each against the SHA-256 pinned in :data:`REGISTRY` (a file that does
 not match is deleted and refused), and returns the folder.  The loaders of
-:mod:`synthdp.datasets.shared` read that folder when ``SYNTHDP_DATA_DIR`` is
+:mod:`synthdp.datasets.benchmarks` read that folder when ``SYNTHDP_DATA_DIR`` is
 unset and ``../shared/datasets`` does not exist.  Downloads go through pooch;
 ``mirror`` takes the files from another folder URL instead (``file://`` too,
 which is what the tests use: they never touch the network).

@@ -21,7 +21,7 @@ from synthdp.queries.halfspaces import Halfspaces
 from synthdp.queries.monotone import MonotoneConjunctions
 from synthdp.queries.parities import Parities
 from synthdp.queries.workload import Workload
-from synthdp.datasets.shared import benchmarks_dir
+from synthdp.datasets.locations import benchmarks_dir
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 

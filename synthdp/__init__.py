@@ -15,7 +15,7 @@ from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
 from synthdp.config import SynthesisConfig
 from synthdp.core.parameters import Relation
 from synthdp.tuning import accuracy_first, tune
-from synthdp.worst_case import worst_case_error
+from synthdp.evaluation.worst_case import worst_case_error
 
 __all__ = ["Relation", "SynthesisConfig", "Synthesizer", "SyntheticResult", "__version__", "accuracy_first",
            "generate_synthetic", "tune", "worst_case_error"]

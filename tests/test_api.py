@@ -12,7 +12,7 @@ import pytest
 import synthdp
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.evaluate import marginal_errors
+from synthdp.evaluation.marginals import marginal_errors
 
 FAST = dict(rounds=8, samples_per_round=10, progress=False)
 

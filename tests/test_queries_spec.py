@@ -136,7 +136,7 @@ def test_adult_benchmark_workload():
 
 
 def test_evaluation_benchmark_runs(tmp_path):
-    from synthdp.bench.evaluation import data_dir, run
+    from synthdp.bench.answering import data_dir, run
 
     if not (data_dir() / "adult.csv").is_file() or not (benchmarks_dir() / "adult-workloads.json").is_file():
         pytest.skip("shared ADULT data not available")

@@ -1,4 +1,4 @@
-"""The certified worst-case evaluator (synthdp.worst_case) against brute force, and its CLI."""
+"""The certified worst-case evaluator (synthdp.evaluation.worst_case) against brute force, and its CLI."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
-from synthdp.evaluate import marginal_errors
+from synthdp.evaluation.marginals import marginal_errors
 from synthdp.oracles.exact import suffix as exact_suffix, transform as exact_transform
 from synthdp.oracles.base import Limits
 from synthdp.oracles.exact.common import Budget
@@ -25,7 +25,7 @@ from synthdp.queries.monotone import MonotoneConjunctions
 from synthdp.queries.parities import Parities
 from synthdp.queries.spec import parse_query_class
 from synthdp.queries.workload import Workload
-from synthdp.worst_case import worst_case_error
+from synthdp.evaluation.worst_case import worst_case_error
 
 
 def _data(domain: Domain, rng: np.random.Generator, n: int, skew: float = 0.0) -> AggregatedData:

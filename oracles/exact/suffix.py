@@ -1,6 +1,6 @@
 """Exact minimum of ``sum_r w_r q(x_r)`` over a conjunction-like class, by branch and bound on row classes.
 
-This is the search of the certified worst-case evaluator (``synthdp.worst_case``):
+This is the search of the certified worst-case evaluator (``synthdp.evaluation.worst_case``):
 its weights are differences of two tables' counts, so positive and negative
 rows are mixed everywhere and the covered-negative-weight bound of
 :mod:`synthdp.oracles.exact.query` stays weak (on ACS's 23 binary attributes

@@ -94,7 +94,7 @@ def generate(df, schema, query: str, method: str, epsilon: float, delta: float, 
 
 def evaluate(df, syn, schema, query_class: str, time_limit: float) -> dict:
     """The worst-case error of ``syn`` over ``query_class``: the certified value, or bounds."""
-    from synthdp.worst_case import worst_case_error
+    from synthdp.evaluation.worst_case import worst_case_error
 
     wc = worst_case_error(df, syn, query_class, schema=schema, time_limit=time_limit)
     return {"value": wc.error, "certified": wc.certified, "lower": wc.lower, "upper": wc.upper,
@@ -185,7 +185,7 @@ def tables(rows: list[dict]) -> str:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Error against epsilon, one line per method, one panel per (dataset, class); bounds as bars."""
-    from synthdp.bench.outputs import epsilon_panels
+    from synthdp.bench.figures import epsilon_panels
 
     panels = sorted({(r["dataset"], r["class"]) for r in rows if r["status"] == "ok"})
     if not panels:
@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> dict:
-    from synthdp.bench.outputs import write_tables_and_figure
+    from synthdp.bench.figures import write_tables_and_figure
     from synthdp.core.io import write_json
 
     from synthdp.datasets import CODED_DATASETS

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from synthdp.datasets.shared import load_coded
+from synthdp.datasets.benchmarks import load_coded
 from synthdp.oracles.base import DataInstance, QueryInstance
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import ComplementClosed, Not, base_class

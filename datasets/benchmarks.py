@@ -1,12 +1,7 @@
-"""Locate and load the shared benchmark data (read-only, never copied into the package).
+"""Load the benchmark tables and workloads (read-only, never copied into the package).
 
 As scikit-learn's loaders take ``data_home``, every function here takes the
-folder as an argument; without one it is read from ``SYNTHDP_DATA_DIR`` /
-``SYNTHDP_BENCHMARKS_DIR``, and without those it is ``../shared/datasets`` /
-``../shared/benchmarks`` seen from the working directory (a checkout run from
-its root, with the shared folder beside it), and without those the user cache
-that :func:`synthdp.datasets.fetch` downloads the public tables into.  Nothing
-is located relative to the installed files.
+folder as an argument; without one it is found by :mod:`synthdp.datasets.locations`.
 """
 
 from __future__ import annotations
@@ -19,45 +14,13 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, read_json
+from synthdp.datasets.locations import DATA_DIR_ENV, benchmarks_dir, data_dir
 
 logger = logging.getLogger(__name__)
 
-DATA_DIR_ENV = "SYNTHDP_DATA_DIR"
-BENCHMARKS_DIR_ENV = "SYNTHDP_BENCHMARKS_DIR"
 #: Integer-coded benchmark tables, each ``<name>.csv`` with a public ``<name>-domain.json``.
 CODED_DATASETS = ("adult", "nltcs", "acs", "br2000")
 WORKLOADS_FILE = "adult-workloads.json"
-
-
-
-def _shared_dir(given: str | Path | None, env: str, leaf: str) -> Path:
-    """``given``, else ``$env``, else ``../shared/<leaf>``, else (datasets) the fetch cache; an error saying how."""
-    from synthdp.datasets.fetch import cache_dir
-
-    if given is not None:
-        path = Path(given).expanduser()
-    elif os.environ.get(env):
-        path = Path(os.environ[env]).expanduser()
-    else:
-        path = Path.cwd().parent / "shared" / leaf
-        if not path.is_dir() and leaf == "datasets" and cache_dir().is_dir():
-            path = cache_dir()
-    if not path.is_dir():
-        fetch = ("; or download the public tables with synthdp.datasets.fetch(name) (e.g. 'nltcs')"
-                 if leaf == "datasets" else "")
-        raise InputError(f"data directory {str(path)!r} does not exist; pass its location (data_home=...) "
-                         f"or set the environment variable {env}{fetch}")
-    return path
-
-
-def data_dir(data_home: str | Path | None = None) -> Path:
-    """Folder of the benchmark datasets: ``data_home``, ``$SYNTHDP_DATA_DIR``, or ``../shared/datasets``."""
-    return _shared_dir(data_home, DATA_DIR_ENV, "datasets")
-
-
-def benchmarks_dir(data_home: str | Path | None = None) -> Path:
-    """Folder of the benchmark workloads: ``data_home``, ``$SYNTHDP_BENCHMARKS_DIR``, or ``../shared/benchmarks``."""
-    return _shared_dir(data_home, BENCHMARKS_DIR_ENV, "benchmarks")
 
 
 def load_coded(name: str, *, data_home: str | Path | None = None) -> tuple[pd.DataFrame, Schema]:

@@ -1,0 +1,104 @@
+"""``synthdp generate --tune FILE.json`` and ``--target-error ALPHA --max-epsilon E`` (docs/privacy.md §5).
+
+The ``generate`` command hands over to :func:`generate` when either option is
+given.  ``--tune`` reads a JSON list of configurations (objects of
+``generate_synthetic`` keywords) and releases the best one by random stopping
+within ``--epsilon``/``--delta`` (§5.1); ``--target-error`` runs
+accuracy-first (§5.3) from ``--epsilon`` (the first level's budget) up to
+``--max-epsilon``.  Both need ``--n-rows`` (the common output size) and score
+tables on ``--eval-workload`` (default: the ``--queries`` class).  Generator
+options given on the command line are common to every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Callable
+
+import pandas as pd
+
+from synthdp.core.errors import InputError
+
+#: Generator options of ``synthdp generate`` passed on to every run when given (not None).
+GENERATOR_OPTIONS = ("method", "rounds", "epsilon_per_round", "burn_in", "respond_to", "ftpl_noise",
+                     "samples_per_round", "query_player", "oracle", "numeric", "time_limit", "privacy_unit",
+                     "max_rows_per_unit")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The tuning options of ``synthdp generate``."""
+    t = parser.add_argument_group("private tuning (docs/privacy.md §5; needs --n-rows)")
+    mode = t.add_mutually_exclusive_group()
+    mode.add_argument("--tune", metavar="FILE.json",
+                      help="release the best of the configurations in this JSON list (objects of generate options, "
+                           "e.g. [{\"rounds\": 40}, {\"rounds\": 100, \"respond_to\": \"union\"}]), chosen privately "
+                           "by random stopping within --epsilon/--delta")
+    mode.add_argument("--target-error", type=float, metavar="ALPHA",
+                      help="accuracy-first: double the budget from --epsilon until the max cell error on "
+                           "--eval-workload privately tests at most ALPHA (needs --max-epsilon)")
+    t.add_argument("--max-epsilon", type=float, help="accuracy-first: the cap on the worst-case epsilon")
+    t.add_argument("--eval-workload", help="public workload of marginals that scores tables (default: --queries)")
+    t.add_argument("--target-failure", type=float, default=0.1,
+                   help="--tune: target probability of missing the best configuration's median score (default "
+                        "%(default)s); the expected number of runs is 2 x (configurations) / this")
+
+
+def requested(args: argparse.Namespace) -> bool:
+    """Whether the command asks for tuning or accuracy-first."""
+    return bool(getattr(args, "tune", None)) or getattr(args, "target_error", None) is not None
+
+
+def read_candidates(path: str) -> list[dict]:
+    """The configurations of a ``--tune`` file: a non-empty JSON list of objects."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read --tune {path!r}: {exc}") from None
+    if not isinstance(data, list) or not data or not all(isinstance(c, dict) for c in data):
+        raise InputError(f"--tune {path!r} must hold a non-empty JSON list of objects (one per configuration), "
+                         f"got {type(data).__name__}")
+    return data
+
+
+def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], pd.DataFrame]) -> int:
+    """Run tuning or accuracy-first for ``synthdp generate`` and write its outputs as one unit.
+
+    The outputs are checked (and may not overwrite the ``--tune`` file) before
+    the data are read; nothing is written unless the release succeeds.
+    """
+    from synthdp.core.io import dump_json
+    from synthdp.core.outputs import check_outputs, write_outputs
+    from synthdp.core.parquet import dump_table
+    from synthdp.tuning import accuracy_first, tune
+
+    outputs = check_outputs({"-o": args.output, "--report": args.report},
+                            inputs=[args.input, getattr(args, "schema", None), args.tune])
+    if getattr(args, "engine", None) not in (None, "pandas"):
+        raise InputError("--tune and --target-error read the table in memory: use --engine pandas")
+    if args.n_rows is None:
+        raise InputError("--tune and --target-error need --n-rows: every run's table is resampled to this common, "
+                         "public size before it is scored")
+    if args.target_error is not None and args.max_epsilon is None:
+        raise InputError("--target-error needs --max-epsilon (the cap on the worst-case epsilon)")
+    if args.tune and args.max_epsilon is not None:
+        raise InputError("--max-epsilon belongs to --target-error; with --tune the budget is --epsilon")
+    candidates = read_candidates(args.tune) if args.tune else None
+    common = dict(schema_kwargs)
+    common.update({k: getattr(args, k) for k in GENERATOR_OPTIONS if getattr(args, k, None) is not None})
+    shared = dict(eval_workload=args.eval_workload or args.queries, n_out=args.n_rows, random_state=args.seed,
+                  relation=args.relation, delta=args.delta)
+    if candidates is not None:
+        result = tune(read(), args.queries, candidates, epsilon=args.epsilon, target_failure=args.target_failure,
+                      **shared, **common)
+    else:
+        result = accuracy_first(read(), args.queries, target_error=args.target_error, max_epsilon=args.max_epsilon,
+                                epsilon_1=args.epsilon, **shared, **common)
+    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
+    if args.report:
+        jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
+    write_outputs(jobs)
+    print(result.report.summary())
+    print(f"output: {args.output} ({len(result.data)} rows)")
+    return 0
