@@ -192,7 +192,7 @@ class Oracle(ABC):
         if not self.supports(base):
             return self._unsupported(base, start)
         try:
-            if isinstance(qc, ComplementClosed):
+            if base is not qc:  # a complement-closed wrapper: its queries may be Not(q) of base queries
                 raw = self._minimize_closed(qc, instance, limits)
             else:
                 raw = self._minimize(qc, instance.codes, instance.weights, instance.separator_weights, limits)

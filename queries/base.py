@@ -77,6 +77,17 @@ class QueryClass(ABC):
     name: str = "queries"
     #: Whether ``1 - q`` is in the class for every ``q``.
     complement_closed: bool = False
+    #: What the class's structure lets a solver or an evaluator exploit (read by the oracles, the players and the
+    #: evaluators instead of testing concrete classes).  ``conjoins``: the queries are conjunctions of record
+    #: literals, of ``"one-hot"`` literals ``x_a = v`` or of ``"binary"`` features (:meth:`literals` reads them);
+    #: None otherwise.  ``disjoins``: the same for disjunctions.  ``listed_cells``: the class is the cells of an
+    #: explicit list of attribute sets (``marginal_attrs``), not every set within its width bounds.  ``parity``:
+    #: XORs of binary features.  ``linear_threshold``: halfspaces over binary features.
+    conjoins: str | None = None
+    disjoins: str | None = None
+    listed_cells: bool = False
+    parity: bool = False
+    linear_threshold: bool = False
 
     def __init__(self, domain: Domain):
         self.domain = domain
@@ -164,6 +175,10 @@ class QueryClass(ABC):
     @abstractmethod
     def describe(self, query: Query) -> str:
         """The query in column terms, e.g. ``age=30-39 AND sex=Male``."""
+
+    def literals(self, query: Query) -> tuple[tuple[int, int], ...]:
+        """The record literals ``(attribute, value)`` whose conjunction is ``query`` (classes that ``conjoins``)."""
+        raise TypeError(f"{self.name} queries are not conjunctions of record literals")
 
     def complement(self, query: Query) -> Query:
         """``1 - q`` as a query of this class (complement-closed classes only)."""

@@ -59,6 +59,8 @@ class Conjunctions(QueryClass):
     is the class of all 3-way marginal cells.
     """
 
+    conjoins = "one-hot"
+
     def __init__(self, domain: Domain, *, min_width: int = 1, max_width: int | None = None):
         super().__init__(domain)
         top = len(domain) if max_width is None else max_width
@@ -196,6 +198,9 @@ class Conjunctions(QueryClass):
             and all(a < b for a, b in zip(attrs, attrs[1:]))
             and all(0 <= a < len(self.domain) and 0 <= v < self.domain.sizes[a] for a, v in query.literals)
         )
+
+    def literals(self, query: Conjunction) -> tuple[tuple[int, int], ...]:
+        return query.literals
 
     def describe(self, query: Conjunction) -> str:
         return " AND ".join(self.domain.literal(a, v) for a, v in query.literals) or "TRUE"

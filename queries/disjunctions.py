@@ -42,6 +42,7 @@ class Disjunctions(DerivedClass):
         if not isinstance(base, (Conjunctions, MonotoneConjunctions)):
             raise InputError(f"Disjunctions needs a Conjunctions or MonotoneConjunctions base, got {base!r}")
         super().__init__(base, f"disjunctions[{base.name}]")
+        self.disjoins = base.conjoins
 
     def evaluate(self, queries: Sequence[Disjunction], points: np.ndarray) -> np.ndarray:
         return 1 - self.base.evaluate(_inners(queries), 1 - np.asarray(points, dtype=np.uint8))

@@ -40,6 +40,7 @@ class Halfspaces(BinaryFeatureClass):
     """
 
     complement_closed = True
+    linear_threshold = True
 
     def __init__(self, domain: Domain, *, weight_bound: int = 1):
         super().__init__(domain)

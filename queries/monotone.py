@@ -32,6 +32,7 @@ class MonotoneConjunctions(FeatureSetClass):
 
     query_type = MonotoneConjunction
     kind = "monotone"
+    conjoins = "binary"
 
     def evaluate(self, queries: Sequence[MonotoneConjunction], points: np.ndarray) -> np.ndarray:
         """``q_S(x) = [sum_{j in S} x_j >= |S|]`` on 0/1 points."""
@@ -63,6 +64,10 @@ class MonotoneConjunctions(FeatureSetClass):
     def anchor(self) -> tuple[np.ndarray, int]:
         """Every monotone conjunction is 1 on the all-ones point."""
         return np.ones(self.n_features, dtype=np.uint8), 1
+
+    def literals(self, query: MonotoneConjunction) -> tuple[tuple[int, int], ...]:
+        """The binary features' record literals; two of one attribute make a query that is never true."""
+        return tuple(self.columns[j] for j in query.features)
 
     def describe(self, query: MonotoneConjunction) -> str:
         return self.join(query, "AND", "TRUE")

@@ -25,6 +25,7 @@ class Parities(FeatureSetClass):
 
     query_type = Parity
     kind = "parities"
+    parity = True
 
     def evaluate(self, queries: Sequence[Parity], points: np.ndarray) -> np.ndarray:
         out = np.empty((len(queries), np.shape(points)[0]), dtype=np.uint8)

@@ -29,6 +29,8 @@ from synthdp.core.errors import InputError, SchemaError
 class Workload(Conjunctions):
     """The cells of the marginals on ``attr_tuples`` (tuples of attribute indices)."""
 
+    listed_cells = True
+
     def __init__(self, domain: Domain, attr_tuples: Iterable[Sequence[int]], *, name: str | None = None):
         marginals: list[tuple[int, ...]] = []
         position: dict[tuple[int, ...], int] = {}  # a list scan here made 1.3M marginals take minutes

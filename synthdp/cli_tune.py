@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Callable
+from typing import Callable
 
 import pandas as pd
 

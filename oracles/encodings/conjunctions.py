@@ -42,7 +42,6 @@ from synthdp.oracles.encodings.common import Literal, Records, merge_queries
 from synthdp.oracles.model import MAXIMIZE, MINIMIZE, Encoded, Lit, Model
 from synthdp.queries.conjunctions import Conjunction, Conjunctions
 from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
-from synthdp.queries.workload import Workload
 
 KINDS = frozenset({"clause", "card"})
 
@@ -140,8 +139,7 @@ def query_points(query_class: Conjunctions, points: np.ndarray, weights: np.ndar
     """``min_q sum_x w_x q(x)`` over one-hot conjunctions (or a workload's cells)."""
     model = Model(MINIMIZE)
     domain = query_class.domain
-    workload = isinstance(query_class, Workload)
-    if workload:
+    if query_class.listed_cells:
         usable = sorted({a for attrs in query_class.marginal_attrs for a in attrs})
     else:
         usable = list(range(len(domain))) if query_class.max_width > 0 else []
@@ -153,7 +151,7 @@ def query_points(query_class: Conjunctions, points: np.ndarray, weights: np.ndar
         else:
             used[a] = model.new_bool(f"s[{a}]", relaxable=True)
             model.exactly_one((-used[a], *la))
-    if workload:
+    if query_class.listed_cells:
         select = [model.new_bool(f"t{attrs}") for attrs in query_class.marginal_attrs]
         model.exactly_one(select)
         for a in usable:
@@ -207,9 +205,7 @@ def monotone_query_points(query_class: MonotoneConjunctions, points: np.ndarray,
 
 def record_literals(query_class, query) -> tuple[Literal, ...]:
     """The record literals ``(a, v)`` of a one-hot or monotone conjunction."""
-    if isinstance(query, Conjunction):
-        return query.literals
-    return tuple(query_class.columns[j] for j in query.features)
+    return query_class.literals(query)
 
 
 def monotone_data(query_class: MonotoneConjunctions, queries: list, weights: np.ndarray, rho: np.ndarray) -> Encoded:

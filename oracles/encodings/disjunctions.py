@@ -22,7 +22,6 @@ from synthdp.oracles.encodings import conjunctions
 from synthdp.oracles.encodings.common import Literal, Records, merge_queries, weighted_points
 from synthdp.oracles.model import MAXIMIZE, Encoded, Model
 from synthdp.queries.disjunctions import Disjunction, Disjunctions
-from synthdp.queries.monotone import MonotoneConjunctions
 
 KINDS = conjunctions.KINDS
 
@@ -31,7 +30,7 @@ def query(query_class: Disjunctions, codes: np.ndarray, weights: np.ndarray, sep
     """``min_q sum_r w_r q(x_r) + sum_i eta_i q(e_i)`` over disjunctions."""
     points, w = weighted_points(query_class, codes, weights, separator_weights)
     base = query_class.base
-    encode = conjunctions.monotone_query_points if isinstance(base, MonotoneConjunctions) else conjunctions.query_points
+    encode = conjunctions.monotone_query_points if base.conjoins == "binary" else conjunctions.query_points
     inner = encode(base, (1 - points).astype(np.uint8), -w)
     inner.model.constant += int(w.sum())
 

@@ -71,21 +71,17 @@ import numpy as np
 from synthdp.oracles.exact import data_kernel as kernel
 from synthdp.oracles.exact.common import Budget, SearchOutcome, bin_sums
 from synthdp.queries.base import QueryClass
-from synthdp.queries.conjunctions import Conjunction
-from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
 
 log = logging.getLogger(__name__)
 
 
 def literals_of(query_class: QueryClass, query) -> tuple[tuple[int, int], ...] | None:
     """The query as sorted literals ``(attribute, value)``; ``None`` if it is never true on a record."""
-    if isinstance(query, Conjunction):
-        return query.literals
-    if isinstance(query, MonotoneConjunction) and isinstance(query_class, MonotoneConjunctions):
-        lits = tuple(query_class.columns[j] for j in query.features)
-        attrs = [a for a, _ in lits]
-        return lits if len(set(attrs)) == len(attrs) else None
-    raise TypeError(f"exact data search cannot read {type(query).__name__} queries")
+    if query_class.conjoins is None:
+        raise TypeError(f"exact data search cannot read {type(query).__name__} queries")
+    lits = query_class.literals(query)
+    attrs = [a for a, _ in lits]
+    return lits if len(set(attrs)) == len(attrs) else None
 
 
 def _merge(query_class: QueryClass, queries: Sequence, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

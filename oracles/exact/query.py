@@ -42,9 +42,8 @@ import numpy as np
 from synthdp.core.keys import check_index_range
 from synthdp.oracles.exact.common import Budget, SearchOutcome, bin_sums
 from synthdp.queries.base import QueryClass
-from synthdp.queries.conjunctions import Conjunction, Conjunctions
-from synthdp.queries.monotone import MonotoneConjunction, MonotoneConjunctions
-from synthdp.queries.workload import Workload
+from synthdp.queries.conjunctions import Conjunction
+from synthdp.queries.monotone import MonotoneConjunction
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +85,13 @@ class ItemModel:
 
 def supported(query_class: QueryClass) -> bool:
     """Whether :func:`item_model` describes the class."""
-    return isinstance(query_class, (Conjunctions, MonotoneConjunctions))
+    return query_class.conjoins is not None
 
 
 def item_model(query_class: QueryClass) -> ItemModel | None:
     """The item model of a supported base class, or ``None``."""
     sizes = query_class.domain.sizes
-    if isinstance(query_class, Conjunctions):
+    if query_class.conjoins == "one-hot":
         pairs = [(a, v) for a, s in enumerate(sizes) for v in range(s)]
         attr = np.array([a for a, _ in pairs], dtype=np.int64)
 
@@ -101,7 +100,7 @@ def item_model(query_class: QueryClass) -> ItemModel | None:
 
         return ItemModel(attr, np.array([v for _, v in pairs], dtype=np.int64), attr,
                          query_class.min_width, query_class.max_width, build)
-    if isinstance(query_class, MonotoneConjunctions):
+    if query_class.conjoins == "binary":
         cols = query_class.columns
         attr = np.array([a for a, _ in cols], dtype=np.int64)
 
@@ -129,9 +128,9 @@ def separator_terms(query_class: QueryClass, model: ItemModel, eta: np.ndarray) 
 
 def attribute_sets(query_class: QueryClass) -> list[tuple[int, ...]] | None:
     """Attribute sets of a class that tables can enumerate (sorted); ``None`` if there are too many."""
-    if isinstance(query_class, Workload):
+    if query_class.listed_cells:
         return sorted(query_class.marginal_attrs)
-    if not isinstance(query_class, Conjunctions):
+    if query_class.conjoins != "one-hot":
         return None
     n_attrs = len(query_class.domain)
     widths = range(query_class.min_width, query_class.max_width + 1)
@@ -144,7 +143,7 @@ def use_tables(query_class: QueryClass, sets: list[tuple[int, ...]] | None, n_ro
     """Whether table enumeration beats branch and bound (always for workloads)."""
     if sets is None:
         return False
-    return isinstance(query_class, Workload) or len(sets) * n_rows + query_class.size() <= TABLE_WORK
+    return query_class.listed_cells or len(sets) * n_rows + query_class.size() <= TABLE_WORK
 
 
 # ----------------------------------------------------------------------------------------------
@@ -504,7 +503,7 @@ def minimize(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, et
     weights = weights[keep].astype(np.float64)
     base, delta = separator_terms(query_class, model, eta)
     sets = attribute_sets(query_class)
-    if isinstance(query_class, Workload) or (method is None and use_tables(query_class, sets, codes.shape[0])):
+    if query_class.listed_cells or (method is None and use_tables(query_class, sets, codes.shape[0])):
         method = "tables"
     if method == "tables" and sets is not None:
         outcome = table_search(model, sets, codes, weights, base, delta, query_class.domain.sizes, budget)

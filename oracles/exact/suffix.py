@@ -41,9 +41,6 @@ import numpy as np
 from synthdp.oracles.exact.common import Budget, SearchOutcome, exact_in_float
 from synthdp.oracles.exact.query import ItemModel, item_model
 from synthdp.queries.base import QueryClass
-from synthdp.queries.conjunctions import Conjunctions
-from synthdp.queries.monotone import MonotoneConjunctions
-from synthdp.queries.workload import Workload
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +174,7 @@ def supported(query_class: QueryClass) -> bool:
     A workload is not: it holds the cells of listed attribute sets only,
     while this search ranges over every set within the width bounds.
     """
-    return isinstance(query_class, (Conjunctions, MonotoneConjunctions)) and not isinstance(query_class, Workload)
+    return query_class.conjoins is not None and not query_class.listed_cells
 
 
 def minimize(query_class: QueryClass, codes: np.ndarray, weights: np.ndarray, budget: Budget) -> SearchOutcome:

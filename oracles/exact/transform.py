@@ -32,7 +32,7 @@ _INT_LIMIT = 2**62
 
 def supported(query_class: QueryClass) -> bool:
     """Parities over at most :data:`MAX_FEATURES` binary features."""
-    return isinstance(query_class, Parities) and query_class.n_features <= MAX_FEATURES
+    return query_class.parity and query_class.n_features <= MAX_FEATURES
 
 
 def _popcounts(bits: int) -> np.ndarray:

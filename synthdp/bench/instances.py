@@ -27,7 +27,7 @@ import numpy as np
 from synthdp.datasets.benchmarks import load_coded
 from synthdp.oracles.base import DataInstance, QueryInstance
 from synthdp.queries.base import QueryClass
-from synthdp.queries.complement import ComplementClosed, Not, base_class
+from synthdp.queries.complement import Not, base_class
 from synthdp.queries.conjunctions import Conjunction
 from synthdp.queries.spec import parse_query_class
 from synthdp.core.data import AggregatedData
@@ -117,7 +117,7 @@ def data_instance(query_class: QueryClass, n_queries: int, settings: GameSetting
     """A history of ``n_queries`` distinct queries (multiplicities 1..3, a quarter complemented) with FTPL noise."""
     base = base_class(query_class)
     queries = sample_queries(base, n_queries, rng)
-    if isinstance(query_class, ComplementClosed):
+    if base is not query_class:  # complement-closed: a quarter of the queries complemented
         queries = [Not(q) if flip else q for q, flip in zip(queries, rng.random(len(queries)) < 0.25)]
     weights = settings.resolution * rng.integers(1, 4, len(queries))
     b = math.sqrt(2 * settings.rounds * (1 + 1 / settings.resolution))

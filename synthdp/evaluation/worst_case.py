@@ -166,7 +166,7 @@ def exact_supports(query_class: QueryClass) -> bool:
 
 
 def _binary_disjunctions(query_class: QueryClass) -> bool:
-    return (isinstance(query_class, Disjunctions) and isinstance(query_class.base, Conjunctions)
+    return (query_class.disjoins == "one-hot"
             and all(size == 2 for size in query_class.domain.sizes))
 
 
@@ -266,7 +266,7 @@ def _sense(backend: str, query_class: QueryClass, codes: np.ndarray, weights: np
     instance = QueryInstance.build(query_class, codes, weights)
     start = time.perf_counter()
     seeds = []
-    if isinstance(query_class, Halfspaces) and backend == "cpsat" and exact_in_float(weights):
+    if query_class.linear_threshold and backend == "cpsat" and exact_in_float(weights):
         seeds = _halfspace_seeds(query_class, codes, weights, limits)
         if limits.time_limit is not None:
             limits = replace(limits, time_limit=limits.time_limit - (time.perf_counter() - start))

@@ -19,7 +19,6 @@ import numpy as np
 from synthdp.oracles.base import Limits, Oracle, QueryInstance
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import Not, base_class
-from synthdp.queries.conjunctions import Conjunctions
 from synthdp.mechanisms.accounting import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.methods.game import Selection
@@ -156,9 +155,9 @@ def as_workload(base: QueryClass):
     """The class as an explicit marginal workload (all cells of listed attribute sets), if it is one."""
     from synthdp.queries.workload import Workload
 
-    if isinstance(base, Workload):
+    if base.listed_cells:
         return base
-    if isinstance(base, Conjunctions) and base.min_width == base.max_width:
+    if base.conjoins == "one-hot" and base.min_width == base.max_width:
         return Workload(base.domain, list(itertools.combinations(range(len(base.domain)), base.min_width)))
     return None
 
@@ -167,7 +166,7 @@ def workload_size(base: QueryClass) -> int | None:
     """How many base queries a workload player scores; None when the class is too large to enumerate."""
     from synthdp.queries.base import ENUMERATION_LIMIT
 
-    if isinstance(base, Conjunctions) and base.min_width == base.max_width:
+    if base.conjoins == "one-hot" and base.min_width == base.max_width:
         return base.size()  # the cells of all k-way marginals, counted without listing them (200 columns: 1.3M sets)
     workload = as_workload(base)
     if workload is not None:

@@ -67,9 +67,9 @@ def eval_workload(spec: Any, domain: Domain) -> EvalWorkload:
                          "attribute-name lists, fixed before seeing the data")
     else:
         qc = base_class(parse_query_class(spec, domain, closed=False))
-    if isinstance(qc, Workload):
+    if qc.listed_cells:
         return EvalWorkload(tuple(qc.marginal_attrs), qc.name)
-    if type(qc) is Conjunctions and qc.max_width is not None and qc.max_width <= len(domain):
+    if qc.conjoins == "one-hot" and qc.max_width is not None and qc.max_width <= len(domain):
         widths = range(max(qc.min_width, 1), qc.max_width + 1)
         sets = tuple(s for k in widths for s in itertools.combinations(range(len(domain)), k))
         if sets:
