@@ -1,15 +1,15 @@
 """Benchmark: answer every cell of the ADULT 3-way x64 workload (458,996 cells, 48,842 rows).
 
-Times :meth:`queries.workload.Workload.cell_answers` on the raw rows and on
+Times :meth:`synthdp.queries.workload.Workload.cell_answers` on the raw rows and on
 the aggregated distinct rows, and the generic
-:meth:`queries.conjunctions.Conjunctions.answer` on the same cells given as
+:meth:`synthdp.queries.conjunctions.Conjunctions.answer` on the same cells given as
 query objects (the path the game and the oracles use); best of ``--repeats``
 runs each.  Prints a small table and writes ``results/evaluation.json``.
 
-    python -m benchmarks.evaluation [--workload adult_3way_64] [--repeats 5]
+    synthdp bench evaluation [--workload adult_3way_64] [--repeats 5]
 
-Data come from ``$SYNTHDP_DATA_DIR`` (else ``<repo>/../shared/datasets``),
-workloads from ``$SYNTHDP_BENCHMARKS_DIR`` (else ``<repo>/../shared/benchmarks``).
+Data come from ``$SYNTHDP_DATA_DIR`` (else ``../shared/datasets`` seen from the working directory),
+workloads from ``$SYNTHDP_BENCHMARKS_DIR`` (else ``../shared/benchmarks``): :mod:`synthdp.datasets.locations`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def best_of(repeats: int, fn: Callable[[], np.ndarray]) -> tuple[float, np.ndarr
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synthdp bench evaluation", description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="adult_3way_64", help="workload key or JSON path (see queries.spec)")
+    parser.add_argument("--workload", default="adult_3way_64", help="workload key or JSON path (see synthdp.queries.spec)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per path; the best counts "
                         "(default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=None, help="folder of adult.csv and adult-domain.json")

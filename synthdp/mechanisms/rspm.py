@@ -32,7 +32,7 @@ coefficients leave the solver's exact integer range (docs/privacy.md §2.7 R1) i
 FAIL (docs/privacy.md §6 item 4).
 
 *Modes* (docs/privacy.md §2.7, §3.7).  Mode **E** (default): no limits; the solver
-answer is certified (R2-R3, in :mod:`oracles.base`); a FAIL means the release
+answer is certified (R2-R3, in :mod:`synthdp.oracles.base`); a FAIL means the release
 must be abandoned, so RSPM raises :class:`~synthdp.core.errors.PrivacyError` and
 never substitutes an output (R4).  Mode **N**: time-limited; a FAIL returns
 ``query=None`` and the result is marked ``conditional`` ("privacy
