@@ -6,6 +6,9 @@ the contract every backend follows.
 
 from __future__ import annotations
 
+import importlib
+
+from synthdp.core.errors import InputError
 from synthdp.oracles.base import (FAIL, NO_LIMITS, OPTIMAL, DataInstance, Limits, Oracle, OracleResult,
                           QueryInstance)
 
@@ -25,10 +28,6 @@ def available_oracles() -> list[str]:
 
 def get_oracle(name: str, **options) -> Oracle:
     """The backend called ``name`` (one of :func:`available_oracles`)."""
-    import importlib
-
-    from synthdp.core.errors import InputError
-
     if name not in _BACKENDS:
         raise InputError(f"unknown oracle {name!r}; choose one of {available_oracles()}")
     module, cls = _BACKENDS[name]

@@ -28,6 +28,7 @@ import os
 import re
 import warnings
 
+from synthdp.core.extras import require
 from synthdp.oracles.base import Limits
 from synthdp.oracles.encodings import EncodedOracle
 from synthdp.oracles.model import (MINIMIZE, Clause, Linear, Model, Outcome, Xor, as_linear, linearize, split_xor,
@@ -40,7 +41,6 @@ def _pulp():
     """Import PuLP; OR-Tools first if HiGHS is installed (PuLP's HiGHS import breaks a later OR-Tools import)."""
     if importlib.util.find_spec("highspy") is not None and importlib.util.find_spec("ortools") is not None:
         import ortools.sat.python.cp_model  # noqa: F401
-    from synthdp.core.extras import require
 
     return require("pulp", "the cbc oracle")
 

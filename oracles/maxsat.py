@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 
+from synthdp.core.extras import require
 from synthdp.oracles.base import Limits
 from synthdp.oracles.encodings import EncodedOracle
 from synthdp.oracles.model import MINIMIZE, Card, Clause, Model, Outcome, Xor, split_xor, xor_clauses
@@ -56,8 +57,6 @@ class MaxSATOracle(EncodedOracle):
         self.solver = solver
 
     def load(self) -> None:
-        from synthdp.core.extras import require
-
         require("pysat.card", "the maxsat oracle")
         require("pysat.examples.rc2", "the maxsat oracle")
 

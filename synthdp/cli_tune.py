@@ -19,6 +19,10 @@ from typing import Callable
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.io import dump_json
+from synthdp.core.outputs import check_outputs, write_outputs
+from synthdp.core.parquet import dump_table
+from synthdp.tuning import accuracy_first, tune
 
 #: Generator options of ``synthdp generate`` passed on to every run when given (not None).
 GENERATOR_OPTIONS = ("method", "rounds", "epsilon_per_round", "burn_in", "respond_to", "ftpl_noise",
@@ -68,11 +72,6 @@ def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], p
     The outputs are checked (and may not overwrite the ``--tune`` file) before
     the data are read; nothing is written unless the release succeeds.
     """
-    from synthdp.core.io import dump_json
-    from synthdp.core.outputs import check_outputs, write_outputs
-    from synthdp.core.parquet import dump_table
-    from synthdp.tuning import accuracy_first, tune
-
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, getattr(args, "schema", None), args.tune])
     if getattr(args, "engine", None) not in (None, "pandas"):

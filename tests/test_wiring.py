@@ -25,6 +25,7 @@ import pytest
 import synthdp.mechanisms.prsma as prsma_module
 import synthdp.mechanisms.rspm as rspm_module
 import synthdp.mechanisms.selection as selection_module
+import synthdp.methods.players as players_module
 from adversarial_oracle import AdversarialOracle, fails_on_record
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
@@ -83,7 +84,7 @@ class _RSPMWire:
             self.rates.append(Fraction(s, t))
             return real_vector(m, s, t, rng)
 
-        monkeypatch.setattr(rspm_module, "rspm", rspm)
+        monkeypatch.setattr(players_module, "rspm", rspm)  # the name the player calls
         monkeypatch.setattr(rspm_module, "discrete_laplace_vector", vector)
 
 
@@ -124,7 +125,7 @@ def test_workload_player_sensitivity_covers_its_scores(monkeypatch, mechanism, r
         calls.append((np.asarray(scores).copy(), kwargs["epsilon"], kwargs["sensitivity"]))
         return real_pick(scores, **kwargs)
 
-    monkeypatch.setattr(selection_module, name, pick)
+    monkeypatch.setattr(players_module, name, pick)  # the name the player calls
     ledger = Ledger(Fraction(100), Fraction(0))
     player = WorkloadPlayer(QC, EPS0, PrivateRandom(0), ledger, relation, mechanism=mechanism, name=mechanism)
     player.select(_data(REAL), SYNTH, 1)

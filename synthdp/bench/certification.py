@@ -27,9 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from synthdp.api import generate_synthetic
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
 from synthdp.core.errors import InputError
-from synthdp.datasets import load_coded
+from synthdp.datasets import CODED_DATASETS, load_coded
 from synthdp.evaluation.worst_case import worst_case_error
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,6 @@ def synthetic_table(name: str, df: pd.DataFrame, schema, kind: str, epsilon: flo
         return independent_sample(df, seed)
     if kind != "generate":
         return pd.read_csv(kind.format(dataset=name))
-    from synthdp.api import generate_synthetic
 
     log.info("generating a synthetic %s at epsilon %s (marginals:3, seed %d)", name, epsilon, seed)
     return generate_synthetic(df, "marginals:3", epsilon=epsilon, schema=schema, random_state=seed,
@@ -75,8 +75,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> list[dict]:
-    from synthdp.datasets import CODED_DATASETS
-
     args = quick(build_parser().parse_args(argv), suite="nltcs", dims="8", repeats=1, time_limit=30.0)
     if args.synthetic not in ("independent", "generate") and "{dataset}" not in args.synthetic:
         raise InputError("--synthetic must be 'independent', 'generate' or a path template containing {dataset}")

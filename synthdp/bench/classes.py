@@ -33,8 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+import synthdp
+from synthdp.bench.figures import epsilon_panels, write_tables_and_figure
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
 from synthdp.core.errors import InputError
+from synthdp.core.io import write_json
+from synthdp.datasets import CODED_DATASETS, load_coded
+from synthdp.evaluation.worst_case import worst_case_error
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +65,6 @@ def run_key(r: dict) -> tuple:
 
 def load_inputs(name: str, rows: int | None, dims: int | None):
     """The coded table and its schema, cut to its first ``rows`` rows and ``dims`` columns (a public rule)."""
-    from synthdp.datasets import load_coded
-
     df, schema = load_coded(name)
     if dims is not None:
         cols = list(df.columns[:dims])
@@ -74,9 +77,6 @@ def load_inputs(name: str, rows: int | None, dims: int | None):
 
 def generate(df, schema, query: str, method: str, epsilon: float, delta: float, seed: int):
     """One synthetic table, its generation seconds, the plan's method, reason and game player; or the error's text."""
-    import synthdp
-    from synthdp.core.errors import InputError
-
     start = time.perf_counter()
     try:
         result = synthdp.generate_synthetic(df, query, epsilon=epsilon, delta=delta, schema=schema,
@@ -94,8 +94,6 @@ def generate(df, schema, query: str, method: str, epsilon: float, delta: float, 
 
 def evaluate(df, syn, schema, query_class: str, time_limit: float) -> dict:
     """The worst-case error of ``syn`` over ``query_class``: the certified value, or bounds."""
-    from synthdp.evaluation.worst_case import worst_case_error
-
     wc = worst_case_error(df, syn, query_class, schema=schema, time_limit=time_limit)
     return {"value": wc.error, "certified": wc.certified, "lower": wc.lower, "upper": wc.upper,
             "eval_s": wc.seconds, "worst_query": wc.text, "backend": wc.backend, "eval_message": wc.message}
@@ -185,8 +183,6 @@ def tables(rows: list[dict]) -> str:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Error against epsilon, one line per method, one panel per (dataset, class); bounds as bars."""
-    from synthdp.bench.figures import epsilon_panels
-
     panels = sorted({(r["dataset"], r["class"]) for r in rows if r["status"] == "ok"})
     if not panels:
         return
@@ -232,11 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> dict:
-    from synthdp.bench.figures import write_tables_and_figure
-    from synthdp.core.io import write_json
-
-    from synthdp.datasets import CODED_DATASETS
-
     args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1", seeds=1, methods="measure",
                  classes="conjunctions", rows=2000, dims=8)
     methods = comma_list(args.methods, "--methods", METHODS)

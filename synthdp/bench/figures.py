@@ -6,6 +6,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from synthdp.core.extras import require
+from synthdp.core.io import atomic_path
+
 
 @contextmanager
 def epsilon_panels(count: int, path: Path, ylabel: str) -> Iterator[list]:
@@ -16,9 +19,6 @@ def epsilon_panels(count: int, path: Path, ylabel: str) -> Iterator[list]:
     then rename); the figure is closed either way.  matplotlib is the
     ``plot`` extra: a clear message names it when it is missing.
     """
-    from synthdp.core.extras import require
-    from synthdp.core.io import atomic_path
-
     matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -40,8 +40,6 @@ def epsilon_panels(count: int, path: Path, ylabel: str) -> Iterator[list]:
 
 def write_tables_and_figure(out: Path, tables: str, draw: Callable[[Path], None], figure: str) -> None:
     """Write ``tables`` to ``out/results.md`` (atomically) and ``draw`` the figure to ``out/figure``; print both paths."""
-    from synthdp.core.io import atomic_path
-
     with atomic_path(out / "results.md") as tmp:
         tmp.write_text(tables)
     draw(out / figure)

@@ -25,6 +25,7 @@ from pathlib import Path
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
 from synthdp.core.errors import InputError
 from synthdp.bench.instances import FULL, QUERY_FAMILIES, BenchInstance, standard_instances
+from synthdp.core.extras import require
 from synthdp.oracles import Limits, Oracle, get_oracle
 from synthdp.queries.complement import base_class
 
@@ -165,8 +166,6 @@ def print_table(rows: list[dict], notes: list[str]) -> None:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Median wall time (bar) and maximum (marker) per (class, player) and backend, log scale."""
-    from synthdp.core.extras import require
-
     matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

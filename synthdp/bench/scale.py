@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
+from synthdp.api import generate_synthetic
 from synthdp.bench.options import add_out, add_quick, comma_list, existing_folder, quick
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.core.extras import require
+from synthdp.core.keys import pack
+from synthdp.datasets import load_coded
+from synthdp.engines import get_engine
+from synthdp.engines.keys import sum_by_key
 
 #: Rows per generated Parquet file and per row group (= per generation chunk).
 FILE_ROWS = 10_000_000
@@ -50,8 +57,6 @@ def generate(folder: Path, rows: int, seed: int = 0) -> float:
     """Write ``rows`` rows drawn from coded ADULT as Parquet files into ``folder``; seconds taken."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from synthdp.datasets import load_coded
 
     start = time.perf_counter()
     df, _ = load_coded("adult")
@@ -93,9 +98,6 @@ def _cpu_seconds() -> float:
 
 def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[str, Any]:
     """One engine on one folder, in this (fresh) process: times and the driver's peak memory."""
-    from synthdp.datasets import load_coded
-    from synthdp.engines import get_engine
-
     _, schema = load_coded("adult")
     out: dict[str, Any] = {"engine": engine, "idle_peak_bytes": _peak_bytes()}
     cluster = client = None
@@ -121,8 +123,6 @@ def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[st
         if client is not None:
             out["worker_peak_bytes"] = max(client.run(_peak_bytes).values())
         if whole_run:
-            from synthdp.api import generate_synthetic
-
             start = time.perf_counter()
             generate_synthetic(folder, RUN["query_class"], engine=engine, schema=schema,
                                **options, **{k: v for k, v in RUN.items() if k != "query_class"})
@@ -159,11 +159,6 @@ def breakdown(folder: Path) -> dict[str, float]:
     """Seconds per million rows, on one core, of each step of counting one 1M-row Parquet batch."""
     import pyarrow.parquet as pq
 
-    from synthdp.core.encoding import Encoder
-    from synthdp.datasets import load_coded
-    from synthdp.core.keys import pack
-    from synthdp.engines.keys import sum_by_key
-
     _, schema = load_coded("adult")
     handle = pq.ParquetFile(sorted(folder.glob("*.parquet"))[0])
     encoder = Encoder(schema)
@@ -186,8 +181,6 @@ def breakdown(folder: Path) -> dict[str, float]:
 
 
 def plot(records: list[dict[str, Any]], path: Path) -> None:
-    from synthdp.core.extras import require
-
     matplotlib = require("matplotlib", "the benchmark plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

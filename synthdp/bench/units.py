@@ -16,6 +16,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from synthdp import generate_synthetic
+
 REGIONS, HABITS, TIMES, KINDS = ["n", "s", "e", "w"], ["a", "b", "c"], ["am", "pm", "night"], ["x", "y", "z", "v"]
 CATEGORIES = {"region": REGIONS, "habit": HABITS, "time": TIMES, "kind": KINDS}
 
@@ -47,8 +49,6 @@ def mean_tv(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
 
 def run(ks=(1, 2, 5), seeds: int = 3, epsilon: float = 1.0, delta: float = 1e-9, persons: int = 3000) -> pd.DataFrame:
     """Mean TV error (mean and spread over seeds) of ``method='measure'`` at each ``k``."""
-    from synthdp import generate_synthetic
-
     df = visits_table(persons)
     rows = []
     for k in ks:

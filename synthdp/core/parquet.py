@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.outputs import check_outputs, write_outputs
 
 __all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
            "require_pyarrow", "table_format", "write_parquet", "write_table"]
@@ -99,8 +100,6 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = Non
 
     Everything is checked (the name's format, the path) before anything is written.
     """
-    from synthdp.core.outputs import check_outputs, write_outputs
-
     found = table_format(path)
     if fmt is not None and found != fmt:
         raise InputError(f"{os.fspath(path)!r} names a {found} file but this writes {fmt}; name it .{fmt}, or use "
@@ -113,8 +112,6 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = Non
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``df`` to ``path`` as Parquet, atomically (checked, temporary file, then rename; no index)."""
-    from synthdp.core.outputs import check_outputs, write_outputs
-
     require_pyarrow()
     out = check_outputs({"output": path})["output"]
     write_outputs([(out, lambda tmp: dump_parquet(df, tmp))])

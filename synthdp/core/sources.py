@@ -19,6 +19,7 @@ from typing import Literal, Union
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.io import read_csv
 from synthdp.core.parquet import is_parquet, read_parquet
 
 __all__ = ["ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
@@ -115,8 +116,6 @@ def list_files(source: Source) -> list[TableFile]:
 
 def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
     """One CSV file with the project's parsing rules (:func:`synthdp.core.io.read_csv`)."""
-    from synthdp.core.io import read_csv
-
     return read_csv(path, missing=list(options.missing) or None,
                     columns=list(options.columns) if options.columns else None, sep=options.sep,
                     encoding=options.encoding, text=options.text)

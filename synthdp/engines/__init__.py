@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.schema import Schema
+from synthdp.engines.pandas import PandasEngine
 
 __all__ = ["ENGINES", "CountingEngine", "EngineError", "get_engine"]
 
@@ -49,8 +50,6 @@ class CountingEngine(Protocol):
 def get_engine(name: str = "pandas", **options) -> CountingEngine:
     """The engine called ``name`` built with ``options`` (see each engine's parameters)."""
     if name == "pandas":
-        from synthdp.engines.pandas import PandasEngine
-
         return PandasEngine(**options)
     if name == "dask":
         from synthdp.engines.dask import DaskEngine

@@ -14,6 +14,9 @@ import pandas as pd
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError
+from synthdp.core.extras import require
+from synthdp.core.outputs import check_outputs, write_outputs
+from synthdp.core.progress import RoundProgress
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,6 @@ def marginal_errors(real: AggregatedData, synthetic: AggregatedData, attr_sets: 
     columns are 1.3 million tables).  This is the owner's non-private check:
     its timings may show.
     """
-    from synthdp.core.progress import RoundProgress
-
     bar = RoundProgress(len(attr_sets), enabled=progress, desc="synthdp evaluate", unit="marginal")
     out = []
     for done, attrs in enumerate(attr_sets, 1):
@@ -107,8 +108,6 @@ def save_plot(report: ErrorReport, path, fmt: str = "png") -> None:
     error, beside a histogram of the max error of all of them, so that the
     figure stays readable whatever the size of the workload.
     """
-    from synthdp.core.extras import require
-
     matplotlib = require("matplotlib", "plotting")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -144,8 +143,6 @@ def save_plot(report: ErrorReport, path, fmt: str = "png") -> None:
 
 def plot_errors(report: ErrorReport, path) -> None:
     """:func:`save_plot` into ``path`` (format from its suffix), checked first and written atomically."""
-    from synthdp.core.outputs import check_outputs, write_outputs
-
     fmt = plot_format(path)
     out = check_outputs({"--plot": path})["--plot"]
     write_outputs([(out, lambda tmp: save_plot(report, tmp, fmt))])

@@ -47,8 +47,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthdp.api import resolve_schema
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits, QueryInstance, Raw, certify_query
@@ -62,6 +64,7 @@ from synthdp.queries.conjunctions import Conjunction, Conjunctions
 from synthdp.queries.disjunctions import Disjunction, Disjunctions
 from synthdp.queries.halfspaces import Halfspace, Halfspaces
 from synthdp.queries.monotone import MonotoneConjunctions
+from synthdp.queries.spec import parse_query_class
 
 log = logging.getLogger(__name__)
 
@@ -335,8 +338,6 @@ def _aggregate(real, synthetic, schema) -> tuple[AggregatedData, AggregatedData]
             parts = ([f"lacks the real table's columns {missing}"] if missing else []) + (
                 [f"has columns {extra} that the real table does not"] if extra else [])
             raise InputError(f"the synthetic table {' and '.join(parts)}; both tables need the same columns")
-        from synthdp.api import resolve_schema
-        from synthdp.core.encoding import Encoder
 
         encoder = Encoder(resolve_schema(real, schema, []))
         out = encoder.to_aggregated(real), encoder.to_aggregated(synthetic)
@@ -350,8 +351,6 @@ def _aggregate(real, synthetic, schema) -> tuple[AggregatedData, AggregatedData]
 
 
 def _query_class(spec: str | QueryClass, domain: Domain) -> QueryClass:
-    from synthdp.queries.spec import parse_query_class
-
     qc = parse_query_class(spec, domain, closed=False)
     if qc.domain != domain:
         raise InputError(f"the query class {qc.name} is over another domain than the data ({qc.domain.names})")

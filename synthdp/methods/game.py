@@ -26,6 +26,7 @@ from synthdp.oracles.base import Limits, Oracle, OracleResult
 from synthdp.queries.base import QueryClass
 from synthdp.core.data import AggregatedData
 from synthdp.core.parameters import RESPONSES, check
+from synthdp.core.progress import RoundProgress
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,6 @@ def play_game(real: AggregatedData, *, rounds: int, samples_per_round: int, quer
     check("response", respond_to)
     if not 0 <= burn_in < rounds:
         raise ValueError(f"burn_in must be in [0, rounds), got {burn_in} for {rounds} rounds")
-    from synthdp.core.progress import RoundProgress
 
     start = time.perf_counter()
     history: Counter = Counter()

@@ -17,12 +17,16 @@ from typing import ClassVar
 import numpy as np
 
 from synthdp.oracles.base import Limits, Oracle, QueryInstance
-from synthdp.queries.base import QueryClass
+from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
 from synthdp.queries.complement import Not, base_class
 from synthdp.mechanisms.accounting import Ledger
 from synthdp.core.data import AggregatedData
+from synthdp.mechanisms.prsma import prsma, prsma_parameters
 from synthdp.methods.game import Selection
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.rspm import difference_sensitivity, rspm
+from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max
+from synthdp.queries.workload import Workload
 
 
 def game_instance(query_class: QueryClass, real: AggregatedData, synthetic: AggregatedData) -> QueryInstance:
@@ -46,8 +50,6 @@ class RSPMPlayer:
     name: str = "rspm"
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.mechanisms.rspm import difference_sensitivity, rspm
-
         instance = game_instance(self.query_class, real, synthetic)
         result = rspm(instance, epsilon=self.epsilon0,
                       sensitivity=difference_sensitivity(synthetic.n, self.relation, "game"),
@@ -80,8 +82,6 @@ class PRSMAPlayer:
     timings_private: ClassVar[bool] = True
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.mechanisms.prsma import prsma, prsma_parameters
-
         params = prsma_parameters(self.epsilon, self.delta, real.n, self.query_class.separator().m,
                                   synthetic.n, log_q=_log_size(self.query_class))
 
@@ -140,8 +140,6 @@ class WorkloadPlayer:
         return self._real_cache
 
     def select(self, real: AggregatedData, synthetic: AggregatedData, round_index: int) -> Selection:
-        from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max
-
         u = synthetic.n * self._real_counts(real) - real.n * self._counts(synthetic)
         scores = np.concatenate([u, -u])
         pick = exponential_mechanism if self.mechanism == "exponential" else report_noisy_max
@@ -153,8 +151,6 @@ class WorkloadPlayer:
 
 def as_workload(base: QueryClass):
     """The class as an explicit marginal workload (all cells of listed attribute sets), if it is one."""
-    from synthdp.queries.workload import Workload
-
     if base.listed_cells:
         return base
     if base.conjoins == "one-hot" and base.min_width == base.max_width:
@@ -164,8 +160,6 @@ def as_workload(base: QueryClass):
 
 def workload_size(base: QueryClass) -> int | None:
     """How many base queries a workload player scores; None when the class is too large to enumerate."""
-    from synthdp.queries.base import ENUMERATION_LIMIT
-
     if base.conjoins == "one-hot" and base.min_width == base.max_width:
         return base.size()  # the cells of all k-way marginals, counted without listing them (200 columns: 1.3M sets)
     workload = as_workload(base)

@@ -12,19 +12,24 @@ generator without rounding up, and per-run seeds drawn from the caller's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from numbers import Real
 from typing import Any
 
 import pandas as pd
 
+from synthdp.api import generate_synthetic, resolve_schema, strip_text
+from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.core.parquet import write_table
 from synthdp.mechanisms.accounting import as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.units import Bounding, bounding_key
 from synthdp.mechanisms.noise import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.plan import make_plan
 
 #: Keywords a configuration may not set: the tuner fixes them for every run.
 #: The privacy unit's keywords: common to every run of a tuner (docs/privacy.md §10.6).
@@ -76,8 +81,6 @@ def check_config(config: Any, name: str, common: bool = False) -> dict:
 
     The privacy unit (:data:`UNIT_KEYS`) may only be ``common``: every run and the score share it.
     """
-    from synthdp.config import SynthesisConfig
-
     if not isinstance(config, dict):
         raise InputError(f"{name} must be a dict of generate_synthetic keyword arguments, got {config!r}")
     for key in config:
@@ -119,8 +122,6 @@ class ReleasedTable:
 
     def to_csv(self, path) -> None:
         """Write the table (a ``.csv`` name) atomically (temporary file, then rename)."""
-        from synthdp.core.parquet import write_table
-
         write_table(self.data, path, fmt="csv")
 
 
@@ -151,12 +152,6 @@ class Runner:
         table itself with its own key, so each run and each score is private
         for one unit (Theorem 10.61), with sensitivities for ``k`` rows.
         """
-        from dataclasses import replace
-
-        from synthdp.api import resolve_schema, strip_text
-        from synthdp.config import SynthesisConfig
-        from synthdp.core.encoding import Encoder
-
         check_relation(relation)
         if not isinstance(df, pd.DataFrame):
             raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -196,9 +191,6 @@ class Runner:
 
     def check_candidate(self, config: Any, name: str, epsilon: Fraction, delta: Fraction) -> dict:
         """A configuration refused, before anything runs, if it cannot run at its budget (docs/privacy.md §5)."""
-        from synthdp.config import SynthesisConfig
-        from synthdp.plan import make_plan
-
         config = check_config(config, name)
         for key in SCHEMA_KEYS:
             if key in config:
@@ -214,8 +206,5 @@ class Runner:
 
     def run(self, config: dict, epsilon: Fraction, delta: Fraction, rng: PrivateRandom):
         """One generator run at ``(epsilon, delta)`` (``delta = 0``: pure) with ``n_out`` rows; its table encoded."""
-        from synthdp.api import generate_synthetic
-        from synthdp.core.encoding import Encoder
-
         result = generate_synthetic(self.df, self.query_class, **self.config(config, epsilon, delta, child_seed(rng)))
         return result, Encoder(self.schema).to_aggregated(result.data)

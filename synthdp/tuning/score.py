@@ -31,6 +31,9 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.queries.complement import base_class
+from synthdp.queries.spec import parse_query_class
+from synthdp.queries.workload import Workload
 
 #: Products ``n * N_out`` below this are computed in int64; larger ones in exact Python integers.
 _INT64_SAFE = 2**62
@@ -53,11 +56,6 @@ def eval_workload(spec: Any, domain: Domain) -> EvalWorkload:
     bounded width, or a list of attribute-name lists.  It depends on the
     public domain only.
     """
-    from synthdp.queries.complement import base_class
-    from synthdp.queries.conjunctions import Conjunctions
-    from synthdp.queries.spec import parse_query_class
-    from synthdp.queries.workload import Workload
-
     if isinstance(spec, (list, tuple)):
         if not spec:
             raise InputError("eval_workload is empty: list at least one marginal (a list of attribute names)")
