@@ -231,10 +231,10 @@ def test_unreadable_files_are_named(cluster, tmp_path):
 def test_missing_optional_packages_say_what_to_install(monkeypatch, files):
     root, _ = files
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if dask were not installed
-    with pytest.raises(InputError, match=r"install synthdp\[dask\]"):
+    with pytest.raises(InputError, match=r"pip install 'synthdp\[dask\]'"):
         DaskEngine().count(root / "pq", SCHEMA)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
-    with pytest.raises(InputError, match=r"install synthdp\[dask\]"):
+    with pytest.raises(InputError, match=r"pip install 'synthdp\[dask\]'"):
         PandasEngine().count(root / "all.parquet", SCHEMA)
 
 

@@ -19,9 +19,8 @@ def epsilon_panels(count: int, path: Path, ylabel: str) -> Iterator[list]:
     then rename); the figure is closed either way.  matplotlib is the
     ``plot`` extra: a clear message names it when it is missing.
     """
-    matplotlib = require("matplotlib", "the benchmark plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib", "the benchmark plots").use("Agg")  # before pyplot is first imported
+    plt = require("matplotlib.pyplot", "the benchmark plots")
 
     fig, axes = plt.subplots(1, count, figsize=(4.5 * count, 3.6), squeeze=False)
     try:

@@ -166,9 +166,8 @@ def print_table(rows: list[dict], notes: list[str]) -> None:
 
 def plot(rows: list[dict], path: Path) -> None:
     """Median wall time (bar) and maximum (marker) per (class, player) and backend, log scale."""
-    matplotlib = require("matplotlib", "the benchmark plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib", "the benchmark plots").use("Agg")  # before pyplot is first imported
+    plt = require("matplotlib.pyplot", "the benchmark plots")
 
     keys = sorted({(r["class"], r["player"]) for r in rows})
     backends = sorted({r["backend"] for r in rows})

@@ -55,8 +55,8 @@ RUN = dict(query_class="marginals:1", epsilon=1.0, delta=1e-9, rounds=3, samples
 
 def generate(folder: Path, rows: int, seed: int = 0) -> float:
     """Write ``rows`` rows drawn from coded ADULT as Parquet files into ``folder``; seconds taken."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = require("pyarrow", "the scale benchmark")
+    pq = require("pyarrow.parquet", "the scale benchmark")
 
     start = time.perf_counter()
     df, _ = load_coded("adult")
@@ -103,7 +103,7 @@ def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[st
     cluster = client = None
     options: dict[str, Any] = {}
     if engine == "dask":
-        import distributed
+        distributed = require("distributed", "the scale benchmark's dask engine")
 
         start = time.perf_counter()
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -157,7 +157,7 @@ def measure(engine: str, folder: Path, workers: int, whole_run: bool) -> dict[st
 
 def breakdown(folder: Path) -> dict[str, float]:
     """Seconds per million rows, on one core, of each step of counting one 1M-row Parquet batch."""
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "the scale benchmark")
 
     _, schema = load_coded("adult")
     handle = pq.ParquetFile(sorted(folder.glob("*.parquet"))[0])
@@ -181,9 +181,8 @@ def breakdown(folder: Path) -> dict[str, float]:
 
 
 def plot(records: list[dict[str, Any]], path: Path) -> None:
-    matplotlib = require("matplotlib", "the benchmark plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib", "the benchmark plots").use("Agg")  # before pyplot is first imported
+    plt = require("matplotlib.pyplot", "the benchmark plots")
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for engine in ("dask", "pandas"):

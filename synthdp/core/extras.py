@@ -1,10 +1,12 @@
-"""Optional dependencies: plotting and the solver backends that no default path uses.
+"""Optional dependencies: plotting, the solver backends that no default path uses, Parquet and Dask.
 
 ``pip install synthdp`` brings what the default paths need (the native exact
-oracle, CP-SAT, brute force).  Plotting (``matplotlib``) and the CBC and
-MaxSAT backends (``pulp``, ``python-sat``) are extras: ``synthdp[plot]``,
-``synthdp[solvers]``, or ``synthdp[all]``.  :func:`require` imports one of them
-where it is used, or says which extra to install.
+oracle, CP-SAT, brute force).  Plotting (``matplotlib``), the CBC and
+MaxSAT backends (``pulp``, ``python-sat``) and Parquet files and the Dask engine
+(``pyarrow``, ``dask.distributed``) are extras: ``synthdp[plot]``,
+``synthdp[solvers]``, ``synthdp[dask]``, or ``synthdp[all]``.  :func:`require` imports
+one of them where it is used, or says which extra to install: the one place an
+optional package is imported.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ OPTIONAL = {
     "matplotlib": ("matplotlib", "plot"),
     "pulp": ("pulp", "solvers"),
     "pysat": ("python-sat", "solvers"),
+    "pyarrow": ("pyarrow", "dask"),
+    "distributed": ("dask[distributed]", "dask"),
 }
 
 

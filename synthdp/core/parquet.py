@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.extras import require
 from synthdp.core.outputs import check_outputs, write_outputs
 
 __all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
@@ -30,19 +31,13 @@ def is_parquet(path: str | os.PathLike) -> bool:
 
 def require_pyarrow() -> Any:
     """The ``pyarrow.parquet`` module, or a clear :class:`InputError` saying how to install it."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise InputError("Parquet input and output need pyarrow; install synthdp[dask] "
-                         "(pip install 'synthdp[dask]') or pip install pyarrow") from None
-    return pq
+    return require("pyarrow.parquet", "Parquet input and output")
 
 
 def parquet_file(path: str | os.PathLike) -> Any:
     """An open ``pyarrow.parquet.ParquetFile``; a missing or unreadable file is an error naming it."""
     pq = require_pyarrow()
-    import pyarrow as pa
-
+    pa = require("pyarrow", "Parquet input and output")
     if not Path(path).is_file():
         raise InputError(f"input file {str(path)!r} does not exist or is not a file")
     try:
@@ -53,8 +48,7 @@ def parquet_file(path: str | os.PathLike) -> Any:
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
     """One Parquet file as a DataFrame (only ``columns`` when given); errors name the file."""
-    import pyarrow as pa
-
+    pa = require("pyarrow", "Parquet input and output")
     handle = parquet_file(path)
     missing = [c for c in columns or () if c not in handle.schema_arrow.names]
     if missing:

@@ -34,6 +34,7 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.core.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
@@ -57,12 +58,7 @@ _FAN_IN = 16
 
 
 def _require_distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise InputError("engine='dask' needs dask.distributed; install synthdp[dask] "
-                         "(pip install 'synthdp[dask]')") from None
-    return distributed
+    return require("distributed", "engine='dask'")
 
 
 @dataclass(frozen=True)
@@ -199,8 +195,7 @@ def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, 
     Rows read and the batches' schema problems are added to ``status``; a
     batch with a problem is counted there and skipped.
     """
-    import pyarrow as pa
-
+    pa = require("pyarrow", "engine='dask'")
     encoder = Encoder(schema)
     try:
         for df in _frames(part, schema, options, batch_rows, unit):

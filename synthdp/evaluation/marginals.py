@@ -108,9 +108,8 @@ def save_plot(report: ErrorReport, path, fmt: str = "png") -> None:
     error, beside a histogram of the max error of all of them, so that the
     figure stays readable whatever the size of the workload.
     """
-    matplotlib = require("matplotlib", "plotting")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib", "plotting").use("Agg")  # before pyplot is first imported
+    plt = require("matplotlib.pyplot", "plotting")
 
     frame = report.to_frame().sort_values("max_error", ascending=False)
     worst = frame.head(PLOT_WORST).iloc[::-1]
