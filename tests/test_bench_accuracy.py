@@ -37,3 +37,12 @@ def test_categorical_tuning_suites_mirror_the_adult_protocol(shared_data_dir):
         assert all(len(s) == k and list(s) == sorted(s) for s in sets)
         assert isinstance(qc.base, Workload) and [tuple(a) for a in qc.base.marginal_attrs] == sets
         assert _suite_inputs(name)[3] == sets  # a fixed draw, the same on every call
+
+
+def test_the_table_reports_the_worst_and_median_seed_beside_the_mean():
+    runs = [Run("nltcs", "measure", 1.0, 1e-9, seed, error, 0.01, 1.0, 10, 0, 0, 1.0, False)
+            for seed, error in enumerate([0.01, 0.05, 0.02, 0.03, 0.04])]
+    row, = summarise(runs)
+    assert (row["worst_max_error"], row["median_max_error"]) == (0.05, 0.03)
+    assert abs(row["mean_max_error"] - 0.03) < 1e-12
+    assert "| nltcs | measure | 1 | 0.0500 | 0.0300 | 0.0300 |" in markdown([row])
