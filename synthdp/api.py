@@ -357,7 +357,7 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
     before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
     zcdp = None
-    if before.measure is not None:
+    if before.measure is not None and not before.measure.pure:  # pure DP: no zCDP filter (docs/privacy.md §10.2)
         reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
         if reserved:
             before = make_plan(config, placeholder, chosen_bound=chosen,
@@ -587,10 +587,18 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None)
     the ``rho``-zCDP filter implies (§8.4-8.5); the filter's own ledger then
     refuses any step past ``rho`` before its noise is drawn. ``zcdp`` is the
     filter when it was opened earlier (PrivTree's trees are its first steps).
+    Under pure DP (§10.2) the run's ledger is the filter itself: every
+    selection and every Laplace measurement is recorded there with its ``epsilon``.
     """
     from synthdp.methods.measure import measure
 
     config, rho = plan.config, plan.measure.rho.value
+    if plan.measure.pure:
+        result = measure(real, plan.query_class, budget=plan.epsilon, relation=plan.relation, ledger=ledger, rng=rng,
+                         n_rows=config.n_rows, options=plan.measure.options, progress=config.progress, pure=True)
+        release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements])
+        selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
+        return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [])
     oracle = plan.measure.oracle
     filter_ledger = zcdp if zcdp is not None else open_filter(plan, ledger)
     result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
@@ -632,15 +640,17 @@ NUMERIC_VALUES = {
 def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
     """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
     config, spent = plan.config, output.ledger.total()
+    pure = plan.delta is None  # pure DP: no delta anywhere in the release (docs/privacy.md §10.2)
     if config.random_state is not None:
         collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
                          "stream; for experiments only, not for release (omit random_state to release)")
     release = Release(
-        epsilon_budget=float(config.epsilon), delta_budget=float(config.delta or 0.0),
-        epsilon_spent=float(spent.epsilon), delta_spent=float(spent.delta), composition=spent.method,
+        epsilon_budget=float(config.epsilon), delta_budget=None if pure else float(config.delta),
+        epsilon_spent=float(spent.epsilon), delta_spent=None if pure else float(spent.delta),
+        composition=f"{spent.method} (pure epsilon-DP)" if pure else spent.method,
         relation=str(plan.relation), method=plan.method.value, query_class=plan.query_class.name, rows_written=rows,
         seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
-        ledger=[e.to_dict() for e in output.ledger.events], selected_queries=output.selected_queries,
+        ledger=[e.to_dict(pure=pure) for e in output.ledger.events], selected_queries=output.selected_queries,
         warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
         max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
     return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))

@@ -520,15 +520,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "checked before anything runs, written with --report as one unit")
     g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
     g.add_argument("--delta", type=float, default=None,
-                   help="total delta (omit for pure DP); choose it below 1/n. Checked under replace-one only: under "
+                   help="total delta (omit, or 0, for pure DP); choose it below 1/n. Checked under replace-one only: under "
                         "add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
     g.add_argument("--method", choices=["auto", "game", "measure"], default="auto",
-                   help="measure: select-measure-estimate (marginal classes, needs --delta; docs/privacy.md §8); "
-                        "game: the synthetic-data game (any class, pure DP too; the options below marked game); "
-                        "auto (default): measure where it serves the class and a delta is given, unless a game "
-                        "option is set; the report says which and why")
+                   help="measure: select-measure-estimate (docs/privacy.md §8; without --delta: pure DP with "
+                        "Laplace measurements, marginal classes only, §10.2); game: the synthetic-data game (any "
+                        "class; the options below marked game); auto (default): measure where it serves the class "
+                        "(under pure DP when its data-independent bound is the better), unless a game option is set; "
+                        "the report says which and why")
     g.add_argument("--rounds", type=int, default=None,
                    help="game rounds T (default: as many as keep --epsilon-per-round, at most "
                         f"{api.DEFAULT_MAX_ROUNDS})")

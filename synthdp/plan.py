@@ -117,6 +117,9 @@ class MeasurePlan:
     rho: Choice
     marginals: Choice
     options: Any
+    #: Pure DP (docs/privacy.md §10.2): ``rho`` then holds the method's ``epsilon`` (Laplace measurements, the
+    #: run's own ledger as the filter); reported as ``epsilon``.
+    pure: bool = False
     #: Classes too large to enumerate: the RSPM selection (a ``measure.OracleSelection``), its mode and the
     #: probability reserved for its clips (docs/privacy.md §8.4); None for marginal classes.
     oracle: Choice | None = None
@@ -164,7 +167,7 @@ class Plan:
         if self.bounds is not None:
             out["bounds"] = self.bounds.to_dict()
         if self.measure is not None:
-            out["rho"] = self.measure.rho.to_dict()
+            out["epsilon" if self.measure.pure else "rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
             if self.measure.oracle is not None:
                 out["query_oracle"] = {"value": self.measure.oracle.value.oracle.name,
@@ -190,8 +193,12 @@ class Plan:
 
 
 def budget(config: SynthesisConfig) -> tuple[Fraction, Fraction | None]:
-    """The user's ``(epsilon, delta)`` as exact rationals: the one place they are converted (docs/privacy.md §2.6)."""
-    return as_epsilon(config.epsilon, "epsilon"), None if config.delta is None else as_delta(config.delta, "delta")
+    """The user's ``(epsilon, delta)`` as exact rationals: the one place they are converted (docs/privacy.md §2.6).
+
+    ``delta`` None or 0 is pure DP, returned as None (docs/privacy.md §10.2).
+    """
+    delta = None if config.delta is None else as_delta(config.delta, "delta")
+    return as_epsilon(config.epsilon, "epsilon"), delta or None
 
 
 def default_epsilon_per_round(query_class: QueryClass) -> float:
@@ -386,7 +393,7 @@ def discretisation_budget(plan: Plan, columns: int, *, share: Fraction | None = 
     from synthdp.mechanisms.privtree import DISCRETISE_SHARE, column_budget
 
     share = DISCRETISE_SHARE if share is None else share
-    if plan.measure is not None:
+    if plan.measure is not None and not plan.measure.pure:
         return column_budget(columns=columns, relation=plan.relation, rho=plan.measure.rho.value, share=share)
     return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon, share=share)
 
@@ -419,8 +426,11 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
     if game_settings:
         return Choice("game", f"game settings given ({', '.join(game_settings)}), so auto chose the game over "
                               "select-measure-estimate, which does not read them; drop them for the default method")
+    if delta is None and not marginal_class:
+        return Choice("game", "pure DP (no delta): select-measure-estimate serves only marginal classes under pure "
+                              "DP (docs/privacy.md §10.2)")
     if delta is None:
-        return Choice("game", "pure DP (delta=None): select-measure-estimate is zCDP and needs a delta")
+        return pure_method(config, query_class)
     if not marginal_class:
         backbone = len(backbone_marginals(query_class.domain, MeasureOptions().backbone_width))
         if backbone > MAX_MARGINALS:
@@ -431,6 +441,51 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
                                  "conjunctions is a small fraction of the game's (docs/benchmarks.md)")
     return Choice("measure", "a marginal class with a delta: select-measure-estimate (docs/privacy.md §8) is "
                              "several times more accurate than the game on every marginal benchmark")
+
+
+def pure_bounds(config: SynthesisConfig, query_class: QueryClass) -> tuple[float, float, float]:
+    """``(A_measure, A_game, B_game)``: the data-independent max-error bounds ``A/n + B`` of docs/privacy.md §10.2.
+
+    ``A_measure = k Delta_1 (ln(2C) + 1) / epsilon + 1`` is the expected largest
+    discrete Laplace draw when the class's ``k`` marginals (``C`` cells) are
+    measured once each at ``epsilon / k``; ``A_game, B_game`` are Theorem
+    4.4's terms for the game the plan would run (exponential player).  Public
+    inputs only.
+    """
+    from synthdp.methods.game import a_priori_bound, ftpl_scale
+    from synthdp.methods.measure import workload_marginals
+
+    epsilon, _ = budget(config)
+    domain = query_class.domain
+    marginals = workload_marginals(query_class, domain)
+    cells = sum(domain.cells(m) for m in marginals)
+    l1 = 1 if config.relation == Relation.ADD_REMOVE else 2
+    a_measure = len(marginals) * l1 * (math.log(2 * cells) + 1) / float(epsilon) + 1
+    T, N, _, _ = _game_length(epsilon, None, query_class, config.rounds, config.epsilon_per_round,
+                              config.samples_per_round)
+    size = _scored_cells(query_class) or cells
+    game = a_priori_bound(m=query_class.separator().m, d=len(query_class.dual_separator()),
+                          log_q=math.log(2 * size), epsilon0=epsilon / T, rounds=T, samples=N,
+                          resolution=config.resolution, scale=ftpl_scale(T, config.ftpl_theta),
+                          selection_term="exponential")
+    return a_measure, game["A"], game["B"]
+
+
+def pure_method(config: SynthesisConfig, query_class: QueryClass) -> Choice:
+    """``auto`` under pure DP for a marginal class: the method whose data-independent bound is better (§10.2).
+
+    Select-measure-estimate is chosen when its bound ``A_m / n`` is at most the
+    game's ``A_g / n + B_g`` at every ``n`` where it says anything (``n >= A_m``,
+    below which it exceeds 1): that is ``1 - A_g / A_m <= B_g``.  Both bounds
+    come from the public budget, domain and class, so the choice costs nothing.
+    """
+    a_m, a_g, b_g = pure_bounds(config, query_class)
+    numbers = (f"measuring the workload once: E max error <= {a_m:.4g}/n; the game: <= {a_g:.4g}/n + {b_g:.3g} "
+               "(docs/privacy.md §10.2, Theorem 4.4)")
+    if 1 - a_g / a_m <= b_g:
+        return Choice("measure", f"pure DP, marginal class: select-measure-estimate with Laplace measurements, whose "
+                                 f"bound is the smaller wherever it is below 1 ({numbers})")
+    return Choice("game", f"pure DP: the game's bound is the smaller for some n where both say something ({numbers})")
 
 
 def plan_game(plan: Plan) -> Plan:
@@ -572,10 +627,20 @@ def plan_measure(plan: Plan) -> Plan:
     from synthdp.methods.measure import (MeasureOptions, OracleSelection, backbone_marginals, candidate_weights,
                                          workload_marginals)
 
-    if plan.delta is None:
-        raise InputError("method 'measure' needs delta > 0: it is zCDP, which gives (epsilon, delta)-DP only for "
-                         "delta > 0 (docs/privacy.md §8.5); pass a delta (e.g. 1e-9) or use method='game'")
     options, domain = MeasureOptions(), plan.query_class.domain
+    if plan.delta is None:
+        try:
+            marginals = workload_marginals(plan.query_class, domain)
+        except InputError:
+            raise InputError(f"method 'measure' under pure DP (no delta) serves marginal classes only, and "
+                             f"{plan.query_class.name} is not one: its RSPM and record rounds need zCDP "
+                             "(docs/privacy.md §10.2); pass a delta (e.g. 1e-9) or use method='game'") from None
+        why = ("pure DP: the whole epsilon, spent through the run's own ledger, which refuses any step "
+               "past it before its noise is drawn (Laplace measurements, docs/privacy.md §10.2, Theorem 10.2)")
+        return replace(plan, measure=MeasurePlan(
+            Choice(plan.epsilon, why), Choice(len(marginals), f"the marginals whose cells make up "
+                                              f"{plan.query_class.name}; candidates are them and their subsets"),
+            options, pure=True))
     try:
         marginals = Choice(len(workload_marginals(plan.query_class, domain)),
                            f"the marginals whose cells make up {plan.query_class.name}; candidates are them and "

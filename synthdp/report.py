@@ -41,9 +41,9 @@ class Release:
     """What may be published with the synthetic table: paid for by the ledger, or public."""
 
     epsilon_budget: float
-    delta_budget: float
+    delta_budget: float | None  # None under pure DP (docs/privacy.md §10.2)
     epsilon_spent: float
-    delta_spent: float
+    delta_spent: float | None
     composition: str
     relation: str
     method: str
@@ -84,7 +84,11 @@ class Release:
     max_rows_per_unit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The release as plain data; a pure-DP release has no ``delta`` fields at all (docs/privacy.md §10.2)."""
+        out = asdict(self)
+        if self.delta_budget is None:
+            del out["delta_budget"], out["delta_spent"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -145,17 +149,20 @@ class Report:
         from synthdp.transfer import population_statement
 
         r = self.release
-        return population_statement(r.epsilon_spent, r.delta_spent, sample_error=sample_error,
+        return population_statement(r.epsilon_spent, r.delta_spent or 0.0, sample_error=sample_error,
                                     sample_failure=sample_failure, failure=failure, relation=str(r.relation))
 
     def summary(self) -> str:
         """A few lines for the terminal, from the release only."""
         r = self.release
+        if r.delta_budget is None:
+            spent = f"privacy: spent epsilon={r.epsilon_spent:.6g} of budget epsilon={r.epsilon_budget:.6g}"
+        else:
+            spent = (f"privacy: spent epsilon={r.epsilon_spent:.6g}, delta={r.delta_spent:.3g} "
+                     f"of budget epsilon={r.epsilon_budget:.6g}, delta={r.delta_budget:.3g}")
         lines = [
-            f"privacy: spent epsilon={r.epsilon_spent:.6g}, delta={r.delta_spent:.3g} "
-            f"of budget epsilon={r.epsilon_budget:.6g}, delta={r.delta_budget:.3g} "
-            f"({r.composition} composition, {r.relation} neighbours); each run is a new release: running again "
-            "on the same data spends again (Synthesizer.sample draws more rows for free)",
+            f"{spent} ({r.composition} composition, {r.relation} neighbours); each run is a new release: running "
+            "again on the same data spends again (Synthesizer.sample draws more rows for free)",
         ]
         if "method" in r.plan:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
@@ -175,9 +182,10 @@ class Report:
             chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
             served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
                       else "the fitted graphical model")
+            cost = ("pure DP, discrete Laplace measurements" if r.rho_budget is None else
+                    f"zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}")
             lines.append(f"select-measure-estimate: {what} measured in {r.rounds} rounds{chosen} "
-                         f"(zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}); "
-                         f"the records are drawn from {served}")
+                         f"({cost}); the records are drawn from {served}")
         else:
             lines.append(f"method: {r.method}")
         if r.conditional:

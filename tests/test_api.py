@@ -158,7 +158,7 @@ def test_nltcs_end_to_end(shared_data_dir):
     (dict(epsilon=-1), "epsilon"),
     (dict(epsilon=math.inf), "epsilon"),
     (dict(epsilon=float("nan")), "epsilon"),
-    (dict(epsilon=1, delta=0), "delta must be in"),
+    (dict(epsilon=1, delta=-1e-9), "delta must be in"),
     (dict(epsilon=1, delta=1.5), "delta"),
     (dict(epsilon=1, delta=0.01, relation="replace-one"), "larger than 1/n"),  # n is public only here
     (dict(epsilon=1, query_player="magic"), "unknown query player"),

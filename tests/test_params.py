@@ -22,7 +22,7 @@ FAST = dict(rounds=4, samples_per_round=5, progress=False)
 
 @pytest.mark.parametrize("name, value", [
     ("epsilon", True), ("epsilon", float("nan")), ("epsilon", math.inf), ("epsilon", -1), ("epsilon", 0),
-    ("epsilon", "1"), ("delta", 0), ("delta", 1.0), ("delta", np.nan), ("delta", -1e-9),
+    ("epsilon", "1"), ("delta", 1.0), ("delta", np.nan), ("delta", -1e-9),
     ("random_state", -1), ("random_state", 1.5), ("random_state", True),
     ("n_rows", 10**13), ("n_rows", 0), ("n_rows", 1e3),
     ("rounds", 100_000_000), ("rounds", 0), ("samples_per_round", 0), ("burn_in", 1.0),

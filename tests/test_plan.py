@@ -26,7 +26,7 @@ def test_make_plan_never_receives_the_data():
 @pytest.mark.parametrize("options", [
     dict(query_class="marginals:2", epsilon=0.1, delta=1e-6, method="game"),
     dict(query_class="conjunctions:2", epsilon=0.5, delta=1e-9, method="game"),
-    dict(query_class="marginals:2", epsilon=0.05),
+    dict(query_class="marginals:2", epsilon=0.05, method="game"),
     dict(query_class="marginals:2", epsilon=1, delta=1e-7, relation="replace-one", query_player="prsma-exact",
          rounds=2, samples_per_round=5),
 ])
@@ -108,7 +108,7 @@ def test_delta_above_one_over_the_public_n_rows_is_warned_and_reported(demo):
 @pytest.mark.parametrize("options, method, why", [
     (dict(query_class="marginals:2", delta=1e-9), "measure", "marginal class with a delta"),
     (dict(query_class="workload:WORKLOAD", delta=1e-9), "measure", "marginal class"),
-    (dict(query_class="marginals:2"), "game", "pure DP"),
+    (dict(query_class="marginals:2"), "measure", "pure DP, marginal class"),
     (dict(query_class="halfspaces", delta=1e-9), "measure", "most probable records"),
     (dict(query_class="parities:2", delta=1e-9), "measure", "a marginal class"),
     (dict(query_class="marginals:2", delta=1e-9, rounds=5), "game", "game settings given (rounds)"),
@@ -126,8 +126,8 @@ def test_method_auto_chooses_from_public_inputs_with_its_reason(demo, tmp_path, 
 
 def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
     df, schema = demo
-    with pytest.raises(InputError, match="needs delta > 0.*method='game'"):
-        make_plan(SynthesisConfig(epsilon=1, schema=schema, method="measure"), schema)
+    with pytest.raises(InputError, match="marginal classes only.*method='game'"):
+        make_plan(SynthesisConfig(epsilon=1, schema=schema, method="measure", query_class="halfspaces"), schema)
     served = make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure",
                                        query_class="halfspaces"), schema)
     assert served.measure.oracle is not None and "not a marginal class" in served.measure.marginals.reason

@@ -122,8 +122,8 @@ RULES: dict[str, Rule] = {
     "epsilon": Rule(lambda v: positive_number(v) and v <= MAX_EPSILON,
                     f"{{name}} must be a finite number in (0, {MAX_EPSILON}], got {{value!r}}: above {MAX_EPSILON}, "
                     "e^epsilon promises nothing and the noise no longer hides anyone (typical budgets are 0.1 to 10)"),
-    "delta": Rule(_optional(lambda v: _finite(v) and 0 < v < 1),
-                  "{name} must be in (0, 1), or None for pure DP; got {value!r}"),
+    "delta": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
+                  "{name} must be in [0, 1), with None or 0 for pure DP; got {value!r}"),
     "method": Rule(_choice(*METHODS), f"{{name}} must be one of {list(METHODS)}, got {{value!r}}"),
     "relation": Rule(_choice(*Relation),
                      f"{{name}} must be one of {[r.value for r in Relation]} (neighbouring relation), got {{value!r}}"),

@@ -206,9 +206,15 @@ class PrivacyEvent:
         """Pure apart from the data-independent clip event (eligible for zCDP)."""
         return self.delta == 0
 
-    def to_dict(self) -> dict:
-        return {"mechanism": self.mechanism, "epsilon": str(self.epsilon), "delta": str(self.delta),
-                "clip": float(self.clip), "relation": self.relation, "note": self.note, "ahead": self.ahead}
+    def to_dict(self, pure: bool = False) -> dict:
+        """The event as plain data; ``pure=True`` (a pure-DP run) leaves out ``delta`` and ``clip``, both 0 there."""
+        if pure and (self.delta or self.clip):
+            raise ValueError(f"{self.mechanism} has delta={self.delta}, clip={self.clip}: not a pure spend")
+        out = {"mechanism": self.mechanism, "epsilon": str(self.epsilon), "delta": str(self.delta),
+               "clip": float(self.clip), "relation": self.relation, "note": self.note, "ahead": self.ahead}
+        if pure:
+            del out["delta"], out["clip"]
+        return out
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from synthdp.core.keys import count_equal
 from synthdp.core.progress import RoundProgress
 from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
+from synthdp.mechanisms.laplace import laplace_measure
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import difference_sensitivity, rspm
 from synthdp.mechanisms.selection import exponential_mechanism
@@ -67,6 +68,7 @@ from synthdp.methods import estimators
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
 from synthdp.methods.model_size import model_cells_with
+from synthdp.methods.noise_family import QUERY, GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.players import game_instance
 from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits, Oracle
@@ -163,20 +165,39 @@ class Measurement:
 
     ``query`` is the measured query in words when one query was measured
     alone (an oracle selection too wide to widen); None for a marginal.
+    ``noise`` is ``"gaussian"`` (zCDP: ``sigma2`` is the scale, ``rho`` the
+    cost) or ``"laplace"`` (pure DP, docs/privacy.md §10.2: the scale is the
+    rate ``a`` and the cost an ``epsilon``; :attr:`sigma2` and :attr:`rho`
+    do not exist then).
     """
 
     attrs: Marginal
     names: tuple[str, ...]
-    sigma2: Fraction
-    rho: Fraction
+    scale: Fraction
+    cost: Fraction
     selection_epsilon: Fraction | None = None  # None for the initial 1-way marginals
     selected_by: str = "exponential"
     query: str | None = None
     estimator: str = GRAPHICAL_MODEL
+    noise: str = "gaussian"
 
     def __post_init__(self) -> None:
         if self.selected_by not in SELECTORS:
             raise InputError(f"selected_by must be one of {SELECTORS}, got {self.selected_by!r}")
+
+    @property
+    def sigma2(self) -> Fraction:
+        """The discrete Gaussian's scale (zCDP measurements only)."""
+        if self.noise != "gaussian":
+            raise AttributeError("a Laplace measurement has a rate (scale), not a sigma2")
+        return self.scale
+
+    @property
+    def rho(self) -> Fraction:
+        """The measurement's zCDP cost (zCDP measurements only)."""
+        if self.noise != "gaussian":
+            raise AttributeError("a Laplace measurement costs an epsilon (cost), not a rho")
+        return self.cost
 
     @property
     def selection_rho(self) -> Fraction:
@@ -185,8 +206,11 @@ class Measurement:
         return pure_rho(self.selection_epsilon) if self.selected_by == "rspm" else exponential_rho(self.selection_epsilon)
 
     def to_dict(self) -> dict:
-        return {"marginal": list(self.names), "query": self.query, "sigma2": str(self.sigma2), "rho": str(self.rho),
-                "selected_by": self.selected_by,
+        if self.noise == "gaussian":
+            noise = {"sigma2": str(self.scale), "rho": str(self.cost)}
+        else:
+            noise = {"laplace_rate": str(self.scale), "epsilon": str(self.cost)}
+        return {"marginal": list(self.names), "query": self.query, **noise, "selected_by": self.selected_by,
                 "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon),
                 "estimator": self.estimator}
 
@@ -303,33 +327,46 @@ def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
 # --------------------------------------------------------------------------
 # the private steps
 # --------------------------------------------------------------------------
-def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger: ZcdpLedger,
+def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger,
                  relation: str, rng: PrivateRandom, domain: Domain, selection_epsilon: Fraction | None,
-                 selected_by: str = "exponential", query: str | None = None) -> tuple[Measurement, np.ndarray]:
-    """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3)."""
-    rho = gaussian_rho(sensitivity_sq, sigma2)
-    ledger.charge("gaussian", rho, relation, f"{'query' if query else 'marginal'} {attrs} sigma2={float(sigma2):.6g}")
-    noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
+                 selected_by: str = "exponential", query: str | None = None,
+                 noise: NoiseFamily | None = None) -> tuple[Measurement, np.ndarray]:
+    """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3).
+
+    With ``noise`` a :class:`LaplaceNoise` (pure DP, docs/privacy.md §10.2)
+    ``sigma2`` is the Laplace rate ``a`` and ``sensitivity_sq`` the l1-sensitivity
+    ``Delta_1``: ``y = g(D) + DLap(a)`` per cell, charged ``a Delta_1`` to the pure ledger.
+    """
     names = tuple(domain.names[a] for a in attrs)
+    note = f"{'query' if query else 'marginal'} {attrs}"
+    if isinstance(noise, LaplaceNoise):
+        noisy = laplace_measure(answers, rate=sigma2, sensitivity=sensitivity_sq, rng=rng, ledger=ledger,
+                                relation=relation, label=f"{note} rate={float(sigma2):.6g}")
+        return Measurement(attrs, names, sigma2, sigma2 * sensitivity_sq, selection_epsilon, selected_by, query,
+                           noise="laplace"), noisy
+    rho = gaussian_rho(sensitivity_sq, sigma2)
+    ledger.charge("gaussian", rho, relation, f"{note} sigma2={float(sigma2):.6g}")
+    noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
     return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query), noisy
 
 
 def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: dict[Marginal, np.ndarray],
-            model: GraphicalModel, sample: np.ndarray | None, sigma2: Fraction, domain: Domain) -> np.ndarray:
-    """Integer scores ``w_r (sum |r(D) - round(r(p))| - round(sqrt(2/pi) sigma cells_r))`` (§8.1 (b)).
+            model: GraphicalModel, sample: np.ndarray | None, noise_per_cell: float, domain: Domain) -> np.ndarray:
+    """Integer scores ``w_r (sum |r(D) - round(r(p))| - round(noise_per_cell cells_r))`` (§8.1 (b)).
 
-    ``r(p)`` is the model's count (its own total); attribute sets no model
-    clique holds are counted on ``sample`` (records drawn from the model,
-    scaled to its total).  Both are post-processing of the transcript.  The
-    sample's counts of all those sets are taken in one pass.
+    ``noise_per_cell`` is the expected absolute noise of one measured cell
+    (AIM's ``sqrt(2/pi) sigma`` for the Gaussian, ``1/sinh a`` for the
+    Laplace, §10.2).  ``r(p)`` is the model's count (its own total); attribute
+    sets no model clique holds are counted on ``sample`` (records drawn from
+    the model, scaled to its total).  Both are post-processing of the
+    transcript.  The sample's counts of all those sets are taken in one pass.
     """
-    sigma = math.sqrt(float(sigma2))
     unheld = [r for r in candidates if model.holder(r) is None]
     counted = dict(zip(unheld, marginal_counts(domain, sample, unheld))) if unheld else {}
     out = np.empty(len(candidates), dtype=np.int64)
     for i, r in enumerate(candidates):
         l1 = int(np.abs(answers[r] - np.rint(_fitted(model, sample, r, counted.get(r))).astype(np.int64)).sum())
-        out[i] = weights[r] * (l1 - round(math.sqrt(2 / math.pi) * sigma * answers[r].size))  # size: r's cells
+        out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
     return out
 
 
@@ -344,12 +381,6 @@ def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal,
     if counts is None:
         counts = marginal_counts(model.domain, sample, [r])[0]
     return counts * (model.total / len(sample))
-
-
-def _round_parameters(rho: Fraction, share: Fraction, sensitivity_sq: int) -> tuple[Fraction, Fraction]:
-    """``(eps, sigma2)`` spending at most ``share rho`` on selection and the rest on measurement (rounded safely)."""
-    return (epsilon_for_exponential(share * rho),
-            sigma2_up(Fraction(sensitivity_sq) / (2 * (1 - share) * rho)))
 
 
 def _round_kind(rounds: int, anneals: int, oracle: OracleSelection | None, options: MeasureOptions) -> str:
@@ -454,14 +485,18 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
 
 
 def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
-            relation: str, ledger: ZcdpLedger, rng: PrivateRandom, n_rows: int | None = None,
+            relation: str, ledger, rng: PrivateRandom, n_rows: int | None = None,
             options: MeasureOptions = MeasureOptions(), progress: bool = True,
-            oracle: OracleSelection | None = None) -> MeasureRelease:
+            oracle: OracleSelection | None = None, pure: bool = False) -> MeasureRelease:
     """Run select-measure-estimate within ``budget`` (rho, zCDP) and draw synthetic records (docs/privacy.md §8).
 
     ``ledger`` receives every charge before its noise is drawn and refuses
     any that would exceed its own budget; ``budget`` is what this run may
-    spend of it.  The output has ``n_rows`` records, or as many as the
+    spend of it.  ``pure=True``: pure DP (docs/privacy.md §10.2): ``budget``
+    is an ``epsilon``, ``ledger`` the run's pure
+    :class:`~synthdp.mechanisms.accounting.Ledger` (the filter of Theorem
+    10.2), the measurements discrete Laplace and the exponential mechanism
+    charged its ``eps``; marginal classes only (no ``oracle``).  The output has ``n_rows`` records, or as many as the
     model's own (noisy) total -- never the true number of records.
     ``oracle``: a class beyond marginals (``workload`` is then not read).
     The exponential mechanism scores the backbone of
@@ -471,10 +506,16 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     over ``oracle.query_class`` (docs/privacy.md §8.1).
     """
     check_relation(relation)
+    unit = "epsilon" if pure else "rho"
     if not isinstance(budget, Fraction) or budget <= 0:
-        raise InputError(f"budget must be a positive rho as a Fraction, got {budget!r}")
-    if budget > ledger.remaining:
-        raise InputError(f"budget rho={float(budget):.6g} exceeds what the ledger has left ({float(ledger.remaining):.6g})")
+        raise InputError(f"budget must be a positive {unit} as a Fraction, got {budget!r}")
+    if pure and oracle is not None:
+        raise InputError("pure DP serves marginal classes only: RSPM's noise cap and the record rounds need zCDP "
+                         "(docs/privacy.md §10.2); pass a delta")
+    noise: NoiseFamily = LaplaceNoise(relation) if pure else GaussianNoise(relation)
+    available = (ledger.epsilon_budget - noise.spent(ledger)) if pure else ledger.remaining
+    if budget > available:
+        raise InputError(f"budget {unit}={float(budget):.6g} exceeds what the ledger has left ({float(available):.6g})")
     if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
         raise InputError(f"n_rows must be a positive integer or None, got {n_rows!r}")
     domain = data.domain
@@ -483,23 +524,24 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     else:
         weights = candidate_weights(backbone_marginals(domain, options.backbone_width))
     answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
-    # Delta2^2 of a marginal: 1 or 2 for one row (§8.3), k^2 times that for a unit of k rows (§10.6); the
-    # score's sensitivity is per row: the exponential mechanism multiplies it by the ledger's k itself.
-    sensitivity_sq = (1 if relation == ADD_REMOVE else 2) * ledger.contribution_bound**2
+    # A marginal's Delta2^2 (1 or 2 for one row, §8.3) or Delta_1 (1 or 2, §10.2), for a unit of k rows k^2 or k
+    # times that (§10.6); the score's sensitivity is per row: the exponential mechanism multiplies it by k itself.
+    k = ledger.contribution_bound
+    sensitivity_sq = noise.sensitivity() * (k if pure else k**2)
     score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
     d = len(domain)
     planned = options.rounds_per_attribute * d
     t_max = options.max_rounds or planned
     settings = options.estimator
     generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
-    start = ledger.spent
+    start = noise.spent(ledger)
 
     def _size_with(cliques: Sequence[Marginal], r: Marginal) -> int:
         """Cells of the model's junction tree with ``r`` added (the public size cap, §8.4)."""
         return model_cells_with(domain, cliques, [r])[0]
 
     def left() -> Fraction:
-        return budget - (ledger.spent - start)
+        return budget - (noise.spent(ledger) - start)
 
     def estimate(iters: int = options.support_iters) -> GraphicalModel | WeightedSample:
         """The model, or when some measurement is not local, its sample reweighted to the non-local ones.
@@ -520,24 +562,25 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     paid: list[Measurement] = []
     noisy: list[NoisyMarginal] = []
     groups: list[NoisyGroup] = []
-    _, sigma2 = _round_parameters(budget / planned, options.selection_share, sensitivity_sq)
+    _, sigma2 = noise.split(budget / planned, options.selection_share)
     for a in range(d):
         m, y = _measure_one(data.marginal((a,)).reshape(-1), (a,), sigma2, sensitivity_sq, ledger=ledger,
-                            relation=relation, rng=rng, domain=domain, selection_epsilon=None, selected_by="initial")
+                            relation=relation, rng=rng, domain=domain, selection_epsilon=None, selected_by="initial",
+                            noise=noise)
         paid.append(m)
-        noisy.append(NoisyMarginal((a,), y, float(sigma2)))
+        noisy.append(NoisyMarginal((a,), y, noise.variance(sigma2)))
     model = estimators.fit(domain, noisy, settings.iters)
 
     # 2. rounds
-    round_rho = budget / planned  # the rho of a round, grown fourfold by each annealing step
-    epsilon, sigma2 = _round_parameters(round_rho, options.selection_share, sensitivity_sq)
+    round_rho = budget / planned  # the cost of a round, grown (fourfold zCDP, twofold pure) by each annealing step
+    epsilon, sigma2 = noise.split(round_rho, options.selection_share)
     bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
     rounds = anneals = 0
     while True:
         rounds += 1
         remaining = left()
         kind = _round_kind(rounds, anneals, oracle, options)
-        cost = exponential_rho(epsilon) + gaussian_rho(sensitivity_sq, sigma2) if kind == "marginal" else round_rho
+        cost = noise.selection_cost(epsilon) + noise.measurement_cost(sigma2) if kind == "marginal" else round_rho
         last = remaining < 2 * cost or rounds >= t_max
         if kind != "marginal":  # selection's rho fixed before it runs, the measurement's after it, before its noise
             spend = remaining if last else round_rho
@@ -566,21 +609,21 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
                 break
             continue
         if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
-            epsilon, sigma2 = _round_parameters(remaining, options.selection_share, sensitivity_sq)
+            epsilon, sigma2 = noise.split(remaining, options.selection_share)
         cap = options.max_model_cells * float(1 - remaining / budget)
         unheld = [r for r in weights if model.holder(r) is None]
         size = dict(zip(unheld, model_cells_with(domain, model.cliques, unheld)))  # one batch per round
         candidates = [r for r in weights if r not in size or size[r] <= cap]
         sample = model.sample(settings.scoring_sample, generator) if any(r in size for r in candidates) else None
-        scores = _scores(candidates, weights, answers, model, sample, sigma2, domain)
+        scores = _scores(candidates, weights, answers, model, sample, noise.mean_abs(sigma2), domain)
         pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=score_sensitivity, rng=rng, ledger=ledger,
                                      relation=relation, label=f"select round {rounds}")
         r = candidates[pick]
         before = _fitted(model, sample, r)
         m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
-                            domain=domain, selection_epsilon=epsilon)
+                            domain=domain, selection_epsilon=epsilon, noise=noise)
         paid.append(m)
-        noisy.append(NoisyMarginal(r, y, float(sigma2)))
+        noisy.append(NoisyMarginal(r, y, noise.variance(sigma2)))
         model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
         change = float(np.abs(model.counts(r) - before).sum())
         bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
@@ -588,9 +631,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
                  float(epsilon), change)
         if last:
             break
-        if change <= math.sqrt(2 / math.pi) * math.sqrt(float(sigma2)) * domain.cells(r):
-            epsilon, sigma2 = 2 * epsilon, sigma2_up(sigma2 / 4)  # anneal (§8.4): released values only
-            round_rho *= 4
+        if change <= noise.mean_abs(sigma2) * domain.cells(r):
+            epsilon, sigma2 = noise.anneal(epsilon, sigma2)  # anneal (§8.4, §10.2): released values only
+            round_rho *= noise.growth
             anneals += 1
     bar.close(rounds)
 

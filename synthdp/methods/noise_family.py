@@ -1,0 +1,132 @@
+"""The two accountings select-measure-estimate runs under: zCDP with Gaussian noise, pure DP with Laplace noise.
+
+:func:`synthdp.methods.measure.measure` runs one loop (docs/privacy.md §8.1)
+and asks a family what a round costs, how to split it between selecting and
+measuring, what the estimator's weight and the scores' noise offset are,
+and what the ledger has spent (the measurement itself is drawn by
+``measure._measure_one`` with the family's sampler):
+
+* :class:`GaussianNoise` (docs/privacy.md §8.2-§8.4): the budget is ``rho``;
+  the exponential mechanism costs ``eps**2/8``, a measurement of scale
+  ``sigma2`` costs ``Delta2**2/(2 sigma2)``; the ledger is the
+  :class:`~synthdp.mechanisms.zcdp.ZcdpLedger` filter; annealing (halving the
+  noise's scale) makes a round four times as dear.
+* :class:`LaplaceNoise` (docs/privacy.md §10.2): the budget is ``epsilon``;
+  the exponential mechanism costs ``eps``, a measurement of rate ``a`` costs
+  ``a Delta_1``; the ledger is the run's own pure
+  :class:`~synthdp.mechanisms.accounting.Ledger` (Theorem 10.2); annealing
+  makes a round twice as dear.
+
+A measurement's *scale* is the family's noise parameter: ``sigma2`` for the
+Gaussian, the rate ``a`` for the Laplace (larger ``a``, less noise).  Both
+are exact rationals rounded in the safe direction, and the charge is
+computed from the rounded value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.mechanisms.gaussian import sigma2_up
+from synthdp.mechanisms.laplace import epsilon_down, laplace_mean_abs, laplace_variance, spent_epsilon
+from synthdp.mechanisms.zcdp import epsilon_for_exponential, exponential_rho, gaussian_rho
+
+#: What a measurement measures: all cells of one marginal, or one counting query.
+MARGINAL, QUERY = "marginal", "query"
+
+
+@dataclass(frozen=True)
+class GaussianNoise:
+    """zCDP accounting with discrete Gaussian measurements (docs/privacy.md §8.2 (M1), (M2); §8.3; §8.4)."""
+
+    relation: str
+    name = "gaussian"
+    #: A round's cost grows this much when annealing halves the noise's standard deviation.
+    growth = 4
+
+    def __post_init__(self) -> None:
+        check_relation(self.relation)
+
+    def sensitivity(self, group: str = MARGINAL) -> int:
+        """Squared l2-sensitivity: a marginal 1 (add/remove) or 2 (replace-one), one count 1 (§8.3)."""
+        return 1 if group == QUERY or self.relation == ADD_REMOVE else 2
+
+    def split(self, cost: Fraction, share: Fraction, group: str = MARGINAL) -> tuple[Fraction, Fraction]:
+        """``(eps, sigma2)`` spending at most ``share * cost`` on selection and the rest on measuring (rounded safely)."""
+        return epsilon_for_exponential(share * cost), self.scale_for(cost * (1 - share), group)
+
+    def scale_for(self, cost: Fraction, group: str = MARGINAL) -> Fraction:
+        """The smallest ``sigma2`` on the dyadic grid whose measurement costs at most ``cost``."""
+        return sigma2_up(Fraction(self.sensitivity(group)) / (2 * cost))
+
+    def selection_cost(self, epsilon: Fraction) -> Fraction:
+        return exponential_rho(epsilon)
+
+    def measurement_cost(self, scale: Fraction, group: str = MARGINAL) -> Fraction:
+        return gaussian_rho(self.sensitivity(group), scale)
+
+    def anneal(self, epsilon: Fraction, scale: Fraction) -> tuple[Fraction, Fraction]:
+        """Double the selection's ``eps``, halve the noise's standard deviation (``sigma2 / 4``)."""
+        return 2 * epsilon, sigma2_up(scale / 4)
+
+    def variance(self, scale: Fraction) -> float:
+        """The estimator's per-cell variance (its weight's inverse): ``sigma2``, as the fit has always used."""
+        return float(scale)
+
+    def mean_abs(self, scale: Fraction) -> float:
+        """AIM's expected absolute noise per cell, ``sqrt(2/pi) sigma``."""
+        return math.sqrt(2 / math.pi) * math.sqrt(float(scale))
+
+    def spent(self, ledger) -> Fraction:
+        return ledger.spent
+
+
+
+@dataclass(frozen=True)
+class LaplaceNoise:
+    """Pure-DP accounting with discrete Laplace measurements (docs/privacy.md §10.2, Lemma 10.1, Theorem 10.2)."""
+
+    relation: str
+    name = "laplace"
+    growth = 2
+
+    def __post_init__(self) -> None:
+        check_relation(self.relation)
+
+    def sensitivity(self, group: str = MARGINAL) -> int:
+        """l1-sensitivity: a marginal 1 (add/remove) or 2 (replace-one), one count 1 (§10.2 (P2))."""
+        return 1 if group == QUERY or self.relation == ADD_REMOVE else 2
+
+    def split(self, cost: Fraction, share: Fraction, group: str = MARGINAL) -> tuple[Fraction, Fraction]:
+        """``(eps_sel, rate)``: at most ``share * cost`` selects, the rest measures; both rounded down."""
+        return epsilon_down(share * cost), self.scale_for(cost * (1 - share), group)
+
+    def scale_for(self, cost: Fraction, group: str = MARGINAL) -> Fraction:
+        """The largest rate on the grid whose measurement costs at most ``cost``: ``cost / Delta_1``, rounded down."""
+        return epsilon_down(cost / self.sensitivity(group))
+
+    def selection_cost(self, epsilon: Fraction) -> Fraction:
+        return Fraction(epsilon)
+
+    def measurement_cost(self, scale: Fraction, group: str = MARGINAL) -> Fraction:
+        return scale * self.sensitivity(group)
+
+    def anneal(self, epsilon: Fraction, scale: Fraction) -> tuple[Fraction, Fraction]:
+        """Double both: the noise's scale ``1/a`` halves."""
+        return 2 * epsilon, 2 * scale
+
+    def variance(self, scale: Fraction) -> float:
+        return laplace_variance(scale)
+
+    def mean_abs(self, scale: Fraction) -> float:
+        return laplace_mean_abs(scale)
+
+    def spent(self, ledger) -> Fraction:
+        return spent_epsilon(ledger)
+
+
+
+NoiseFamily = GaussianNoise | LaplaceNoise
