@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from synthdp.bench.accuracy import SETTINGS, Run, _suite_inputs, markdown, published_fem, run_one, summarise
 
 
@@ -46,3 +48,12 @@ def test_the_table_reports_the_worst_and_median_seed_beside_the_mean():
     assert (row["worst_max_error"], row["median_max_error"]) == (0.05, 0.03)
     assert abs(row["mean_max_error"] - 0.03) < 1e-12
     assert "| nltcs | measure | 1 | 0.0500 | 0.0300 | 0.0300 |" in markdown([row])
+
+
+@pytest.mark.slow
+def test_the_pure_measurement_run_spends_epsilon_with_no_delta(shared_data_dir):
+    from synthdp.bench.accuracy import MEASURE_PURE
+
+    run = run_one("br2000-3x64", MEASURE_PURE, 1.0, 0, "auto", SETTINGS)
+    assert run.player == MEASURE_PURE and run.delta == 0.0 and 0.999999 <= run.epsilon_spent <= 1.0
+    assert 0 <= run.max_error < 0.1

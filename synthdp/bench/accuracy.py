@@ -120,42 +120,54 @@ def _suite_inputs(name: str):
 PRSMA_SETTINGS = {"rounds": 10, "relation": "replace-one"}
 
 
-#: The label of the select-measure-estimate method in the player column (``--method measure``).
-MEASURE = "measure"
+#: The labels of the select-measure-estimate method in the player column: zCDP (``--method measure``) and pure
+#: DP with Laplace measurements (``--method measure-pure``, docs/privacy.md §10.2; delta 0).
+MEASURE, MEASURE_PURE = "measure", "measure-pure"
 
 
-def run_measure(suite: str, epsilon: float, seed: int) -> Run:
+def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) -> Run:
     """One select-measure-estimate run (docs/privacy.md §8) on the suite's marginals, under add/remove.
 
     The whole ``(epsilon, delta)`` is converted to ``rho`` by the tighter
-    conversion of §8.5; the method's settings are its public defaults.
+    conversion of §8.5; ``pure``: delta 0, the whole ``epsilon`` through a
+    pure ledger (§10.2).  The method's settings are its public defaults.
     """
+    from fractions import Fraction
+
     from synthdp.core.data import AggregatedData
     from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors
+    from synthdp.mechanisms.accounting import Ledger, as_epsilon
+    from synthdp.mechanisms.laplace import spent_epsilon
     from synthdp.mechanisms.randomness import PrivateRandom
     from synthdp.mechanisms.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
     from synthdp.methods.measure import measure
 
     df, schema, _, sets = _suite_inputs(suite)
-    delta = 1.0 / len(df) ** 2
+    delta = 0.0 if pure else 1.0 / len(df) ** 2
     data = Encoder(schema).to_aggregated(df)
     start = time.perf_counter()
-    rho = rho_for_dp(epsilon, delta)
-    release = measure(data, sets, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(seed),
-                      progress=False)
+    if pure:
+        budget = as_epsilon(epsilon)
+        ledger = Ledger(budget, Fraction(0))
+    else:
+        budget = rho_for_dp(epsilon, delta)
+        ledger = ZcdpLedger(budget)
+    release = measure(data, sets, budget=budget, relation="add-remove", ledger=ledger, rng=PrivateRandom(seed),
+                      progress=False, pure=pure)
     seconds = time.perf_counter() - start
     errors = marginal_errors(data, AggregatedData.from_codes(data.domain, release.records), sets)
-    return Run(suite, MEASURE, epsilon, delta, seed, errors.max_error, errors.mean_tv, seconds, release.rounds, 0, 0,
-               float(dp_epsilon(release.rho_spent, delta)), False)
+    spent = float(spent_epsilon(ledger)) if pure else float(dp_epsilon(release.rho_spent, delta))
+    return Run(suite, MEASURE_PURE if pure else MEASURE, epsilon, delta, seed, errors.max_error, errors.mean_tv,
+               seconds, release.rounds, 0, 0, spent, False)
 
 
 def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
     """Generate once and measure max error and mean TV over the suite's marginals."""
     import synthdp
 
-    if player == MEASURE:
-        return run_measure(suite, epsilon, seed)
+    if player in (MEASURE, MEASURE_PURE):
+        return run_measure(suite, epsilon, seed, pure=player == MEASURE_PURE)
     from synthdp import api
     from synthdp.core.encoding import Encoder
     from synthdp.evaluate import marginal_errors
@@ -256,8 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eps", default="0.1,0.15,0.2,0.25,0.5,1.0", help="comma list of total epsilons")
     p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per setting (default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="game",
-                   help="comma list of game (the suite's query players) and measure (select-measure-estimate, "
-                        "docs/privacy.md §8), e.g. --methods game,measure (default: %(default)s)")
+                   help="comma list of game (the suite's query players), measure (select-measure-estimate, "
+                        "docs/privacy.md §8) and measure-pure (the same under pure DP, delta 0, §10.2), e.g. "
+                        "--methods game,measure (default: %(default)s)")
     p.add_argument("--query-player", default=None, help="override the suite's query players (comma list)")
     p.add_argument("--oracle", default="auto", help="oracle of the game's players (default: %(default)s)")
     p.add_argument("--rounds", type=int, default=None, help="game rounds (default: from the per-round budget)")
@@ -290,11 +303,11 @@ def run(argv: list[str] | None = None) -> dict:
     settings = dict(SETTINGS, rounds=args.rounds, epsilon_per_round=args.epsilon_per_round,
                     samples_per_round=args.samples_per_round, ftpl_theta=args.ftpl_theta, respond_to=args.respond_to,
                     burn_in=args.burn_in, ftpl_noise=args.ftpl_noise)
-    methods = comma_list(args.methods, "--methods", ("game", MEASURE))
+    methods = comma_list(args.methods, "--methods", ("game", MEASURE, MEASURE_PURE))
 
     def players(suite: str) -> list[str]:
         game = (args.query_player.split(",") if args.query_player else SUITES[suite]["players"])
-        return (game if "game" in methods else []) + ([MEASURE] if MEASURE in methods else [])
+        return (game if "game" in methods else []) + [m for m in (MEASURE, MEASURE_PURE) if m in methods]
 
     jobs = [(s, p, e, seed) for s in suites for p in players(s) for e in eps_list for seed in range(args.seeds)]
     out = Path(args.out)
