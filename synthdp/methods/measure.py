@@ -68,7 +68,7 @@ from synthdp.methods import estimators
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
 from synthdp.methods.model_size import model_cells_with
-from synthdp.methods.noise_family import QUERY, GaussianNoise, LaplaceNoise, NoiseFamily
+from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.players import game_instance
 from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits, Oracle

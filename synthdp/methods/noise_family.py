@@ -34,10 +34,6 @@ from synthdp.mechanisms.gaussian import sigma2_up
 from synthdp.mechanisms.laplace import epsilon_down, laplace_mean_abs, laplace_variance, spent_epsilon
 from synthdp.mechanisms.zcdp import epsilon_for_exponential, exponential_rho, gaussian_rho
 
-#: What a measurement measures: all cells of one marginal, or one counting query.
-MARGINAL, QUERY = "marginal", "query"
-
-
 @dataclass(frozen=True)
 class GaussianNoise:
     """zCDP accounting with discrete Gaussian measurements (docs/privacy.md §8.2 (M1), (M2); §8.3; §8.4)."""
@@ -50,23 +46,23 @@ class GaussianNoise:
     def __post_init__(self) -> None:
         check_relation(self.relation)
 
-    def sensitivity(self, group: str = MARGINAL) -> int:
-        """Squared l2-sensitivity: a marginal 1 (add/remove) or 2 (replace-one), one count 1 (§8.3)."""
-        return 1 if group == QUERY or self.relation == ADD_REMOVE else 2
+    def sensitivity(self) -> int:
+        """Squared l2-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§8.3)."""
+        return 1 if self.relation == ADD_REMOVE else 2
 
-    def split(self, cost: Fraction, share: Fraction, group: str = MARGINAL) -> tuple[Fraction, Fraction]:
-        """``(eps, sigma2)`` spending at most ``share * cost`` on selection and the rest on measuring (rounded safely)."""
-        return epsilon_for_exponential(share * cost), self.scale_for(cost * (1 - share), group)
+    def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
+        """``(eps, sigma2)``: at most ``share * cost`` selects, the rest measures (rounded safely)."""
+        return epsilon_for_exponential(share * cost), self.scale_for(cost * (1 - share))
 
-    def scale_for(self, cost: Fraction, group: str = MARGINAL) -> Fraction:
+    def scale_for(self, cost: Fraction) -> Fraction:
         """The smallest ``sigma2`` on the dyadic grid whose measurement costs at most ``cost``."""
-        return sigma2_up(Fraction(self.sensitivity(group)) / (2 * cost))
+        return sigma2_up(Fraction(self.sensitivity()) / (2 * cost))
 
     def selection_cost(self, epsilon: Fraction) -> Fraction:
         return exponential_rho(epsilon)
 
-    def measurement_cost(self, scale: Fraction, group: str = MARGINAL) -> Fraction:
-        return gaussian_rho(self.sensitivity(group), scale)
+    def measurement_cost(self, scale: Fraction) -> Fraction:
+        return gaussian_rho(self.sensitivity(), scale)
 
     def anneal(self, epsilon: Fraction, scale: Fraction) -> tuple[Fraction, Fraction]:
         """Double the selection's ``eps``, halve the noise's standard deviation (``sigma2 / 4``)."""
@@ -96,23 +92,23 @@ class LaplaceNoise:
     def __post_init__(self) -> None:
         check_relation(self.relation)
 
-    def sensitivity(self, group: str = MARGINAL) -> int:
-        """l1-sensitivity: a marginal 1 (add/remove) or 2 (replace-one), one count 1 (§10.2 (P2))."""
-        return 1 if group == QUERY or self.relation == ADD_REMOVE else 2
+    def sensitivity(self) -> int:
+        """l1-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§10.2 (P2))."""
+        return 1 if self.relation == ADD_REMOVE else 2
 
-    def split(self, cost: Fraction, share: Fraction, group: str = MARGINAL) -> tuple[Fraction, Fraction]:
+    def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
         """``(eps_sel, rate)``: at most ``share * cost`` selects, the rest measures; both rounded down."""
-        return epsilon_down(share * cost), self.scale_for(cost * (1 - share), group)
+        return epsilon_down(share * cost), self.scale_for(cost * (1 - share))
 
-    def scale_for(self, cost: Fraction, group: str = MARGINAL) -> Fraction:
+    def scale_for(self, cost: Fraction) -> Fraction:
         """The largest rate on the grid whose measurement costs at most ``cost``: ``cost / Delta_1``, rounded down."""
-        return epsilon_down(cost / self.sensitivity(group))
+        return epsilon_down(cost / self.sensitivity())
 
     def selection_cost(self, epsilon: Fraction) -> Fraction:
         return Fraction(epsilon)
 
-    def measurement_cost(self, scale: Fraction, group: str = MARGINAL) -> Fraction:
-        return scale * self.sensitivity(group)
+    def measurement_cost(self, scale: Fraction) -> Fraction:
+        return scale * self.sensitivity()
 
     def anneal(self, epsilon: Fraction, scale: Fraction) -> tuple[Fraction, Fraction]:
         """Double both: the noise's scale ``1/a`` halves."""
