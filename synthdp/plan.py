@@ -117,14 +117,14 @@ class MeasurePlan:
     rho: Choice
     marginals: Choice
     options: Any
-    #: Pure DP (docs/privacy.md §10.2): ``rho`` then holds the method's ``epsilon`` (Laplace measurements, the
-    #: run's own ledger as the filter); reported as ``epsilon``.
-    pure: bool = False
     #: Classes too large to enumerate: the RSPM selection (a ``measure.OracleSelection``), its mode and the
     #: probability reserved for its clips (docs/privacy.md §8.4); None for marginal classes.
     oracle: Choice | None = None
     mode: Choice | None = None
     clip_budget: Fraction = Fraction(0)
+    #: Pure DP (docs/privacy.md §10.2): ``rho`` then holds the method's ``epsilon`` (Laplace measurements, the
+    #: run's own ledger as the filter); reported as ``epsilon``.
+    pure: bool = False
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,8 @@ CASES = {
                                    "the most synthdp accepts under add-remove"),
     # the query class
     "pure DP, no player fits": (["generate", "codes.csv", "-o", "new.csv", "--epsilon", "1", "--queries",
-                                 "marginals:3", "--schema", "wide-domain.json", "-q"], "pure DP (no delta) allows only"),
+                                 "marginals:3", "--schema", "wide-domain.json", "--method", "game", "-q"],
+                                "pure DP (no delta) allows only"),
     "marginals:0": (gen(*GOOD, "--queries", "marginals:0"), "width of at least 1"),
     "marginals wider than the table": (gen(*GOOD, "--queries", "marginals:3"), "max_width"),
 }
