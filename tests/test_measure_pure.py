@@ -237,3 +237,14 @@ def test_pure_dp_refuses_what_is_approximate():
     with pytest.raises(InputError, match="delta"):
         synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, categories=cats, progress=False, method="game",
                                    query_player="prsma", relation="replace-one")
+
+
+def test_a_unit_of_k_rows_multiplies_the_l1_sensitivity_by_k():
+    """docs/privacy.md §10.6: with up to k rows per person a marginal moves by k (add/remove): each Laplace
+    measurement is charged rate * k, and the run still spends at most its epsilon."""
+    ledger = Ledger(Fraction(2), Fraction(0), contribution_bound=3)
+    release = measure(table(), WORKLOAD, budget=Fraction(2), relation="add-remove", ledger=ledger,
+                      rng=PrivateRandom(0), options=OPTIONS, progress=False, pure=True)
+    assert all(m.cost == 3 * m.scale for m in release.measurements)
+    laplace = [e.epsilon for e in ledger.events if e.mechanism == "laplace"]
+    assert laplace == [m.cost for m in release.measurements] and spent_epsilon(ledger) <= 2

@@ -512,7 +512,8 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     if pure and oracle is not None:
         raise InputError("pure DP serves marginal classes only: RSPM's noise cap and the record rounds need zCDP "
                          "(docs/privacy.md §10.2); pass a delta")
-    noise: NoiseFamily = LaplaceNoise(relation) if pure else GaussianNoise(relation)
+    family = LaplaceNoise if pure else GaussianNoise
+    noise: NoiseFamily = family(relation, ledger.contribution_bound)
     available = (ledger.epsilon_budget - noise.spent(ledger)) if pure else ledger.remaining
     if budget > available:
         raise InputError(f"budget {unit}={float(budget):.6g} exceeds what the ledger has left ({float(available):.6g})")
@@ -526,8 +527,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
     # A marginal's Delta2^2 (1 or 2 for one row, §8.3) or Delta_1 (1 or 2, §10.2), for a unit of k rows k^2 or k
     # times that (§10.6); the score's sensitivity is per row: the exponential mechanism multiplies it by k itself.
-    k = ledger.contribution_bound
-    sensitivity_sq = noise.sensitivity() * (k if pure else k**2)
+    sensitivity_sq = noise.sensitivity()
     score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
     d = len(domain)
     planned = options.rounds_per_attribute * d

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.mechanisms.accounting import ADD_REMOVE, check_contribution_bound, check_relation
 from synthdp.mechanisms.gaussian import sigma2_up
 from synthdp.mechanisms.laplace import epsilon_down, laplace_mean_abs, laplace_variance, spent_epsilon
 from synthdp.mechanisms.zcdp import epsilon_for_exponential, exponential_rho, gaussian_rho
@@ -39,16 +39,20 @@ class GaussianNoise:
     """zCDP accounting with discrete Gaussian measurements (docs/privacy.md §8.2 (M1), (M2); §8.3; §8.4)."""
 
     relation: str
+    #: Rows one privacy unit may hold (docs/privacy.md §10.6; 1: one row per person).
+    rows: int = 1
     name = "gaussian"
     #: A round's cost grows this much when annealing halves the noise's standard deviation.
     growth = 4
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
+        check_contribution_bound(self.rows)
 
     def sensitivity(self) -> int:
-        """Squared l2-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§8.3)."""
-        return 1 if self.relation == ADD_REMOVE else 2
+        """Squared l2-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§8.3), ``rows**2`` times that
+        when one privacy unit holds up to ``rows`` rows (§10.6)."""
+        return (1 if self.relation == ADD_REMOVE else 2) * self.rows**2
 
     def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
         """``(eps, sigma2)``: at most ``share * cost`` selects, the rest measures (rounded safely)."""
@@ -86,15 +90,19 @@ class LaplaceNoise:
     """Pure-DP accounting with discrete Laplace measurements (docs/privacy.md §10.2, Lemma 10.1, Theorem 10.2)."""
 
     relation: str
+    #: Rows one privacy unit may hold (docs/privacy.md §10.6; 1: one row per person).
+    rows: int = 1
     name = "laplace"
     growth = 2
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
+        check_contribution_bound(self.rows)
 
     def sensitivity(self) -> int:
-        """l1-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§10.2 (P2))."""
-        return 1 if self.relation == ADD_REMOVE else 2
+        """l1-sensitivity of a marginal: 1 (add/remove) or 2 (replace-one) (§10.2 (P2)), ``rows`` times that when
+        one privacy unit holds up to ``rows`` rows (§10.6)."""
+        return (1 if self.relation == ADD_REMOVE else 2) * self.rows
 
     def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
         """``(eps_sel, rate)``: at most ``share * cost`` selects, the rest measures; both rounded down."""
