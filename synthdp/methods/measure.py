@@ -96,10 +96,8 @@ class MeasureOptions:
     #: Planned rounds per attribute: the first rounds get ``rho / (rounds_per_attribute * d)`` each.
     #: 8 was chosen among 8, 16, 32 on NLTCS (all 3-way) and BR2000 (64 random 3-way), eps 0.1 and 1.
     rounds_per_attribute: int = 8
-    #: Share of each round's rho spent on selection (the rest measures).  1/5, chosen among 1/20, 1/10 (the
-    #: earlier default) and 1/5 on NLTCS (all 3-way) and BR2000 (64 random 3-way) at eps 0.1 and 1, 3 seeds: the
-    #: worst seed 0.0561/0.0091 and 0.0401/0.0079 against 0.0541/0.0102 and 0.0413/0.0081 (docs/benchmarks.md).
-    selection_share: Fraction = Fraction(1, 5)
+    #: Share of each round's rho spent on selection (the rest measures).
+    selection_share: Fraction = Fraction(1, 10)
     #: Public cap on the rounds after initialisation (None: ``rounds_per_attribute * d``).
     max_rounds: int | None = None
     #: Cells the fitted model may hold once the whole budget is spent (the cap grows linearly with it).
