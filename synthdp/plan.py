@@ -427,7 +427,7 @@ def choose_method(config: SynthesisConfig, query_class: QueryClass, delta: Fract
         return Choice("game", f"game settings given ({', '.join(game_settings)}), so auto chose the game over "
                               "select-measure-estimate, which does not read them; drop them for the default method")
     if delta is None and not marginal_class:
-        return Choice("game", "pure DP (no delta): select-measure-estimate serves only marginal classes under pure "
+        return Choice("game", "pure DP: select-measure-estimate serves only marginal classes under pure "
                               "DP (docs/privacy.md §10.2)")
     if delta is None:
         return pure_method(config, query_class)
