@@ -248,3 +248,16 @@ def test_a_unit_of_k_rows_multiplies_the_l1_sensitivity_by_k():
     assert all(m.cost == 3 * m.scale for m in release.measurements)
     laplace = [e.epsilon for e in ledger.events if e.mechanism == "laplace"]
     assert laplace == [m.cost for m in release.measurements] and spent_epsilon(ledger) <= 2
+
+
+def test_pure_numeric_cells_are_learned_ahead_and_the_method_gets_the_rest():
+    """A numeric column without public cells under pure DP: PrivTree (docs/privacy.md §10.3) spends pure epsilon
+    ahead in the same ledger, no zCDP filter opens, and the measurements take what is left: epsilon in all."""
+    gen = np.random.default_rng(0)
+    df = pd.DataFrame({"age": gen.integers(18, 90, 2000).astype(float), "b": gen.choice(["p", "q"], 2000)})
+    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=2.0, categories={"b": ["p", "q"]},
+                                     bounds={"age": (0, 100)}, random_state=0, progress=False, method="measure")
+    rep = res.report.to_dict()
+    mechanisms = [e["mechanism"] for e in rep["ledger"]]
+    assert mechanisms[0] == "privtree" and set(mechanisms[1:]) == {"laplace", "exponential"}
+    assert sum(Fraction(e["epsilon"]) for e in rep["ledger"]) <= 2 and "delta" not in json.dumps(rep).lower()
