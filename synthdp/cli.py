@@ -520,8 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "checked before anything runs, written with --report as one unit")
     g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
     g.add_argument("--delta", type=float, default=None,
-                   help="total delta (omit, or 0, for pure DP); choose it below 1/n. Checked under replace-one only: under "
-                        "add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
+                   help="total delta (omit, or 0, for pure DP); choose it below 1/n. Checked under replace-one only: "
+                        "under add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
     g.add_argument("--method", choices=["auto", "game", "measure"], default="auto",

@@ -49,7 +49,7 @@ def laplace_measure(answers: np.ndarray, *, rate: Fraction, sensitivity: int, rn
 
 
 def laplace_variance(rate: Fraction) -> float:
-    """``Var Z = 2 e^-a / (1 - e^-a)**2`` for ``Z ~ DLap(a)`` (docs/privacy.md §10.2): the estimator weighs by 1/Var."""
+    """``Var Z = 2 e^-a / (1 - e^-a)**2`` for ``Z ~ DLap(a)`` (docs/privacy.md §10.2); the fit weighs by 1/Var."""
     r = math.exp(-float(rate))
     return 2 * r / (-math.expm1(-float(rate))) ** 2
 
