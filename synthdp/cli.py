@@ -444,6 +444,7 @@ BENCHES = {
     "evaluator": "synthdp.bench.worst_case",
     "classes": "synthdp.bench.classes",
     "numeric": "synthdp.bench.numeric",
+    "width": "synthdp.bench.width",
 }
 
 

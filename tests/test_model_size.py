@@ -77,10 +77,23 @@ def test_trees_forests_and_empty_graphs():
     assert model_cells_with(_domain((2, 2)), [(0, 1)], []) == []
 
 
-def test_large_domains_fall_back_to_the_junction_tree(monkeypatch):
-    """Beyond the compiled path's range the answer still comes from model_cells (same numbers)."""
-    domain = _domain((3, 2, 4, 2, 3))
-    cliques, candidates = [(0, 1), (1, 2), (2, 3, 4)], _candidates(5)
-    expected = [model_cells(domain, cliques + [r]) for r in candidates]
-    monkeypatch.setattr(model_size, "MAX_ATTRIBUTES", 3)
-    assert model_cells_with(domain, cliques, candidates) == expected
+def test_more_attributes_than_one_mask_word():
+    """Domains wider than one int64 word of bits (and of more cells than int64 holds) give the same numbers."""
+    rng = np.random.default_rng(3)
+    for d in (63, 70, 130):
+        domain = _domain(rng.integers(2, 6, size=d))
+        tree = [(int(rng.integers(0, j)), j) for j in range(1, d)]
+        extra = [tuple(sorted(rng.choice(d, size=3, replace=False).tolist())) for _ in range(4)]
+        candidates = [tuple(sorted(rng.choice(d, size=k, replace=False).tolist())) for k in (1, 2, 2, 3) for _ in range(3)]
+        for cliques in (tree, tree + extra, extra):
+            assert model_cells_with(domain, cliques, candidates) == [model_cells(domain, cliques + [r])
+                                                                     for r in candidates]
+
+
+def test_sizes_saturate():
+    """A model of 2**62 cells or more is reported as SATURATED (it is over any cap), never as a wrapped number."""
+    domain = _domain([1000] * 8)
+    below, above = [tuple(range(6))], [tuple(range(7))]
+    assert model_cells_with(domain, below, [(0,), (5, 6)]) == [model_cells(domain, below + [r]) for r in [(0,), (5, 6)]]
+    assert model_cells(domain, above + [(7,)]) > model_size.SATURATED
+    assert model_cells_with(domain, above, [(7,), (6, 7)]) == [model_size.SATURATED] * 2
