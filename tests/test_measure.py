@@ -115,7 +115,8 @@ def test_score_sensitivity_by_brute_force():
 
     def scores(d):
         answers = {r: d.marginal(r).reshape(-1) for r in cands}
-        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2, DOMAIN)  # sigma2 = 4
+        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2, DOMAIN,  # sigma2 = 4
+                       {r for r in cands if model.holder(r) is None})
 
     base = scores(data)
     extra = np.array([[1, 2, 0, 3, 1]])

@@ -70,6 +70,9 @@ from synthdp.methods.marginal_counts import marginal_counts
 from synthdp.methods.model_size import model_cells_with
 from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.players import game_instance
+from synthdp.methods.spanning import (
+    adaptive_rounds, candidate_pool, pair_scores, spanning_pairs, unheld, uses_spanning_step,
+)
 from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits, Oracle
 from synthdp.queries.base import QueryClass
@@ -85,8 +88,18 @@ log = logging.getLogger(__name__)
 
 Marginal = tuple[int, ...]
 
-#: Most marginals a conjunction class may expand to (an unbounded class on many attributes is refused).
+#: Most marginals (with their subsets) a conjunction class may expand to (an unbounded class on many attributes is
+#: refused) ...
 MAX_MARGINALS = 20_000
+#: ... unless its marginals read at most ``LOW_ORDER`` attributes: those are served up to this many (wide tables,
+#: docs/privacy.md §8.9: their true counts are taken when a round first scores them, and a round scores at most
+#: ``candidate_pool`` of them).
+LOW_ORDER, MAX_LOW_ORDER_MARGINALS = 3, 200_000
+
+
+def marginal_limit(width: int) -> int:
+    """Most marginals (with their subsets) the method enumerates when the widest reads ``width`` attributes."""
+    return MAX_LOW_ORDER_MARGINALS if width <= LOW_ORDER else MAX_MARGINALS
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,16 @@ class MeasureOptions:
     record_every: int = 8
     record_candidates: int = 64
     record_after: int = 1
+    #: Wide tables (docs/privacy.md §8.9): from this many attributes, and when 2-way marginals are candidates, a
+    #: spanning step with ``spanning_share`` of rho comes first (1-way marginals, ``d - 1`` pairs picked by
+    #: Kruskal's rule with the exponential mechanism, then measured), and the adaptive rounds are capped at
+    #: ``ceil(rounds_per_sqrt_attribute * sqrt(d))``.  Chosen on generated tree-structured tables of 50 and 100
+    #: columns (``synthdp bench width``); narrower tables (NLTCS, ADULT, ACS, BR2000) run as before.
+    spanning_from: int = 32
+    spanning_share: Fraction = Fraction(1, 2)
+    rounds_per_sqrt_attribute: int = 4
+    #: A round with more candidates scores this many of them, drawn uniformly with the public generator (§8.9).
+    candidate_pool: int = 5000
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
@@ -140,12 +163,15 @@ class MeasureOptions:
                                             or self.max_rounds < 1):
             raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
         for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
-                     "support_final_iters", "record_candidates"):
+                     "support_final_iters", "record_candidates", "spanning_from", "rounds_per_sqrt_attribute",
+                     "candidate_pool"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.wide_share, Fraction) or not 0 < self.wide_share < 1:
-            raise InputError(f"wide_share must be a Fraction in (0, 1), got {self.wide_share!r}")
+        for name in ("wide_share", "spanning_share"):
+            value = getattr(self, name)
+            if not isinstance(value, Fraction) or not 0 < value < 1:
+                raise InputError(f"{name} must be a Fraction in (0, 1), got {value!r}")
         for name in ("oracle_every", "record_every", "record_after"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -273,8 +299,9 @@ def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], 
     else:
         raise InputError(f"{query_class.name} is not a marginal class: its queries may read every attribute")
     count = sum(math.comb(len(domain), k) for k in range(1, widths[-1] + 1))  # the candidates: all their subsets
-    if count > MAX_MARGINALS:
-        raise InputError(f"{qc.name} would need {count} marginals (at most {MAX_MARGINALS}); it is served through "
+    if count > marginal_limit(widths[-1]):
+        raise InputError(f"{qc.name} would need {count} marginals (at most {marginal_limit(widths[-1])}); it is served "
+                         "through "
                          "the oracle path")
     return [m for k in widths for m in itertools.combinations(range(len(domain)), k)]
 
@@ -316,6 +343,18 @@ def query_attributes(query_class: QueryClass, query) -> Marginal:
     raise InputError(f"cannot tell which attributes {query!r} of {query_class.name} reads")
 
 
+class _TrueCounts(dict):
+    """The data's exact counts on each marginal (flattened), counted the first time a marginal is asked for."""
+
+    def __init__(self, data: AggregatedData):
+        super().__init__()
+        self.data = data
+
+    def __missing__(self, r: Marginal) -> np.ndarray:
+        self[r] = counts = self.data.marginal(r).reshape(-1)
+        return counts
+
+
 def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
     """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
     closure = sorted({s for m in marginals for k in range(1, len(m) + 1) for s in itertools.combinations(m, k)},
@@ -351,21 +390,23 @@ def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensiti
 
 
 def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: dict[Marginal, np.ndarray],
-            model: GraphicalModel, sample: np.ndarray | None, noise_per_cell: float, domain: Domain) -> np.ndarray:
+            model: GraphicalModel, sample: np.ndarray | None, noise_per_cell: float, domain: Domain,
+            unheld_sets: set[Marginal]) -> np.ndarray:
     """Integer scores ``w_r (sum |r(D) - round(r(p))| - round(noise_per_cell cells_r))`` (§8.1 (b)).
 
     ``noise_per_cell`` is the expected absolute noise of one measured cell
     (AIM's ``sqrt(2/pi) sigma`` for the Gaussian, ``1/sinh a`` for the
     Laplace, §10.2).  ``r(p)`` is the model's count (its own total); attribute
-    sets no model clique holds are counted on ``sample`` (records drawn from
-    the model, scaled to its total).  Both are post-processing of the
-    transcript.  The sample's counts of all those sets are taken in one pass.
+    sets no model clique holds (``unheld_sets``) are counted on ``sample``
+    (records drawn from the model, scaled to its total), all in one pass.
+    Both are post-processing of the transcript.
     """
-    unheld = [r for r in candidates if model.holder(r) is None]
-    counted = dict(zip(unheld, marginal_counts(domain, sample, unheld))) if unheld else {}
+    wide = [r for r in candidates if r in unheld_sets]
+    counted = dict(zip(wide, marginal_counts(domain, sample, wide))) if wide else {}
     out = np.empty(len(candidates), dtype=np.int64)
     for i, r in enumerate(candidates):
-        l1 = int(np.abs(answers[r] - np.rint(_fitted(model, sample, r, counted.get(r))).astype(np.int64)).sum())
+        fitted = model.counts(r) if r not in counted else counted[r] * (model.total / len(sample))
+        l1 = int(np.abs(answers[r] - np.rint(fitted).astype(np.int64)).sum())
         out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
     return out
 
@@ -524,14 +565,15 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         weights = candidate_weights(workload_marginals(workload, domain))
     else:
         weights = candidate_weights(backbone_marginals(domain, options.backbone_width))
-    answers = {r: data.marginal(r).reshape(-1) for r in weights}  # one counting pass; exact integers
+    answers = _TrueCounts(data)  # exact integers, counted when a round first scores them
     # A marginal's Delta2^2 (1 or 2 for one row, §8.3) or Delta_1 (1 or 2, §10.2), for a unit of k rows k^2 or k
     # times that (§10.6); the score's sensitivity is per row: the exponential mechanism multiplies it by k itself.
     sensitivity_sq = noise.sensitivity()
     score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
     d = len(domain)
     planned = options.rounds_per_attribute * d
-    t_max = options.max_rounds or planned
+    spanning = uses_spanning_step(d, list(weights), options.spanning_from)  # §8.9: public (d and the candidates)
+    t_max = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning else planned)
     settings = options.estimator
     generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
     start = noise.spent(ledger)
@@ -558,11 +600,16 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         everything = [marginal_group(domain, y) for y in fitted] + groups
         return fit_weights(model, everything, support=options.support, iters=iters, generator=generator)
 
-    # 1. initialise with every 1-way marginal, each at the measurement share of one planned round
+    # 1. initialise with every 1-way marginal, each at the measurement share of one planned round (or, on a wide
+    # table, at a third of the spanning step's share, §8.9)
     paid: list[Measurement] = []
     noisy: list[NoisyMarginal] = []
     groups: list[NoisyGroup] = []
-    _, sigma2 = noise.split(budget / planned, options.selection_share)
+    third = options.spanning_share * budget / 3
+    if spanning:
+        sigma2 = noise.scale_for(third / d)
+    else:
+        _, sigma2 = noise.split(budget / planned, options.selection_share)
     for a in range(d):
         m, y = _measure_one(data.marginal((a,)).reshape(-1), (a,), sigma2, sensitivity_sq, ledger=ledger,
                             relation=relation, rng=rng, domain=domain, selection_epsilon=None, selected_by="initial",
@@ -570,10 +617,22 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         paid.append(m)
         noisy.append(NoisyMarginal((a,), y, noise.variance(sigma2)))
     model = estimators.fit(domain, noisy, settings.iters)
+    if spanning:  # a spanning tree of pairs picked against the 1-way model, then measured (§8.9)
+        pairs = [r for r in weights if len(r) == 2]
+        sigma2, pick_epsilon = noise.scale_for(third / (d - 1)), noise.selection_epsilon(third / (d - 1))
+        picked = spanning_pairs(pairs, pair_scores(pairs, answers, model, noise.mean_abs(sigma2)), d,
+                                epsilon=pick_epsilon, sensitivity=1 if relation == ADD_REMOVE else 2, ledger=ledger,
+                                relation=relation, rng=rng)
+        for r in picked:
+            m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
+                                domain=domain, selection_epsilon=pick_epsilon, noise=noise)
+            paid.append(m)
+            noisy.append(NoisyMarginal(r, y, noise.variance(sigma2)))
+        model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
 
     # 2. rounds
-    round_rho = budget / planned  # the cost of a round, grown (fourfold zCDP, twofold pure) by each annealing step
-    epsilon, sigma2 = noise.split(round_rho, options.selection_share)
+    round_rho = left() / t_max if spanning else budget / planned  # a round's cost, grown (fourfold zCDP, twofold
+    epsilon, sigma2 = noise.split(round_rho, options.selection_share)  # pure) by each annealing step
     bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
     rounds = anneals = 0
     while True:
@@ -611,11 +670,12 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
             epsilon, sigma2 = noise.split(remaining, options.selection_share)
         cap = options.max_model_cells * float(1 - remaining / budget)
-        unheld = [r for r in weights if model.holder(r) is None]
-        size = dict(zip(unheld, model_cells_with(domain, model.cliques, unheld)))  # one batch per round
-        candidates = [r for r in weights if r not in size or size[r] <= cap]
+        pool = candidate_pool(list(weights), options.candidate_pool, generator)  # public draw (§8.9)
+        wide = [r for r, free in zip(pool, unheld(model, pool)) if free]
+        size = dict(zip(wide, model_cells_with(domain, model.cliques, wide)))  # one batch per round
+        candidates = [r for r in pool if r not in size or size[r] <= cap]
         sample = model.sample(settings.scoring_sample, generator) if any(r in size for r in candidates) else None
-        scores = _scores(candidates, weights, answers, model, sample, noise.mean_abs(sigma2), domain)
+        scores = _scores(candidates, weights, answers, model, sample, noise.mean_abs(sigma2), domain, set(size))
         pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=score_sensitivity, rng=rng, ledger=ledger,
                                      relation=relation, label=f"select round {rounds}")
         r = candidates[pick]

@@ -56,7 +56,11 @@ class GaussianNoise:
 
     def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
         """``(eps, sigma2)``: at most ``share * cost`` selects, the rest measures (rounded safely)."""
-        return epsilon_for_exponential(share * cost), self.scale_for(cost * (1 - share))
+        return self.selection_epsilon(share * cost), self.scale_for(cost * (1 - share))
+
+    def selection_epsilon(self, cost: Fraction) -> Fraction:
+        """The largest ``eps`` on the grid whose exponential mechanism costs at most ``cost`` (``eps**2/8``)."""
+        return epsilon_for_exponential(cost)
 
     def scale_for(self, cost: Fraction) -> Fraction:
         """The smallest ``sigma2`` on the dyadic grid whose measurement costs at most ``cost``."""
@@ -106,7 +110,11 @@ class LaplaceNoise:
 
     def split(self, cost: Fraction, share: Fraction) -> tuple[Fraction, Fraction]:
         """``(eps_sel, rate)``: at most ``share * cost`` selects, the rest measures; both rounded down."""
-        return epsilon_down(share * cost), self.scale_for(cost * (1 - share))
+        return self.selection_epsilon(share * cost), self.scale_for(cost * (1 - share))
+
+    def selection_epsilon(self, cost: Fraction) -> Fraction:
+        """The largest ``eps`` on the grid whose exponential mechanism costs at most ``cost`` (``eps``)."""
+        return epsilon_down(cost)
 
     def scale_for(self, cost: Fraction) -> Fraction:
         """The largest rate on the grid whose measurement costs at most ``cost``: ``cost / Delta_1``, rounded down."""
