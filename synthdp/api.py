@@ -593,6 +593,8 @@ def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None)
     from synthdp.methods.measure import measure
 
     config, rho = plan.config, plan.measure.rho.value
+    if plan.measure.footprint is not None:
+        log.info("measure: %s", plan.measure.footprint.reason)
     if plan.measure.pure:
         result = measure(real, plan.query_class, budget=plan.epsilon, relation=plan.relation, ledger=ledger, rng=rng,
                          n_rows=config.n_rows, options=plan.measure.options, progress=config.progress, pure=True)

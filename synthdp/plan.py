@@ -125,6 +125,9 @@ class MeasurePlan:
     #: Pure DP (docs/privacy.md §10.2): ``rho`` then holds the method's ``epsilon`` (Laplace measurements, the
     #: run's own ledger as the filter); reported as ``epsilon``.
     pure: bool = False
+    #: The run's size before any private step: rounds, candidates per round, model cells, memory
+    #: (a ``footprint.Footprint``).
+    footprint: Choice | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,9 @@ class Plan:
         if self.measure is not None:
             out["epsilon" if self.measure.pure else "rho"] = self.measure.rho.to_dict()
             out["marginals"] = self.measure.marginals.to_dict()
+            if self.measure.footprint is not None:
+                out["footprint"] = {"value": self.measure.footprint.value.to_dict(),
+                                    "reason": self.measure.footprint.reason}
             if self.measure.oracle is not None:
                 out["query_oracle"] = {"value": self.measure.oracle.value.oracle.name,
                                        "reason": self.measure.oracle.reason}
@@ -641,9 +647,10 @@ def plan_measure(plan: Plan) -> Plan:
         return replace(plan, measure=MeasurePlan(
             Choice(plan.epsilon, why), Choice(len(marginals), f"the marginals whose cells make up "
                                               f"{plan.query_class.name}; candidates are them and their subsets"),
-            options, pure=True))
+            options, pure=True, footprint=measure_footprint(plan, candidate_weights(marginals), options, False)))
     try:
-        marginals = Choice(len(workload_marginals(plan.query_class, domain)),
+        workload = workload_marginals(plan.query_class, domain)
+        marginals = Choice(len(workload),
                            f"the marginals whose cells make up {plan.query_class.name}; candidates are them and "
                            "their subsets")
         oracle = mode = None
@@ -654,7 +661,8 @@ def plan_measure(plan: Plan) -> Plan:
                              "class closed under complement; drop closed=False") from None
         rspm_rounds = (f"RSPM over the whole class every {options.oracle_every}th round" if options.oracle_every
                        else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md)")
-        marginals = Choice(len(backbone_marginals(domain, options.backbone_width)),
+        workload = backbone_marginals(domain, options.backbone_width)
+        marginals = Choice(len(workload),
                            f"{plan.query_class.name} is not a marginal class: the exponential mechanism scores "
                            f"the {options.backbone_width}-way marginals and their subsets, and every "
                            f"{options.record_every}th round the estimate's {options.record_candidates} most probable "
@@ -672,15 +680,27 @@ def plan_measure(plan: Plan) -> Plan:
         if reserve >= plan.delta:
             raise InputError(f"delta={float(plan.delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
-    check_sizes(domain, candidate_weights(workload_marginals(plan.query_class, domain) if oracle is None
-                                          else backbone_marginals(domain, options.backbone_width)))
+    weights = candidate_weights(workload)
+    check_sizes(domain, weights)
     rho = rho_for_dp(plan.epsilon, plan.delta - reserve - plan.filter_delta) - plan.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
                + (f" less {float(plan.filter_delta):.3g} for partition selection (§10.5)" if plan.filter_delta else "")
                + ", rounded down" + (f", less the {float(plan.filter_rho):.4g} spent in the same filter before the "
                                      "method (§10.3, §10.5)" if plan.filter_rho else ""))
-    return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget))
+    return replace(plan, measure=MeasurePlan(Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget,
+                                             footprint=measure_footprint(plan, weights, options, oracle is not None)))
+
+
+def measure_footprint(plan: Plan, weights, options, oracle: bool) -> Choice:
+    """The measure run's size (rounds, candidates per round, model cells, memory) from public inputs; refuses a run
+    past the machine's memory before any private step (``synthdp.methods.footprint``)."""
+    from synthdp.methods.footprint import check_fits, footprint, machine_memory
+
+    size = footprint(plan.query_class.domain, list(weights), options, n_rows=plan.config.n_rows, oracle=oracle)
+    check_fits(size, machine_memory())
+    return Choice(size, f"{size.summary()}; from the domain, the options and n_rows only"
+                  + ("" if plan.config.n_rows else f", plus {size.bytes_per_output_row} bytes per output record"))
 
 
 #: Cells select-measure-estimate may count up front over its candidate marginals (int64 each: 2 GB).

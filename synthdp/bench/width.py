@@ -84,12 +84,11 @@ def _run(columns: int, rows: int, seed: int, queries: str, epsilon: float, delta
     real, synthetic = encoder.to_aggregated(df), encoder.to_aggregated(result.data)
     pairs = list(itertools.combinations(range(columns), 2))
     errors = marginal_errors(real, synthetic, pairs)
-    release = result.report.to_dict().get("release", {})
     return {"columns": columns, "rows": rows, "seed": seed, "queries": queries, "epsilon": epsilon, "delta": delta,
             "method": result.plan.method.value if result.plan is not None else method, "seconds": seconds,
             "cpu_seconds": cpu, "peak_bytes": peak, "idle_peak_bytes": idle, "max_error_2way": errors.max_error,
-            "mean_tv_2way": errors.mean_tv, "rounds": release.get("rounds"),
-            "measurements": len(release.get("measurements", []))}
+            "mean_tv_2way": errors.mean_tv, "rounds": result.report.rounds,
+            "measurements": len(result.report.measurements)}
 
 
 def _child(queue, *args) -> None:
