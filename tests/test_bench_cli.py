@@ -40,6 +40,8 @@ def test_every_option_has_help_and_the_shared_flags(target):
     (["bench", "oracles", "--sizes", "lots"], "cannot read the size 'lots'"),
     (["bench", "scale", "--tmp", "no/such/folder"], "--tmp 'no/such/folder' is not an existing folder"),
     (["bench", "scale", "--rows", "many"], "--rows takes numbers"),
+    (["bench", "width", "--columns", "ten"], "--columns takes positive whole numbers"),
+    (["bench", "width", "--columns", "30,50", "--rows", "1,2,3"], "--rows needs one value or one per width"),
 ])
 def test_bad_bench_options_are_one_line_errors(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.chdir(tmp_path)

@@ -14,7 +14,7 @@ asserted; docs/benchmarks.md): 100 columns x 100,000 rows in 5 minutes and
 2 GB at most; 200 x 50,000 in 20 minutes.
 
     synthdp bench width [--columns 30,50,100,200] [--rows 50000,50000,100000,50000] [--seed 0]
-                        [--queries marginals:2] [--epsilon 1] [--delta 1e-9] [--output results/width]
+                        [--queries marginals:2] [--epsilon 1] [--delta 1e-9] [--out results/width] [--quick]
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.core.errors import InputError
 
 #: Dirichlet concentration of the generated conditionals (below 1: strong, uneven dependencies).
 CONCENTRATION = 0.5
@@ -122,28 +125,44 @@ def table(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _ints(text: str) -> list[int]:
-    return [int(float(s)) for s in text.split(",") if s.strip()]
+def _ints(text: str, option: str) -> list[int]:
+    """Positive whole numbers of a comma list (``1e5`` allowed); anything else is refused, naming ``option``."""
+    out = []
+    for item in comma_list(text, option):
+        try:
+            value = float(item)
+        except ValueError:
+            value = 0.5
+        if value != int(value) or value < 1:
+            raise InputError(f"{option} takes positive whole numbers (comma list), got {item!r}")
+        out.append(int(value))
+    return out
 
 
-def run(argv: list[str] | None = None) -> dict:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="synthdp bench width", description=__doc__.splitlines()[0])
     parser.add_argument("--columns", default="30,50,100,200", help="comma-separated widths")
     parser.add_argument("--rows", default="50000,50000,100000,50000",
                         help="rows per width (one value for all, or one per width)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated tables and of the runs")
-    parser.add_argument("--queries", default="marginals:2")
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    parser.add_argument("--delta", type=float, default=1e-9)
+    parser.add_argument("--queries", default="marginals:2", help="the query class every run is asked for")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon of every run")
+    parser.add_argument("--delta", type=float, default=1e-9, help="delta of every run")
     parser.add_argument("--method", default="measure", help="synthdp's method (measure, game, auto)")
-    parser.add_argument("--output", type=Path, default=Path("results") / "width")
-    args = parser.parse_args(argv)
-    widths, rows = _ints(args.columns), _ints(args.rows)
+    add_out(parser, str(Path("results") / "width"))
+    add_quick(parser, "--columns 40 --rows 5000")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> dict:
+    args = quick(build_parser().parse_args(argv), columns="40", rows="5000")
+    widths, rows = _ints(args.columns, "--columns"), _ints(args.rows, "--rows")
     if len(rows) == 1:
         rows = rows * len(widths)
     if len(rows) != len(widths):
-        parser.error(f"--rows needs one value or one per width ({len(widths)}), got {len(rows)}")
-    args.output.mkdir(parents=True, exist_ok=True)
+        raise InputError(f"--rows needs one value or one per width ({len(widths)}), got {len(rows)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     records = []
     for columns, n in zip(widths, rows):
         record = run_one(columns, n, args.seed, args.queries, args.epsilon, args.delta, args.method)
@@ -154,7 +173,7 @@ def run(argv: list[str] | None = None) -> dict:
     result = {"machine": {"cores": os.cpu_count(), "platform": platform.platform(),
                           "python": platform.python_version(), "load_average": os.getloadavg()},
               "generator": {"concentration": CONCENTRATION, "sizes": [MIN_SIZE, MAX_SIZE]}, "records": records}
-    path = args.output / f"width-seed{args.seed}.json"
+    path = out / f"width-seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(table(records))
     print(f"wrote {path}")
