@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from synthdp.core.domain import Domain
+from synthdp.mechanisms.selection_kernel import _bit_length
 from synthdp.methods.estimators import Clique
 
 #: Attributes per int64 word of a bit mask (bit 63, the sign, is left unused).
@@ -83,13 +84,8 @@ def _cells(mask, sizes):
 
 @njit(cache=True, nogil=True)
 def _trailing(low):
-    """Index of the single bit set in ``low`` (a binary search over the word)."""
-    k = 0
-    for shift in (32, 16, 8, 4, 2, 1):
-        if low >> shift:
-            low >>= shift
-            k += shift
-    return k
+    """Index of the single bit set in ``low``."""
+    return _bit_length(low) - 1
 
 
 @njit(cache=True, nogil=True)
