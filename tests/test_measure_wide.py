@@ -167,3 +167,28 @@ def test_footprint_and_refusal():
     check_fits(size, 2**40)
     with pytest.raises(InputError, match="fewer or lower-order queries.*smaller model cap.*coarser schema"):
         check_fits(size, 2**20)
+
+
+def test_privacy_unit_of_k_rows_scales_every_spanning_sensitivity(monkeypatch):
+    """Under a unit of k = 2 rows (§10.6): each Gaussian charge is k**2 Delta2**2/(2 sigma2), and the picks' sampler
+    is given k times the per-row score sensitivity (read off the exponent it draws with)."""
+    scales = []
+    real_prepare = spanning.exponential_mechanism.__globals__["_prepare"]
+
+    def prepare(*args, **kwargs):
+        out = real_prepare(*args, **kwargs)
+        scales.append(out[2])  # the sensitivity the sampler's exponent uses
+        return out
+
+    monkeypatch.setitem(spanning.exponential_mechanism.__globals__, "_prepare", prepare)
+    drawn = []
+    real_gauss = measure_module.discrete_gaussian_array
+    monkeypatch.setattr(measure_module, "discrete_gaussian_array",
+                        lambda size, sigma2, rng: drawn.append(sigma2) or real_gauss(size, sigma2, rng))
+    rho = Fraction(1, 2)
+    ledger = ZcdpLedger(rho, contribution_bound=2)
+    measure(table(), PAIRS, budget=rho, relation="add-remove", ledger=ledger, rng=PrivateRandom(0), options=OPTIONS,
+            progress=False)
+    gauss = [e for e in ledger.events if e.mechanism == "gaussian"]
+    assert [e.rho for e in gauss] == [gaussian_rho(4, s) for s in drawn]
+    assert scales[:5] == [2] * 5 and ledger.spent <= rho
