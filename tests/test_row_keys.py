@@ -26,6 +26,7 @@ from synthdp.engines.keys import aggregate
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.zcdp import ZcdpLedger
 from synthdp.methods import measure as measure_module
+from synthdp.methods import spanning
 from synthdp.methods.estimators import EstimatorSettings
 from synthdp.methods.measure import MeasureOptions, OracleSelection, measure, record_counts
 from synthdp.oracles import get_oracle
@@ -110,6 +111,7 @@ class Coupling:
 
         monkeypatch.setattr(measure_module, "_measure_one", measure_one)
         monkeypatch.setattr(measure_module, "exponential_mechanism", em)
+        monkeypatch.setattr(spanning, "exponential_mechanism", em)  # the wide path's picks (docs/privacy.md §8.9)
 
     def _step(self, kind, true, output, sensitivity):
         if self.replay is None:
