@@ -84,7 +84,8 @@ def test_more_attributes_than_one_mask_word():
         domain = _domain(rng.integers(2, 6, size=d))
         tree = [(int(rng.integers(0, j)), j) for j in range(1, d)]
         extra = [tuple(sorted(rng.choice(d, size=3, replace=False).tolist())) for _ in range(4)]
-        candidates = [tuple(sorted(rng.choice(d, size=k, replace=False).tolist())) for k in (1, 2, 2, 3) for _ in range(3)]
+        candidates = [tuple(sorted(rng.choice(d, size=k, replace=False).tolist()))
+                      for k in (1, 2, 2, 3) for _ in range(3)]
         for cliques in (tree, tree + extra, extra):
             assert model_cells_with(domain, cliques, candidates) == [model_cells(domain, cliques + [r])
                                                                      for r in candidates]

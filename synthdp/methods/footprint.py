@@ -79,7 +79,7 @@ def machine_memory() -> int | None:
 
 
 def check_fits(estimate: Footprint, available: int | None) -> None:
-    """Refuse, before any private step, a run whose estimated memory exceeds ``available`` bytes, saying what to change."""
+    """Refuse, before any private step, a run whose memory estimate exceeds ``available`` bytes; say what to change."""
     if available is not None and estimate.memory_bytes > available:
         raise InputError(f"method 'measure' would need about {estimate.memory_bytes / 2**30:.1f} GB "
                          f"({estimate.summary()}), more than this machine's {available / 2**30:.1f} GB: ask for "

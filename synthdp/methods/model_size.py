@@ -53,7 +53,7 @@ SATURATED = 2**62
 
 
 def _masks(sets: Sequence[Sequence[int]], words: int) -> np.ndarray:
-    """One row of ``words`` int64 words per attribute set, bit ``a % BITS`` of word ``a // BITS`` for attribute ``a``."""
+    """One row of ``words`` int64 words per attribute set: attribute ``a`` is bit ``a % BITS`` of word ``a // BITS``."""
     out = np.zeros((len(sets), words), dtype=np.int64)
     for i, attrs in enumerate(sets):
         for a in attrs:
