@@ -63,7 +63,7 @@ def test_pair_scores_move_by_at_most_the_sensitivity_given_and_the_bound_is_atta
     model = independent_model(data)
 
     def scores(d):
-        return pair_scores(PAIRS, {r: d.marginal(r).reshape(-1) for r in PAIRS}, model, Fraction(9))
+        return pair_scores(PAIRS, {r: d.marginal(r).reshape(-1) for r in PAIRS}, model, 2.4)
 
     base = scores(data)
     added, replaced = neighbours(data)
@@ -109,8 +109,8 @@ def test_spanning_pairs_form_a_spanning_tree():
     for seed in range(5):
         ledger = ZcdpLedger(Fraction(1))
         scores = np.random.default_rng(seed).integers(-50, 50, len(PAIRS))
-        picked, _ = spanning_pairs(PAIRS, scores, 6, select_rho=Fraction(1, 10), sensitivity=1, ledger=ledger,
-                                   relation="add-remove", rng=PrivateRandom(seed))
+        picked = spanning_pairs(PAIRS, scores, 6, epsilon=Fraction(1, 10), sensitivity=1, ledger=ledger,
+                                relation="add-remove", rng=PrivateRandom(seed))
         component = list(range(6))
         for a, b in picked:
             assert component[a] != component[b]
