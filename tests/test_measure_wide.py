@@ -209,3 +209,21 @@ def test_plan_states_the_footprint_and_refuses_before_any_private_step(monkeypat
     monkeypatch.setattr(footprint_module, "machine_memory", lambda: 2**20)
     with pytest.raises(InputError, match="more than this machine's"):
         plan_module.make_plan(config, schema)
+
+
+@pytest.mark.parametrize("relation,delta1", [("add-remove", 1), ("replace-one", 2)])
+def test_pure_dp_spanning_step(relation, delta1):
+    """Under pure DP (Laplace, docs/privacy.md §10.2) the spanning step charges each pick its eps (a third of the
+    share over d - 1) and each measurement a Delta_1; the run stays within epsilon."""
+    from synthdp.mechanisms.accounting import Ledger
+    from synthdp.mechanisms.laplace import spent_epsilon
+
+    epsilon = Fraction(2)
+    ledger = Ledger(epsilon, Fraction(0))
+    release = measure(table(), PAIRS, budget=epsilon, relation=relation, ledger=ledger, rng=PrivateRandom(0),
+                      options=OPTIONS, progress=False, pure=True)
+    third = OPTIONS.spanning_share * epsilon / 3
+    picks = [m for m in release.measurements[6:11]]
+    assert all(len(m.attrs) == 2 and m.selection_epsilon <= third / 5 for m in picks)
+    assert sum(m.selection_epsilon for m in picks) > third * Fraction(999, 1000)
+    assert spent_epsilon(ledger) <= epsilon
