@@ -36,9 +36,9 @@ CASES = {
 PINS = {
     "game-pure-marginals": ("b6688ecfc9aafb8d", "24244df1e0f418fa"),
     "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
-    "measure-zcdp-conjunctions": ("3ac8f07ef64dbf76", "cdab6f42a5f523e5"),
-    "measure-zcdp-learned-domain": ("230372eca8b93223", "fb881557db051eca"),
-    "measure-zcdp-marginals": ("8c890fc64b194fde", "3dc24dbf9cc30842"),
+    "measure-zcdp-conjunctions": ("3ac8f07ef64dbf76", "99954176d2ff5956"),
+    "measure-zcdp-learned-domain": ("230372eca8b93223", "5a39f4fc7e8d877b"),
+    "measure-zcdp-marginals": ("8c890fc64b194fde", "fbbf2a30776ea0e4"),
 }
 
 N_ROWS = 300
