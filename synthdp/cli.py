@@ -249,7 +249,7 @@ def cmd_generate(args) -> int:
     from synthdp.core.io import dump_json
     from synthdp.core.outputs import check_outputs, write_outputs
     from synthdp.core.parquet import dump_table, require_pyarrow, table_format
-    from synthdp.tuning import commandline as tuning
+    from synthdp import cli_tune as tuning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
@@ -312,8 +312,8 @@ def _is_marginal_workload(spec: str, domain) -> bool:
 
 
 def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
-    """The certified maximum error over a whole class (synthdp.worst_case); exit status 1 if not certified in time."""
-    from synthdp.worst_case import worst_case_error
+    """The certified maximum error over a whole class (synthdp.evaluation.worst_case); exit status 1 if not certified in time."""
+    from synthdp.evaluation.worst_case import worst_case_error
 
     if args.plot:
         raise InputError(f"--plot draws per-marginal errors; it needs marginals or a workload, not {args.queries!r}")
@@ -340,7 +340,7 @@ def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
     from synthdp.core.outputs import check_outputs
-    from synthdp.evaluate import marginal_errors, plot_format, save_plot
+    from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
 
     if args.plot:
         plot_format(args.plot)
@@ -410,7 +410,7 @@ def cmd_demo(args) -> int:
     from synthdp.api import generate_synthetic
     from synthdp.core.data import AggregatedData
     from synthdp.core.encoding import Encoder
-    from synthdp.evaluate import marginal_errors
+    from synthdp.evaluation.marginals import marginal_errors
     from synthdp.core.io import write_csv
 
     df = demo_dataframe(n=args.rows)
@@ -438,10 +438,10 @@ def cmd_demo(args) -> int:
 
 BENCHES = {
     "oracles": "synthdp.bench.oracles",
-    "evaluation": "synthdp.bench.evaluation",
+    "evaluation": "synthdp.bench.answering",
     "accuracy": "synthdp.bench.accuracy",
     "scale": "synthdp.bench.scale",
-    "evaluator": "synthdp.bench.worst_case",
+    "evaluator": "synthdp.bench.certification",
     "classes": "synthdp.bench.classes",
     "numeric": "synthdp.bench.numeric",
     "width": "synthdp.bench.width",
@@ -498,7 +498,7 @@ def _interruptible(work, name: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from synthdp import api
-    from synthdp.tuning import commandline as tuning
+    from synthdp import cli_tune as tuning
 
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")

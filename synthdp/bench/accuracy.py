@@ -136,7 +136,7 @@ def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) ->
 
     from synthdp.core.data import AggregatedData
     from synthdp.core.encoding import Encoder
-    from synthdp.evaluate import marginal_errors
+    from synthdp.evaluation.marginals import marginal_errors
     from synthdp.mechanisms.accounting import Ledger, as_epsilon
     from synthdp.mechanisms.laplace import spent_epsilon
     from synthdp.mechanisms.randomness import PrivateRandom
@@ -170,7 +170,7 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
         return run_measure(suite, epsilon, seed, pure=player == MEASURE_PURE)
     from synthdp import api
     from synthdp.core.encoding import Encoder
-    from synthdp.evaluate import marginal_errors
+    from synthdp.evaluation.marginals import marginal_errors
 
     df, schema, qc, sets = _suite_inputs(suite)
     delta = 1.0 / len(df) ** 2
@@ -242,7 +242,7 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    from synthdp.bench.outputs import epsilon_panels
+    from synthdp.bench.figures import epsilon_panels
 
     suites = sorted({r["suite"] for r in rows})
     with epsilon_panels(len(suites), path, "max error (mean; dotted: worst seed)") as axes:
@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     from tqdm.auto import tqdm
 
-    from synthdp.bench.outputs import write_tables_and_figure
+    from synthdp.bench.figures import write_tables_and_figure
     from synthdp.core.io import write_json
 
     args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1.0", seeds=1, rounds=20)

@@ -74,7 +74,7 @@ def _run(columns: int, rows: int, seed: int, queries: str, epsilon: float, delta
     from synthdp.api import generate_synthetic
     from synthdp.bench.scale import _cpu_seconds, _peak_bytes
     from synthdp.core.encoding import Encoder
-    from synthdp.evaluate import marginal_errors
+    from synthdp.evaluation.marginals import marginal_errors
 
     df, schema, _ = tree_table(columns, rows, seed)
     idle = _peak_bytes()
