@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta
 from synthdp.core.sources import ReadOptions
 from synthdp.mechanisms.accounting import Ledger
@@ -227,6 +228,29 @@ def generate_synthetic(
     return synthesize(df, SynthesisConfig(**params))
 
 
+
+@contextmanager
+def stating_spend(ledger: Ledger):
+    """Re-raise an error that comes after the ledger was charged with what was spent (docs/privacy.md §10.1).
+
+    Most refusals come before any private step (the plan is checked on public
+    inputs and placeholder domains first).  A few can only come after one: a
+    value outside its public bounds found while PrivTree reads a column, a
+    model too large for the cells PrivTree or partition selection learned, a
+    solver failure in Mode E.  Nothing is released then, but the data were
+    used: the owner is told what the ledger was charged, so that a new run is
+    counted as a second spend.
+    """
+    try:
+        yield
+    except SynthDPError as error:
+        if not ledger.events:
+            raise
+        note = (f" This refusal came after private steps that ran on the data and were charged "
+                f"{ledger.total()}; nothing was released, but a new run on the same data spends again "
+                "(docs/privacy.md §10.1).")
+        raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
+
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object.
 
@@ -253,50 +277,51 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
     ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)
     rng = PrivateRandom(config.random_state)
-    chosen = None
-    if config.engine != "dask":
-        df = engine.read(df)
-        if df.empty:
-            raise InputError("the input table is empty: nothing to synthesise")
-    if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6)
-        chosen = choose_bound(df, config, ledger, rng)
-        config = replace(config, max_rows_per_unit=chosen.k)
-        ledger.bound_contributions(chosen.k)
-    bounding = contribution_bounding(config, rng)  # None without a privacy unit
-    if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
-        if config.schema is None:
-            raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
-                             "--schema): the categories of a column are never read off the data on workers")
-        stripped: list[str] = []
-        schema = resolve_schema(None, config.schema, collected)
-    else:
-        if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
-            df = bounding.apply(df)
-        df, stripped = strip_text(df)
-        schema = resolve_schema(df, config.schema, collected, **config.schema_options())
-    if config.missing and config.schema is not None:
-        schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
-    if config.privacy_unit is not None and config.privacy_unit in schema.names:
-        raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
-                         "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-    if config.engine == "dask" and schema.to_learn:
-        raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
-                         "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
-                         "with engine='pandas'")
-    if config.engine != "dask":                               # in memory: replace-one's public n, before learning
-        check_delta_against_public_n(config, len(df))
-    learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3-10.5)
-    schema = cut.schema
-    plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
-                     bounded=bounded)  # public inputs only: costs no privacy
-    # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
-    real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
-    output = RUNNERS[plan.method.value](plan, real, ledger, rng, zcdp)  # the method's private part, through the ledger
-    data = finish(output, schema, config)                     # post-processing: resample, decode
-    if stripped:
-        output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
-    report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
-    return SyntheticResult(data, report, schema, plan)
+    with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
+        chosen = None
+        if config.engine != "dask":
+            df = engine.read(df)
+            if df.empty:
+                raise InputError("the input table is empty: nothing to synthesise")
+        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6)
+            chosen = choose_bound(df, config, ledger, rng)
+            config = replace(config, max_rows_per_unit=chosen.k)
+            ledger.bound_contributions(chosen.k)
+        bounding = contribution_bounding(config, rng)  # None without a privacy unit
+        if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
+            if config.schema is None:
+                raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
+                                 "--schema): the categories of a column are never read off the data on workers")
+            stripped: list[str] = []
+            schema = resolve_schema(None, config.schema, collected)
+        else:
+            if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
+                df = bounding.apply(df)
+            df, stripped = strip_text(df)
+            schema = resolve_schema(df, config.schema, collected, **config.schema_options())
+        if config.missing and config.schema is not None:
+            schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+        if config.privacy_unit is not None and config.privacy_unit in schema.names:
+            raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
+                             "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
+        if config.engine == "dask" and schema.to_learn:
+            raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
+                             "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
+                             "with engine='pandas'")
+        if config.engine != "dask":                               # in memory: replace-one's public n, before learning
+            check_delta_against_public_n(config, len(df))
+        learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3-10.5)
+        schema = cut.schema
+        plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
+                         bounded=bounded)  # public inputs only: costs no privacy
+        # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
+        real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
+        output = RUNNERS[plan.method.value](plan, real, ledger, rng, zcdp)  # the method's private part, through the ledger
+        data = finish(output, schema, config)                     # post-processing: resample, decode
+        if stripped:
+            output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
+        report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
+        return SyntheticResult(data, report, schema, plan)
 
 
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import pytest
 
 import synthdp
 from synthdp.config import SynthesisConfig
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, SynthDPError
 from synthdp.plan import Plan, make_plan, planned_spends
 
 FAST = dict(rounds=6, samples_per_round=5, progress=False)
@@ -224,3 +224,22 @@ def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypa
                                          r"released: give 'x' fewer bins \(e\.g\. bins=\{'x': 100\}"):
         synthdp.generate_synthetic(df, "marginals:3", epsilon=1.0, delta=1e-9, bins={"x": 1_000_000, "y": 100},
                                    bounds={"x": (0, 999_999), "y": (0, 999), "z": (0, 999)}, progress=False)
+
+
+def test_a_refusal_after_a_private_step_states_what_was_spent():
+    """One value outside its public bounds is found only when PrivTree reads the column, after the zCDP filter was
+    charged and the text column's categories learned: the error says what the ledger was charged (docs/privacy.md
+    §10.1); with public categories and bins the same value is refused before any charge, and says nothing of it."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(0, 3, 3000).astype(str), "x": rng.uniform(0, 100, 3000)})
+    df.loc[5, "x"] = 150.0
+    with pytest.raises(SynthDPError, match=r"after private steps .* charged \(.*\)-DP.*spends again"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 100)},
+                                   random_state=1, progress=False)
+    with pytest.raises(SynthDPError) as before:  # public categories and public bins: found before any charge
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 100)}, bins={"x": 10},
+                                   categories={"a": ["0", "1", "2"]}, random_state=1, progress=False)
+    assert "charged" not in str(before.value)

@@ -463,7 +463,7 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
     if rows < tau:
         raise InputError(f"learning the categories of {list(columns)} privately needs a value to be held by about "
                          f"{tau} rows (the threshold of docs/privacy.md §9/§10.5) and the table has {rows} rows: "
-                         f"nothing would be kept and these columns would come back empty. Nothing was spent; "
+                         f"nothing would be kept and these columns would come back empty; "
                          f"{remedy}")
     if rows * FEW_VALUES_SHARE < tau:
         warnings.warn(f"the categories of {list(columns)} are learned privately with a threshold of {tau} rows, "
