@@ -236,10 +236,25 @@ def test_a_refusal_after_a_private_step_states_what_was_spent():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.integers(0, 3, 3000).astype(str), "x": rng.uniform(0, 100, 3000)})
     df.loc[5, "x"] = 150.0
-    with pytest.raises(SynthDPError, match=r"after private steps .* charged \(.*\)-DP.*spends again"):
-        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 100)},
+    with pytest.raises(SynthDPError, match=r"outside its public bounds.*after private steps .* charged \(.*\)-DP.*"
+                                           r"spends again"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0.0, 100.0)},
                                    random_state=1, progress=False)
     with pytest.raises(SynthDPError) as before:  # public categories and public bins: found before any charge
-        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 100)}, bins={"x": 10},
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0.0, 100.0)}, bins={"x": 10},
                                    categories={"a": ["0", "1", "2"]}, random_state=1, progress=False)
-    assert "charged" not in str(before.value)
+    assert "outside its public bounds" in str(before.value) and "charged" not in str(before.value)
+
+
+def test_a_fraction_in_a_column_whose_bounds_are_integers_is_refused_with_the_fix():
+    """Bounds written as integers declare an integer column (its synthetic values are whole numbers): a value
+    with a fraction is refused, naming the row, the column and the decimal-point fix, instead of being truncated."""
+    import pandas as pd
+
+    df = pd.DataFrame({"a": ["u", "v"] * 50, "x": [0.25, 0.5] * 50})
+    with pytest.raises(SynthDPError, match=r"row 0, column 'x' is not a whole number.*\(0\.0, 1\.0\)"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 1)}, bins={"x": 2},
+                                   categories={"a": ["u", "v"]}, random_state=1, progress=False)
+    out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0.0, 1.0)},
+                                     bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1, progress=False)
+    assert out.data["x"].dtype.kind == "f"

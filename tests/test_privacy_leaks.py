@@ -177,7 +177,7 @@ def test_no_raw_private_value_reaches_the_report_the_logs_or_the_warnings(caplog
     with caplog.at_level(logging.INFO, logger="synthdp"):
         result = synthdp.generate_synthetic(table, "marginals:2", method=method, epsilon=1.0, delta=1e-6,
                                             random_state=3, progress=False, categories={"kids": [0, 1, 2]},
-                                            bounds={"age": (0, 100)}, bins={"age": 5}, **game)
+                                            bounds={"age": (0.0, 100.0)}, bins={"age": 5}, **game)
     said = "\n".join([str(result.report.to_dict()), result.report.summary(), caplog.text,
                       *(str(w.message) for w in recwarn)])
     for secret in ("Zxqvine", "61.73", "  Rome"):

@@ -223,7 +223,7 @@ def test_released_parameters_do_not_depend_on_n():
     reports = []
     for df in (small, large):
         result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"x": (0, 999),
-                                            "y": (0, 100)}, clip=True, random_state=0, progress=False)
+                                            "y": (0.0, 100.0)}, clip=True, random_state=0, progress=False)
         plan = result.report.release.plan
         privtree_events = [e for e in result.report.release.zcdp_ledger if e["mechanism"] == "privtree"]
         reports.append((plan["discretised"], plan["rho"], privtree_events))

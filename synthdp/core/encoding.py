@@ -270,6 +270,14 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
             f"numeric because its bounds are public); fix or remove the value, declare it a missing token "
             f"(missing_values, CLI --missing) if it means missing, or drop the bounds to make the column categorical"
         )
+    fractional = ~np.isnan(values) & (values != np.floor(values))
+    if not attr.is_datetime and value_kind(attr.dtype) == "int" and fractional.any():
+        row = _first(fractional)
+        raise SchemaError(
+            f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is not a whole number, but its bounds are "
+            f"written as integers, which declares an integer column (its synthetic values would be whole numbers); "
+            f"write the bounds with a decimal point for a real column (bounds={{{attr.name!r}: (0.0, 1.0)}}, CLI "
+            f"--bounds {attr.name}=0.0:1), or round the column first")
     lo, hi = attr.bounds
     outside = (values < lo) | (values > hi)
     if outside.any():
