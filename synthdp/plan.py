@@ -377,8 +377,9 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
         filter_rho += discretised.rho
         cells = Choice([c.column for c in discretised.columns],
                        f"bounded numeric columns without public bins or cut points: cells learned by PrivTree "
-                       f"(docs/privacy.md §10.3) at eps_d = {float(discretised.columns[0].parameters.epsilon):.4g} "
-                       "each, " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho else
+                       f"(docs/privacy.md §10.3), each tree run at epsilon "
+                       f"{float(discretised.columns[0].parameters.epsilon):.4g} (eps_d over the rows per privacy "
+                       "unit, §10.6), " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho else
                                    f"epsilon = {float(discretised.epsilon):.4g} ahead of the method"))
     qc = parse_query_class(config.query_class, schema.domain)
     method = choose_method(config, qc, delta)
