@@ -115,6 +115,15 @@ def _decimals(value: str) -> int:
     return int(value)
 
 
+def _cuts(value: str) -> list[float]:
+    """``C1,C2,...``: increasing public cut points inside the bounds (checked by the schema)."""
+    try:
+        return [float(c) for c in value.split(",")]
+    except ValueError:
+        raise ValueError(f"the cut points must be numbers separated by commas, e.g. 10,20.5,40, got {value!r}") \
+            from None
+
+
 def _bins(value: str) -> int:
     try:
         k = int(value)
@@ -135,6 +144,8 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
                    help="public bounds of numeric columns, e.g. --bounds age=17:90 hours-per-week=1:99")
     g.add_argument("--bins", action="append", nargs="+", metavar="COL=K",
                    help="number of equal-width bins of bounded columns, e.g. --bins age=8")
+    g.add_argument("--cuts", action="append", nargs="+", metavar="COL=C1,C2,...",
+                   help="public cut points of bounded columns (cells [LO,C1), ..., [Ck,HI]), e.g. --cuts age=25,45,65")
     g.add_argument("--datetime", action="append", nargs="+", metavar="COL[=FORMAT]",
                    help="datetime columns (numeric timestamps, written back as datetimes), with an optional strptime "
                         "format, e.g. --datetime joined=%%d/%%m/%%Y; give their bounds as dates: --bounds "
@@ -161,7 +172,7 @@ def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> Non
 
 
 #: Options that describe the domain; a --schema file already fixes all of it.
-_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "datetime", "learn_bounds", "decimals", "nullable", "clip")
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_bounds", "decimals", "nullable", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -175,7 +186,8 @@ def _schema_kwargs(args) -> dict:
                              "those settings in the schema file, or drop --schema")
         schema = Schema.load(args.schema)
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
-                bins=_pairs(args.bins, "--bins", _bins) or None, nullable=args.nullable, clip=args.clip,
+                bins=_pairs(args.bins, "--bins", _bins) or None, cuts=_pairs(args.cuts, "--cuts", _cuts) or None,
+                nullable=args.nullable, clip=args.clip,
                 datetimes=_datetimes(args.datetime), learn_bounds=_learn_bounds(args.learn_bounds),
                 discretise=args.discretise, decimals=_pairs(args.decimals, "--decimals", _decimals) or None,
                 max_categories=args.max_categories,
@@ -384,7 +396,8 @@ def cmd_schema(args) -> int:
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
     df = _read(args.input, args)
     kw = _schema_kwargs(args)
-    draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"],
+    draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
+                         datetimes=kw["datetimes"], decimals=kw["decimals"], discretise=kw["discretise"],
                          nullable=kw["nullable"], clip=kw["clip"], max_categories=kw["max_categories"],
                          missing_values=args.missing or ())
     write_outputs([(outputs["-o"], lambda tmp: dump_json(draft, tmp))])
@@ -593,8 +606,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schema", help="draft a schema file from a CSV, for the data owner to review",
                        parents=[common], epilog=OUTPUTS_HELP,
-                       description="Draft a schema (JSON) from a CSV. What you pass (--bounds, --bins, "
-                       "--categorical, --nullable) is kept; everything else (category lists, bounds of numeric "
+                       description="Draft a schema (JSON) from a CSV. What you pass (--bounds, --bins, --cuts, "
+                       "--datetime, --decimals, --discretise, --categorical, --nullable) is kept; everything else (category lists, bounds of numeric "
                        "columns, whether a column has missing values) is read off the data and listed under "
                        "'_read_off_data'. Review those parts, replace them with public values, delete the "
                        "'_read_off_data' entry, then pass the file to generate --schema.")

@@ -73,41 +73,57 @@ def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | N
 
 
 def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
-                 bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                 bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
+                 cuts: Mapping[str, Iterable[float]] | None = None,
+                 datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
+                 decimals: Mapping[str, int] | None = None, discretise: str = "privtree",
                  nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
                  missing_values: Iterable[str] = ()) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft.
 
-    What the caller gives (``categorical``, ``bounds``, ``bins``,
-    ``nullable``) is public and kept as given.  Everything else is read off
-    ``df`` and listed under :data:`DRAFT_KEY` as ``{"column": ..., "read":
-    [...]}`` with ``"categories"``, ``"bounds"`` and/or ``"missing"``.
+    What the caller gives (``categorical``, ``bounds``, ``bins``, ``cuts``,
+    ``datetimes``, ``decimals``, ``discretise``, ``nullable``) is public and
+    kept as given: a column with public bounds gets the attribute that
+    :meth:`Schema.from_dataframe` builds from the same options (so the
+    reviewed file gives the same run as the options), e.g. cells still to be
+    learned by PrivTree (origin ``"learn"``) unless ``bins`` or ``cuts`` fix
+    them. Everything else is read off ``df`` and listed under
+    :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
+    ``"categories"``, ``"bounds"`` and/or ``"missing"``.
     """
     columns = [str(c) for c in df.columns]
     categorical, nullable = set(categorical or ()), set(nullable or ())
-    bounds, bins = dict(bounds or {}), dict(bins or {})
-    for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins),
-                         ("--nullable", nullable)]:
+    bounds, bins, cuts, decimals = dict(bounds or {}), dict(bins or {}), dict(cuts or {}), dict(decimals or {})
+    datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
+    for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
+                         ("--datetime", datetimes), ("--decimals", decimals), ("--nullable", nullable)]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
+    missing = {col: col in nullable or bool(df[col].isna().any()) for col in columns}
+    public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes]
+    given = {a.name: a.to_dict() for a in Schema.from_dataframe(
+        df[public], bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
+        datetimes=datetimes, decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
+        nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
     attributes, read_off = [], []
     for col in columns:
         series = df[col].rename(col)
-        read: list[str] = []
-        missing = col in nullable
-        if not missing and series.isna().any():
-            missing = True
-            read.append("missing")
-        if col in bounds or (col not in categorical and _is_number(series) and series.notna().any()):
-            if col not in bounds:
-                bounds[col], default_bins = _drafted_bounds(series)
-                bins.setdefault(col, default_bins)
-                read.insert(0, "bounds")
-            k = bins.get(col, DEFAULT_BINS)
-            attributes.append({"name": col, "kind": "numeric", "bounds": list(bounds[col]), "bins": k, "clip": clip,
-                               "missing": missing, "dtype": _numeric_dtype(bounds[col], k, series)})
+        read = ["missing"] if missing[col] and col not in nullable else []
+        if col in given:
+            attributes.append(given[col])
+        elif col not in categorical and _is_number(series) and series.notna().any():
+            col_bounds, default_bins = _drafted_bounds(series)
+            read.insert(0, "bounds")
+            attributes.append({"name": col, "kind": "numeric", "bounds": list(col_bounds), "bins": default_bins,
+                               "clip": clip, "missing": missing[col],
+                               "dtype": _numeric_dtype(col_bounds, default_bins, series)})
+            if col in decimals:
+                attributes[-1]["decimals"] = decimals[col]
         else:
+            if col in decimals:
+                raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
+                                  "numeric columns")
             labels = _categories(series, max_categories)
             read.insert(0, "categories")
             if pd.api.types.is_bool_dtype(series.dtype):
@@ -115,7 +131,7 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
             else:
                 whole = _is_number(series) and all(lab.lstrip("-").isdigit() for lab in labels)
                 dtype = "int64" if whole else None
-            attributes.append({"name": col, "kind": "categorical", "categories": labels, "missing": missing,
+            attributes.append({"name": col, "kind": "categorical", "categories": labels, "missing": missing[col],
                                "dtype": dtype})
         if read:
             read_off.append({"column": col, "read": read})

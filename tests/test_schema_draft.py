@@ -1,0 +1,85 @@
+"""``synthdp schema`` with datetime, cut-point, PrivTree and decimals columns: the reviewed draft gives the same run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp.cli import main
+from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.schema import Schema
+
+FLAGS = ["--datetime", "joined=%d/%m/%Y", "--bounds", "joined=01/01/2020..31/12/2024", "amount=0.0:500",
+         "age=17:90", "--decimals", "amount=2", "--cuts", "age=25,45,65"]
+OPTIONS = dict(datetimes={"joined": "%d/%m/%Y"}, bounds={"joined": ("01/01/2020", "31/12/2024"),
+               "amount": (0.0, 500.0), "age": (17, 90)}, decimals={"amount": 2}, cuts={"age": [25, 45, 65]})
+
+
+def _table(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 1800, 300), unit="D")
+    return pd.DataFrame({"joined": days.strftime("%d/%m/%Y"), "amount": rng.gamma(2.0, 40.0, 300).round(2),
+                         "age": rng.integers(17, 91, 300)})
+
+
+def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
+    data = tmp_path / "in.csv"
+    _table(0).to_csv(data, index=False)
+    draft_path = tmp_path / "schema.json"
+    assert main(["schema", str(data), "-o", str(draft_path), *FLAGS]) == 0
+    draft = json.loads(draft_path.read_text())
+    assert draft.pop(DRAFT_KEY) == []  # every column is public: nothing read off the data
+    kinds = {a["name"]: a for a in draft["attributes"]}
+    assert kinds["joined"]["dtype"] == "datetime64[ns]" and kinds["joined"]["format"] == "%d/%m/%Y"
+    assert kinds["joined"]["origin"] == "learn"  # cells learned by PrivTree, as generate would
+    assert kinds["amount"]["origin"] == "learn" and kinds["amount"]["decimals"] == 2
+    assert kinds["age"]["cuts"] == [25, 45, 65] and "origin" not in kinds["age"]
+    draft_path.write_text(json.dumps(draft))
+
+    common = ["--epsilon", "2", "--delta", "1e-6", "--queries", "marginals:2", "--rounds", "3", "--seed", "7", "-q"]
+    runs = []
+    for name, domain in [("flags", FLAGS), ("file", ["--schema", str(draft_path)])]:
+        out, report = tmp_path / f"{name}.csv", tmp_path / f"{name}.json"
+        assert main(["generate", str(data), "-o", str(out), "--report", str(report), *common, *domain]) == 0, \
+            capsys.readouterr().err
+        runs.append((out.read_text(), json.loads(report.read_text())))
+    (flags_table, flags_report), (file_table, file_report) = runs
+    assert flags_table == file_table
+    assert flags_report == file_report
+    syn = pd.read_csv(tmp_path / "file.csv")
+    assert syn["amount"].round(2).eq(syn["amount"]).all() and syn["age"].between(17, 90).all()
+    assert pd.to_datetime(syn["joined"]).between("2020-01-01", "2024-12-31").all()
+
+
+def test_the_draft_of_public_columns_reads_nothing_off_the_data():
+    first, second = draft_schema(_table(0), **OPTIONS), draft_schema(_table(1).iloc[:5], **OPTIONS)
+    assert first == second and first[DRAFT_KEY] == []
+
+
+def test_equal_width_and_a_missing_value_read_off_the_data():
+    df = _table(0)
+    df.loc[3, "amount"] = np.nan
+    draft = draft_schema(df, **OPTIONS, discretise="equal-width")
+    amount = next(a for a in draft["attributes"] if a["name"] == "amount")
+    assert "origin" not in amount and amount["bins"] == 10 and amount["missing"]
+    assert draft[DRAFT_KEY] == [{"column": "amount", "read": ["missing"]}]
+
+
+def test_unknown_columns_and_decimals_on_a_category_are_refused():
+    with pytest.raises(Exception, match=r"--cuts names unknown column\(s\) \['height'\]"):
+        draft_schema(_table(0), cuts={"height": [1.0]})
+    with pytest.raises(Exception, match="--decimals names column 'age', which is categorical"):
+        draft_schema(_table(0)[["age"]], categorical=["age"], decimals={"age": 1})
+
+
+@pytest.mark.parametrize("discretise", ["privtree", "equal-width"])
+def test_schema_file_round_trip(tmp_path, discretise):
+    schema = Schema.from_dataframe(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
+    schema.save(tmp_path / "s.json")
+    assert Schema.load(tmp_path / "s.json") == schema
+    draft = draft_schema(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
+    draft.pop(DRAFT_KEY)
+    assert Schema.from_dict(draft) == schema  # the draft of public columns is the schema generate builds
