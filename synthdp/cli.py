@@ -365,7 +365,7 @@ def cmd_evaluate(args) -> int:
         _check_schema_columns(kw["schema"], real_df, args.real)
     kw["unsafe_public_categories"] = True  # the owner's own, non-private check: the real data's categories
     kw["discretise"] = "equal-width"  # and public bins for bounded columns (nothing private is learned here)
-    schema = resolve_schema(real_df, kw.pop("schema"), [], **kw)
+    schema = resolve_schema(real_df, kw.pop("schema"), [], **kw).with_equal_width()
     if not _is_marginal_workload(args.queries, schema.domain):
         return _evaluate_worst_case(args, real_df, syn_df, schema, outputs)
     encoder = Encoder(schema)

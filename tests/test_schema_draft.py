@@ -83,3 +83,12 @@ def test_schema_file_round_trip(tmp_path, discretise):
     draft = draft_schema(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
     draft.pop(DRAFT_KEY)
     assert Schema.from_dict(draft) == schema  # the draft of public columns is the schema generate builds
+
+
+def test_evaluate_cuts_cells_still_to_learn_into_public_equal_width_bins():
+    df = pd.DataFrame({"amount": [1.5, 2.0], "kids": [0, 3]})
+    schema = Schema.from_dataframe(df, bounds={"amount": (0.0, 500.0), "kids": (0, 5)}, discretise="privtree")
+    assert schema.to_discretise == ("amount", "kids")
+    fixed = schema.with_equal_width()
+    assert fixed.to_discretise == () and [fixed["amount"].bins, fixed["kids"].bins] == [10, 6]
+    assert fixed["kids"].dtype == "int64" and fixed["amount"].bounds == (0.0, 500.0)

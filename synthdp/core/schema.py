@@ -645,6 +645,22 @@ class Schema:
             if a.name in pending else a for a in self.attributes)
         return Schema(attributes, self.missing_values)
 
+    def with_equal_width(self) -> "Schema":
+        """This schema with the columns :attr:`to_discretise` cut into public equal-width bins instead.
+
+        For the owner's own, non-private check (``synthdp evaluate --schema``),
+        which learns nothing: :data:`DEFAULT_BINS` bins, fewer for an integer
+        column with fewer values so that each bin holds one.
+        """
+        def bins(a: Attribute) -> int:
+            lo, hi = a.bounds
+            return min(DEFAULT_BINS, int(hi - lo) + 1) if value_kind(a.dtype) == "int" else DEFAULT_BINS
+
+        pending = set(self.to_discretise)
+        attributes = tuple(replace(a, origin="public", bins=bins(a)) if a.name in pending and a.bounds else a
+                           for a in self.attributes)
+        return Schema(attributes, self.missing_values)
+
     @property
     def read_off(self) -> tuple[str, ...]:
         """Columns whose categories were read off the private data (the unsafe opt-in)."""
