@@ -3,19 +3,53 @@
 Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`; private
 tuning over several configurations (:func:`tune`) and accuracy-first releases
 (:func:`accuracy_first`); the data owner's certified check
-(:func:`worst_case_error`).  The
-package is layered (see the README's layout section): ``synthdp.core`` at the
-bottom, then ``synthdp.queries`` and ``synthdp.oracles``, the private
-``synthdp.mechanisms``, the generation ``synthdp.methods``, and the driver
-(``config``, ``plan``, ``api``, ``cli``, ``report``) on top; imports only point down.
+(:func:`worst_case_error`).  The package is layered (see the README's layout
+section): ``synthdp.core`` at the bottom, then ``synthdp.accounting``,
+``synthdp.queries`` and ``synthdp.oracles``, the private ``synthdp.mechanisms``,
+the generation ``synthdp.methods``, and the driver (``config``, ``plan``,
+``api``, ``cli``, ``report``) on top; imports only point down.
+
+Importing ``synthdp`` (or any of its subpackages, e.g. ``synthdp.core``) loads
+nothing else: each public name below is imported on first use (PEP 562), so a
+tool that only needs the schema or a ledger does not pay for the solvers and
+the graphical-model estimator.
 """
 
-from synthdp._version import __version__
-from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
-from synthdp.config import SynthesisConfig
-from synthdp.core.parameters import Relation
-from synthdp.tuning import accuracy_first, tune
-from synthdp.evaluation.worst_case import worst_case_error
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-__all__ = ["Relation", "SynthesisConfig", "Synthesizer", "SyntheticResult", "__version__", "accuracy_first",
-           "generate_synthetic", "tune", "worst_case_error"]
+from synthdp._version import __version__
+
+#: Where each public name lives; :func:`__getattr__` imports it on first use.
+_PUBLIC = {
+    "Relation": "synthdp.core.parameters",
+    "SynthesisConfig": "synthdp.config",
+    "Synthesizer": "synthdp.api",
+    "SyntheticResult": "synthdp.api",
+    "generate_synthetic": "synthdp.api",
+    "accuracy_first": "synthdp.tuning",
+    "tune": "synthdp.tuning",
+    "worst_case_error": "synthdp.evaluation.worst_case",
+}
+
+__all__ = sorted([*_PUBLIC, "__version__"])
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
+    from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
+    from synthdp.config import SynthesisConfig
+    from synthdp.core.parameters import Relation
+    from synthdp.evaluation.worst_case import worst_case_error
+    from synthdp.tuning import accuracy_first, tune
+
+
+def __getattr__(name: str):
+    """Import a public name the first time it is asked for."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'synthdp' has no attribute {name!r}")
+    value = getattr(import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

@@ -33,8 +33,8 @@ import pandas as pd
 from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta
-from synthdp.core.sources import ReadOptions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.files.sources import ReadOptions
+from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
 # The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
 # them here too.
@@ -59,13 +59,13 @@ class SyntheticResult:
 
     def save(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule)."""
-        from synthdp.core.parquet import write_table
+        from synthdp.files.parquet import write_table
 
         write_table(self.data, path)
 
     def to_csv(self, path: str | Path) -> None:
         """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename)."""
-        from synthdp.core.parquet import write_table
+        from synthdp.files.parquet import write_table
 
         write_table(self.data, path, fmt="csv")
 
@@ -433,7 +433,7 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     diagnostics and a warning, never to the release (which columns had
     spaces is read off the data).
     """
-    from synthdp.core import sources
+    from synthdp.files import sources
 
     out, changed = sources.strip_text(df)
     if changed:
@@ -478,7 +478,7 @@ def _check_prsma_rounds(plan: Plan, n: int) -> None:
     Under replace-one (the only relation PRSMA runs under) ``n`` is public.
     The message names the most rounds that fit, found by a data-independent scan.
     """
-    from synthdp.mechanisms.accounting import prsma_per_round
+    from synthdp.accounting.ledger import prsma_per_round
     from synthdp.mechanisms.prsma import prsma_parameters
 
     epsilon, delta, rounds = plan.epsilon, plan.delta, plan.game.rounds.value
@@ -597,7 +597,7 @@ def open_filter(plan: Plan, ledger: Ledger):
     The filter's ``rho`` is the plan's plus what PrivTree already spent in it
     (docs/privacy.md §10.3): the conversion (§8.5) of the method's budget.
     """
-    from synthdp.mechanisms.zcdp import ZcdpLedger
+    from synthdp.accounting.zcdp import ZcdpLedger
 
     rho = plan.measure.rho.value + plan.filter_rho
     ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,

@@ -3,7 +3,7 @@
 Every error the library raises on purpose is printed as one line naming the
 culprit, with exit status 2; nothing is written unless the command succeeds.
 Output paths are checked before anything private runs and all outputs of a
-run are written as one unit (:mod:`synthdp.core.outputs`); SIGINT and SIGTERM
+run are written as one unit (:mod:`synthdp.files.outputs`); SIGINT and SIGTERM
 end a run with one line and exit status 130 or 143.
 """
 
@@ -20,7 +20,7 @@ from typing import Sequence
 
 from synthdp._version import __version__
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.core.outputs import Interrupted
+from synthdp.files.outputs import Interrupted
 
 log = logging.getLogger("synthdp")
 
@@ -196,8 +196,8 @@ def _schema_kwargs(args) -> dict:
 
 def _read(path: str, args):
     """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns)."""
-    from synthdp.core.io import read_csv
-    from synthdp.core.sources import is_location, read_table
+    from synthdp.files.csvfile import read_csv
+    from synthdp.files.sources import is_location, read_table
 
     if is_location(path):  # Parquet, a directory or a glob
         _no_skip_rows(args, f"{path!r} is not one CSV file")
@@ -220,7 +220,7 @@ def _no_skip_rows(args, why: str) -> None:
 
 def _read_options(args):
     """The CSV reading options of the command line, for the counting engines."""
-    from synthdp.core.sources import ReadOptions
+    from synthdp.files.sources import ReadOptions
 
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
                        columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args))
@@ -258,9 +258,9 @@ def _query_inputs(spec: str) -> list[str]:
 def cmd_generate(args) -> int:
     from synthdp.api import synthesize
     from synthdp.config import SynthesisConfig
-    from synthdp.core.io import dump_json
-    from synthdp.core.outputs import check_outputs, write_outputs
-    from synthdp.core.parquet import dump_table, require_pyarrow, table_format
+    from synthdp.files.csvfile import dump_json
+    from synthdp.files.outputs import check_outputs, write_outputs
+    from synthdp.files.parquet import dump_table, require_pyarrow, table_format
     from synthdp import cli_tune as tuning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report},
@@ -337,8 +337,8 @@ def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
 
 def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
     """The evaluation's files as one unit: ``jobs`` (the plot) and ``--json FILE`` with ``content``."""
-    from synthdp.core.io import dump_json
-    from synthdp.core.outputs import write_outputs
+    from synthdp.files.csvfile import dump_json
+    from synthdp.files.outputs import write_outputs
 
     if args.json:
         jobs = [*jobs, (outputs["--json"], lambda tmp: dump_json(content, tmp))]
@@ -351,7 +351,7 @@ def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
-    from synthdp.core.outputs import check_outputs
+    from synthdp.files.outputs import check_outputs
     from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
 
     if args.plot:
@@ -381,7 +381,7 @@ def cmd_evaluate(args) -> int:
 
 def _read_synthetic(path: str, args):
     """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied."""
-    from synthdp.core.io import read_csv
+    from synthdp.files.csvfile import read_csv
 
     df = read_csv(path, missing=args.missing)
     return df.drop(columns=[c for c in args.drop or [] if c in df.columns])
@@ -390,8 +390,8 @@ def _read_synthetic(path: str, args):
 def cmd_schema(args) -> int:
     """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
     from synthdp.core.draft import DRAFT_KEY, draft_schema
-    from synthdp.core.io import dump_json
-    from synthdp.core.outputs import check_outputs, write_outputs
+    from synthdp.files.csvfile import dump_json
+    from synthdp.files.outputs import check_outputs, write_outputs
 
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
     df = _read(args.input, args)
@@ -424,7 +424,7 @@ def cmd_demo(args) -> int:
     from synthdp.core.data import AggregatedData
     from synthdp.core.encoding import Encoder
     from synthdp.evaluation.marginals import marginal_errors
-    from synthdp.core.io import write_csv
+    from synthdp.files.csvfile import write_csv
 
     df = demo_dataframe(n=args.rows)
     schema = demo_schema()

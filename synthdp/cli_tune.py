@@ -19,9 +19,9 @@ from typing import Callable
 import pandas as pd
 
 from synthdp.core.errors import InputError
-from synthdp.core.io import dump_json
-from synthdp.core.outputs import check_outputs, write_outputs
-from synthdp.core.parquet import dump_table
+from synthdp.files.csvfile import dump_json
+from synthdp.files.outputs import check_outputs, write_outputs
+from synthdp.files.parquet import dump_table
 from synthdp.tuning import accuracy_first, tune
 
 #: Generator options of ``synthdp generate`` passed on to every run when given (not None).

@@ -32,7 +32,7 @@ from typing import Any
 from synthdp.config import ORACLE_PARAMETERS, SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
-from synthdp.mechanisms.accounting import PRSMABudget, as_delta, as_epsilon, round_up
+from synthdp.accounting.ledger import PRSMABudget, as_delta, as_epsilon, round_up
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits, Oracle
 from synthdp.queries.base import QueryClass
@@ -232,7 +232,7 @@ def game_length(epsilon: Fraction, delta: Fraction | None, query_class: QueryCla
 
 def _game_length(epsilon, delta, query_class, rounds, epsilon_per_round, samples_per_round):
     """``(T, N)`` and the reasons for both."""
-    from synthdp.mechanisms.accounting import rounds_for
+    from synthdp.accounting.ledger import rounds_for
 
     capped = False
     if rounds is not None:
@@ -506,7 +506,7 @@ def plan_game(plan: Plan) -> Plan:
 
 def _plan_game(config: SynthesisConfig, qc: QueryClass, epsilon: Fraction, delta: Fraction | None,
                relation: Relation) -> GamePlan:
-    from synthdp.mechanisms.accounting import per_round_epsilon, prsma_per_round
+    from synthdp.accounting.ledger import per_round_epsilon, prsma_per_round
     from synthdp.methods.game import ftpl_scale
 
     T, N, why_t, why_n = _game_length(epsilon, delta, qc, config.rounds, config.epsilon_per_round,
@@ -566,7 +566,7 @@ def planned_spends(plan: Plan) -> list[tuple[str, Fraction, Fraction, Fraction]]
     follows the sensitivity ``2W`` of the round objective (``W = N``, or the
     union's ``t N`` in round ``t``); PRSMA its ``(eps*, delta*)``.
     """
-    from synthdp.mechanisms.accounting import round_up
+    from synthdp.accounting.ledger import round_up
     from synthdp.mechanisms.rspm import (clip_probability, default_noise_cap, difference_sensitivity,
                                          rspm_noise_rate, solver_integer_limit)
 
@@ -599,11 +599,11 @@ def check_budget(plan: Plan) -> None:
     refusal before the first private step.
     """
     from synthdp.core.errors import PrivacyError
-    from synthdp.mechanisms.accounting import Ledger
+    from synthdp.accounting.ledger import Ledger
 
     scratch = Ledger(plan.epsilon, plan.delta or Fraction(0))
     spends = planned_spends(plan)
-    quiet = logging.getLogger("synthdp.mechanisms.accounting")
+    quiet = logging.getLogger("synthdp.accounting.ledger")
     level = quiet.level
     quiet.setLevel(logging.WARNING)  # the scratch spends are not spends: keep them out of the log
     try:
@@ -630,7 +630,7 @@ def plan_measure(plan: Plan) -> Plan:
     ``rho``.  Refuses pure DP, naming the method that serves it.
     """
     from synthdp.mechanisms.rspm import CLIP_BOUND
-    from synthdp.mechanisms.zcdp import rho_for_dp
+    from synthdp.accounting.zcdp import rho_for_dp
     from synthdp.methods.measure import (MeasureOptions, OracleSelection, backbone_marginals, candidate_weights,
                                          workload_marginals)
 

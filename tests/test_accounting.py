@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from synthdp.mechanisms.accounting import (Ledger, advanced_composition, as_delta, as_epsilon, per_round_epsilon, rounds_for,
+from synthdp.accounting.ledger import (Ledger, advanced_composition, as_delta, as_epsilon, per_round_epsilon, rounds_for,
                                 prsma_per_round, round_down, round_up, zcdp_gamma, zcdp_to_dp)
 from synthdp.core.errors import InputError, PrivacyError
 
@@ -257,7 +257,7 @@ def test_note_crossover_statement_taken_literally():
 
 def test_rounds_for_reads_decimal_budgets_as_written():
     """0.15 arrives as 0.149999 (a float below 3/20, rounded down); 15 rounds of 0.01 must still fit."""
-    from synthdp.mechanisms.noise import to_fraction_down
+    from synthdp.accounting.ledger import to_fraction_down
 
     eps = to_fraction_down(0.15)
     assert eps < Fraction(3, 20)

@@ -21,7 +21,7 @@ def test_rounds_follow_from_the_per_round_budget(demo):
     """Without ``rounds``, T is the largest count whose per-round budget stays >= epsilon_per_round."""
     from fractions import Fraction
 
-    from synthdp.mechanisms.accounting import ROUNDS_SLACK, per_round_epsilon
+    from synthdp.accounting.ledger import ROUNDS_SLACK, per_round_epsilon
 
     df, schema = demo
     for eps, eps0 in [(0.05, 0.01), (0.5, 0.02)]:
@@ -224,7 +224,7 @@ def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypat
 
     import synthdp.mechanisms.prsma as prsma_module
     from synthdp.oracles.base import NO_LIMITS
-    from synthdp.mechanisms.accounting import prsma_per_round
+    from synthdp.accounting.ledger import prsma_per_round
 
     calls = []
     solve = prsma_module.perturbed_solve

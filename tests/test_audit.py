@@ -29,7 +29,7 @@ import synthdp.mechanisms.prsma as prsma_module
 from adversarial_oracle import AdversarialOracle, fails_on_record, lexicographically_largest
 from synthdp.oracles.base import QueryInstance
 from synthdp.queries import Conjunctions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.noise import discrete_laplace

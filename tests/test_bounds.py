@@ -13,9 +13,9 @@ import synthdp
 import synthdp.mechanisms.bounds as bounds
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.zcdp import ZcdpLedger
+from synthdp.accounting.zcdp import ZcdpLedger
 
 
 def test_the_grid_partitions_the_line():

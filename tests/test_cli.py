@@ -187,7 +187,7 @@ def test_demo_beats_an_uninformed_table(tmp_path, monkeypatch, capsys):
 
 
 def test_read_csv_reads_the_raw_adult_file_as_the_cli_does(shared_data_dir):
-    from synthdp.core.io import read_csv
+    from synthdp.files.csvfile import read_csv
 
     df = read_csv(shared_data_dir / "adult-raw.data", missing=["?"], columns=ADULT_COLUMNS.split(","))
     assert "Federal-gov" in set(df["workclass"]) and df["workclass"].isna().any()  # ' ?' is the token '?'

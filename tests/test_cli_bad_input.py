@@ -202,13 +202,13 @@ def test_a_workload_of_many_marginals_is_built_without_a_quadratic_scan():
 
 
 def test_a_failing_report_leaves_no_csv_and_the_old_files_untouched(folder, capsys, monkeypatch):
-    import synthdp.core.io
+    import synthdp.files.csvfile
 
     def disk_full(obj, path):
         path.write_text("{")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(synthdp.core.io, "dump_json", disk_full)
+    monkeypatch.setattr(synthdp.files.csvfile, "dump_json", disk_full)
     (folder / "r.json").write_text("old report\n")
     before = state(folder)
     code = main(gen(*GOOD, "--report", "r.json", out="out.csv"))

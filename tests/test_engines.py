@@ -24,9 +24,9 @@ pytest.importorskip("pyarrow")
 
 from synthdp.core.data import AggregatedData  # noqa: E402
 from synthdp.core.errors import InputError, SchemaError  # noqa: E402
-from synthdp.core.parquet import dump_table, write_parquet  # noqa: E402
+from synthdp.files.parquet import dump_table, write_parquet  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
-from synthdp.core.sources import ReadOptions, list_files, strip_text  # noqa: E402
+from synthdp.files.sources import ReadOptions, list_files, strip_text  # noqa: E402
 from synthdp.engines import EngineError, get_engine  # noqa: E402
 from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
 from synthdp.core.domain import Domain  # noqa: E402

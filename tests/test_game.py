@@ -12,7 +12,7 @@ from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits
 from synthdp.queries.complement import ComplementClosed
 from synthdp.queries.conjunctions import Conjunctions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.methods.game import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,

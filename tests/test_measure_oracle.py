@@ -31,10 +31,10 @@ from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, round_up
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, round_up
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import CLIP_BOUND
-from synthdp.mechanisms.zcdp import ZcdpLedger, gaussian_rho, pure_rho, rho_for_dp
+from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho, pure_rho, rho_for_dp
 from synthdp.methods import estimators
 from synthdp.methods import measure as measure_module
 from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal

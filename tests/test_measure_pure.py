@@ -15,7 +15,7 @@ import synthdp
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms import laplace as laplace_module
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.laplace import laplace_mean_abs, laplace_measure, laplace_variance, spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import measure as measure_module

@@ -17,7 +17,7 @@ import pytest
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
+from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods import measure as measure_module
 from synthdp.methods.estimators import EstimatorSettings
 from synthdp.methods.measure import (

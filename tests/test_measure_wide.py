@@ -12,7 +12,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
+from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods import estimators, spanning
 from synthdp.methods import measure as measure_module
 from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal
@@ -215,7 +215,7 @@ def test_plan_states_the_footprint_and_refuses_before_any_private_step(monkeypat
 def test_pure_dp_spanning_step(relation, delta1):
     """Under pure DP (Laplace, docs/privacy.md §10.2) the spanning step charges each pick its eps (a third of the
     share over d - 1) and each measurement a Delta_1; the run stays within epsilon."""
-    from synthdp.mechanisms.accounting import Ledger
+    from synthdp.accounting.ledger import Ledger
     from synthdp.mechanisms.laplace import spent_epsilon
 
     epsilon = Fraction(2)

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from synthdp.accounting.ledger import to_fraction_down
 from synthdp.mechanisms.noise import (bernoulli, bernoulli_exp, bernoulli_exp_array, discrete_laplace, discrete_laplace_array,
-                           discrete_laplace_vector, to_fraction_down)
+                                      discrete_laplace_vector)
 from synthdp.mechanisms.randomness import PrivateRandom
 
 ALPHA = 1e-3  # chi-square tests use fixed seeds, so they are deterministic; this only guards the fit

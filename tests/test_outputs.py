@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 from synthdp.core.errors import InputError
-from synthdp.core.outputs import Interrupted, OutputError, check_outputs, write_outputs
+from synthdp.files.outputs import Interrupted, OutputError, check_outputs, write_outputs
 
 
 def snapshot(folder):

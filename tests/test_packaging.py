@@ -27,11 +27,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 #: The layers, bottom to top; a module may import only from its own layer or below.
 LAYERS = {
-    "synthdp.core": 1, "synthdp.datasets": 1,
-    "synthdp.queries": 2, "synthdp.oracles": 3,
-    "synthdp.mechanisms": 4, "synthdp.methods": 5,
+    "synthdp.core": 1, "synthdp.files": 1, "synthdp.datasets": 1, "synthdp.accounting": 2,
+    "synthdp.queries": 3, "synthdp.oracles": 4,
+    "synthdp.mechanisms": 5, "synthdp.methods": 6,
 }
-DRIVER = 6
+DRIVER = 7
 
 
 #: Source folder of each installed package root.
@@ -212,3 +212,15 @@ def test_imports_point_down_and_never_at_the_old_top_level_names():
             target = _layer(imported)
             if target is not None and own is not None and imported != "synthdp._version":
                 assert target <= own, f"{module} (layer {own}) imports {imported} (layer {target}): an arrow up"
+
+
+def test_importing_the_package_loads_no_driver_and_no_solver():
+    """``import synthdp.core...`` stays light; the public names still resolve on first use."""
+    code = ("import sys, synthdp, synthdp.core.domain, synthdp.accounting.ledger\n"
+            "heavy = [m for m in ('synthdp.api', 'synthdp.plan', 'mbi', 'ortools', 'jax') if m in sys.modules]\n"
+            "assert not heavy, heavy\n"
+            "assert synthdp.generate_synthetic.__module__ == 'synthdp.api'\n"
+            "assert 'synthdp.api' in sys.modules\n"
+            "assert set(synthdp.__all__) <= set(dir(synthdp))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -15,7 +15,7 @@ from synthdp.api import NotFittedError, Synthesizer, generate_synthetic
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import RULES, Relation, check
-from synthdp.mechanisms.accounting import Ledger, as_delta, as_epsilon, check_relation
+from synthdp.accounting.ledger import Ledger, as_delta, as_epsilon, check_relation
 
 FAST = dict(rounds=4, samples_per_round=5, progress=False)
 
@@ -95,7 +95,7 @@ def test_relation_is_one_str_enum():
     assert Relation("add-remove") is Relation.ADD_REMOVE and Relation.ADD_REMOVE == "add-remove"
     assert f"{Relation.REPLACE_ONE}" == "replace-one" and json.dumps(Relation.REPLACE_ONE) == '"replace-one"'
     assert check_relation("replace-one") is Relation.REPLACE_ONE
-    from synthdp.mechanisms import accounting
+    from synthdp.accounting import ledger as accounting
 
     assert accounting.RELATIONS == tuple(Relation) and accounting.ADD_REMOVE is Relation.ADD_REMOVE
     with pytest.raises(InputError, match="relation"):

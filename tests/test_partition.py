@@ -20,7 +20,7 @@ import synthdp.mechanisms.partition as partition
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.core.schema import Schema
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, per_round_epsilon
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, per_round_epsilon
 from synthdp.mechanisms.partition import (domain_budget, exp_bounds, learn_domains, select_categories, tail_bounds,
                                           threshold)
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -234,7 +234,7 @@ def test_joint_threshold_worked_number_and_least():
 
 
 def test_joint_selection_keeps_a_value_held_by_two_percent_of_26000_rows_at_eps_1():
-    from synthdp.mechanisms.zcdp import rho_for_dp
+    from synthdp.accounting.zcdp import rho_for_dp
 
     rho = rho_for_dp(Fraction(1), Fraction(3, 4 * 10**9))
     sel = partition.joint_selection(rho=rho, delta=Fraction(1, 4 * 10**9), columns=9)
@@ -242,7 +242,7 @@ def test_joint_selection_keeps_a_value_held_by_two_percent_of_26000_rows_at_eps_
 
 
 def _joint(df, seed=0, monkeypatch=None):
-    from synthdp.mechanisms.zcdp import ZcdpLedger
+    from synthdp.accounting.zcdp import ZcdpLedger
 
     schema = Schema.from_dataframe(df)
     sel = partition.joint_selection(rho=Fraction(1, 10), delta=Fraction(1, 10**6), columns=len(schema.to_learn))

@@ -18,7 +18,7 @@ from adversarial_oracle import AdversarialOracle, fails_on_record
 from synthdp.oracles.base import Limits
 from synthdp.queries.complement import ComplementClosed
 from synthdp.queries.conjunctions import Conjunctions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.methods.game import FTPLDataPlayer, OracleStats, play_game

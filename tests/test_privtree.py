@@ -23,11 +23,11 @@ import synthdp.mechanisms.privtree as privtree
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.privtree import (MAX_DEPTH, THRESHOLD, column_budget, discretise, privtree_cuts,
                                          privtree_parameters, split_score)
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.zcdp import ZcdpLedger
+from synthdp.accounting.zcdp import ZcdpLedger
 
 
 def _log_tail(j: np.ndarray, a: float) -> np.ndarray:

@@ -16,7 +16,7 @@ from adversarial_oracle import AdversarialOracle, CertificateStub, fails_on_reco
 from synthdp.oracles.base import Limits, QueryInstance
 from synthdp.oracles.brute import BruteForceOracle
 from synthdp.queries import Conjunctions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError

@@ -24,7 +24,7 @@ from synthdp.core.errors import InternalError
 from synthdp.core.keys import count_equal, pack, unpack, word_spans
 from synthdp.engines.keys import aggregate
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.zcdp import ZcdpLedger
+from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.methods import measure as measure_module
 from synthdp.methods import spanning
 from synthdp.methods.estimators import EstimatorSettings

@@ -25,7 +25,7 @@ from adversarial_oracle import AdversarialOracle, CertificateStub, lexicographic
 from synthdp.oracles.base import Limits, QueryInstance
 from synthdp.oracles.brute import BruteForceOracle
 from synthdp.queries import ComplementClosed, Conjunctions
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from synthdp.mechanisms import selection
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max

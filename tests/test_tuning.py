@@ -21,7 +21,7 @@ import pytest
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.tuning import TargetNotReached, accuracy_first, tune
 from synthdp.tuning import stopping

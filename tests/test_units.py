@@ -13,13 +13,13 @@ import pytest
 from synthdp import generate_synthetic
 from synthdp.core.errors import InputError
 from synthdp.mechanisms import gaussian
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.partition import select_categories, threshold, unit_threshold
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import rspm
 from synthdp.mechanisms.selection import exponential_mechanism
 from synthdp.mechanisms.units import bound_frame, bounding_key, keep_mask
-from synthdp.mechanisms.zcdp import ZcdpLedger
+from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.oracles.brute import BruteForceOracle
 from tests.test_rspm import CLOSED_INSTANCE
 

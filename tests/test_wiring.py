@@ -29,7 +29,7 @@ import synthdp.methods.players as players_module
 from adversarial_oracle import AdversarialOracle, fails_on_record
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.prsma import prsma, prsma_general, prsma_parameters
 from synthdp.mechanisms.randomness import PrivateRandom

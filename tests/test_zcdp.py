@@ -12,7 +12,7 @@ from scipy import stats
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism
-from synthdp.mechanisms.zcdp import (
+from synthdp.accounting.zcdp import (
     _ORDERS, ZcdpLedger, dp_delta, dp_epsilon, epsilon_for_exponential, exponential_rho, gaussian_rho, pure_rho,
     rho_for_dp,
 )

@@ -137,10 +137,10 @@ def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) ->
     from synthdp.core.data import AggregatedData
     from synthdp.core.encoding import Encoder
     from synthdp.evaluation.marginals import marginal_errors
-    from synthdp.mechanisms.accounting import Ledger, as_epsilon
+    from synthdp.accounting.ledger import Ledger, as_epsilon
     from synthdp.mechanisms.laplace import spent_epsilon
     from synthdp.mechanisms.randomness import PrivateRandom
-    from synthdp.mechanisms.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
+    from synthdp.accounting.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
     from synthdp.methods.measure import measure
 
     df, schema, _, sets = _suite_inputs(suite)
@@ -294,7 +294,7 @@ def run(argv: list[str] | None = None) -> dict:
     from tqdm.auto import tqdm
 
     from synthdp.bench.figures import write_tables_and_figure
-    from synthdp.core.io import write_json
+    from synthdp.files.csvfile import write_json
 
     args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1.0", seeds=1, rounds=20)
     suites = ([s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all"

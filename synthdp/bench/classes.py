@@ -37,7 +37,7 @@ import synthdp
 from synthdp.bench.figures import epsilon_panels, write_tables_and_figure
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
 from synthdp.core.errors import InputError
-from synthdp.core.io import write_json
+from synthdp.files.csvfile import write_json
 from synthdp.datasets import CODED_DATASETS, load_coded
 from synthdp.evaluation.worst_case import worst_case_error
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from synthdp.core.extras import require
-from synthdp.core.io import atomic_path
+from synthdp.files.csvfile import atomic_path
 
 
 @contextmanager

@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> list[Row]:
-    from synthdp.core.io import write_json
+    from synthdp.files.csvfile import write_json
 
     args = quick(build_parser().parse_args(argv), suite="skewed", methods="privtree", seeds=1, rows=5000)
     suite = comma_list(args.suite, "--suite", TABLES)

@@ -5,7 +5,7 @@ Every parameter a user can pass to :func:`synthdp.generate_synthetic`,
 here, by one rule in :data:`RULES` (name -> test -> message), before any data
 are read.  The game checks the few parameters it receives directly with the
 same rules.  Converting epsilon and delta to exact rationals is the job of
-:func:`synthdp.mechanisms.accounting.as_epsilon` / ``as_delta``, the one place
+:func:`synthdp.accounting.ledger.as_epsilon` / ``as_delta``, the one place
 where that happens (docs/privacy.md §2.6).
 
 The table sits in the core layer so that every layer above it can use it.

@@ -36,9 +36,9 @@ from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
-from synthdp.core.parquet import parquet_file
+from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
-from synthdp.core.sources import ReadOptions, Source, TableFile, list_files, strip_text
+from synthdp.files.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
 from synthdp.mechanisms.units import Bounding, keep_mask, unit_hash, unit_text

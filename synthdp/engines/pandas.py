@@ -15,7 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
-from synthdp.core.sources import ReadOptions, Source, read_table, strip_text
+from synthdp.files.sources import ReadOptions, Source, read_table, strip_text
 from synthdp.engines.keys import aggregate
 
 __all__ = ["PandasEngine"]

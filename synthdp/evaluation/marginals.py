@@ -15,7 +15,7 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError
 from synthdp.core.extras import require
-from synthdp.core.outputs import check_outputs, write_outputs
+from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.core.progress import RoundProgress
 
 

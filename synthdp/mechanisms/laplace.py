@@ -19,7 +19,7 @@ from numbers import Rational
 import numpy as np
 
 from synthdp.core.errors import InputError
-from synthdp.mechanisms.accounting import Ledger, check_relation
+from synthdp.accounting.ledger import Ledger, check_relation
 from synthdp.mechanisms.noise import discrete_laplace_array
 from synthdp.mechanisms.randomness import PrivateRandom
 

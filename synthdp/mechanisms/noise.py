@@ -238,17 +238,3 @@ def discrete_laplace_vector(m: int, s: int, t: int, rng: PrivateRandom) -> list[
     """
     _check_int(m, "m", 0)
     return discrete_laplace_array(m, s, t, rng).tolist()
-
-
-def to_fraction_down(x: float | Rational, denominator: int = 10**6) -> Fraction:
-    """The largest multiple of ``1/denominator`` that is ``<= x``, exactly (docs/privacy.md §2.6).
-
-    Converts a user's float privacy parameter to an exact rational by
-    rounding **down** (a smaller epsilon is always safe).  The float's exact
-    binary value is used, so no rounding in the multiplication can push the
-    result above ``x``.
-    """
-    _check_int(denominator, "denominator", 1)
-    if isinstance(x, float) and not math.isfinite(x):
-        raise ValueError(f"cannot convert {x!r} to a fraction")
-    return Fraction(math.floor(Fraction(x) * denominator), denominator)

@@ -41,7 +41,7 @@ import pandas as pd
 from synthdp.core.encoding import category_counts
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, label_order
-from synthdp.mechanisms.accounting import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
+from synthdp.accounting.ledger import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, value_kind
-from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -182,7 +182,7 @@ def column_budget(*, columns: int, relation: str, rho: Fraction | None = None, e
     ``epsilon`` (basic, ahead of the method): ``eps_d = epsilon share / J``,
     halved under replace-one.
     """
-    from synthdp.mechanisms.zcdp import epsilon_for_pure
+    from synthdp.accounting.zcdp import epsilon_for_pure
 
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise InputError(f"columns must be a positive integer, got {columns!r}")
@@ -226,16 +226,16 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
 
     ``epsilon`` is each column's ``eps_d`` (:func:`column_budget`). ``ledger``
-    is the run's :class:`~synthdp.mechanisms.accounting.Ledger` (each tree a
+    is the run's :class:`~synthdp.accounting.ledger.Ledger` (each tree a
     pure spend recorded ahead of the method, basic composition) or the
-    method's :class:`~synthdp.mechanisms.zcdp.ZcdpLedger` (each tree charged
+    method's :class:`~synthdp.accounting.zcdp.ZcdpLedger` (each tree charged
     ``eps**2/2`` of its filter). With units of ``k = ledger.contribution_bound``
     rows the trees run at ``eps_d / k`` (group privacy, §10.6) and are charged
     ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
     """
     from synthdp.core.encoding import numeric_values
-    from synthdp.mechanisms.zcdp import ZcdpLedger
+    from synthdp.accounting.zcdp import ZcdpLedger
 
     columns = schema.to_discretise
     by_name = {str(c): c for c in df.columns}

@@ -54,7 +54,7 @@ from typing import Any, Callable
 import numpy as np
 
 from synthdp.oracles.base import NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down, round_up
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, as_delta, as_epsilon, round_down, round_up
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError

@@ -27,7 +27,7 @@ uncapped run shows ``(epsilon, (1 + e^epsilon) delta_clip)``-DP with
 ``B = ceil((ln(2m) + 70 + epsilon) / lambda)`` (the corollary's rule plus
 ``m c``) makes ``(1 + e^epsilon) delta_clip <= 2 e^-70`` for every epsilon.  The
 ledger records the clip probability and composes it exactly (see
-:class:`~synthdp.mechanisms.accounting.Ledger`).  Independently, a noisy instance whose
+:class:`~synthdp.accounting.ledger.Ledger`).  Independently, a noisy instance whose
 coefficients leave the solver's exact integer range (docs/privacy.md §2.7 R1) is a
 FAIL (docs/privacy.md §6 item 4).
 
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from synthdp.oracles.base import FAIL, NO_LIMITS, Limits, Oracle, OracleResult, QueryInstance
-from synthdp.mechanisms.accounting import ADD_REMOVE, REPLACE_ONE, Ledger, as_epsilon, check_relation, round_up
+from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, as_epsilon, check_relation, round_up
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from synthdp.mechanisms.accounting import Ledger, as_epsilon, check_relation
+from synthdp.accounting.ledger import Ledger, as_epsilon, check_relation
 from synthdp.core.errors import InputError
 from synthdp.mechanisms import selection_kernel as kernel
 from synthdp.mechanisms.noise import bernoulli_exp_unit, bernoulli_exp, discrete_laplace_array

@@ -33,7 +33,7 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import category_label
-from synthdp.mechanisms.accounting import UNIT_BOUND_LABEL, Ledger, as_epsilon
+from synthdp.accounting.ledger import UNIT_BOUND_LABEL, Ledger, as_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism
 

@@ -55,13 +55,13 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.core.keys import count_equal
 from synthdp.core.progress import RoundProgress
-from synthdp.mechanisms.accounting import ADD_REMOVE, check_relation
+from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.laplace import laplace_measure
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import difference_sensitivity, rspm
 from synthdp.mechanisms.selection import exponential_mechanism
-from synthdp.mechanisms.zcdp import (
+from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods import estimators
@@ -535,7 +535,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     any that would exceed its own budget; ``budget`` is what this run may
     spend of it.  ``pure=True``: pure DP (docs/privacy.md §10.2): ``budget``
     is an ``epsilon``, ``ledger`` the run's pure
-    :class:`~synthdp.mechanisms.accounting.Ledger` (the filter of Theorem
+    :class:`~synthdp.accounting.ledger.Ledger` (the filter of Theorem
     10.2), the measurements discrete Laplace and the exponential mechanism
     charged its ``eps``; marginal classes only (no ``oracle``).  The output has ``n_rows`` records, or as many as the
     model's own (noisy) total -- never the true number of records.

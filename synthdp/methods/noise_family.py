@@ -9,12 +9,12 @@ and what the ledger has spent (the measurement itself is drawn by
 * :class:`GaussianNoise` (docs/privacy.md §8.2-§8.4): the budget is ``rho``;
   the exponential mechanism costs ``eps**2/8``, a measurement of scale
   ``sigma2`` costs ``Delta2**2/(2 sigma2)``; the ledger is the
-  :class:`~synthdp.mechanisms.zcdp.ZcdpLedger` filter; annealing (halving the
+  :class:`~synthdp.accounting.zcdp.ZcdpLedger` filter; annealing (halving the
   noise's scale) makes a round four times as dear.
 * :class:`LaplaceNoise` (docs/privacy.md §10.2): the budget is ``epsilon``;
   the exponential mechanism costs ``eps``, a measurement of rate ``a`` costs
   ``a Delta_1``; the ledger is the run's own pure
-  :class:`~synthdp.mechanisms.accounting.Ledger` (Theorem 10.2); annealing
+  :class:`~synthdp.accounting.ledger.Ledger` (Theorem 10.2); annealing
   makes a round twice as dear.
 
 A measurement's *scale* is the family's noise parameter: ``sigma2`` for the
@@ -29,10 +29,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from synthdp.mechanisms.accounting import ADD_REMOVE, check_contribution_bound, check_relation
+from synthdp.accounting.ledger import ADD_REMOVE, check_contribution_bound, check_relation
 from synthdp.mechanisms.gaussian import sigma2_up
 from synthdp.mechanisms.laplace import epsilon_down, laplace_mean_abs, laplace_variance, spent_epsilon
-from synthdp.mechanisms.zcdp import epsilon_for_exponential, exponential_rho, gaussian_rho
+from synthdp.accounting.zcdp import epsilon_for_exponential, exponential_rho, gaussian_rho
 
 @dataclass(frozen=True)
 class GaussianNoise:

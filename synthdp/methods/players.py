@@ -19,7 +19,7 @@ import numpy as np
 from synthdp.oracles.base import Limits, Oracle, QueryInstance
 from synthdp.queries.base import ENUMERATION_LIMIT, QueryClass
 from synthdp.queries.complement import Not, base_class
-from synthdp.mechanisms.accounting import Ledger
+from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.mechanisms.prsma import prsma, prsma_parameters
 from synthdp.methods.game import Selection

@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.mechanisms.accounting import ADD_REMOVE, Ledger, check_relation
+from synthdp.accounting.ledger import ADD_REMOVE, Ledger, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.report import unit_line

@@ -24,10 +24,10 @@ from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
-from synthdp.core.parquet import write_table
-from synthdp.mechanisms.accounting import as_delta, as_epsilon, check_relation
+from synthdp.files.parquet import write_table
+from synthdp.accounting.ledger import as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.units import Bounding, bounding_key
-from synthdp.mechanisms.noise import to_fraction_down
+from synthdp.accounting.ledger import to_fraction_down
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.plan import make_plan
 
@@ -60,12 +60,12 @@ def check_positive(value: Any, name: str, *, upper: float | None = None) -> Frac
 
 
 def check_epsilon(value: Any, name: str) -> Fraction:
-    """A privacy budget ``> 0`` by the project's one rule (:func:`~synthdp.mechanisms.accounting.as_epsilon`)."""
+    """A privacy budget ``> 0`` by the project's one rule (:func:`~synthdp.accounting.ledger.as_epsilon`)."""
     return as_epsilon(value, name)
 
 
 def check_delta(value: Any, name: str = "delta") -> Fraction:
-    """``None`` (pure DP: 0) or a delta by the project's one rule (:func:`~synthdp.mechanisms.accounting.as_delta`)."""
+    """``None`` (pure DP: 0) or a delta by the project's one rule (:func:`~synthdp.accounting.ledger.as_delta`)."""
     return Fraction(0) if value is None else as_delta(value, name)
 
 

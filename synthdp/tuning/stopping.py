@@ -37,8 +37,9 @@ from typing import Any, Callable
 import pandas as pd
 
 from synthdp.core.errors import InputError
-from synthdp.mechanisms.accounting import Ledger, round_up
-from synthdp.mechanisms.noise import bernoulli, to_fraction_down
+from synthdp.accounting.ledger import Ledger, round_up
+from synthdp.accounting.ledger import to_fraction_down
+from synthdp.mechanisms.noise import bernoulli
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.report import unit_line
 from synthdp.tuning.runs import ReleasedTable, Runner, check_count, check_delta, check_epsilon, check_positive, public_settings

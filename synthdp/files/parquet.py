@@ -15,7 +15,7 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.extras import require
-from synthdp.core.outputs import check_outputs, write_outputs
+from synthdp.files.outputs import check_outputs, write_outputs
 
 __all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
            "require_pyarrow", "table_format", "write_parquet", "write_table"]

@@ -18,7 +18,7 @@
 
 Every ``rho`` recorded is an exact :class:`fractions.Fraction`; the
 conversions that need logs evaluate them in floating point with the
-directed rounding of :mod:`synthdp.mechanisms.accounting`.
+directed rounding of :mod:`synthdp.accounting.ledger`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from numbers import Rational
 import numpy as np
 
 from synthdp.core.errors import InputError, PrivacyError
-from synthdp.mechanisms.accounting import (
+from synthdp.accounting.ledger import (
     as_delta, as_epsilon, check_contribution_bound, check_relation, round_down, round_up, zcdp_gamma, zcdp_to_dp,
 )
 
@@ -115,7 +115,7 @@ class ZcdpLedger:
     Steps charge themselves *before* drawing noise: :meth:`charge` for a
     known ``rho`` (Gaussian measurements), :meth:`spend` for pure ``eps``-DP
     steps (the same call the selection mechanisms make on the
-    ``(epsilon, delta)`` :class:`~synthdp.mechanisms.accounting.Ledger`),
+    ``(epsilon, delta)`` :class:`~synthdp.accounting.ledger.Ledger`),
     converted with :data:`BOUNDED_RANGE`.  A refused step raises
     :class:`~synthdp.core.errors.PrivacyError` and nothing is recorded.
 

@@ -19,8 +19,8 @@ from typing import Literal, Union
 import pandas as pd
 
 from synthdp.core.errors import InputError
-from synthdp.core.io import read_csv
-from synthdp.core.parquet import is_parquet, read_parquet
+from synthdp.files.csvfile import read_csv
+from synthdp.files.parquet import is_parquet, read_parquet
 
 __all__ = ["ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
 
@@ -39,7 +39,7 @@ class ReadOptions:
     ``columns``: the column names of CSV files without a header row;
     ``sep`` and ``encoding``: field separator and text encoding;
     ``text``: columns read as text, never parsed as numbers (a privacy unit)
-    (as :func:`synthdp.core.io.read_csv`).
+    (as :func:`synthdp.files.csvfile.read_csv`).
     """
 
     missing: tuple[str, ...] = ()
@@ -115,7 +115,7 @@ def list_files(source: Source) -> list[TableFile]:
 
 
 def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
-    """One CSV file with the project's parsing rules (:func:`synthdp.core.io.read_csv`)."""
+    """One CSV file with the project's parsing rules (:func:`synthdp.files.csvfile.read_csv`)."""
     return read_csv(path, missing=list(options.missing) or None,
                     columns=list(options.columns) if options.columns else None, sep=options.sep,
                     encoding=options.encoding, text=options.text)

@@ -2,7 +2,7 @@
 
 Nothing is ever written half-way: every output goes to a temporary file in
 the destination folder and is renamed over the target only when complete
-(:mod:`synthdp.core.outputs`, which also writes several outputs as one unit).
+(:mod:`synthdp.files.outputs`, which also writes several outputs as one unit).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Iterator
 import pandas as pd
 
 from synthdp.core.errors import InputError
-from synthdp.core.outputs import check_outputs, write_outputs
+from synthdp.files.outputs import check_outputs, write_outputs
 
 #: Separators a file that parses as one column probably uses instead of the one given.
 _OTHER_SEPARATORS = {",": "','", ";": "';'", "\t": "'\\t' (tab)", "|": "'|'"}
@@ -130,7 +130,7 @@ def _first_line(path: Path, encoding: str, skip: int = 0) -> str:
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success only.
 
-    The path is checked first (:func:`synthdp.core.outputs.check_outputs`).
+    The path is checked first (:func:`synthdp.files.outputs.check_outputs`).
     """
     out = check_outputs({"output": path})["output"]
     fd, name = tempfile.mkstemp(prefix=f".{out.target.name}.", suffix=".tmp", dir=out.target.parent)

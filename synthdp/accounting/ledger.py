@@ -30,7 +30,6 @@ from typing import Callable, NamedTuple
 
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.core.parameters import Relation, is_integer, is_real
-from synthdp.mechanisms.noise import to_fraction_down
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +54,21 @@ PARAMETER_DENOMINATOR = 10**12
 # --------------------------------------------------------------------------
 #: The label of the private choice of the rows kept per unit in the ledger (docs/privacy.md §10.6).
 UNIT_BOUND_LABEL = "rows per unit"
+
+
+def to_fraction_down(x: float | Rational, denominator: int = 10**6) -> Fraction:
+    """The largest multiple of ``1/denominator`` that is ``<= x``, exactly (docs/privacy.md §2.6).
+
+    Converts a user's float privacy parameter to an exact rational by
+    rounding **down** (a smaller epsilon is always safe).  The float's exact
+    binary value is used, so no rounding in the multiplication can push the
+    result above ``x``.
+    """
+    if not is_integer(denominator) or denominator < 1:
+        raise ValueError(f"denominator must be a positive integer, got {denominator!r}")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"cannot convert {x!r} to a fraction")
+    return Fraction(math.floor(Fraction(x) * denominator), denominator)
 
 
 def check_contribution_bound(k: int) -> int:
