@@ -269,7 +269,7 @@ def test_a_pair_present_once_is_kept_with_probability_at_most_p(monkeypatch):
         seen.append(sigma2)
         return np.full(size, fake.z, dtype=np.int64)
 
-    monkeypatch.setattr("synthdp.mechanisms.gaussian.discrete_gaussian_array", fake)
+    monkeypatch.setattr("synthdp.mechanisms.partition.discrete_gaussian_array", fake)
     df = pd.DataFrame({"a": ["once"]})
     sel = partition.joint_selection(rho=Fraction(1, 10), delta=Fraction(1, 10**6), columns=1)
     for z in range(sel.threshold - 4, sel.threshold + 2):

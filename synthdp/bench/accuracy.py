@@ -27,12 +27,28 @@ from pathlib import Path
 
 import numpy as np
 
+import synthdp
+from synthdp import api
+from synthdp.accounting.ledger import Ledger, as_epsilon
+from synthdp.accounting.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
+from synthdp.api import PRSMA_PLAYERS
+from synthdp.bench.figures import epsilon_panels, write_tables_and_figure
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.core.data import AggregatedData
+from synthdp.core.encoding import Encoder
+from synthdp.datasets import benchmarks_dir, load_coded, load_workload
+from synthdp.evaluation.marginals import marginal_errors
+from synthdp.files.csvfile import write_json
+from synthdp.mechanisms.laplace import spent_epsilon
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.measure import measure
+from synthdp.queries.complement import ComplementClosed
+from synthdp.queries.conjunctions import Conjunctions
+from synthdp.queries.workload import Workload
 
 log = logging.getLogger(__name__)
 
 def _defaults() -> dict:
-    from synthdp import api
 
     return {"rounds": None, "epsilon_per_round": None, "samples_per_round": None,
             "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
@@ -77,7 +93,6 @@ class Run:
 
 def published_fem(label: str) -> dict[float, float]:
     """FEM's published mean max error per epsilon, parsed from the shared benchmarks README."""
-    from synthdp.datasets import benchmarks_dir
 
     text = (benchmarks_dir() / "README.md").read_text()
     header = next(line for line in text.splitlines() if line.startswith("| workload"))
@@ -92,10 +107,6 @@ def _suite_inputs(name: str):
     """The table, schema, query class and evaluation attribute sets of a suite."""
     import itertools
 
-    from synthdp.datasets import load_coded, load_workload
-    from synthdp.queries.complement import ComplementClosed
-    from synthdp.queries.conjunctions import Conjunctions
-    from synthdp.queries.workload import Workload
 
     spec = SUITES[name]
     df, schema = load_coded(spec["dataset"])
@@ -134,14 +145,6 @@ def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) ->
     """
     from fractions import Fraction
 
-    from synthdp.core.data import AggregatedData
-    from synthdp.core.encoding import Encoder
-    from synthdp.evaluation.marginals import marginal_errors
-    from synthdp.accounting.ledger import Ledger, as_epsilon
-    from synthdp.mechanisms.laplace import spent_epsilon
-    from synthdp.mechanisms.randomness import PrivateRandom
-    from synthdp.accounting.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
-    from synthdp.methods.measure import measure
 
     df, schema, _, sets = _suite_inputs(suite)
     delta = 0.0 if pure else 1.0 / len(df) ** 2
@@ -164,13 +167,9 @@ def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) ->
 
 def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, settings: dict) -> Run:
     """Generate once and measure max error and mean TV over the suite's marginals."""
-    import synthdp
 
     if player in (MEASURE, MEASURE_PURE):
         return run_measure(suite, epsilon, seed, pure=player == MEASURE_PURE)
-    from synthdp import api
-    from synthdp.core.encoding import Encoder
-    from synthdp.evaluation.marginals import marginal_errors
 
     df, schema, qc, sets = _suite_inputs(suite)
     delta = 1.0 / len(df) ** 2
@@ -231,7 +230,6 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
     """Per oracle-based player, ``{(suite, epsilon): its error / the exponential mechanism's}``."""
     by = {(r["suite"], r["player"], r["epsilon"]): r["mean_max_error"] for r in rows}
     out: dict[str, dict] = {}
-    from synthdp.api import PRSMA_PLAYERS
 
     for player in ("rspm", *PRSMA_PLAYERS):
         ratios = {(s, e): by[(s, player, e)] / by[(s, "exponential", e)]
@@ -242,7 +240,6 @@ def _price_of_oracle_efficiency(rows: list[dict]) -> dict[str, dict]:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    from synthdp.bench.figures import epsilon_panels
 
     suites = sorted({r["suite"] for r in rows})
     with epsilon_panels(len(suites), path, "max error (mean; dotted: worst seed)") as axes:
@@ -293,8 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: list[str] | None = None) -> dict:
     from tqdm.auto import tqdm
 
-    from synthdp.bench.figures import write_tables_and_figure
-    from synthdp.files.csvfile import write_json
 
     args = quick(build_parser().parse_args(argv), suite="nltcs", eps="1.0", seeds=1, rounds=20)
     suites = ([s for s in SUITES if not SUITES[s].get("tuning")] if args.suite == "all"

@@ -42,7 +42,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+import synthdp
 from synthdp.bench.options import add_out, add_quick, comma_list, existing_folder, quick
+from synthdp.datasets import load_adult_raw
+from synthdp.files.csvfile import write_json
 
 #: The README's public bounds of raw Adult's numeric columns (written as integers: integer columns).
 ADULT_BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16), "capital-gain": (0, 100_000),
@@ -92,7 +95,6 @@ def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
-        from synthdp.datasets import load_adult_raw
 
         data = load_adult_raw("train")
         bounds, decimals = ADULT_BOUNDS, {}
@@ -184,7 +186,6 @@ class Row:
 def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int,
                 discretise: str) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
-    import synthdp
 
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
@@ -248,7 +249,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> list[Row]:
-    from synthdp.files.csvfile import write_json
 
     args = quick(build_parser().parse_args(argv), suite="skewed", methods="privtree", seeds=1, rows=5000)
     suite = comma_list(args.suite, "--suite", TABLES)

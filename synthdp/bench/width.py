@@ -31,8 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from synthdp.api import generate_synthetic
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.bench.scale import _cpu_seconds, _peak_bytes
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema
+from synthdp.evaluation.marginals import marginal_errors
 
 #: Dirichlet concentration of the generated conditionals (below 1: strong, uneven dependencies).
 CONCENTRATION = 0.5
@@ -47,7 +52,6 @@ def tree_table(columns: int, rows: int, seed: int = 0):
     (named ``c0``, ``c1``, ...), the coded schema of those sizes, and each
     column's parent (None for the root).
     """
-    from synthdp.core.schema import Schema
 
     if columns < 1 or rows < 1:
         raise ValueError(f"columns and rows must be positive, got {columns} and {rows}")
@@ -71,10 +75,6 @@ def tree_table(columns: int, rows: int, seed: int = 0):
 
 def _run(columns: int, rows: int, seed: int, queries: str, epsilon: float, delta: float, method: str) -> dict[str, Any]:
     """One release on a generated table, in this (fresh) process: time, peak memory, all-2-way max error."""
-    from synthdp.api import generate_synthetic
-    from synthdp.bench.scale import _cpu_seconds, _peak_bytes
-    from synthdp.core.encoding import Encoder
-    from synthdp.evaluation.marginals import marginal_errors
 
     df, schema, _ = tree_table(columns, rows, seed)
     idle = _peak_bytes()

@@ -52,7 +52,7 @@ def get_engine(name: str = "pandas", **options) -> CountingEngine:
     if name == "pandas":
         return PandasEngine(**options)
     if name == "dask":
-        from synthdp.engines.dask import DaskEngine
+        from synthdp.engines.dask import DaskEngine  # optional extra (dask[distributed]): loaded only when asked for
 
         return DaskEngine(**options)
     raise InputError(f"unknown engine {name!r}; choose one of {list(ENGINES)}")

@@ -22,9 +22,10 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from synthdp.accounting.ledger import ADD_REMOVE, check_relation
+from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, value_kind
-from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
@@ -101,7 +102,6 @@ def learn_bounds(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Pr
     filter (``epsilon**2 / 2``). Values that are not numbers are refused
     before any charge; missing entries are left out.
     """
-    from synthdp.accounting.zcdp import ZcdpLedger
 
     columns = schema.to_bound
     by_name = {str(c): c for c in df.columns}

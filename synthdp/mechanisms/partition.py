@@ -38,10 +38,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from synthdp.accounting.ledger import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
 from synthdp.core.encoding import category_counts
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, label_order
-from synthdp.accounting.ledger import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
+from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
 
@@ -381,7 +382,6 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
     times the scale, and the least ``tau`` with ``k J P[Z >= tau - k] <= delta``.
     None of it depends on the data or on ``n``.
     """
-    from synthdp.mechanisms.gaussian import sigma2_up
 
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise InputError(f"columns must be a positive integer, got {columns!r}")
@@ -412,7 +412,6 @@ def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointS
     in schema order and values in :func:`label_order`; only the kept sets are
     released, and :meth:`Schema.with_learned` maps the rest to missing.
     """
-    from synthdp.mechanisms.gaussian import discrete_gaussian_array
 
     columns = schema.to_learn
     if selection.contribution_bound != ledger.contribution_bound:

@@ -32,9 +32,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from synthdp.accounting.ledger import ADD_REMOVE, check_relation
+from synthdp.accounting.zcdp import ZcdpLedger, epsilon_for_pure
+from synthdp.core.encoding import numeric_values
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, value_kind
-from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -182,7 +184,6 @@ def column_budget(*, columns: int, relation: str, rho: Fraction | None = None, e
     ``epsilon`` (basic, ahead of the method): ``eps_d = epsilon share / J``,
     halved under replace-one.
     """
-    from synthdp.accounting.zcdp import epsilon_for_pure
 
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise InputError(f"columns must be a positive integer, got {columns!r}")
@@ -234,8 +235,6 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
     """
-    from synthdp.core.encoding import numeric_values
-    from synthdp.accounting.zcdp import ZcdpLedger
 
     columns = schema.to_discretise
     by_name = {str(c): c for c in df.columns}
