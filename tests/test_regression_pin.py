@@ -14,9 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import synthdp
+from synthdp.core.schema import Schema
 from synthdp.datasets.demo import demo_dataframe, demo_schema
 
 #: Each case: the run's keyword arguments (besides the table and schema).  Tiny tables, so the file takes seconds.
@@ -29,6 +32,12 @@ CASES = {
                                samples_per_round=8),
     "measure-zcdp-learned-domain": dict(query_class="marginals:2", method="measure", epsilon=2.0, delta=1e-6,
                                         schema=None, categorical=["region", "education"]),
+    "measure-pure-marginals": dict(query_class="marginals:2", method="measure", epsilon=1.0),
+    "measure-zcdp-wide": dict(table="wide", query_class="marginals:2", method="measure", epsilon=1.0, delta=1e-6),
+    "measure-zcdp-privtree": dict(table="numeric", query_class="marginals:2", method="measure", epsilon=2.0,
+                                  delta=1e-6),
+    "measure-zcdp-units": dict(table="units", query_class="marginals:2", method="measure", epsilon=1.0,
+                               delta=1e-6, privacy_unit="person", max_rows_per_unit=2),
 }
 
 #: case -> (sha256 of the table as CSV, sha256 of the release report), first 16 hex digits each.
@@ -39,15 +48,41 @@ PINS = {
     "measure-zcdp-conjunctions": ("3ac8f07ef64dbf76", "99954176d2ff5956"),
     "measure-zcdp-learned-domain": ("230372eca8b93223", "5a39f4fc7e8d877b"),
     "measure-zcdp-marginals": ("8c890fc64b194fde", "fbbf2a30776ea0e4"),
+    "measure-pure-marginals": ("bb2557f8c200c8d6", "996bf8da0472abed"),
+    "measure-zcdp-privtree": ("aec8d4c429a57f9c", "08eb731a5d0ef44a"),
+    "measure-zcdp-units": ("a99cfb64f054a640", "c54fedd6b0be670f"),
+    "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
 }
 
 N_ROWS = 300
+#: Columns of the "wide" case: past the 32 from which select-measure-estimate starts with its spanning step.
+WIDE = 34
+
+
+def _table(kind: str) -> tuple[pd.DataFrame, object]:
+    """The case's table and schema: the demo table, a wide binary one, one with a numeric column, or persons."""
+    df, schema = demo_dataframe(n=N_ROWS, seed=3), demo_schema()
+    rng = np.random.default_rng(11)
+    if kind == "wide":
+        bits = (rng.random((N_ROWS, WIDE)) < np.linspace(0.2, 0.8, WIDE)).astype(int)
+        bits[:, 1::2] ^= bits[:, ::2] & (rng.random((N_ROWS, WIDE // 2)) < 0.7)  # some pairwise structure
+        wide = pd.DataFrame(bits.astype(str), columns=[f"c{i}" for i in range(WIDE)])
+        return wide, Schema.from_dataframe(wide, categorical=list(wide), categories={
+            c: ["0", "1"] for c in wide})
+    if kind == "numeric":  # a bounded integer column, discretised by PrivTree
+        df = df.assign(age=rng.integers(17, 91, N_ROWS))
+        public = {a.name: list(a.categories) for a in schema.attributes}
+        return df, Schema.from_dataframe(df, categorical=list(public), categories=public, bounds={"age": (17, 90)},
+                                         discretise="privtree")
+    if kind == "units":
+        return df.assign(person=np.repeat(np.arange(N_ROWS), rng.integers(1, 4, N_ROWS))[:N_ROWS]), schema
+    return df, schema
 
 
 def _hashes(case: dict) -> tuple[str, str]:
     kwargs = dict(case)
-    df = demo_dataframe(n=N_ROWS, seed=3)
-    schema = kwargs.pop("schema", demo_schema())
+    df, schema = _table(kwargs.pop("table", "demo"))
+    schema = kwargs.pop("schema", schema)
     if schema is None:
         df = df[kwargs["categorical"]]
     res = synthdp.generate_synthetic(df, schema=schema, random_state=7, progress=False, **kwargs)
