@@ -525,6 +525,296 @@ def _record_round(data: AggregatedData, estimate: GraphicalModel | WeightedSampl
     return m, y, group
 
 
+# --------------------------------------------------------------------------
+# the state the steps share
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Run:
+    """What every step reads: the data and its exact counts, the weighted candidates, the settings, the ledger.
+
+    ``start`` is what the noise family's ledger had spent before the run, so :meth:`left` is what this run may
+    still spend (the filter, §8.4).  ``generator`` serves post-processing only: scoring samples and the records.
+    """
+
+    data: AggregatedData
+    answers: _TrueCounts  # exact integers, counted when a round first scores them
+    weights: dict[Marginal, int]
+    options: MeasureOptions
+    noise: NoiseFamily
+    budget: Fraction
+    ledger: object
+    relation: str
+    rng: PrivateRandom
+    generator: np.random.Generator
+    start: Fraction
+
+    @property
+    def domain(self) -> Domain:
+        return self.data.domain
+
+    @property
+    def score_sensitivity(self) -> int:
+        """How far one row moves a candidate's score: the largest weight, twice under replace-one (§8.3).
+
+        Per row: for units of ``k`` rows the exponential mechanism multiplies it by ``k`` itself (§10.6).
+        """
+        return max(self.weights.values()) * _count_change(self.relation)
+
+    def left(self) -> Fraction:
+        """What this run may still spend of ``budget``."""
+        return self.budget - (self.noise.spent(self.ledger) - self.start)
+
+    def spent_share(self) -> float:
+        """The share of ``budget`` spent so far: the public model-size cap grows with it (§8.4)."""
+        return float(1 - self.left() / self.budget)
+
+    def measure(self, r: Marginal, scale: Fraction, **provenance) -> tuple[Measurement, np.ndarray]:
+        """Charge, then measure the marginal ``r`` with the run's noise family at ``scale`` (§8.2 (M1), §10.2).
+
+        A marginal's squared l2-sensitivity (1 or 2 for one row, §8.3), or its l1-sensitivity (§10.2); for a
+        unit of ``k`` rows ``k**2`` or ``k`` times that (§10.6).
+        """
+        return _measure_one(self.answers[r], r, scale, self.noise.sensitivity(), ledger=self.ledger,
+                            relation=self.relation, rng=self.rng, domain=self.domain, noise=self.noise, **provenance)
+
+
+@dataclass
+class _Measured:
+    """What the run has paid for so far and the graphical model fitted to it (§8.7).
+
+    ``noisy``: the measurements the model holds; ``groups``: those only the reweighted sample serves.
+    """
+
+    model: GraphicalModel | None = None
+    paid: list[Measurement] = field(default_factory=list)
+    noisy: list[NoisyMarginal] = field(default_factory=list)
+    groups: list[NoisyGroup] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _RoundBudget:
+    """What the next round spends (§8.4): a marginal round selects at ``epsilon`` and measures at ``scale``, a
+    record or oracle round spends ``round_rho``; each annealing step grows both ``noise.growth``-fold."""
+
+    round_rho: Fraction
+    epsilon: Fraction
+    scale: Fraction
+    anneals: int = 0
+
+
+def _count_change(relation: str) -> int:
+    """How far one row moves an integer count score: 1 under add/remove, 2 under replace-one (§8.3)."""
+    return 1 if relation == ADD_REMOVE else 2
+
+
+def _planned_rounds(run: _Run) -> int:
+    """The planned rounds, ``rounds_per_attribute * d``: the first rounds get ``budget`` over this many (§8.1)."""
+    return run.options.rounds_per_attribute * len(run.domain)
+
+
+def _round_cap(run: _Run, spanning: bool) -> int:
+    """The public cap on the rounds: ``max_rounds``, else ``ceil(c sqrt(d))`` after a spanning step (§8.9), else
+    the planned rounds."""
+    if run.options.max_rounds:
+        return run.options.max_rounds
+    return adaptive_rounds(len(run.domain), run.options.rounds_per_sqrt_attribute) if spanning \
+        else _planned_rounds(run)
+
+
+def _spanning_third(run: _Run) -> Fraction:
+    """A third of the spanning step's share: for the 1-way marginals, the picks, the pairs' measurements (§8.9)."""
+    return run.options.spanning_share * run.budget / 3
+
+
+def _first_budget(run: _Run, spanning: bool, t_max: int) -> _RoundBudget:
+    """The first round's cost: ``budget`` over the planned rounds, or after a spanning step what is left over the
+    round cap (§8.9); ``selection_share`` of it selects, the rest measures."""
+    round_rho = run.left() / t_max if spanning else run.budget / _planned_rounds(run)
+    return _RoundBudget(round_rho, *run.noise.split(round_rho, run.options.selection_share))
+
+
+def _last_budget(run: _Run, remaining: Fraction) -> _RoundBudget:
+    """The filter's last round: exactly what is left, split as any round (rounded down, §8.4)."""
+    return _RoundBudget(remaining, *run.noise.split(remaining, run.options.selection_share))
+
+
+def _annealed(noise: NoiseFamily, spend: _RoundBudget) -> _RoundBudget:
+    """Halve the noise's standard deviation and double ``epsilon`` (§8.4; §10.2: the Laplace rate, twofold)."""
+    epsilon, scale = noise.anneal(spend.epsilon, spend.scale)
+    return _RoundBudget(spend.round_rho * noise.growth, epsilon, scale, spend.anneals + 1)
+
+
+def _round_cost(noise: NoiseFamily, spend: _RoundBudget, kind: str) -> Fraction:
+    """What a round of ``kind`` costs at ``spend``: the filter admits it while twice this is left (§8.4)."""
+    if kind == "marginal":
+        return noise.selection_cost(spend.epsilon) + noise.measurement_cost(spend.scale)
+    return spend.round_rho
+
+
+# --------------------------------------------------------------------------
+# estimate (post-processing, §8.7)
+# --------------------------------------------------------------------------
+def _refit(run: _Run, measured: _Measured, iters: int | None = None) -> None:
+    """Fit the graphical model to the measurements it holds, warm-started from the last fit."""
+    measured.model = estimators.fit(run.domain, measured.noisy, iters or run.options.estimator.iters,
+                                    warm_start=measured.model)
+
+
+def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None:
+    """Add a paid marginal measurement to what the model holds (refit separately)."""
+    measured.paid.append(m)
+    measured.noisy.append(NoisyMarginal(m.attrs, y, run.noise.variance(m.scale)))
+
+
+def _estimate(run: _Run, measured: _Measured, iters: int) -> GraphicalModel | WeightedSample:
+    """The model, or when some measurement is not local, its sample reweighted to the non-local ones.
+
+    The local measurements enter through the model's fit of them (its
+    counts on each measured marginal, at that measurement's scale), so the
+    reweighting keeps the model's marginals and moves only as far as the
+    non-local measurements ask; fitting the raw noisy marginals again
+    would let the support's extra freedom absorb their noise.
+    """
+    model = measured.model
+    if not measured.groups:
+        return model
+    fitted = [NoisyMarginal(y.attrs, model.counts(y.attrs), y.sigma2) for y in measured.noisy]
+    everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
+    return fit_weights(model, everything, support=run.options.support, iters=iters, generator=run.generator)
+
+
+# --------------------------------------------------------------------------
+# the steps of §8.1
+# --------------------------------------------------------------------------
+def _initialise(run: _Run, spanning: bool) -> _Measured:
+    """Step 2: every 1-way marginal at the measurement share of one planned round (or, on a wide table, at a
+    third of the spanning share over ``d``, §8.9), and the model of them."""
+    d = len(run.domain)
+    if spanning:
+        scale = run.noise.scale_for(_spanning_third(run) / d)
+    else:
+        _, scale = run.noise.split(run.budget / _planned_rounds(run), run.options.selection_share)
+    measured = _Measured()
+    for a in range(d):
+        _hold(run, measured, *run.measure((a,), scale, selection_epsilon=None, selected_by="initial"))
+    _refit(run, measured)
+    return measured
+
+
+def _spanning_step(run: _Run, measured: _Measured) -> None:
+    """§8.9 step 1: ``d - 1`` pairs picked by Kruskal's rule against the 1-way model, then measured."""
+    d = len(run.domain)
+    share = _spanning_third(run) / (d - 1)
+    scale, epsilon = run.noise.scale_for(share), run.noise.selection_epsilon(share)
+    pairs = [r for r in run.weights if len(r) == 2]
+    scores = pair_scores(pairs, run.answers, measured.model, run.noise.mean_abs(scale))
+    picked = spanning_pairs(pairs, scores, d, epsilon=epsilon, sensitivity=_count_change(run.relation),
+                            ledger=run.ledger, relation=run.relation, rng=run.rng)
+    for r in picked:
+        _hold(run, measured, *run.measure(r, scale, selection_epsilon=epsilon))
+    _refit(run, measured)
+
+
+def _select(run: _Run, model: GraphicalModel, spend: _RoundBudget, label: str) -> tuple[Marginal, np.ndarray]:
+    """Step 3 (b): the exponential mechanism over the candidates within the public size cap (§8.1, §8.4).
+
+    A round with more candidates than ``candidate_pool`` scores a public uniform draw of them (§8.9); those no
+    clique holds are counted on one sample of the model.  Returns the pick and the model's counts on it.
+    """
+    domain, options = run.domain, run.options
+    cap = options.max_model_cells * run.spent_share()
+    pool = candidate_pool(list(run.weights), options.candidate_pool, run.generator)
+    wide = [r for r, free in zip(pool, unheld(model, pool)) if free]
+    size = dict(zip(wide, model_cells_with(domain, model.cliques, wide)))  # one batch per round
+    candidates = [r for r in pool if r not in size or size[r] <= cap]
+    sample = model.sample(options.estimator.scoring_sample, run.generator) \
+        if any(r in size for r in candidates) else None
+    scores = _scores(candidates, run.weights, run.answers, model, sample, run.noise.mean_abs(spend.scale), domain,
+                     set(size))
+    pick = exponential_mechanism(scores, epsilon=spend.epsilon, sensitivity=run.score_sensitivity, rng=run.rng,
+                                 ledger=run.ledger, relation=run.relation, label=label)
+    r = candidates[pick]
+    return r, _fitted(model, sample, r)
+
+
+def _marginal_round(run: _Run, measured: _Measured, spend: _RoundBudget, t: int, bar: RoundProgress) -> bool:
+    """Step 3 (b)-(d): select a marginal, measure it, refit; True when the refit barely moved on it (anneal).
+
+    The annealing test reads released values only: the model before and after the new measurement (§8.4).
+    """
+    r, before = _select(run, measured.model, spend, f"select round {t}")
+    m, y = run.measure(r, spend.scale, selection_epsilon=spend.epsilon)
+    _hold(run, measured, m, y)
+    _refit(run, measured)
+    change = float(np.abs(measured.model.counts(r) - before).sum())
+    bar.update(t, rho=f"{run.spent_share():.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
+    log.info("measure round %d: %s sigma2=%.6g eps=%.6g change=%.1f", t, m.names, float(spend.scale),
+             float(spend.epsilon), change)
+    return change <= run.noise.mean_abs(spend.scale) * run.domain.cells(r)
+
+
+def _wide_round(run: _Run, measured: _Measured, kind: str, oracle: OracleSelection | None, spend: Fraction, t: int,
+                bar: RoundProgress) -> None:
+    """A record or an oracle round (§8.1, classes beyond marginals) within ``spend``: ``wide_share`` of it selects
+    (fixed before it runs), the rest measures; the measurement goes to the model when a clique can hold it
+    within the size cap, else to the reweighted sample (§8.7)."""
+    share = dict(select_rho=run.options.wide_share * spend, measure_rho=(1 - run.options.wide_share) * spend,
+                 options=run.options, ledger=run.ledger, relation=run.relation, rng=run.rng,
+                 generator=run.generator, label=f"select round {t}")
+    estimate = _estimate(run, measured, run.options.support_iters)
+    if kind == "record":
+        found = _record_round(run.data, estimate, **share)
+    else:
+        found = _oracle_round(run.data, estimate, oracle, sensitivity_sq=run.noise.sensitivity(), **share)
+    if found is not None:
+        _serve(run, measured, *found)
+    bar.update(t, rho=f"{run.spent_share():.0%}", marginal=kind)
+    log.info("measure round %d: %s selected %s", t, kind,
+             "nothing" if found is None else found[0].query or found[0].names)
+
+
+def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group: NoisyGroup | None) -> None:
+    """Hand a record or oracle measurement to the model when a clique holds it or fits under the size cap (a
+    widened marginal), else to the reweighted sample (one query, or a marginal past the cap, §8.1)."""
+    model, cap = measured.model, run.options.max_model_cells * run.spent_share()
+    local = group is None and (model.holder(m.attrs) is not None
+                               or model_cells_with(run.domain, model.cliques, [m.attrs])[0] <= cap)
+    if local:
+        measured.noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
+        _refit(run, measured)
+    else:
+        measured.groups.append(group or marginal_group(run.domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
+    measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
+
+
+def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int) -> MeasureRelease:
+    """Step 4: refit with more iterations, then draw ``n_rows`` records, or the model's own total (§8.6)."""
+    _refit(run, measured, run.options.estimator.final_iters)
+    final = _estimate(run, measured, run.options.support_final_iters)
+    rows = n_rows if n_rows is not None else max(1, int(round(measured.model.total)))
+    return MeasureRelease(final.sample(rows, run.generator), measured.paid, rounds, run.budget - run.left(),
+                          measured.model.total)
+
+
+def _noise_family(budget: Fraction, *, relation: str, ledger, n_rows: int | None, oracle: OracleSelection | None,
+                  pure: bool) -> NoiseFamily:
+    """The run's noise family, once the public inputs are checked against each other and the ledger (§10.2)."""
+    check_relation(relation)
+    unit = "epsilon" if pure else "rho"
+    if not isinstance(budget, Fraction) or budget <= 0:
+        raise InputError(f"budget must be a positive {unit} as a Fraction, got {budget!r}")
+    if pure and oracle is not None:
+        raise InputError("pure DP serves marginal classes only: RSPM's noise cap and the record rounds need zCDP "
+                         "(docs/privacy.md §10.2); pass a delta")
+    noise: NoiseFamily = (LaplaceNoise if pure else GaussianNoise)(relation, ledger.contribution_bound)
+    available = (ledger.epsilon_budget - noise.spent(ledger)) if pure else ledger.remaining
+    if budget > available:
+        raise InputError(f"budget {unit}={float(budget):.6g} exceeds what the ledger has left ({float(available):.6g})")
+    if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
+        raise InputError(f"n_rows must be a positive integer or None, got {n_rows!r}")
+    return noise
+
+
 def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence[int]], *, budget: Fraction,
             relation: str, ledger, rng: PrivateRandom, n_rows: int | None = None,
             options: MeasureOptions = MeasureOptions(), progress: bool = True,
@@ -546,161 +836,30 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     every ``options.oracle_every``-th round (off by default) RSPM selects
     over ``oracle.query_class`` (docs/privacy.md §8.1).
     """
-    check_relation(relation)
-    unit = "epsilon" if pure else "rho"
-    if not isinstance(budget, Fraction) or budget <= 0:
-        raise InputError(f"budget must be a positive {unit} as a Fraction, got {budget!r}")
-    if pure and oracle is not None:
-        raise InputError("pure DP serves marginal classes only: RSPM's noise cap and the record rounds need zCDP "
-                         "(docs/privacy.md §10.2); pass a delta")
-    family = LaplaceNoise if pure else GaussianNoise
-    noise: NoiseFamily = family(relation, ledger.contribution_bound)
-    available = (ledger.epsilon_budget - noise.spent(ledger)) if pure else ledger.remaining
-    if budget > available:
-        raise InputError(f"budget {unit}={float(budget):.6g} exceeds what the ledger has left ({float(available):.6g})")
-    if n_rows is not None and (isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 1):
-        raise InputError(f"n_rows must be a positive integer or None, got {n_rows!r}")
-    domain = data.domain
-    if oracle is None:
-        weights = candidate_weights(workload_marginals(workload, domain))
-    else:
-        weights = candidate_weights(backbone_marginals(domain, options.backbone_width))
-    answers = _TrueCounts(data)  # exact integers, counted when a round first scores them
-    # A marginal's Delta2^2 (1 or 2 for one row, §8.3) or Delta_1 (1 or 2, §10.2), for a unit of k rows k^2 or k
-    # times that (§10.6); the score's sensitivity is per row: the exponential mechanism multiplies it by k itself.
-    sensitivity_sq = noise.sensitivity()
-    score_sensitivity = max(weights.values()) * (1 if relation == ADD_REMOVE else 2)  # §8.3
-    d = len(domain)
-    planned = options.rounds_per_attribute * d
-    spanning = uses_spanning_step(d, list(weights), options.spanning_from)  # §8.9: public (d and the candidates)
-    t_max = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning else planned)
-    settings = options.estimator
-    generator = rng.numpy_generator()  # post-processing only: scoring samples and the released records
-    start = noise.spent(ledger)
-
-    def _size_with(cliques: Sequence[Marginal], r: Marginal) -> int:
-        """Cells of the model's junction tree with ``r`` added (the public size cap, §8.4)."""
-        return model_cells_with(domain, cliques, [r])[0]
-
-    def left() -> Fraction:
-        return budget - (noise.spent(ledger) - start)
-
-    def estimate(iters: int = options.support_iters) -> GraphicalModel | WeightedSample:
-        """The model, or when some measurement is not local, its sample reweighted to the non-local ones.
-
-        The local measurements enter through the model's fit of them (its
-        counts on each measured marginal, at that measurement's scale), so the
-        reweighting keeps the model's marginals and moves only as far as the
-        non-local measurements ask; fitting the raw noisy marginals again
-        would let the support's extra freedom absorb their noise.
-        """
-        if not groups:
-            return model
-        fitted = [NoisyMarginal(y.attrs, model.counts(y.attrs), y.sigma2) for y in noisy]
-        everything = [marginal_group(domain, y) for y in fitted] + groups
-        return fit_weights(model, everything, support=options.support, iters=iters, generator=generator)
-
-    # 1. initialise with every 1-way marginal, each at the measurement share of one planned round (or, on a wide
-    # table, at a third of the spanning step's share, §8.9)
-    paid: list[Measurement] = []
-    noisy: list[NoisyMarginal] = []
-    groups: list[NoisyGroup] = []
-    third = options.spanning_share * budget / 3
+    noise = _noise_family(budget, relation=relation, ledger=ledger, n_rows=n_rows, oracle=oracle, pure=pure)
+    marginals = workload_marginals(workload, data.domain) if oracle is None \
+        else backbone_marginals(data.domain, options.backbone_width)
+    run = _Run(data, _TrueCounts(data), candidate_weights(marginals), options, noise, budget, ledger, relation, rng,
+               rng.numpy_generator(), noise.spent(ledger))
+    spanning = uses_spanning_step(len(data.domain), list(run.weights), options.spanning_from)  # §8.9: public
+    t_max = _round_cap(run, spanning)
+    measured = _initialise(run, spanning)
     if spanning:
-        sigma2 = noise.scale_for(third / d)
-    else:
-        _, sigma2 = noise.split(budget / planned, options.selection_share)
-    for a in range(d):
-        m, y = _measure_one(data.marginal((a,)).reshape(-1), (a,), sigma2, sensitivity_sq, ledger=ledger,
-                            relation=relation, rng=rng, domain=domain, selection_epsilon=None, selected_by="initial",
-                            noise=noise)
-        paid.append(m)
-        noisy.append(NoisyMarginal((a,), y, noise.variance(sigma2)))
-    model = estimators.fit(domain, noisy, settings.iters)
-    if spanning:  # a spanning tree of pairs picked against the 1-way model, then measured (§8.9)
-        pairs = [r for r in weights if len(r) == 2]
-        sigma2, pick_epsilon = noise.scale_for(third / (d - 1)), noise.selection_epsilon(third / (d - 1))
-        picked = spanning_pairs(pairs, pair_scores(pairs, answers, model, noise.mean_abs(sigma2)), d,
-                                epsilon=pick_epsilon, sensitivity=1 if relation == ADD_REMOVE else 2, ledger=ledger,
-                                relation=relation, rng=rng)
-        for r in picked:
-            m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
-                                domain=domain, selection_epsilon=pick_epsilon, noise=noise)
-            paid.append(m)
-            noisy.append(NoisyMarginal(r, y, noise.variance(sigma2)))
-        model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
-
-    # 2. rounds
-    round_rho = left() / t_max if spanning else budget / planned  # a round's cost, grown (fourfold zCDP, twofold
-    epsilon, sigma2 = noise.split(round_rho, options.selection_share)  # pure) by each annealing step
+        _spanning_step(run, measured)
+    schedule, t = _first_budget(run, spanning, t_max), 0
     bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
-    rounds = anneals = 0
-    while True:
-        rounds += 1
-        remaining = left()
-        kind = _round_kind(rounds, anneals, oracle, options)
-        cost = noise.selection_cost(epsilon) + noise.measurement_cost(sigma2) if kind == "marginal" else round_rho
-        last = remaining < 2 * cost or rounds >= t_max
-        if kind != "marginal":  # selection's rho fixed before it runs, the measurement's after it, before its noise
-            spend = remaining if last else round_rho
-            share = dict(select_rho=options.wide_share * spend, measure_rho=(1 - options.wide_share) * spend,
-                         options=options, ledger=ledger, relation=relation, rng=rng, generator=generator,
-                         label=f"select round {rounds}")
-            if kind == "record":
-                found = _record_round(data, estimate(), **share)
-            else:
-                found = _oracle_round(data, estimate(), oracle, sensitivity_sq=sensitivity_sq, **share)
-            if found is not None:
-                m, y, group = found
-                local = group is None and (model.holder(m.attrs) is not None
-                                           or _size_with(model.cliques, m.attrs)
-                                           <= options.max_model_cells * float(1 - left() / budget))
-                if local:
-                    noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
-                    model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
-                else:
-                    groups.append(group or marginal_group(domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
-                paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
-            bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=kind)
-            log.info("measure round %d: %s selected %s", rounds, kind,
-                     "nothing" if found is None else found[0].query or found[0].names)
-            if last:
-                break
-            continue
-        if last:  # the filter: the final round takes exactly what is left (rounded down, §8.4)
-            epsilon, sigma2 = noise.split(remaining, options.selection_share)
-        cap = options.max_model_cells * float(1 - remaining / budget)
-        pool = candidate_pool(list(weights), options.candidate_pool, generator)  # public draw (§8.9)
-        wide = [r for r, free in zip(pool, unheld(model, pool)) if free]
-        size = dict(zip(wide, model_cells_with(domain, model.cliques, wide)))  # one batch per round
-        candidates = [r for r in pool if r not in size or size[r] <= cap]
-        sample = model.sample(settings.scoring_sample, generator) if any(r in size for r in candidates) else None
-        scores = _scores(candidates, weights, answers, model, sample, noise.mean_abs(sigma2), domain, set(size))
-        pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=score_sensitivity, rng=rng, ledger=ledger,
-                                     relation=relation, label=f"select round {rounds}")
-        r = candidates[pick]
-        before = _fitted(model, sample, r)
-        m, y = _measure_one(answers[r], r, sigma2, sensitivity_sq, ledger=ledger, relation=relation, rng=rng,
-                            domain=domain, selection_epsilon=epsilon, noise=noise)
-        paid.append(m)
-        noisy.append(NoisyMarginal(r, y, noise.variance(sigma2)))
-        model = estimators.fit(domain, noisy, settings.iters, warm_start=model)
-        change = float(np.abs(model.counts(r) - before).sum())
-        bar.update(rounds, rho=f"{float(1 - left() / budget):.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
-        log.info("measure round %d: %s sigma2=%.6g eps=%.6g change=%.1f", rounds, m.names, float(sigma2),
-                 float(epsilon), change)
+    while True:  # step 3, while the filter admits a round; the last takes exactly what is left (§8.4)
+        t += 1
+        kind, remaining = _round_kind(t, schedule.anneals, oracle, options), run.left()
+        last = remaining < 2 * _round_cost(noise, schedule, kind) or t >= t_max
+        spend = _last_budget(run, remaining) if last else schedule
+        if kind == "marginal":
+            settled = _marginal_round(run, measured, spend, t, bar)
+        else:
+            _wide_round(run, measured, kind, oracle, spend.round_rho, t, bar)
         if last:
             break
-        if change <= noise.mean_abs(sigma2) * domain.cells(r):
-            epsilon, sigma2 = noise.anneal(epsilon, sigma2)  # anneal (§8.4, §10.2): released values only
-            round_rho *= noise.growth
-            anneals += 1
-    bar.close(rounds)
-
-    # 3. estimate and draw the records
-    model = estimators.fit(domain, noisy, settings.final_iters, warm_start=model)
-    final = estimate(options.support_final_iters)
-    rows = n_rows if n_rows is not None else max(1, int(round(model.total)))
-    records = final.sample(rows, generator)
-    return MeasureRelease(records, paid, rounds, budget - left(), model.total)
-
+        if kind == "marginal" and settled:
+            schedule = _annealed(noise, schedule)
+    bar.close(t)
+    return _release(run, measured, n_rows, t)

@@ -171,12 +171,7 @@ def _one(adj, edges, cost, sizes, cliques, remaining, scratch, heap_cost, heap_n
     cost ``cost`` in the whole graph (``adj``, ``cost`` and the work arrays are overwritten)."""
     d, words = adj.shape
     if _is_tree(adj, edges, scratch):  # no fill-in: its edges are its cliques
-        total = np.int64(0)
-        for a in range(d):
-            for b in range(a + 1, d):
-                if _bit(adj[a], b):
-                    total = _add(total, sizes[a] * sizes[b])
-        return total
+        return _edge_cells(adj, sizes)
     remaining[:] = 0
     for a in range(d):
         remaining[a // 62] |= np.int64(1) << (a % 62)
@@ -209,8 +204,30 @@ def _one(adj, edges, cost, sizes, cliques, remaining, scratch, heap_cost, heap_n
                     size = _push(heap_cost, heap_node, size, new, b)
         cliques[step, best // 62] |= np.int64(1) << (best % 62)
         order[step] = best
-    # The maximal cliques (Fulkerson and Gross): an elimination clique is inside another only if it equals the
-    # neighbours of an attribute eliminated before it, whose earliest-eliminated neighbour it belongs to.
+    return _maximal_cells(cliques, order, position, width, sizes)
+
+
+@njit(cache=True, nogil=True)
+def _edge_cells(adj, sizes):
+    """Cells of a tree's cliques, its edges: the sum of ``sizes[a] * sizes[b]`` over its edges (saturating)."""
+    d = adj.shape[0]
+    total = np.int64(0)
+    for a in range(d):
+        for b in range(a + 1, d):
+            if _bit(adj[a], b):
+                total = _add(total, sizes[a] * sizes[b])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _maximal_cells(cliques, order, position, width, sizes):
+    """Cells of the maximal cliques among the elimination cliques ``cliques`` (row ``step``: the attribute
+    eliminated at ``step``, ``order[step]``, with its later neighbours); ``position`` and ``width`` are work arrays.
+
+    Fulkerson and Gross: an elimination clique is inside another only if it equals the neighbours of an attribute
+    eliminated before it, whose earliest-eliminated neighbour it belongs to.
+    """
+    d, words = cliques.shape
     for step in range(d):
         position[order[step]] = step
         width[step] = _popcount(cliques[step])
