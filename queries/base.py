@@ -180,6 +180,28 @@ class QueryClass(ABC):
         """The record literals ``(attribute, value)`` whose conjunction is ``query`` (classes that ``conjoins``)."""
         raise TypeError(f"{self.name} queries are not conjunctions of record literals")
 
+    # ----- the attributes a query reads ------------------------------------
+    @property
+    def attributes_read(self) -> int | None:
+        """At most how many attributes one query reads; None when a query may read every attribute."""
+        return None
+
+    def marginal_widths(self) -> range | None:
+        """The widths ``k`` of the ``k``-way marginals whose cells determine every query; None when there are none.
+
+        A query that reads at most ``K`` attributes is a function of the marginal on them, and that marginal a
+        function of any ``K``-way marginal holding them: the default is ``K`` alone (at most ``d``).
+        """
+        width = self.attributes_read
+        if width is None:
+            return None
+        width = min(width, len(self.domain))
+        return range(width, width + 1)
+
+    def attributes_of(self, query: Query) -> tuple[int, ...]:
+        """The attributes ``query`` reads (sorted): a function of the query alone, never of the data."""
+        raise InputError(f"cannot tell which attributes {query!r} of {self.name} reads")
+
     def complement(self, query: Query) -> Query:
         """``1 - q`` as a query of this class (complement-closed classes only)."""
         raise InputError(f"{self.name} is not closed under complement; wrap it in ComplementClosed")

@@ -62,6 +62,10 @@ class BinaryFeatureClass(QueryClass):
         """Feature ``j`` in column terms, e.g. ``sex=Male``."""
         return self.domain.literal(*self.columns[j])
 
+    def feature_attributes(self, features) -> tuple[int, ...]:
+        """The attributes (sorted, once each) of the binary features ``features``."""
+        return tuple(sorted({self.columns[j][0] for j in features}))
+
 
 @dataclass(frozen=True, order=True)
 class FeatureSet:
@@ -94,6 +98,14 @@ class FeatureSetClass(BinaryFeatureClass):
                              f"features); got {max_width!r}")
         self.max_width = int(top)
         self.name = self.kind if max_width is None else f"{self.kind}:{self.max_width}"
+
+    @property
+    def attributes_read(self) -> int:
+        """A feature is one ``(attribute, value)`` pair: ``max_width`` features read at most that many attributes."""
+        return self.max_width
+
+    def attributes_of(self, query: FeatureSet) -> tuple[int, ...]:
+        return self.feature_attributes(query.features)
 
     def incidence(self, queries: Sequence[FeatureSet]) -> np.ndarray:
         """``(len(queries), d)`` 0/1 matrix with row ``i`` the indicator of ``S_i``."""

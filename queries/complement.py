@@ -92,6 +92,17 @@ class ComplementClosed(DerivedClass):
     def contains(self, query) -> bool:
         return self.base.contains(query.query if isinstance(query, Not) else query)
 
+    @property
+    def attributes_read(self) -> int | None:
+        return self.base.attributes_read
+
+    def marginal_widths(self) -> range | None:
+        return self.base.marginal_widths()
+
+    def attributes_of(self, query) -> tuple[int, ...]:
+        """``1 - q`` reads what ``q`` reads."""
+        return self.base.attributes_of(query.query if isinstance(query, Not) else query)
+
     def describe(self, query) -> str:
         if isinstance(query, Not):
             return f"NOT ({self.base.describe(query.query)})"

@@ -199,6 +199,17 @@ class Conjunctions(QueryClass):
             and all(0 <= a < len(self.domain) and 0 <= v < self.domain.sizes[a] for a, v in query.literals)
         )
 
+    @property
+    def attributes_read(self) -> int:
+        return self.max_width
+
+    def marginal_widths(self) -> range:
+        """Every width the class holds (at least 1): a bounded class is the cells of these marginals."""
+        return range(max(self.min_width, 1), self.max_width + 1)
+
+    def attributes_of(self, query: Conjunction) -> tuple[int, ...]:
+        return tuple(query.attrs)
+
     def literals(self, query: Conjunction) -> tuple[tuple[int, int], ...]:
         return query.literals
 

@@ -78,6 +78,14 @@ class Disjunctions(DerivedClass):
     def contains(self, query) -> bool:
         return isinstance(query, Disjunction) and self.base.contains(query.inner)
 
+    @property
+    def attributes_read(self) -> int | None:
+        """``q = 1 - c(1 - x)`` reads the attributes its conjunction ``c`` reads."""
+        return self.base.attributes_read
+
+    def attributes_of(self, query: Disjunction) -> tuple[int, ...]:
+        return self.base.attributes_of(query.inner)
+
     def describe(self, query: Disjunction) -> str:
         inner = query.inner
         if isinstance(inner, Conjunction):

@@ -119,6 +119,10 @@ class Halfspaces(BinaryFeatureClass):
         """``1 - [w . x >= theta] = [-w . x >= 1 - theta]``."""
         return Halfspace(tuple(-v for v in query.weights), 1 - query.threshold)
 
+    def attributes_of(self, query: Halfspace) -> tuple[int, ...]:
+        """The attributes of the features with a non-zero weight."""
+        return self.feature_attributes(j for j, w in enumerate(query.weights) if w)
+
     def describe(self, query: Halfspace) -> str:
         terms = []
         for j, v in enumerate(query.weights):

@@ -17,7 +17,7 @@ import pytest
 from synthdp.queries.complement import base_class
 from synthdp.queries import (ComplementClosed, Conjunction, Conjunctions, Disjunction, Disjunctions, Halfspace,
                      Halfspaces, MonotoneConjunction, MonotoneConjunctions, Not, Parities, Parity, Workload)
-from synthdp.queries.base import binary_feature_columns
+from synthdp.queries.base import QueryClass, binary_feature_columns
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 
@@ -402,3 +402,26 @@ def test_brute_force_oracle_certifies(case):
     played = queries[:: max(1, len(queries) // 7)]
     data = get_oracle("brute").solve_data(DataInstance.build(qc, played, rng.integers(-3, 4, size=len(played))))
     assert data.status == OPTIMAL
+
+
+def test_each_class_says_which_marginals_determine_its_queries_and_which_attributes_a_query_reads():
+    """The class, not its caller, knows how wide its queries read (brute force: every query of small classes)."""
+    d = Domain(("a", "b", "c", "d"), (2, 3, 2, 2))
+    assert Conjunctions(d, min_width=0, max_width=2).marginal_widths() == range(1, 3)
+    assert ComplementClosed(Conjunctions.marginals(d, 3)).marginal_widths() == range(3, 4)
+    assert Disjunctions(Conjunctions(d, max_width=2)).marginal_widths() == range(2, 3)
+    assert MonotoneConjunctions(d, max_width=6).marginal_widths() == range(4, 5)  # 6 features read <= d attributes
+    assert Halfspaces(d).marginal_widths() is None and Halfspaces(d).attributes_read is None
+    records = np.array(list(itertools.product(*(range(s) for s in d.sizes))))
+    for qc in (Conjunctions(d, max_width=2), Parities(d, max_width=2),
+               Disjunctions(MonotoneConjunctions(d, max_width=2)),
+               ComplementClosed(Disjunctions(Conjunctions(d, max_width=2)))):
+        for q in qc.enumerate():
+            attrs = qc.attributes_of(q)
+            assert len(attrs) <= qc.attributes_read and list(attrs) == sorted(set(attrs))
+            # the query is a function of those attributes: records that agree on them get the same answer
+            seen: dict[tuple, int] = {}
+            for record, answer in zip(records, qc.evaluate([q], qc.features(records))[0]):
+                assert seen.setdefault(tuple(record[list(attrs)]), answer) == answer
+    with pytest.raises(InputError, match="cannot tell which attributes"):
+        QueryClass.attributes_of(Halfspaces(d), object())  # the default, for a class that does not say

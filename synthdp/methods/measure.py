@@ -76,11 +76,7 @@ from synthdp.methods.spanning import (
 from synthdp.methods.reweight import NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits, Oracle
 from synthdp.queries.base import QueryClass
-from synthdp.queries.binary import FeatureSet, FeatureSetClass
-from synthdp.queries.complement import Not, base_class
-from synthdp.queries.conjunctions import Conjunction, Conjunctions
-from synthdp.queries.disjunctions import Disjunction, Disjunctions
-from synthdp.queries.halfspaces import Halfspace
+from synthdp.queries.complement import base_class
 from synthdp.queries.spec import parse_query_class
 from synthdp.queries.workload import Workload
 
@@ -290,13 +286,10 @@ def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], 
     if not isinstance(query_class, QueryClass):
         return list(Workload(domain, query_class).marginal_attrs)
     qc = base_class(query_class)
-    if isinstance(qc, Workload):
+    if qc.listed_cells:
         return list(qc.marginal_attrs)
-    if type(qc) is Conjunctions:
-        widths = range(max(qc.min_width, 1), qc.max_width + 1)
-    elif (width := _attributes_read(qc)) is not None:
-        widths = range(min(width, len(domain)), min(width, len(domain)) + 1)  # their subsets are candidates too
-    else:
+    widths = qc.marginal_widths()  # their subsets are candidates too
+    if widths is None:
         raise InputError(f"{query_class.name} is not a marginal class: its queries may read every attribute")
     count = sum(math.comb(len(domain), k) for k in range(1, widths[-1] + 1))  # the candidates: all their subsets
     if count > marginal_limit(widths[-1]):
@@ -304,17 +297,6 @@ def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], 
                          "through "
                          "the oracle path")
     return [m for k in widths for m in itertools.combinations(range(len(domain)), k)]
-
-
-def _attributes_read(qc: QueryClass) -> int | None:
-    """At most how many attributes one query of ``qc`` reads (None: unbounded, e.g. halfspaces)."""
-    if isinstance(qc, Disjunctions):
-        qc = qc.base
-    if type(qc) is Conjunctions:
-        return qc.max_width
-    if isinstance(qc, FeatureSetClass):
-        return qc.max_width  # a feature is one (attribute, value) pair: width K reads at most K attributes
-    return None
 
 
 def backbone_marginals(domain: Domain, width: int) -> list[Marginal]:
@@ -329,18 +311,7 @@ def backbone_marginals(domain: Domain, width: int) -> list[Marginal]:
 
 def query_attributes(query_class: QueryClass, query) -> Marginal:
     """The attributes a query of ``query_class`` reads: a function of the query alone (the widening rule, §8.1 (b))."""
-    if isinstance(query, Not):
-        query = query.query
-    if isinstance(query, Disjunction):
-        query = query.inner
-    if isinstance(query, Conjunction):
-        return tuple(query.attrs)
-    columns = getattr(base_class(query_class), "columns", None)
-    if isinstance(query, FeatureSet) and columns is not None:
-        return tuple(sorted({columns[j][0] for j in query.features}))
-    if isinstance(query, Halfspace) and columns is not None:
-        return tuple(sorted({columns[j][0] for j, w in enumerate(query.weights) if w}))
-    raise InputError(f"cannot tell which attributes {query!r} of {query_class.name} reads")
+    return query_class.attributes_of(query)
 
 
 class _TrueCounts(dict):
