@@ -7,8 +7,8 @@ A run reads like the algorithm (docs/privacy.md §4):
    costs privacy, and it refuses a budget the planned spends would exceed;
 2. **build** -- encode the data (and run the few checks that need the public
    ``n`` under replace-one);
-3. **run** -- the method the plan chose (:data:`RUNNERS`), spending through the
-   ledger;
+3. **run** -- the method the plan chose (``plan.method.run``, from
+   :mod:`synthdp.methods.registry`), spending through the ledger;
 4. **report** -- the release (what the ledger paid for, and public
    parameters) and the diagnostics (times and counts: never published).
 """
@@ -16,7 +16,6 @@ A run reads like the algorithm (docs/privacy.md §4):
 from __future__ import annotations
 
 import logging
-import math
 import os
 import sys
 import time
@@ -25,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +41,17 @@ from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX
                           PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
                           budget, default_epsilon_per_round, discretisation_budget, game_length, make_plan)
 from synthdp.queries.base import QueryClass
-from synthdp.report import Diagnostics, Release, Report
+from synthdp.report import Report
+# The run's steps (issue 29 part B): the counting engines, the private steps ahead of the method, its output.
+from synthdp.core.parameters import Relation
+from synthdp.core.schema import PrivacyWarning
+from synthdp.engines import get_engine
+from synthdp.engines.pandas import PandasEngine
+from synthdp.mechanisms import partition
+from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
+from synthdp.mechanisms.privtree import Discretisation, discretise
+from synthdp.methods.base import MethodOutput
+from synthdp.report import make_report
 
 log = logging.getLogger(__name__)
 
@@ -251,23 +260,18 @@ def stating_spend(ledger: Ledger):
                 "(docs/privacy.md §10.1).")
         raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
 
+
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object.
 
     ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
     ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
     """
-    from synthdp.core.schema import PrivacyWarning
-    from synthdp.engines import get_engine
-
     start = time.perf_counter()
     if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
         raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
                          f"glob; got {type(df).__name__}")
-    options = {"scheduler": config.scheduler} if config.engine == "dask" else {}
-    if engine is None:
-        engine = get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ()),
-                                                               text=unit_columns(config)), **options)
+    engine = engine or counting_engine(config)
     collected: list[str] = []
     delta_note = check_delta(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
@@ -288,26 +292,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
-        if config.engine == "dask":  # the files are counted part by part on the cluster (build), never held here
-            if config.schema is None:
-                raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
-                                 "--schema): the categories of a column are never read off the data on workers")
-            stripped: list[str] = []
-            schema = resolve_schema(None, config.schema, collected)
-        else:
-            if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
-                df = bounding.apply(df)
-            df, stripped = strip_text(df)
-            schema = resolve_schema(df, config.schema, collected, **config.schema_options())
-        if config.missing and config.schema is not None:
-            schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
-        if config.privacy_unit is not None and config.privacy_unit in schema.names:
-            raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
-                             "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-        if config.engine == "dask" and schema.to_learn:
-            raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
-                             "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
-                             "with engine='pandas'")
+        df, schema, stripped = public_schema(df, config, bounding, collected)
         if config.engine != "dask":                               # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
         learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3-10.5)
@@ -316,12 +301,49 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          bounded=bounded)  # public inputs only: costs no privacy
         # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
         real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
-        output = RUNNERS[plan.method.value](plan, real, ledger, rng, zcdp)  # the method's private part, through the ledger
+        output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
         data = finish(output, schema, config)                     # post-processing: resample, decode
         if stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
         return SyntheticResult(data, report, schema, plan)
+
+
+def counting_engine(config: SynthesisConfig):
+    """The engine ``config.engine`` names, reading missing tokens and the privacy unit's column as text."""
+    options = {"scheduler": config.scheduler} if config.engine == "dask" else {}
+    return get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ()),
+                                                         text=unit_columns(config)), **options)
+
+
+def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
+    """``(df, schema, stripped)``: the rows bounded per unit and stripped of surrounding spaces, and the schema.
+
+    With the Dask engine the files are counted part by part on the cluster
+    (:func:`build`), never held here, so the schema must be public.  Refuses a
+    privacy unit column inside the schema (docs/privacy.md §10.6).
+    """
+    if config.engine == "dask":
+        if config.schema is None:
+            raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
+                             "--schema): the categories of a column are never read off the data on workers")
+        stripped: list[str] = []
+        schema = resolve_schema(None, config.schema, collected)
+    else:
+        if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
+            df = bounding.apply(df)
+        df, stripped = strip_text(df)
+        schema = resolve_schema(df, config.schema, collected, **config.schema_options())
+    if config.missing and config.schema is not None:
+        schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+    if config.privacy_unit is not None and config.privacy_unit in schema.names:
+        raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
+                         "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
+    if config.engine == "dask" and schema.to_learn:
+        raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
+                         "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
+                         "with engine='pandas'")
+    return df, schema, stripped
 
 
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
@@ -364,13 +386,10 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     (:func:`synthdp.mechanisms.partition.check_threshold`).
     Returns ``(learned, bounded, discretised, zcdp)``; ``zcdp`` is None unless opened.
     """
-    from synthdp.mechanisms import bounds, partition, privtree
-
     epsilon, delta = budget(config)
-    nothing = partition.DomainLearning(schema, ())
-    unbounded = bounds.LearnedBounds(schema, (), Fraction(0), Fraction(0), 0)
     if not schema.to_learn and not schema.to_discretise:
-        return nothing, unbounded, privtree.Discretisation(schema, (), Fraction(0), Fraction(0)), None
+        return (partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
+                Discretisation(schema, (), Fraction(0), Fraction(0)), None)
     if schema.to_bound and not delta:
         raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
                          "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
@@ -379,23 +398,31 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     if config.engine == "dask":
         raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
                          "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
+    learned, before, zcdp = learn_categories(df, schema, config, ledger, rng, chosen)
+    bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
+    if schema.to_bound:
+        epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
+        bounded = learn_bounds(df, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
+                               relation=config.relation)
+    if not schema.to_discretise:
+        return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
+    epsilon_d = discretisation_budget(before, len(schema.to_discretise))
+    cut = discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation)
+    return learned, bounded, cut, zcdp
+
+
+def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+    """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
+    their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
+
+    A method with a zCDP filter (docs/privacy.md §8.4) learns them jointly by
+    Gaussian partition selection inside it (§10.5); otherwise each column by
+    discrete-Laplace partition selection (§9), pure spends ahead of the method.
+    """
+    epsilon, delta = budget(config)
     placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
     before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
-    zcdp = None
-    if before.measure is not None and not before.measure.pure:  # pure DP: no zCDP filter (docs/privacy.md §10.2)
-        reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
-        if reserved:
-            before = make_plan(config, placeholder, chosen_bound=chosen,
-                               learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
-            selection = partition.joint_selection(rho=before.measure.rho.value, delta=reserved,
-                                                  columns=len(schema.to_learn), relation=config.relation,
-                                                  contribution_bound=ledger.contribution_bound)
-            partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
-            _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
-        zcdp = open_filter(before, ledger)
-        learned = (partition.learn_domains_jointly(df, schema, selection=selection, rng=rng, ledger=zcdp,
-                                                   relation=config.relation) if reserved else nothing)
-    else:
+    if before.method.zcdp_budget(before.method_plan) is None:  # no zCDP filter (pure DP, the game: §10.2, §9)
         planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
@@ -404,17 +431,21 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
             _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
         learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
-    bounded = bounds.LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
-    if schema.to_bound:
-        epsilon_b = discretisation_budget(before, len(schema.to_bound), share=bounds.BOUNDS_SHARE)
-        bounded = bounds.learn_bounds(df, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
-                                      relation=config.relation)
-    if not schema.to_discretise:
-        return learned, bounded, privtree.Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
-    epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = privtree.discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
-                              relation=config.relation)
-    return learned, bounded, cut, zcdp
+        return learned, before, None
+    reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
+    if reserved:
+        before = make_plan(config, placeholder, chosen_bound=chosen,
+                           learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
+        selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
+                                              columns=len(schema.to_learn), relation=config.relation,
+                                              contribution_bound=ledger.contribution_bound)
+        partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
+    zcdp = before.method.open_filter(before.method_plan, ledger)
+    learned = (partition.learn_domains_jointly(df, schema, selection=selection, rng=rng, ledger=zcdp,
+                                               relation=config.relation) if reserved
+               else partition.DomainLearning(schema, ()))
+    return learned, before, zcdp
 
 
 def _state_threshold(config: SynthesisConfig, columns, tau: int, section: str) -> None:
@@ -451,199 +482,19 @@ def build(df, schema, plan: Plan, engine=None, bounding=None):
     1/n`` and PRSMA's ``K <= n`` are checked under replace-one only.  They are
     checks, not choices: no parameter of the run depends on ``n``.
     """
-    from synthdp.core.parameters import Relation
-    from synthdp.engines.pandas import PandasEngine
-
     # ``bounding``: the Dask engine bounds the privacy units while it counts (docs/privacy.md §10.6)
     real = (engine or PandasEngine()).count(df, schema, **({} if bounding is None else {"bounding": bounding}))
     check_delta_against_public_n(plan.config, real.n)
-    if plan.game is not None and plan.game.player.value in PRSMA_PLAYERS:
-        _check_prsma_rounds(plan, real.n)
+    plan.method.check_public_n(plan.method_plan, real.n)
     return real
 
 
 def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:
     """Refuse ``delta > 1/n`` under replace-one, where ``n`` is public (docs/privacy.md §1.3); a no-op under
     add/remove, where ``n`` is private and no abort may depend on it."""
-    from synthdp.core.parameters import Relation
-
     if config.relation == Relation.REPLACE_ONE and config.delta is not None and Fraction(config.delta) > Fraction(1, n):
         raise InputError(f"delta={config.delta} is larger than 1/n = {1 / n:.3g}; choose delta <= 1/n "
                          "(1/n^2 is customary); checked under replace-one only, where n is public")
-
-
-def _check_prsma_rounds(plan: Plan, n: int) -> None:
-    """Refuse a round budget too small for PRSMA's pieces (``K > n``, docs/privacy.md §3.2), before anything runs.
-
-    Under replace-one (the only relation PRSMA runs under) ``n`` is public.
-    The message names the most rounds that fit, found by a data-independent scan.
-    """
-    from synthdp.accounting.ledger import prsma_per_round
-    from synthdp.mechanisms.prsma import prsma_parameters
-
-    epsilon, delta, rounds = plan.epsilon, plan.delta, plan.game.rounds.value
-    samples, m = plan.game.samples_per_round.value, plan.query_class.separator().m
-
-    def fits(T: int) -> bool:
-        budget = prsma_per_round(epsilon, delta, T)
-        try:
-            prsma_parameters(budget.epsilon, budget.delta, n, m, samples)
-        except InputError:
-            return False
-        return True
-
-    if fits(rounds):
-        return
-    most = next((T for T in range(rounds - 1, 0, -1) if fits(T)), 0)
-    hint = f"pass rounds={most} or fewer" if most else "no number of rounds fits: raise epsilon or delta"
-    raise InputError(f"PRSMA over {rounds} rounds at (epsilon, delta)=({float(epsilon):g}, {float(delta):.3g}) "
-                     f"needs more than n={n} records per round (K > n, docs/privacy.md §3.2); {hint}")
-
-
-@dataclass
-class MethodOutput:
-    """What a method's run returns: the released codes, the ledger, and what the report needs.
-
-    ``post_rng`` is the (seeded or not) generator the post-processing steps
-    continue with; ``release`` holds the method's release fields (paid for or
-    public), ``diagnostics`` its measured ones (never published).
-    """
-
-    codes: np.ndarray
-    ledger: Any
-    post_rng: np.random.Generator
-    conditional: bool
-    selected_queries: list[str]
-    release: dict[str, Any]
-    diagnostics: dict[str, Any]
-    notes: list[str]
-
-
-def run_game(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None) -> MethodOutput:
-    """The synthetic-data game (docs/privacy.md §4) with the plan's players, spending through ``ledger``.
-
-    ``zcdp`` is select-measure-estimate's filter, which the game never opens: it must be None.
-    """
-    if zcdp is not None:
-        raise InputError("the game spends through the (epsilon, delta) ledger, not a zCDP filter")
-    from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, play_game
-    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
-    from synthdp.oracles import Limits
-
-    config, game, qc = plan.config, plan.game, plan.query_class
-    T, N, name = game.rounds.value, game.samples_per_round.value, game.player.value
-    if name == "rspm":
-        player = RSPMPlayer(qc, game.query_oracle.value, game.epsilon0, rng, ledger, plan.relation, game.mode.value,
-                            Limits(time_limit=config.time_limit) if config.time_limit else None)
-    elif name in PRSMA_PLAYERS:
-        exact = name == "prsma-exact"
-        oracle = game.query_oracle.value
-        limits = None if exact else Limits(work_limit=config.work_limit or oracle.default_work_limit)
-        player = PRSMAPlayer(qc, oracle, game.prsma_budget.epsilon, game.prsma_budget.delta, rng, ledger, limits,
-                             config.prsma_max_calls, config.insist, exact_oracle=exact, name=name)
-    else:
-        player = WorkloadPlayer(qc, game.epsilon0, rng, ledger, plan.relation, mechanism=name, name=name)
-    d_oracle = game.data_oracle.value
-    nprng = rng.numpy_generator()
-    data_player = FTPLDataPlayer(qc, d_oracle, resolution=config.resolution, scale=game.ftpl_scale, rng=nprng,
-                                 limits=Limits(time_limit=config.time_limit,
-                                               work_limit=config.data_work_limit or d_oracle.default_data_work_limit),
-                                 stats=OracleStats(), noise=config.ftpl_noise)
-    log.info("game: %d rounds x %d samples, player %s, eps0=%s", T, N, name, game.epsilon0)
-    result = play_game(real, rounds=T, samples_per_round=N, query_player=player, data_player=data_player,
-                       respond_to=game.response.value, burn_in=game.burn_in_rounds.value, progress=config.progress)
-
-    bound = a_priori_bound(m=qc.separator().m, d=len(qc.dual_separator()), log_q=math.log(base_size(qc) * 2),
-                           epsilon0=game.epsilon0, rounds=T, samples=N, resolution=config.resolution,
-                           scale=game.ftpl_scale,
-                           selection_term="rspm" if name in ("rspm", *PRSMA_PLAYERS) else "exponential")
-    if game.response.value == "union":
-        bound["form"] += "; NOT covered: the query player answered the running union (docs/privacy.md §4.5 variant)"
-    if game.burn_in_rounds.value:
-        bound["form"] += "; NOT covered: the first rounds' plays were dropped (burn-in)"
-    if config.ftpl_noise != "two-sided":
-        bound["form"] += f"; NOT covered: {config.ftpl_noise} FTPL noise (Theorem 4.3 assumes two-sided)"
-    if plan.config.contribution_bound > 1:
-        bound["form"] += (f"; NOT covered: units of up to {plan.config.contribution_bound} rows (every noise scale is "
-                          "that many times larger, docs/privacy.md §10.6)")
-    if name in PRSMA_PLAYERS:
-        bound = {"form": "PRSMA: Theorem 3.5's bound applies and is vacuous unless n >> m^4 Lambda K; not computed"}
-    stats = {f"data/{d_oracle.name}": vars(result.data_stats)}
-    stats.update({f"query/{k}": vars(v) for k, v in result.query_stats.items()})
-    release = dict(
-        query_player=name, query_player_reason=game.player.reason, oracle=_name(game.query_oracle.value),
-        data_oracle=d_oracle.name, mode=game.mode.value, rounds=T, samples_per_round=N,
-        resolution=config.resolution, ftpl_scale=game.ftpl_scale, respond_to=game.response.value,
-        burn_in_rounds=game.burn_in_rounds.value, ftpl_noise=config.ftpl_noise,
-        epsilon_per_round=next((str(e.epsilon) for e in ledger.events if not e.ahead), "-"), accuracy_bound=bound)
-    selected = [qc.describe(r.query) if r.query is not None else f"(none: {r.note})" for r in result.rounds]
-    return MethodOutput(result.codes, ledger, nprng, result.conditional, selected, release,
-                        dict(oracle_stats=stats, round_seconds=[r.seconds for r in result.rounds]), [])
-
-
-def base_size(query_class: QueryClass) -> int:
-    from synthdp.queries.complement import base_class
-
-    return base_class(query_class).size()
-
-
-def _name(oracle) -> str:
-    return oracle if isinstance(oracle, str) else oracle.name
-
-
-def open_filter(plan: Plan, ledger: Ledger):
-    """Select-measure-estimate's zCDP filter (docs/privacy.md §8.4); its whole ``(epsilon, delta)`` goes on ``ledger``.
-
-    The filter's ``rho`` is the plan's plus what PrivTree already spent in it
-    (docs/privacy.md §10.3): the conversion (§8.5) of the method's budget.
-    """
-    from synthdp.accounting.zcdp import ZcdpLedger
-
-    rho = plan.measure.rho.value + plan.filter_rho
-    ledger.spend("select-measure-estimate", plan.epsilon, plan.delta, plan.relation,
-                 f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
-    return ZcdpLedger(rho, plan.measure.clip_budget, contribution_bound=ledger.contribution_bound)
-
-
-def run_measure(plan: Plan, real, ledger: Ledger, rng: PrivateRandom, zcdp=None) -> MethodOutput:
-    """Select-measure-estimate (docs/privacy.md §8) within the plan's ``rho``, charged to ``ledger`` up front.
-
-    The run's ledger is charged the method's whole ``(epsilon, delta)``, which
-    the ``rho``-zCDP filter implies (§8.4-8.5); the filter's own ledger then
-    refuses any step past ``rho`` before its noise is drawn. ``zcdp`` is the
-    filter when it was opened earlier (PrivTree's trees are its first steps).
-    Under pure DP (§10.2) the run's ledger is the filter itself: every
-    selection and every Laplace measurement is recorded there with its ``epsilon``.
-    """
-    from synthdp.methods.measure import measure
-
-    config, rho = plan.config, plan.measure.rho.value
-    if plan.measure.footprint is not None:
-        log.info("measure: %s", plan.measure.footprint.reason)
-    if plan.measure.pure:
-        result = measure(real, plan.query_class, budget=plan.epsilon, relation=plan.relation, ledger=ledger, rng=rng,
-                         n_rows=config.n_rows, options=plan.measure.options, progress=config.progress, pure=True)
-        release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements])
-        selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
-        return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [])
-    oracle = plan.measure.oracle
-    filter_ledger = zcdp if zcdp is not None else open_filter(plan, ledger)
-    result = measure(real, plan.query_class, budget=rho, relation=plan.relation, ledger=filter_ledger, rng=rng,
-                     n_rows=config.n_rows, options=plan.measure.options, progress=config.progress,
-                     oracle=None if oracle is None else oracle.value)
-    release = dict(rho_budget=str(rho), rho_spent=str(result.rho_spent), rounds=result.rounds,
-                   measurements=[m.to_dict() for m in result.measurements],
-                   zcdp_ledger=[e.to_dict() for e in filter_ledger.events])
-    if oracle is not None:
-        release["clip_budget"] = str(plan.measure.clip_budget)
-    selected = [m.query or ",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
-    conditional = oracle is not None and oracle.value.mode == "N"
-    return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [])
-
-
-#: The methods a plan can choose, by name: each runs the private part and returns a :class:`MethodOutput`.
-RUNNERS: dict[str, Callable[[Plan, Any, Ledger, PrivateRandom, Any], MethodOutput]] = {
-    "game": run_game, "measure": run_measure}
 
 
 def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
@@ -654,33 +505,6 @@ def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFram
     if config.n_rows is not None and len(codes) != config.n_rows:
         codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
     return Encoder(schema).decode(codes, numeric=config.numeric, rng=output.post_rng)
-
-
-#: How numeric columns come back, for the report (post-processing of the released cells, no privacy cost).
-NUMERIC_VALUES = {
-    "uniform": "numbers drawn uniformly inside each released cell (integers uniform over the cell's integers for "
-               "integer columns), within the public bounds, in the schema's dtype",
-    "label": "cell labels 'lo-hi' (numeric='label')",
-}
-
-
-def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
-    """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
-    config, spent = plan.config, output.ledger.total()
-    pure = plan.delta is None  # pure DP: no delta anywhere in the release (docs/privacy.md §10.2)
-    if config.random_state is not None:
-        collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
-                         "stream; for experiments only, not for release (omit random_state to release)")
-    release = Release(
-        epsilon_budget=float(config.epsilon), delta_budget=None if pure else float(config.delta),
-        epsilon_spent=float(spent.epsilon), delta_spent=None if pure else float(spent.delta),
-        composition=f"{spent.method} (pure epsilon-DP)" if pure else spent.method,
-        relation=str(plan.relation), method=plan.method.value, query_class=plan.query_class.name, rows_written=rows,
-        seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
-        ledger=[e.to_dict(pure=pure) for e in output.ledger.events], selected_queries=output.selected_queries,
-        warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
-        max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
-    return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))
 
 
 class NotFittedError(InputError, AttributeError):

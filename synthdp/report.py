@@ -19,8 +19,12 @@ nothing here recomputes a privacy cost.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from typing import Any
+
+from synthdp.methods.base import MethodOutput
+from synthdp.methods.registry import METHODS
+from synthdp.plan import Plan
+from synthdp.transfer import population_statement
 
 #: Failure probabilities of the summary's population statement (public, fixed).
 POPULATION_FAILURE = 0.1
@@ -146,8 +150,6 @@ class Report:
         bound or the user's own, never an error measured on the private data.
         Only the release's spent budget and relation enter: no privacy cost.
         """
-        from synthdp.transfer import population_statement
-
         r = self.release
         return population_statement(r.epsilon_spent, r.delta_spent or 0.0, sample_error=sample_error,
                                     sample_failure=sample_failure, failure=failure, relation=str(r.relation))
@@ -168,26 +170,8 @@ class Report:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
         if r.privacy_unit is not None:
             lines.append(unit_line(r.privacy_unit, r.max_rows_per_unit))
-        if r.method == "game":
-            oracle = (f"query oracle {r.oracle}, mode {r.mode}" if r.oracle != "-"
-                      else "no query oracle (the player scores every query of the workload)")
-            lines.append(f"game: {r.rounds} rounds x {r.samples_per_round} samples (first {r.burn_in_rounds} "
-                         f"rounds not released), query player {r.query_player} ({r.query_player_reason}), "
-                         f"{oracle}, responds to {r.respond_to}, data oracle {r.data_oracle}")
-        elif r.method == "measure":
-            alone = sum(1 for m in r.measurements if m.get("query"))
-            by = {k: sum(1 for m in r.measurements if m.get("selected_by") == k) for k in ("record", "rspm")}
-            wide = sum(1 for m in r.measurements if m.get("estimator", "graphical model") != "graphical model")
-            what = f"{len(r.measurements) - alone} marginals" + (f" and {alone} single queries" if alone else "")
-            chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
-            served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
-                      else "the fitted graphical model")
-            cost = ("pure DP, discrete Laplace measurements" if r.rho_budget is None else
-                    f"zCDP rho={float(Fraction(r.rho_spent)):.4g} of {float(Fraction(r.rho_budget)):.4g}")
-            lines.append(f"select-measure-estimate: {what} measured in {r.rounds} rounds{chosen} "
-                         f"({cost}); the records are drawn from {served}")
-        else:
-            lines.append(f"method: {r.method}")
+        method = METHODS.get(r.method)  # the method's own section (synthdp.methods.registry)
+        lines.append(method.summary(r) if method is not None else f"method: {r.method}")
         if r.conditional:
             lines.append("WARNING: privacy conditional on no solver failure (Mode N): do not publish")
         if "A" in r.accuracy_bound:
@@ -213,3 +197,30 @@ class Report:
         lines.append(f"wrote {r.rows_written} rows" + (f": {rows['reason']}" if rows else ""))
         lines.extend(f"warning: {w}" for w in r.warnings)
         return "\n".join(lines)
+
+
+#: How numeric columns come back, for the report (post-processing of the released cells, no privacy cost).
+NUMERIC_VALUES = {
+    "uniform": "numbers drawn uniformly inside each released cell (integers uniform over the cell's integers for "
+               "integer columns), within the public bounds, in the schema's dtype",
+    "label": "cell labels 'lo-hi' (numeric='label')",
+}
+
+
+def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
+    """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
+    config, spent = plan.config, output.ledger.total()
+    pure = plan.delta is None  # pure DP: no delta anywhere in the release (docs/privacy.md §10.2)
+    if config.random_state is not None:
+        collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
+                         "stream; for experiments only, not for release (omit random_state to release)")
+    release = Release(
+        epsilon_budget=float(config.epsilon), delta_budget=None if pure else float(config.delta),
+        epsilon_spent=float(spent.epsilon), delta_spent=None if pure else float(spent.delta),
+        composition=f"{spent.method} (pure epsilon-DP)" if pure else spent.method,
+        relation=str(plan.relation), method=plan.method.name, query_class=plan.query_class.name, rows_written=rows,
+        seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
+        ledger=[e.to_dict(pure=pure) for e in output.ledger.events], selected_queries=output.selected_queries,
+        warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
+        max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
+    return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))

@@ -25,7 +25,7 @@ import pytest
 
 import synthdp
 import synthdp.mechanisms.rspm as rspm_module
-import synthdp.plan as plan_module
+import synthdp.methods.measure_method as measure_method
 from adversarial_oracle import AdversarialOracle
 from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
@@ -577,7 +577,7 @@ def _mode_n_run(df, schema):
 def failing_oracle_plan(monkeypatch):
     """Plans whose RSPM rounds run every other round with an oracle that always FAILs."""
     monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)
-    monkeypatch.setattr(plan_module, "choose_oracle",
+    monkeypatch.setattr(measure_method, "choose_oracle",
                         lambda name, qc, role: (AdversarialOracle(**ALWAYS_FAILS), "a failing stub"))
 
 

@@ -214,13 +214,13 @@ def test_auto_takes_pure_measurement_when_its_bound_is_smaller_and_says_why():
     res = synthdp.generate_synthetic(df, "marginals:2", epsilon=2.0, categories=cats, random_state=0, progress=False)
     reason = res.report.plan["method"]["reason"]
     assert res.report.method == "measure" and "Theorem 4.4" in reason and "/n" in reason
-    from synthdp.config import SynthesisConfig
-    from synthdp.plan import pure_bounds, pure_method
+    from synthdp.methods.registry import METHODS, choose_method
 
-    config = SynthesisConfig(query_class="marginals:2", epsilon=2.0)
-    qc = res.plan.query_class
-    a_m, a_g, b_g = pure_bounds(config, qc)
-    assert 1 - a_g / a_m <= b_g and pure_method(config, qc).value == "measure"
+    inputs = res.plan.method_plan.inputs
+    measured, game = (METHODS[name].suitability(inputs).bound for name in ("measure", "game"))
+    a_m, a_g, b_g = measured.a, game.a, game.b
+    assert measured.b == 0 and 1 - a_g / a_m <= b_g and measured.at_most_wherever_informative(game)
+    assert choose_method("auto", inputs)[0].name == "measure"
     k, cells = 10, sum(DOMAIN.cells(m) for m in itertools.combinations(range(5), 2))
     assert a_m == pytest.approx(k * (math.log(2 * cells) + 1) / 2.0 + 1)
 

@@ -138,7 +138,7 @@ def test_synthesizer_get_params_clone_and_fitted_attributes(demo):
         s.sample(3)
     assert not hasattr(s, "report_")
     s.fit(df)
-    assert s.schema_ is schema and s.plan_.game.rounds.value == 4 and s.report_.epsilon_spent <= 1
+    assert s.schema_ is schema and s.plan_.method_plan.rounds.value == 4 and s.report_.epsilon_spent <= 1
     assert len(s.sample(7, random_state=1)) == 7
     with pytest.raises(InputError, match="n_rows"):
         s.sample(-1)

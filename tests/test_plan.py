@@ -11,7 +11,9 @@ import pytest
 import synthdp
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.plan import Plan, make_plan, planned_spends
+from synthdp.methods.game_method import GamePlan, planned_spends
+from synthdp.methods.measure_method import MeasurePlan
+from synthdp.plan import Plan, make_plan
 
 FAST = dict(rounds=6, samples_per_round=5, progress=False)
 
@@ -39,7 +41,8 @@ def test_plan_from_schema_alone_is_the_plan_the_run_reports(demo, options):
             "burn_in_rounds"} <= set(choices)
     res = synthdp.generate_synthetic(df, schema=schema, random_state=0, progress=False, **options)
     assert res.report.plan == choices
-    assert res.report.rounds == plan.game.rounds.value and res.report.query_player == plan.game.player.value
+    game = plan.method_plan
+    assert res.report.rounds == game.rounds.value and res.report.query_player == game.player.value
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.method = None  # type: ignore[misc]
 
@@ -53,7 +56,7 @@ def test_planned_spends_are_the_spends(demo):
                     dict(query_class="marginals:2", query_player="noisy-max"),
                     dict(query_class="marginals:2", query_player="prsma-exact", relation="replace-one")]:
         config = SynthesisConfig(epsilon=1, delta=1e-7, schema=schema, random_state=1, **FAST, **options)
-        planned = planned_spends(make_plan(config, schema))
+        planned = planned_spends(make_plan(config, schema).method_plan)
         ledger = synthdp.api.synthesize(df, config).report.ledger
         assert [(m, e, d, float(c)) for m, e, d, c in planned] == \
             [(x["mechanism"], Fraction(x["epsilon"]), Fraction(x["delta"]), x["clip"]) for x in ledger], options
@@ -119,9 +122,9 @@ def test_method_auto_chooses_from_public_inputs_with_its_reason(demo, tmp_path, 
     workload.write_text('[["region", "education"], ["has_car"]]')
     options = {**options, "query_class": options["query_class"].replace("WORKLOAD", str(workload))}
     plan = make_plan(SynthesisConfig(epsilon=1, schema=schema, **options), schema)
-    assert plan.method.value == method and why in plan.method.reason
-    assert isinstance(plan, Plan) and (plan.measure is not None) == (method == "measure")
-    assert (plan.game is not None) == (method == "game")
+    assert plan.method.name == method and why in plan.method_reason
+    assert isinstance(plan, Plan) and isinstance(plan.method_plan, MeasurePlan) == (method == "measure")
+    assert isinstance(plan.method_plan, GamePlan) == (method == "game")
 
 
 def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
@@ -130,7 +133,7 @@ def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
         make_plan(SynthesisConfig(epsilon=1, schema=schema, method="measure", query_class="halfspaces"), schema)
     served = make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure",
                                        query_class="halfspaces"), schema)
-    assert served.measure.oracle is not None and "not a marginal class" in served.measure.marginals.reason
+    assert served.method_plan.oracle is not None and "not a marginal class" in served.method_plan.marginals.reason
     with pytest.raises(InputError, match=r"\['rounds'\] are settings of the game.*method='game'"):
         make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", rounds=3), schema)
     with pytest.raises(InputError, match="method"):

@@ -284,11 +284,11 @@ def test_record_rounds_measure_one_count_with_sensitivity_k():
     df = visits().drop(columns="pid")
     schema = Schema.from_dataframe(df, categories=CATEGORIES)
     plan = make_plan(SynthesisConfig(epsilon=1, delta=1e-6, query_class="halfspaces", method="measure"), schema)
-    options = replace(plan.measure.options, record_every=1, record_after=0, max_rounds=3)
-    ledger = ZcdpLedger(Fraction(1, 10), plan.measure.clip_budget, contribution_bound=3)
+    options = replace(plan.method_plan.options, record_every=1, record_after=0, max_rounds=3)
+    ledger = ZcdpLedger(Fraction(1, 10), plan.method_plan.clip_budget, contribution_bound=3)
     result = measure(Encoder(schema).to_aggregated(df), plan.query_class, budget=Fraction(1, 10),
                      relation="add-remove", ledger=ledger, rng=PrivateRandom(1), options=options,
-                     oracle=plan.measure.oracle.value, progress=False)
+                     oracle=plan.method_plan.oracle.value, progress=False)
     assert [m.selected_by for m in result.measurements].count("record") >= 2
     charged = [e.rho for e in ledger.events if e.mechanism == "gaussian"]
     assert charged == [m.rho for m in result.measurements]

@@ -84,10 +84,10 @@ def generate(df, schema, query: str, method: str, epsilon: float, delta: float, 
     except InputError as exc:
         return None, {"status": f"not available: {exc}", "gen_s": time.perf_counter() - start}
     plan = result.plan
-    game = plan.game if plan is not None else None
+    game = plan.method_plan if plan is not None and plan.method.name == "game" else None
     return result.data, {"status": "ok", "gen_s": time.perf_counter() - start,
-                         "choice": None if plan is None else str(plan.method.value),
-                         "reason": None if plan is None else plan.method.reason,
+                         "choice": None if plan is None else plan.method.name,
+                         "reason": None if plan is None else plan.method_reason,
                          "player": None if game is None else str(game.player.value),
                          "epsilon_spent": result.report.epsilon_spent}
 

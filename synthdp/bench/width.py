@@ -88,7 +88,7 @@ def _run(columns: int, rows: int, seed: int, queries: str, epsilon: float, delta
     pairs = list(itertools.combinations(range(columns), 2))
     errors = marginal_errors(real, synthetic, pairs)
     return {"columns": columns, "rows": rows, "seed": seed, "queries": queries, "epsilon": epsilon, "delta": delta,
-            "method": result.plan.method.value if result.plan is not None else method, "seconds": seconds,
+            "method": result.plan.method.name if result.plan is not None else method, "seconds": seconds,
             "cpu_seconds": cpu, "peak_bytes": peak, "idle_peak_bytes": idle, "max_error_2way": errors.max_error,
             "mean_tv_2way": errors.mean_tv, "rounds": result.report.rounds,
             "measurements": len(result.report.measurements)}
