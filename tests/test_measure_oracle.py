@@ -362,7 +362,7 @@ def test_a_ledger_without_clip_budget_refuses_rspm_and_records_nothing():
 
 def _measure_plan(schema, query_class: str, epsilon: float = 1.0, delta: float = 1e-9):
     return make_plan(SynthesisConfig(epsilon=epsilon, delta=delta, schema=schema, method="measure",
-                                     query_class=query_class), schema).measure
+                                     query_class=query_class), schema).method_plan
 
 
 def test_plan_reserves_the_clips_out_of_delta_before_converting(demo, monkeypatch):

@@ -27,7 +27,7 @@ from synthdp.accounting.ledger import Ledger, round_up
 from synthdp.accounting.zcdp import ZcdpLedger, rho_for_dp
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
-from synthdp.mechanisms.rspm import CLIP_BOUND
+from synthdp.mechanisms import rspm
 from synthdp.methods import footprint as sizes
 from synthdp.methods import measure as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
@@ -177,7 +177,7 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
                                           "their subsets")
     else:
         workload, marginals, oracle, mode, calls = oracle_selection(inputs, options)
-        clip_budget = calls * CLIP_BOUND
+        clip_budget = calls * rspm.CLIP_BOUND
         reserve = round_up((1 + math.exp(float(epsilon))) * float(clip_budget))
         if reserve >= delta:
             raise InputError(f"delta={float(delta):.3g} is too small for {calls} RSPM calls, whose clips need "
