@@ -512,6 +512,7 @@ def _interruptible(work, name: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from synthdp import api
     from synthdp import cli_tune as tuning
+    from synthdp.methods.registry import method_names
 
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
@@ -538,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "under add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
     g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
                    "halfspaces, workload:FILE.json ... (default marginals:3)")
-    g.add_argument("--method", choices=["auto", "game", "measure"], default="auto",
+    g.add_argument("--method", choices=method_names(), default="auto",
                    help="measure: select-measure-estimate (docs/privacy.md §8; without --delta: pure DP with "
                         "Laplace measurements, marginal classes only, §10.2); game: the synthetic-data game (any "
                         "class; the options below marked game); auto (default): measure where it serves the class "

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from synthdp.methods.base import MethodOutput
-from synthdp.methods.registry import METHODS
+from synthdp.methods import registry
 from synthdp.plan import Plan
 from synthdp.transfer import population_statement
 
@@ -170,7 +170,7 @@ class Report:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
         if r.privacy_unit is not None:
             lines.append(unit_line(r.privacy_unit, r.max_rows_per_unit))
-        method = METHODS.get(r.method)  # the method's own section (synthdp.methods.registry)
+        method = registry.METHODS.get(r.method)  # the method's own section
         lines.append(method.summary(r) if method is not None else f"method: {r.method}")
         if r.conditional:
             lines.append("WARNING: privacy conditional on no solver failure (Mode N): do not publish")
