@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import synthdp
+from synthdp.accounting.ledger import Ledger
+from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.cli import build_parser
 from synthdp.config import GAME_PARAMETERS, ORACLE_PARAMETERS, SynthesisConfig
 from synthdp.core import parameters
@@ -168,3 +170,19 @@ def test_no_import_of_synthdp_inside_functions(path):
     inner = [(f.name, node.lineno) for f in _functions(path) for node in ast.walk(f)
              if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("synthdp")]
     assert not inner, inner
+
+
+@pytest.mark.parametrize("ahead", [Fraction(0), Fraction(1, 100), Fraction(1, 20)])
+def test_the_filter_is_the_conversion_of_the_methods_budget_whatever_the_steps_ahead_spent_in_it(demo, ahead):
+    """The zCDP filter opened for select-measure-estimate has exactly the ``rho`` that the method's
+    ``(epsilon, delta)`` converts to (docs/privacy.md §8.5), which is what the run's ledger is charged; what PrivTree
+    or partition selection spent in it first (§10.3, §10.5) leaves the method that much less, never more."""
+    _, schema = demo
+    plan = make_plan(SynthesisConfig(epsilon=1, delta=1e-6, schema=schema, query_class="marginals:2"), schema)
+    method, inputs = plan.method, dataclasses.replace(plan.method_plan.inputs, filter_rho=ahead)
+    ledger = Ledger(inputs.epsilon, inputs.delta)
+    measured = method.plan(inputs)
+    zcdp = method.open_filter(measured, ledger)
+    assert zcdp.rho_budget == rho_for_dp(inputs.epsilon, inputs.delta)
+    assert method.zcdp_budget(measured) == zcdp.rho_budget - ahead
+    assert ledger.total().epsilon == inputs.epsilon and ledger.total().delta == inputs.delta
