@@ -11,6 +11,7 @@ from pathlib import Path
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import synthdp
@@ -22,7 +23,7 @@ from synthdp.core import parameters
 from synthdp.core.errors import InputError
 from synthdp.methods import registry
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
-from synthdp.methods.game_method import GAME_OPTIONS
+from synthdp.methods.game_method import GAME_OPTIONS, planned_spends
 from synthdp.methods.measure_method import ORACLE_OPTIONS
 from synthdp.plan import make_plan
 
@@ -186,3 +187,32 @@ def test_the_filter_is_the_conversion_of_the_methods_budget_whatever_the_steps_a
     assert zcdp.rho_budget == rho_for_dp(inputs.epsilon, inputs.delta)
     assert method.zcdp_budget(measured) == zcdp.rho_budget - ahead
     assert ledger.total().epsilon == inputs.epsilon and ledger.total().delta == inputs.delta
+
+
+def test_planned_rspm_spends_follow_the_rows_per_unit():
+    """With a privacy unit of up to ``k`` rows, RSPM's sensitivity (and so its clip) grows by ``k`` (docs/privacy.md
+    §10.6): the game's dry run must replay exactly what the players record, or its up-front check is wrong."""
+    rng = np.random.default_rng(0)
+    pid = np.repeat([f"p{i}" for i in range(150)], rng.integers(1, 4, 150))
+    df = pd.DataFrame({"pid": pid, "a": rng.choice(["x", "y", "z"], len(pid)), "b": rng.choice(["p", "q"], len(pid))})
+    config = SynthesisConfig(epsilon=1, delta=1e-7, query_class="conjunctions:2", query_player="rspm", rounds=4,
+                             samples_per_round=5, progress=False, random_state=1, privacy_unit="pid",
+                             max_rows_per_unit=3, categories={"a": ["x", "y", "z"], "b": ["p", "q"]})
+    res = synthdp.api.synthesize(df, config)
+    planned = planned_spends(res.plan.method_plan)
+    assert [(m, e, d, float(c)) for m, e, d, c in planned] == \
+        [(x["mechanism"], Fraction(x["epsilon"]), Fraction(x["delta"]), x["clip"]) for x in res.report.ledger]
+    alone = dataclasses.replace(res.plan.method_plan.inputs, contribution_bound=1)
+    assert planned_spends(dataclasses.replace(res.plan.method_plan, inputs=alone)) != planned
+
+
+@pytest.mark.parametrize("relation, l1", [("add-remove", 1), ("replace-one", 2)])
+def test_pure_measurement_bound_reads_the_relations_sensitivity(demo, relation, l1):
+    """``A = k Delta_1 (ln(2C) + 1) / epsilon + 1`` (docs/privacy.md §10.2): ``Delta_1`` is 2 under replace-one."""
+    _, schema = demo
+    plan = make_plan(SynthesisConfig(epsilon=2, schema=schema, query_class="marginals:2", relation=relation), schema)
+    inputs = plan.method_plan.inputs
+    workload = list(itertools.combinations(range(len(schema.domain)), 2))
+    cells = sum(schema.domain.cells(m) for m in workload)
+    bound = registry.METHODS["measure"].suitability(inputs).bound
+    assert bound.a == pytest.approx(len(workload) * l1 * (np.log(2 * cells) + 1) / 2 + 1) and bound.b == 0
