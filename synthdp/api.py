@@ -295,7 +295,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         df, schema, stripped = public_schema(df, config, bounding, collected)
         if config.engine != "dask":                               # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
-        learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private (§9, §10.3-10.5)
+        learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private: §9, §10.3-5
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
                          bounded=bounded)  # public inputs only: costs no privacy
