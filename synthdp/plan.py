@@ -144,7 +144,8 @@ def domains_choice(learned) -> Choice | None:
     if learned.rho:
         return Choice(columns, f"no public categories: learned jointly by Gaussian partition selection "
                                f"(docs/privacy.md §10.5) with threshold {threshold} rows, rho = "
-                               f"{float(learned.rho):.4g} of the zCDP filter and delta = {float(learned.filter_delta):.3g}")
+                               f"{float(learned.rho):.4g} of the zCDP filter and delta = "
+                               f"{float(learned.filter_delta):.3g}")
     return Choice(columns, f"no public categories: learned by partition selection (docs/privacy.md §9) with threshold "
                            f"{threshold} rows at (epsilon, delta) = ({float(learned.epsilon):.4g}, "
                            f"{float(learned.delta):.3g}), the rest of the budget goes to the method")
