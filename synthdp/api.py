@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import textwrap
 import time
 import warnings
 from contextlib import contextmanager
@@ -29,7 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig
+from synthdp import plan as planning
+# The tuned defaults of the options are re-exported here for the benchmarks and older callers.
+from synthdp.config import (DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig,  # noqa: F401
+                            options_doc, signature)
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta
 from synthdp.files.sources import ReadOptions
@@ -98,143 +102,43 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     return built
 
 
-def generate_synthetic(
-    df: pd.DataFrame,
-    query_class: str | QueryClass = "marginals:3",
-    *,
-    epsilon: float,
-    delta: float | None = None,
-    rounds: int | None = None,
-    epsilon_per_round: float | None = None,
-    burn_in: float | None = None,
-    query_player: str = "auto",
-    oracle: str = "auto",
-    samples_per_round: int | None = None,
-    n_rows: int | None = None,
-    schema: Any = None,
-    random_state: int | None = None,
-    progress: bool = True,
-    time_limit: float | None = None,
-    relation: str = "add-remove",
-    categorical: list[str] | None = None,
-    bounds: dict[str, tuple[float, float]] | None = None,
-    bins: dict[str, int] | None = None,
-    cuts: dict[str, list[float]] | None = None,
-    discretise: str = "privtree",
-    datetimes: dict[str, str | None] | list[str] | None = None,
-    learn_bounds: dict[str, str] | list[str] | None = None,
-    decimals: dict[str, int] | None = None,
-    categories: dict[str, list] | None = None,
-    nullable: list[str] | None = None,
-    missing: list[str] | None = None,
-    unsafe_public_categories: bool = False,
-    clip: bool = False,
-    max_categories: int = 100,
-    resolution: int = DEFAULT_RESOLUTION,
-    ftpl_theta: float = DEFAULT_THETA,
-    ftpl_noise: str = DEFAULT_NOISE,
-    respond_to: str = "auto",
-    numeric: str = "uniform",
-    prsma_max_calls: int = 100_000,
-    work_limit: float | None = None,
-    data_work_limit: float | None = None,
-    insist: bool = False,
-    method: str = "auto",
-    engine: str = "pandas",
-    scheduler: str | None = None,
-    privacy_unit: str | None = None,
-    max_rows_per_unit: int | None = None,
-) -> SyntheticResult:
+def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
+                       epsilon: float, **options: Any) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
-    Two methods, chosen by ``method`` (``"auto"``: from public inputs only,
-    reported with its reason in ``report.plan``):
+    ``df`` is a DataFrame or the location of the table (a CSV or Parquet
+    file, a directory of them or a glob).  The options are those of
+    :class:`~synthdp.config.SynthesisConfig`, listed below; an unknown name
+    is refused with the nearest valid ones.  Two methods, chosen by
+    ``method`` (``"auto"``: from public inputs only, reported with its reason
+    in ``report.plan``):
 
     * ``"measure"``, select-measure-estimate (docs/privacy.md §8): each round
       privately selects a marginal (or, for a class that is not a marginal
       class, a query found by RSPM), measures it with discrete Gaussian noise
       and refits a graphical model; the records are drawn from the model.
-      zCDP, so it needs ``delta``.  ``"auto"`` takes it for every class it
-      serves when a ``delta`` is given and no game-only parameter is set.
     * ``"game"``, the synthetic-data game (docs/privacy.md §4): ``rounds``
       rounds in which a private query player picks the query of
       ``query_class`` the current samples answer worst and a
       follow-the-perturbed-leader data player answers with
       ``samples_per_round`` records.  Any class; pure DP (``delta=None``) too.
 
-    Budget: ``epsilon`` (at most 100) and ``delta`` (``None``: pure DP; under
-    add/remove at most 1e-3, with a warning above ``1/n_rows``).  The ledger
-    never spends more; the report shows what was spent.  **Each call is a new
-    release with a new cost**: calling again on the same data spends the
-    budget again and the releases compose.  For more rows, resample the
-    release (``Synthesizer(...).fit(df).sample(n)``), which is free.
-
-    Rows written: ``n_rows`` if given (a resample of the release,
-    post-processing); else, for ``measure``, the model's noisy total count,
-    and for the game its released plays,
-    ``(rounds - floor(burn_in * rounds)) * samples_per_round``.  The input's
-    size is never used (it is private under add/remove).  ``report.plan``
-    says which rule applied.
-
-    Data and schema: ``df`` is a DataFrame or the location of the table (a
-    CSV or Parquet file, a directory of them or a glob).  ``schema`` (a
-    Schema or schema file) makes the domain public; otherwise ``categorical``,
-    ``bounds``, ``bins``, ``categories``, ``nullable``, ``clip`` and
-    ``max_categories`` describe it, and columns without public categories
-    have their domains learned privately by partition selection, charged to
-    the budget (docs/privacy.md §9; needs ``delta``).
-    ``unsafe_public_categories=True`` reads them off the data instead, which
-    is NOT differentially private (the report says so).  ``missing`` lists
-    extra tokens meaning "missing" (CLI ``--missing``); surrounding spaces of
-    text values are stripped.  A bounded numeric column without public
-    ``bins`` or ``cuts`` has its cells learned privately by PrivTree
-    (``discretise="privtree"``, the default; docs/privacy.md §10.3) from a
-    tenth of the method's budget; ``discretise="equal-width"`` takes 10
-    equal-width bins instead, free.  Numeric columns come back as numbers
-    (``numeric="uniform"``, the default): a value drawn uniformly inside its
-    cell, an integer uniform over the cell's integers for a column whose
-    public dtype is an integer one, always inside the bounds
-    (post-processing); ``numeric="label"`` gives the cell labels ``"lo-hi"``.
-    The report's ``numeric_values`` says which.  ``datetimes`` (a list of
-    columns, or ``{column: strptime format}``) makes columns numeric columns
-    of timestamps, with bounds given as dates, written back as datetimes.
-    ``learn_bounds`` (a list, or ``{column: "int64" | "float64"}``) names
-    numeric columns without public bounds whose bounds are learned privately
-    (docs/privacy.md §10.4; needs a delta).  ``decimals`` (``{column: k}``)
-    rounds a float column's values to its public precision (post-processing).
-    ``relation`` is the neighbouring relation (``"add-remove"`` or
-    ``"replace-one"``, docs/privacy.md §1.3).  ``engine`` is the counting
-    pass: ``"pandas"`` in memory, ``"dask"`` part by part on a
-    ``dask.distributed`` cluster (``scheduler``; needs a public ``schema``);
-    both give the same release for the same seed.  ``random_state`` seeds
-    an experiment (omit it for a release); ``progress`` shows a progress bar.
-
-    Game parameters (unused by ``measure``; setting one makes ``"auto"``
-    choose the game): without ``rounds``, the most rounds whose per-round
-    budget stays at least ``epsilon_per_round`` (default
-    :func:`default_epsilon_per_round`, capped at ``DEFAULT_MAX_ROUNDS``);
-    ``samples_per_round`` defaults to ``DEFAULT_SAMPLES`` (``CAPPED_SAMPLES``
-    under the cap).  ``respond_to``: ``"round"`` (the game of §4.1) or
-    ``"union"`` (the query player answers the running union, §4.5 variant;
-    same privacy, no accuracy theorem); ``"auto"`` takes the union once each
-    round's budget is at least ``UNION_FROM_EPSILON_PER_ROUND``.  ``burn_in``
-    is the fraction of first rounds not released (``None``:
-    ``ROUND_BURN_IN`` for the round response, 0 for the union).
-    ``query_player``, ``oracle``, ``ftpl_noise``, ``ftpl_theta``,
-    ``resolution``, ``prsma_max_calls``, ``insist``, ``work_limit`` and
-    ``data_work_limit`` tune the players and their solvers.  ``time_limit``
-    (seconds per oracle call) switches RSPM to Mode N, whose privacy is
-    *conditional on no solver failure*: for experiments only.
-
-    Privacy unit: ``privacy_unit`` names a column identifying a person (the privacy unit)
-    and ``max_rows_per_unit`` is the public bound ``k``: before anything else,
-    at most ``k`` rows per unit are kept (chosen at random, per unit) and the
-    column is dropped; the guarantee then covers one unit with all its rows,
-    every noise scale grows by ``k`` (docs/privacy.md §10.6), and the report
-    names the column and ``k``.
+    The ledger never spends more than ``(epsilon, delta)``; the report shows
+    what was spent.  **Each call is a new release with a new cost**: calling
+    again on the same data spends the budget again and the releases compose.
+    For more rows, resample the release (``Synthesizer(...).fit(df).sample(n)``),
+    which is free.  Domains the options leave open are learned privately,
+    charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
+    is never used (it is private under add/remove).
     """
-    params = {k: v for k, v in locals().items() if k != "df"}
-    return synthesize(df, SynthesisConfig(**params))
+    return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))
+
+
+#: The planner's tuned defaults that the options' documentation names as ``$NAME`` (:func:`option_doc`).
+PLAN_DEFAULTS = {name: value for name, value in vars(planning).items()
+                 if name.isupper() and isinstance(value, (int, float, str))}
+generate_synthetic.__signature__ = signature("df").replace(return_annotation="SyntheticResult")
+generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
 
@@ -515,75 +419,19 @@ class Synthesizer:
     """scikit-learn style front end: ``Synthesizer(epsilon=1).fit(df).sample(1000)``.
 
     The keyword parameters are those of :func:`generate_synthetic` (one
-    :class:`~synthdp.config.SynthesisConfig`), checked here and in
-    :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
+    :class:`~synthdp.config.SynthesisConfig`, where each is documented),
+    checked here and in :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
     generation once (spending the budget) and sets the fitted attributes
     ``result_``, ``report_``, ``schema_`` and ``plan_``; ``sample`` only
     resamples the released rows, which is post-processing and costs no privacy.
     """
 
-    def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, delta: float | None = None,
-                 method: str = "auto", rounds: int | None = None, epsilon_per_round: float | None = None,
-                 burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
-                 samples_per_round: int | None = None, n_rows: int | None = None, schema: Any = None,
-                 random_state: int | None = None, progress: bool = True, time_limit: float | None = None,
-                 relation: str = "add-remove", categorical: list[str] | None = None,
-                 bounds: dict[str, tuple[float, float]] | None = None, bins: dict[str, int] | None = None,
-                 cuts: dict[str, list[float]] | None = None, discretise: str = "privtree",
-                 datetimes: dict[str, str | None] | list[str] | None = None,
-                 learn_bounds: dict[str, str] | list[str] | None = None, decimals: dict[str, int] | None = None,
-                 categories: dict[str, list] | None = None, nullable: list[str] | None = None,
-                 missing: list[str] | None = None, unsafe_public_categories: bool = False, clip: bool = False,
-                 max_categories: int = 100,
-                 resolution: int = DEFAULT_RESOLUTION, ftpl_theta: float = DEFAULT_THETA,
-                 ftpl_noise: str = DEFAULT_NOISE, respond_to: str = "auto", numeric: str = "uniform",
-                 prsma_max_calls: int = 100_000, work_limit: float | None = None,
-                 data_work_limit: float | None = None, insist: bool = False, engine: str = "pandas",
-                 scheduler: str | None = None, privacy_unit: str | None = None, max_rows_per_unit: int | None = None):
-        self.query_class = query_class
-        self.epsilon = epsilon
-        self.delta = delta
-        self.method = method
-        self.rounds = rounds
-        self.epsilon_per_round = epsilon_per_round
-        self.burn_in = burn_in
-        self.query_player = query_player
-        self.oracle = oracle
-        self.samples_per_round = samples_per_round
-        self.n_rows = n_rows
-        self.schema = schema
-        self.random_state = random_state
-        self.progress = progress
-        self.time_limit = time_limit
-        self.relation = relation
-        self.categorical = categorical
-        self.bounds = bounds
-        self.bins = bins
-        self.cuts = cuts
-        self.discretise = discretise
-        self.datetimes = datetimes
-        self.learn_bounds = learn_bounds
-        self.decimals = decimals
-        self.categories = categories
-        self.nullable = nullable
-        self.missing = missing
-        self.unsafe_public_categories = unsafe_public_categories
-        self.clip = clip
-        self.max_categories = max_categories
-        self.resolution = resolution
-        self.ftpl_theta = ftpl_theta
-        self.ftpl_noise = ftpl_noise
-        self.respond_to = respond_to
-        self.numeric = numeric
-        self.prsma_max_calls = prsma_max_calls
-        self.work_limit = work_limit
-        self.data_work_limit = data_work_limit
-        self.insist = insist
-        self.engine = engine
-        self.scheduler = scheduler
-        self.privacy_unit = privacy_unit
-        self.max_rows_per_unit = max_rows_per_unit
-        self.config()
+    def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, **options: Any):
+        config = SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options)
+        for name, value in config.to_dict().items():  # scikit-learn: one attribute per parameter, as given
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature("self")
 
     def config(self) -> SynthesisConfig:
         """The parameters as a checked :class:`~synthdp.config.SynthesisConfig` (raises on a bad value)."""
@@ -595,16 +443,13 @@ class Synthesizer:
 
     def set_params(self, **params: Any) -> "Synthesizer":
         """Set parameters by name and check them; an unknown name or a bad value raises and changes nothing."""
-        unknown = sorted(set(params) - set(SynthesisConfig.names()))
-        if unknown:
-            raise InputError(f"unknown parameter(s) {unknown} for Synthesizer; valid: {list(SynthesisConfig.names())}")
-        SynthesisConfig(**{**self.get_params(), **params})
+        SynthesisConfig.of(**{**self.get_params(), **params})
         for name, value in params.items():
             setattr(self, name, value)
         return self
 
     def __repr__(self) -> str:
-        defaults = SynthesisConfig(epsilon=self.epsilon).to_dict()
+        defaults = SynthesisConfig.defaults()
         changed = [f"{k}={v!r}" for k, v in self.get_params().items() if k == "epsilon" or v is not defaults[k]
                    and v != defaults[k]]
         return f"Synthesizer({', '.join(changed)})"
@@ -639,3 +484,6 @@ class Synthesizer:
             return data.copy()
         idx = np.random.default_rng(random_state).integers(0, len(data), n)
         return data.iloc[idx].reset_index(drop=True)
+
+
+Synthesizer.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")

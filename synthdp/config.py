@@ -1,15 +1,29 @@
-"""The one configuration object of a synthesis run, shared by the API, :class:`~synthdp.Synthesizer` and the CLI.
+"""The one declaration of a synthesis run's options: :class:`SynthesisConfig`.
 
-:class:`SynthesisConfig` holds every keyword of
-:func:`synthdp.generate_synthetic`, checked on construction by the rules of
-:mod:`synthdp.core.parameters` (so a bad value fails where it is given, before
-any data are read).  It is frozen: a run's settings cannot change under it.
+Every option of :func:`synthdp.generate_synthetic`, :class:`synthdp.Synthesizer`
+and ``synthdp generate`` is declared here once, as a field with its default,
+its group (:data:`GROUPS`) and its documentation (what it is and why, its
+units, what the default means).  The function's and the class's signatures and
+docstrings, and the command's flags and ``--help``, are derived from these
+fields; each field has exactly one validation rule, in
+:data:`synthdp.core.parameters.RULES` (in the core layer, so that the layers
+below the driver check with the same rules), applied on construction: a bad
+value fails where it is given, before any data are read.  A config is frozen:
+a run's settings cannot change under it.
+
+Documentation may name a tuned default of the planner as ``$NAME`` (e.g.
+``$DEFAULT_SAMPLES``): :func:`option_doc` fills it in from the values it is
+given (:data:`synthdp.api.PLAN_DEFAULTS`), as the planner imports this module.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import inspect
+import textwrap
 from dataclasses import dataclass
+from string import Template
 from typing import Any, Mapping, Sequence
 
 from synthdp.core.errors import InputError
@@ -20,75 +34,175 @@ DEFAULT_THETA = 0.3
 DEFAULT_RESOLUTION = 100
 DEFAULT_NOISE = "one-sided"
 
+#: The groups of options, in the order documentation shows them: name -> heading.
+GROUPS = {
+    "privacy": "privacy: the budget and what it protects",
+    "method": "method: what the release answers and how it is made",
+    "game": "game: options of the synthetic-data game only (setting one makes method 'auto' choose the game)",
+    "schema": "columns and schema: make the domain public instead of learning it privately",
+    "engine": "engine: the counting pass over the records",
+    "output": "output: the rows written (post-processing, no privacy cost)",
+}
 
-#: Parameters that only the synthetic-data game reads (docs/privacy.md §4).
-GAME_PARAMETERS = ("rounds", "epsilon_per_round", "burn_in", "query_player", "oracle", "samples_per_round",
-                   "time_limit", "resolution", "ftpl_theta", "ftpl_noise", "respond_to", "prsma_max_calls",
-                   "work_limit", "data_work_limit", "insist")
-#: Game parameters select-measure-estimate also reads for a class it selects from with RSPM (its oracle, Mode N).
-ORACLE_PARAMETERS = ("oracle", "time_limit")
+
+def option(default: Any = dataclasses.MISSING, *, group: str, doc: str) -> Any:
+    """A field of :class:`SynthesisConfig`: its ``default``, ``group`` (a key of :data:`GROUPS`) and ``doc``."""
+    if group not in GROUPS:
+        raise ValueError(f"unknown option group {group!r}; one of {list(GROUPS)}")
+    return dataclasses.field(default=default, metadata={"group": group, "doc": " ".join(doc.split())})
 
 
 @dataclass(frozen=True, kw_only=True)
 class SynthesisConfig:
-    """Every parameter of a run except the data (see :func:`synthdp.generate_synthetic` for their meaning).
+    """Every option of a run except the data.
 
-    Parameters left at ``None`` or ``"auto"`` are chosen by
-    :func:`synthdp.plan.make_plan` from public inputs only.
+    Options left at ``None`` or ``"auto"`` are chosen by
+    :func:`synthdp.plan.make_plan` from public inputs only (the report's
+    ``plan`` says what was chosen and why).
     """
 
-    epsilon: float
-    query_class: Any = "marginals:3"
-    delta: float | None = None
-    method: str = "auto"
-    rounds: int | None = None
-    epsilon_per_round: float | None = None
-    burn_in: float | None = None
-    query_player: str = "auto"
-    oracle: str = "auto"
-    samples_per_round: int | None = None
-    n_rows: int | None = None
-    schema: Any = None
-    random_state: int | None = None
-    progress: bool = True
-    time_limit: float | None = None
-    relation: str = "add-remove"
-    categorical: Sequence[str] | None = None
-    bounds: Mapping[str, tuple[float, float]] | None = None
-    bins: Mapping[str, int] | None = None
-    cuts: Mapping[str, Sequence[float]] | None = None
-    datetimes: Any = None
-    learn_bounds: Any = None
-    decimals: Mapping[str, int] | None = None
-    discretise: str = "privtree"
-    categories: Mapping[str, Sequence[Any]] | None = None
-    nullable: Sequence[str] | None = None
-    missing: Sequence[str] | None = None
-    unsafe_public_categories: bool = False
-    clip: bool = False
-    max_categories: int = 100
-    resolution: int = DEFAULT_RESOLUTION
-    ftpl_theta: float = DEFAULT_THETA
-    ftpl_noise: str = DEFAULT_NOISE
-    respond_to: str = "auto"
-    numeric: str = "uniform"
-    prsma_max_calls: int = 100_000
-    work_limit: float | None = None
-    data_work_limit: float | None = None
-    insist: bool = False
-    engine: str = "pandas"
-    scheduler: str | None = None
-    privacy_unit: str | None = None
-    max_rows_per_unit: int | None = None
+    # -- privacy ------------------------------------------------------------------------------------------------
+    epsilon: float = option(group="privacy", doc="""
+        Total privacy budget epsilon of the release, in (0, 100] (typical budgets are 0.1 to 10). The ledger never
+        spends more and the report shows what was spent. Each run is a new release that spends it again: releases
+        on the same data compose.""")
+    delta: float | None = option(None, group="privacy", doc="""
+        Total delta; None (or 0) for pure epsilon-DP. Choose it well below 1/n: under add-remove n is private, so
+        take a public upper bound N on the number of rows and use delta <= 1/N^2 (at most 1e-3 is accepted, with a
+        warning above 1/n_rows); under replace-one delta > 1/n is refused.""")
+    relation: str = option("add-remove", group="privacy", doc="""
+        The neighbouring relation (docs/privacy.md §1.3): 'add-remove' (one record added or removed; the number of
+        rows is private) or 'replace-one' (one record changed; the number of rows is public).""")
+    privacy_unit: str | None = option(None, group="privacy", doc="""
+        Column identifying a person (the privacy unit): the guarantee then covers one unit with all its rows.
+        Needs max_rows_per_unit; the column is never released (docs/privacy.md §10.6). None: one row per person.""")
+    max_rows_per_unit: int | str | None = option(None, group="privacy", doc="""
+        Public bound k on the rows of one privacy unit: at most k rows per unit are kept (chosen at random per
+        unit) before anything else, and every noise scale grows by k. 'auto' chooses k privately with 1/20 of
+        epsilon (docs/privacy.md §10.6).""")
+    random_state: int | None = option(None, group="privacy", doc="""
+        Seed of the run's one random generator, for reproducible experiments. Omit it (None) for a release: a
+        seeded noise stream is not cryptographic, and the report says the run was seeded.""")
+
+    # -- method -------------------------------------------------------------------------------------------------
+    query_class: Any = option("marginals:3", group="method", doc="""
+        The queries the synthetic table should answer well: 'marginals:K', 'conjunctions', 'parities:K',
+        'halfspaces', 'workload:FILE.json', ... or a QueryClass object.""")
+    method: str = option("auto", group="method", doc="""
+        'measure': select-measure-estimate (docs/privacy.md §8: private selection of marginals, noisy
+        measurements, a graphical model; without delta pure DP with Laplace measurements, marginal classes only,
+        §10.2). 'game': the synthetic-data game (§4; any class, pure DP too). 'auto': measure where it serves the
+        class, unless a game option is set; the report's plan says which and why.""")
+
+    # -- game (in the order the plan names them) ------------------------------------------------------------------
+    rounds: int | None = option(None, group="game", doc="""
+        Game rounds T. None: the most rounds whose per-round budget stays at least epsilon_per_round, at most
+        $DEFAULT_MAX_ROUNDS.""")
+    epsilon_per_round: float | None = option(None, group="game", doc="""
+        The per-round budget that fixes the number of rounds when rounds is None (None: the planner's default,
+        $DEFAULT_EPSILON_PER_ROUND for most classes). Give rounds or epsilon_per_round, not both.""")
+    burn_in: float | None = option(None, group="game", doc="""
+        Fraction of first rounds whose samples are not released. None: $ROUND_BURN_IN when the query player
+        answers the round, 0 when it answers the union (which corrects the early plays itself).""")
+    query_player: str = option("auto", group="game", doc="""
+        The private query player: 'rspm', 'prsma', 'prsma-exact' (PRSMA's law under an oracle that cannot fail,
+        one call per round: for accuracy studies), 'exponential', 'noisy-max', or 'auto' (chosen from the class
+        and the budget).""")
+    oracle: str = option("auto", group="game", doc="""
+        Solver of the players' optimisation problems: 'auto', 'exact', 'cpsat', 'cbc', 'maxsat' or 'brute'.
+        select-measure-estimate reads it too for a class it selects from with RSPM.""")
+    samples_per_round: int | None = option(None, group="game", doc="""
+        Records N the data player plays each round. None: $DEFAULT_SAMPLES, or $CAPPED_SAMPLES when the rounds
+        are capped at $DEFAULT_MAX_ROUNDS.""")
+    time_limit: float | None = option(None, group="game", doc="""
+        Seconds per oracle call. Switches RSPM to Mode N, whose privacy is conditional on no solver failure: for
+        experiments only (select-measure-estimate reads it too for a class it selects from with RSPM).""")
+    resolution: int = option(DEFAULT_RESOLUTION, group="game", doc="""
+        Grid of the data player's perturbations: its noise is a multiple of 1/resolution.""")
+    ftpl_theta: float = option(DEFAULT_THETA, group="game", doc="""
+        Scale factor of the data player's follow-the-perturbed-leader noise (tuned; docs/benchmarks.md).""")
+    ftpl_noise: str = option(DEFAULT_NOISE, group="game", doc="""
+        The data player's perturbation: 'two-sided' discrete Laplace (docs/privacy.md §4.3, the accuracy
+        theorem's) or FEM-style 'one-sided' penalties.""")
+    respond_to: str = option("auto", group="game", doc="""
+        What the query player answers: 'round' (this round's samples, the game of docs/privacy.md §4.1) or
+        'union' (the union of all samples so far, §4.5 variant: same privacy, no accuracy theorem). 'auto': the
+        union once each round's budget is at least $UNION_FROM_EPSILON_PER_ROUND.""")
+    prsma_max_calls: int = option(100_000, group="game", doc="""
+        Most oracle calls PRSMA may make in one round.""")
+    work_limit: float | None = option(None, group="game", doc="""
+        Work limit of each PRSMA oracle call (deterministic solver work units; None: the oracle's default).""")
+    data_work_limit: float | None = option(None, group="game", doc="""
+        Work limit of each data-player oracle call (deterministic solver work units; None: the oracle's
+        default).""")
+    insist: bool = option(False, group="game", doc="""
+        PRSMA: keep calling the oracle after a failure, up to prsma_max_calls, instead of stopping.""")
+
+    # -- columns and schema ---------------------------------------------------------------------------------------
+    schema: Any = option(None, group="schema", doc="""
+        A Schema or a schema file (draft one with 'synthdp schema'; or a private-pgm domain file {attr: size})
+        that makes the whole domain public. Without it the options below describe the domain, and columns without
+        public categories have them learned privately by partition selection, charged to the budget
+        (docs/privacy.md §9; needs delta).""")
+    categorical: Sequence[str] | None = option(None, group="schema", doc="""
+        Numeric columns to treat as categorical.""")
+    bounds: Mapping[str, tuple[float, float]] | None = option(None, group="schema", doc="""
+        Public bounds (lo, hi) of numeric columns, by column; dates for a datetime column.""")
+    bins: Mapping[str, int] | None = option(None, group="schema", doc="""
+        Number of equal-width bins of bounded numeric columns, by column.""")
+    cuts: Mapping[str, Sequence[float]] | None = option(None, group="schema", doc="""
+        Public cut points of bounded numeric columns, by column: cells [lo, c1), ..., [ck, hi].""")
+    discretise: str = option("privtree", group="schema", doc="""
+        Cells of a bounded numeric column without public bins or cuts: 'privtree' learns them privately by
+        PrivTree from a tenth of the method's budget (docs/privacy.md §10.3); 'equal-width' takes 10 equal-width
+        bins, free.""")
+    datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
+        Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
+        dates, written back as datetimes.""")
+    learn_bounds: Mapping[str, str] | Sequence[str] | None = option(None, group="schema", doc="""
+        Numeric columns without public bounds whose bounds are learned privately (a list, or {column: 'int64' or
+        'float64'}, the output dtype; float64 by default) from a twentieth of the budget (docs/privacy.md §10.4;
+        needs delta).""")
+    decimals: Mapping[str, int] | None = option(None, group="schema", doc="""
+        Public precision of float columns, by column: synthetic values are rounded to that many decimals
+        (post-processing).""")
+    categories: Mapping[str, Sequence[Any]] | None = option(None, group="schema", doc="""
+        Public category lists, by column: the values a categorical column may take (others are refused).""")
+    nullable: Sequence[str] | None = option(None, group="schema", doc="""
+        Columns with public domains that may be missing.""")
+    missing: Sequence[str] | None = option(None, group="schema", doc="""
+        Extra tokens meaning 'missing' (e.g. '?'); surrounding spaces of text values are stripped.""")
+    unsafe_public_categories: bool = option(False, group="schema", doc="""
+        Read the categories of columns without public ones off the data: NOT differentially private (it publishes
+        every value that occurs; the report says so). Default: learn them privately by partition selection, which
+        needs delta (docs/privacy.md §9).""")
+    clip: bool = option(False, group="schema", doc="""
+        Clamp numeric values outside their public bounds instead of refusing the table.""")
+    max_categories: int = option(100, group="schema", doc="""
+        Refuse categorical columns with more distinct values than this.""")
+
+    # -- engine -------------------------------------------------------------------------------------------------
+    engine: str = option("pandas", group="engine", doc="""
+        The counting pass: 'pandas' (in memory) or 'dask' (part by part on a dask.distributed cluster; needs a
+        public schema and synthdp[dask]). Both give the same release for the same seed.""")
+    scheduler: str | None = option(None, group="engine", doc="""
+        Address of a running Dask scheduler, with engine 'dask' (None: a local cluster).""")
+
+    # -- output -------------------------------------------------------------------------------------------------
+    n_rows: int | None = option(None, group="output", doc="""
+        Rows written: a resample of the release (post-processing). None: for measure the model's noisy total
+        count, for the game its released plays; the input's size is never used (it is private under
+        add-remove).""")
+    numeric: str = option("uniform", group="output", doc="""
+        Numeric columns as numbers drawn uniformly inside their released cell ('uniform': integers for integer
+        columns, within the public bounds) or as the cell labels 'lo-hi' ('label').""")
+    progress: bool = option(True, group="output", doc="""
+        Show a progress bar.""")
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
         check_delta(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
         self._check_unit()
-        from synthdp.engines import ENGINES
-
-        if self.engine not in ENGINES:
-            raise InputError(f"unknown engine {self.engine!r}; choose one of {list(ENGINES)}")
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("scheduler= is the address of a Dask scheduler; it needs engine='dask'")
         if self.epsilon_per_round is not None and self.rounds is not None:
@@ -118,6 +232,14 @@ class SynthesisConfig:
             raise InputError(f"query_player={self.query_player!r} cannot run with a privacy unit yet (PRSMA's pieces "
                              "would have to be cut from whole units, docs/privacy.md §10.6); use query_player='auto'")
 
+    @classmethod
+    def of(cls, **options: Any) -> "SynthesisConfig":
+        """The config of ``options``; an unknown name is refused with the nearest valid names."""
+        unknown = [name for name in options if name not in cls.names()]
+        if unknown:
+            raise InputError("; ".join(_unknown(name, cls.names()) for name in unknown))
+        return cls(**options)
+
     @property
     def contribution_bound(self) -> int:
         """Rows one neighbour may add or remove: ``max_rows_per_unit`` with a privacy unit, else 1 (§10.6).
@@ -133,16 +255,21 @@ class SynthesisConfig:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The parameter names, in order."""
+        """The option names, in declaration order (grouped as :data:`GROUPS`)."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The default of every option that has one (all but ``epsilon``)."""
+        return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+
     def to_dict(self) -> dict[str, Any]:
-        """The parameters as a flat mapping (shallow: values are not copied)."""
+        """The options as a flat mapping (shallow: values are not copied)."""
         return {name: getattr(self, name) for name in self.names()}
 
     def game_settings(self) -> list[str]:
-        """The game-only parameters given a value other than their default (they choose the game under ``auto``)."""
-        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        """The game-only options given a value other than their default (they choose the game under ``auto``)."""
+        defaults = self.defaults()
         return [name for name in GAME_PARAMETERS if getattr(self, name) != defaults[name]]
 
     def schema_options(self) -> dict[str, Any]:
@@ -152,3 +279,58 @@ class SynthesisConfig:
                     learn_bounds=self.learn_bounds, decimals=self.decimals, categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
+
+
+def _unknown(name: str, valid: Sequence[str]) -> str:
+    """The message for an unknown option ``name``: the nearest valid names (difflib), or all of them."""
+    near = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, near))}?" if near else f"valid options: {', '.join(valid)}"
+    return f"unknown parameter {name!r}; {hint}"
+
+
+def options_in(group: str) -> tuple[str, ...]:
+    """The names of the options of ``group`` (a key of :data:`GROUPS`), in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(SynthesisConfig) if f.metadata["group"] == group)
+
+
+#: Options that only the synthetic-data game reads (docs/privacy.md §4): the ``game`` group.
+GAME_PARAMETERS = options_in("game")
+#: Game options select-measure-estimate also reads for a class it selects from with RSPM (its oracle, Mode N).
+ORACLE_PARAMETERS = ("oracle", "time_limit")
+
+
+def option_doc(name: str, values: Mapping[str, Any] | None = None) -> str:
+    """The documentation of option ``name``, with the planner's defaults ``$NAME`` filled in from ``values``."""
+    doc = SynthesisConfig.__dataclass_fields__[name].metadata["doc"]
+    return Template(doc).safe_substitute(values or {})
+
+
+def signature(*leading: str) -> inspect.Signature:
+    """The signature of a function taking ``leading`` positional names, ``query_class``, then every option.
+
+    ``query_class`` may be given by position; every other option is keyword-only, as declared (annotations as
+    written in :class:`SynthesisConfig`).
+    """
+    first = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in leading]
+    kinds = {"query_class": inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    fields = sorted(dataclasses.fields(SynthesisConfig), key=lambda f: f.name != "query_class")
+    options = [inspect.Parameter(f.name, kinds.get(f.name, inspect.Parameter.KEYWORD_ONLY), annotation=f.type,
+                                 default=inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
+               for f in fields]
+    return inspect.Signature([*first, *options])
+
+
+def options_doc(values: Mapping[str, Any] | None = None, width: int = 100) -> str:
+    """Every option, group by group, as the numpydoc ``Parameters`` section of a docstring."""
+    lines = ["Parameters (one declaration: :class:`synthdp.config.SynthesisConfig`)", "-" * 70]
+    for group, heading in GROUPS.items():
+        lines.append(f"*{heading}*")
+        for f in dataclasses.fields(SynthesisConfig):
+            if f.metadata["group"] == group:
+                default = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
+                lines.append(f"``{f.name}`` : {f.type}, {default}")
+                lines.extend(textwrap.wrap(option_doc(f.name, values), width, initial_indent="    ",
+                                           subsequent_indent="    "))
+        lines.append("")
+    return "\n".join(lines)
+

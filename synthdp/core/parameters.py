@@ -1,10 +1,11 @@
 """The user's parameters: one table of rules, and the neighbouring relation.
 
-Every parameter a user can pass to :func:`synthdp.generate_synthetic`,
-:class:`synthdp.Synthesizer` or the ``synthdp generate`` command is checked
-here, by one rule in :data:`RULES` (name -> test -> message), before any data
-are read.  The game checks the few parameters it receives directly with the
-same rules.  Converting epsilon and delta to exact rationals is the job of
+The options are declared once, in :class:`synthdp.config.SynthesisConfig`
+(what each means, its group, its default); each has exactly one rule here, in
+:data:`RULES` (name -> test -> message, and the choices of a choice option),
+checked before any data are read.  The table sits in the core layer so that
+the layers below the driver can use it: the game checks the few parameters it
+receives directly with the same rules.  Converting epsilon and delta to exact rationals is the job of
 :func:`synthdp.accounting.ledger.as_epsilon` / ``as_delta``, the one place
 where that happens (docs/privacy.md §2.6).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Callable, Mapping
@@ -87,8 +89,27 @@ def _choice(*values: str) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, str) and value in values
 
 
+def choice(values: tuple[str, ...], message: str) -> "Rule":
+    """The rule of an option that takes one of ``values`` (``{choices}`` in ``message`` lists them)."""
+    return Rule(_choice(*values), message.replace("{choices}", str(list(values))), choices=tuple(values))
+
+
 def _strings(value: Any) -> bool:
     return not isinstance(value, str) and all(isinstance(v, str) for v in value)
+
+
+def _names(value: Any) -> bool:
+    """A collection of column names (a list, tuple or set), not one string."""
+    return not isinstance(value, (str, bytes, Mapping)) and all(v is not None for v in value)
+
+
+def _per_column(value: Any) -> bool:
+    """A mapping ``{column: setting}`` (the settings are checked where the schema is built)."""
+    return isinstance(value, Mapping)
+
+
+def _boolean(value: Any) -> bool:
+    return isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -97,6 +118,8 @@ class Rule:
 
     test: Callable[[Any], bool]
     message: str
+    #: The accepted values of a choice option (the CLI offers them), else None.
+    choices: tuple[str, ...] | None = None
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` if it passes, else :class:`InputError` naming ``name``."""
@@ -117,56 +140,24 @@ METHODS = ("auto", "game", "measure")
 RESPONSES = ("round", "union")
 #: The data player's perturbations (:class:`synthdp.methods.game.FTPLDataPlayer`).
 FTPL_NOISES = ("two-sided", "one-sided")
+#: Counting engines (:mod:`synthdp.engines`): in memory, or part by part on a Dask cluster.
+ENGINES = ("pandas", "dask")
+#: How numeric columns come back: a value drawn inside the released cell, or the cell's label.
+NUMERIC_OUTPUTS = ("label", "uniform")
+#: How the cells of a bounded numeric column without public bins or cuts are made (docs/privacy.md §10.3).
+DISCRETISATIONS = ("privtree", "equal-width")
+_BOOLEAN = "{name} must be True or False, got {value!r}"
 
+#: One rule per option of :class:`synthdp.config.SynthesisConfig`, in its groups' order (a test keeps them equal).
 RULES: dict[str, Rule] = {
+    # privacy
     "epsilon": Rule(lambda v: positive_number(v) and v <= MAX_EPSILON,
                     f"{{name}} must be a finite number in (0, {MAX_EPSILON}], got {{value!r}}: above {MAX_EPSILON}, "
                     "e^epsilon promises nothing and the noise no longer hides anyone (typical budgets are 0.1 to 10)"),
     "delta": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
                   "{name} must be in [0, 1), with None or 0 for pure DP; got {value!r}"),
-    "method": Rule(_choice(*METHODS), f"{{name}} must be one of {list(METHODS)}, got {{value!r}}"),
-    "relation": Rule(_choice(*Relation),
-                     f"{{name}} must be one of {[r.value for r in Relation]} (neighbouring relation), got {{value!r}}"),
-    "query_player": Rule(_choice(*QUERY_PLAYERS),
-                         f"unknown query player {{value!r}}; choose one of {list(QUERY_PLAYERS)}"),
-    "oracle": Rule(lambda v: isinstance(v, str), "{name} must be an oracle name (e.g. 'auto', 'exact', 'cpsat'), "
-                   "got {value!r}"),
-    "rounds": Rule(_optional(_integer_in(1, MAX_ROUNDS)),
-                   f"{{name}} must be a positive integer of at most {MAX_ROUNDS:,} (each round solves N data-player "
-                   "problems and one private selection: more would run for days), or None; got {value!r}"),
-    "epsilon_per_round": Rule(_optional(positive_number),
-                              "{name} must be a finite number > 0 or None, got {value!r}"),
-    "samples_per_round": Rule(_optional(_integer_in(1)), "{name} must be a positive integer or None, got {value!r}"),
-    "burn_in": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
-                    "{name} must be a fraction in [0, 1) or None, got {value!r}"),
-    "respond_to": Rule(_choice("auto", *RESPONSES), f"{{name}} must be one of {['auto', *RESPONSES]}, got {{value!r}}"),
-    "response": Rule(_choice(*RESPONSES), f"{{name}} must be one of {list(RESPONSES)}, got {{value!r}}"),
-    "ftpl_noise": Rule(_choice(*FTPL_NOISES),
-                       f"{{name}} (the data player's FTPL noise) must be one of {list(FTPL_NOISES)}, got {{value!r}}"),
-    "ftpl_theta": Rule(positive_number, "{name} must be a finite number > 0, got {value!r}"),
-    "resolution": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
-    "n_rows": Rule(_optional(_integer_in(1, MAX_ROWS)),
-                   f"{{name}} must be a positive integer of at most {MAX_ROWS:,} (the table is built in memory; draw "
-                   "larger samples in batches with Synthesizer.sample), or None; got {value!r}"),
-    "random_state": Rule(_optional(_integer_in(0, MAX_SEED)),
-                         "{name} (CLI: --seed) must be a non-negative integer seed (for experiments), or None for a "
-                         "release; got {value!r}"),
-    "time_limit": Rule(_optional(positive_number),
-                       "{name} must be a number of seconds > 0 or None, got {value!r}"),
-    "work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
-    "data_work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
-    "prsma_max_calls": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
-    "numeric": Rule(_choice("label", "uniform"), "{name} must be 'label' or 'uniform', got {value!r}"),
-    "discretise": Rule(_choice("privtree", "equal-width"),
-                       "{name} must be 'privtree' (cells learned privately, docs/privacy.md §10.3) or 'equal-width', "
-                       "got {value!r}"),
-    "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
-    "missing": Rule(_optional(_strings), "{name} must be a list of strings (tokens meaning 'missing', e.g. ['?']) "
-                    "or None, got {value!r}"),
-    "progress": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
-    "clip": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
-    "unsafe_public_categories": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
-    "insist": Rule(lambda v: isinstance(v, bool), "{name} must be True or False, got {value!r}"),
+    "relation": choice(tuple(r.value for r in Relation),
+                       "{name} must be one of {choices} (neighbouring relation), got {value!r}"),
     "privacy_unit": Rule(_optional(lambda v: isinstance(v, str) and v.strip() != ""),
                          "{name} (CLI: --privacy-unit) must be the name of the column that identifies a person (the "
                          "privacy unit), or None for one row per person; got {value!r}"),
@@ -174,6 +165,76 @@ RULES: dict[str, Rule] = {
                               f"{{name}} (CLI: --max-rows-per-unit) must be an integer in 1..{MAX_ROWS_PER_UNIT:,}: "
                               "the public bound k on the rows kept per privacy unit (every noise scale grows by k), "
                               "or 'auto' to choose it privately; got {value!r}"),
+    "random_state": Rule(_optional(_integer_in(0, MAX_SEED)),
+                         "{name} (CLI: --seed) must be a non-negative integer seed (for experiments), or None for a "
+                         "release; got {value!r}"),
+    # method
+    "query_class": Rule(lambda v: isinstance(v, str) and v.strip() != "" or callable(getattr(v, "separator", None)),
+                        "{name} (CLI: --queries) must be a query class such as 'marginals:3' or 'conjunctions', or "
+                        "a QueryClass object; got {value!r}"),
+    "method": choice(METHODS, "{name} must be one of {choices}, got {value!r}"),
+    # game
+    "rounds": Rule(_optional(_integer_in(1, MAX_ROUNDS)),
+                   f"{{name}} must be a positive integer of at most {MAX_ROUNDS:,} (each round solves N data-player "
+                   "problems and one private selection: more would run for days), or None; got {value!r}"),
+    "epsilon_per_round": Rule(_optional(positive_number),
+                              "{name} must be a finite number > 0 or None, got {value!r}"),
+    "burn_in": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
+                    "{name} must be a fraction in [0, 1) or None, got {value!r}"),
+    "query_player": choice(QUERY_PLAYERS, "unknown query player {value!r}; choose one of {choices}"),
+    "oracle": Rule(lambda v: isinstance(v, str), "{name} must be an oracle name (e.g. 'auto', 'exact', 'cpsat'), "
+                   "got {value!r}"),
+    "samples_per_round": Rule(_optional(_integer_in(1)), "{name} must be a positive integer or None, got {value!r}"),
+    "time_limit": Rule(_optional(positive_number),
+                       "{name} must be a number of seconds > 0 or None, got {value!r}"),
+    "resolution": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    "ftpl_theta": Rule(positive_number, "{name} must be a finite number > 0, got {value!r}"),
+    "ftpl_noise": choice(FTPL_NOISES, "{name} (the data player's FTPL noise) must be one of {choices}, got {value!r}"),
+    "respond_to": choice(("auto", *RESPONSES), "{name} must be one of {choices}, got {value!r}"),
+    "prsma_max_calls": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    "work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
+    "data_work_limit": Rule(_optional(positive_number), "{name} must be > 0 or None, got {value!r}"),
+    "insist": Rule(_boolean, _BOOLEAN),
+    # columns and schema
+    "schema": Rule(lambda v: v is None or isinstance(v, (str, os.PathLike)) or hasattr(v, "domain"),
+                   "{name} must be a Schema, the path of a schema file, or None; got {value!r}"),
+    "categorical": Rule(_optional(_names), "{name} must be a list of column names or None, got {value!r}"),
+    "bounds": Rule(_optional(_per_column), "{name} must be a mapping {{column: (lo, hi)}} or None, got {value!r}"),
+    "bins": Rule(_optional(_per_column), "{name} must be a mapping {{column: number of bins}} or None, got {value!r}"),
+    "cuts": Rule(_optional(_per_column), "{name} must be a mapping {{column: [cut points]}} or None, got {value!r}"),
+    "discretise": choice(DISCRETISATIONS, "{name} must be 'privtree' (cells learned privately, docs/privacy.md "
+                         "§10.3) or 'equal-width', got {value!r}"),
+    "datetimes": Rule(_optional(lambda v: _per_column(v) or _names(v)),
+                      "{name} must be a list of column names, a mapping {{column: strptime format}}, or None; "
+                      "got {value!r}"),
+    "learn_bounds": Rule(_optional(lambda v: _per_column(v) or _names(v)),
+                         "{name} must be a list of column names, a mapping {{column: 'int64' or 'float64'}}, or None; "
+                         "got {value!r}"),
+    "decimals": Rule(_optional(_per_column), "{name} must be a mapping {{column: decimals}} or None, got {value!r}"),
+    "categories": Rule(_optional(_per_column),
+                       "{name} must be a mapping {{column: [category, ...]}} or None, got {value!r}"),
+    "nullable": Rule(_optional(_names), "{name} must be a list of column names or None, got {value!r}"),
+    "missing": Rule(_optional(_strings), "{name} must be a list of strings (tokens meaning 'missing', e.g. ['?']) "
+                    "or None, got {value!r}"),
+    "unsafe_public_categories": Rule(_boolean, _BOOLEAN),
+    "clip": Rule(_boolean, _BOOLEAN),
+    "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
+    # engine
+    "engine": choice(ENGINES, "unknown engine {value!r}; choose one of {choices}"),
+    "scheduler": Rule(_optional(lambda v: isinstance(v, str) and v.strip() != ""),
+                      "{name} must be the address of a Dask scheduler (e.g. 'tcp://host:8786') or None, got {value!r}"),
+    # output
+    "n_rows": Rule(_optional(_integer_in(1, MAX_ROWS)),
+                   f"{{name}} must be a positive integer of at most {MAX_ROWS:,} (the table is built in memory; draw "
+                   "larger samples in batches with Synthesizer.sample), or None; got {value!r}"),
+    "numeric": choice(NUMERIC_OUTPUTS, "{name} must be 'label' or 'uniform', got {value!r}"),
+    "progress": Rule(_boolean, _BOOLEAN),
+}
+
+#: Rules of values the plan resolves from an option, which lower layers receive: the game's ``response`` is
+#: ``respond_to`` without ``"auto"``.
+RESOLVED_RULES: dict[str, Rule] = {
+    "response": choice(RESPONSES, "{name} must be one of {choices}, got {value!r}"),
 }
 
 
@@ -197,8 +258,8 @@ def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | N
 
 
 def check(name: str, value: Any) -> Any:
-    """``value`` if it satisfies the rule of ``name`` in :data:`RULES`, else :class:`InputError`."""
-    return RULES[name].check(name, value)
+    """``value`` if it passes the rule of ``name`` (:data:`RULES`, :data:`RESOLVED_RULES`), else :class:`InputError`."""
+    return (RULES.get(name) or RESOLVED_RULES[name]).check(name, value)
 
 
 def check_all(values: Mapping[str, Any]) -> None:

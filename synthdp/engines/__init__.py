@@ -23,13 +23,13 @@ from typing import Protocol, runtime_checkable
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError, SynthDPError
+# The names accepted by get_engine (and engine= / --engine), declared with the option's rule.
+from synthdp.core.parameters import ENGINES
 from synthdp.core.schema import Schema
 from synthdp.engines.pandas import PandasEngine
 
 __all__ = ["ENGINES", "CountingEngine", "EngineError", "get_engine"]
 
-#: Names accepted by :func:`get_engine` (and ``engine=`` / ``--engine``).
-ENGINES = ("pandas", "dask")
 
 
 class EngineError(SynthDPError, RuntimeError):
