@@ -10,17 +10,43 @@ end a run with one line and exit status 130 or 143.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import logging
 import math
+import os
 import signal
 import sys
 import threading
+import typing
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
+import numpy as np
+
+from synthdp import api
+from synthdp import cli_tune as tuning
 from synthdp._version import __version__
+from synthdp.api import generate_synthetic, resolve_schema, synthesize
+from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
+from synthdp.core.data import AggregatedData
+from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.files.outputs import Interrupted
+from synthdp.core.parameters import RULES
+from synthdp.core.schema import PrivacyWarning, Schema
+from synthdp.datasets.demo import demo_dataframe, demo_schema
+from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
+from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
+from synthdp.evaluation.worst_case import worst_case_error
+from synthdp.files import csvfile  # by module: tests replace csvfile.dump_json to simulate a full disk
+from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
+from synthdp.files.parquet import dump_table, require_pyarrow, table_format
+from synthdp.files.sources import ReadOptions, is_location, read_table
+from synthdp.methods.players import as_workload
+from synthdp.methods.registry import method_names
+from synthdp.queries.complement import base_class
+from synthdp.queries.spec import parse_query_class
 
 log = logging.getLogger("synthdp")
 
@@ -134,35 +160,96 @@ def _bins(value: str) -> int:
     return k
 
 
-def _schema_options(p: argparse.ArgumentParser, schema_file: bool = True) -> None:
-    g = p.add_argument_group("schema (make the domain public instead of reading it off the data)")
-    if schema_file:
-        g.add_argument("--schema", help="schema JSON file (draft one with 'synthdp schema'), or a private-pgm "
-                       "domain file {attr: size}")
-    g.add_argument("--categorical", nargs="+", metavar="COL", help="treat these numeric columns as categorical")
-    g.add_argument("--bounds", action="append", nargs="+", metavar="COL=LO:HI",
-                   help="public bounds of numeric columns, e.g. --bounds age=17:90 hours-per-week=1:99")
-    g.add_argument("--bins", action="append", nargs="+", metavar="COL=K",
-                   help="number of equal-width bins of bounded columns, e.g. --bins age=8")
-    g.add_argument("--cuts", action="append", nargs="+", metavar="COL=C1,C2,...",
-                   help="public cut points of bounded columns (cells [LO,C1), ..., [Ck,HI]), e.g. --cuts age=25,45,65")
-    g.add_argument("--datetime", action="append", nargs="+", metavar="COL[=FORMAT]",
-                   help="datetime columns (numeric timestamps, written back as datetimes), with an optional strptime "
-                        "format, e.g. --datetime joined=%%d/%%m/%%Y; give their bounds as dates: --bounds "
-                        "joined=2000-01-01..2030-12-31")
-    g.add_argument("--learn-bounds", action="append", nargs="+", metavar="COL[=DTYPE]",
-                   help="numeric columns without public bounds whose bounds are learned privately (needs --delta; "
-                        "docs/privacy.md §10.4); DTYPE int64 or float64 (default)")
-    g.add_argument("--decimals", action="append", nargs="+", metavar="COL=K",
-                   help="public precision of float columns: synthetic values are rounded to K decimals")
-    g.add_argument("--discretise", choices=["privtree", "equal-width"], default="privtree",
-                   help="cells of bounded columns without --bins: learned privately by PrivTree (default) or 10 "
-                        "equal-width bins")
-    g.add_argument("--nullable", nargs="+", metavar="COL", help="columns with public domains that may be missing")
-    g.add_argument("--clip", action="store_true", help="clamp numeric values outside their bounds instead of failing")
-    g.add_argument("--max-categories", type=int, default=100, help="refuse categorical columns with more values")
+def _rows_per_unit(text: str) -> int | str:
+    """``--max-rows-per-unit``: an integer, or ``auto``."""
+    return text if text == "auto" else int(text)
+
+
+#: Options whose flags are written by hand, by option: the flags and their argparse settings. Their help is the
+#: option's documentation followed by ``syntax`` (how to write the value). Each is here for a reason: a name that
+#: is not the option's (``--queries``, ``--seed``), an inverted switch (``--quiet``), a value that is not one
+#: scalar (a list of columns, ``COL=VALUE`` pairs, an integer or ``auto``), or a choice list the methods own.
+GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "query_class": (("--queries",), dict(default="marginals:3", syntax="(default marginals:3)")),
+    "method": (("--method",), dict(choices=["auto", "game", "measure"], default="auto")),
+    "random_state": (("--seed",), dict(type=int, default=None)),
+    "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit, default=None)),
+    "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
+}
+#: The hand-written flags of the domain (shared by generate, evaluate and schema), as :data:`GENERATE_FLAGS`.
+SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "schema": (("--schema",), dict(metavar="FILE")),
+    "categorical": (("--categorical",), dict(nargs="+", metavar="COL")),
+    "bounds": (("--bounds",), dict(action="append", nargs="+", metavar="COL=LO:HI",
+                                   syntax="e.g. --bounds age=17:90 hours-per-week=1:99 joined=2000-01-01..2030-12-31")),
+    "bins": (("--bins",), dict(action="append", nargs="+", metavar="COL=K", syntax="e.g. --bins age=8")),
+    "cuts": (("--cuts",), dict(action="append", nargs="+", metavar="COL=C1,C2,...", syntax="e.g. --cuts age=25,45,65")),
+    "datetimes": (("--datetime",), dict(action="append", nargs="+", metavar="COL[=FORMAT]",
+                                        syntax="e.g. --datetime joined=%%d/%%m/%%Y")),
+    "learn_bounds": (("--learn-bounds",), dict(action="append", nargs="+", metavar="COL[=DTYPE]")),
+    "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="e.g. --decimals fnlwgt=0")),
+    "nullable": (("--nullable",), dict(nargs="+", metavar="COL")),
+    "missing": (("--missing",), dict(action="append", metavar="TOKEN",
+                                     syntax="Read by the CSV reader: these fields become missing values")),
+}
+#: Options the command line does not offer, and why.
+API_ONLY = {
+    "categories": "a category list per column is too long for flags: it belongs in a schema file (--schema, "
+                  "drafted by 'synthdp schema')",
+}
+
+
+def _flag_help(name: str, syntax: str = "") -> str:
+    """The ``--help`` text of option ``name``: its documentation (``%`` escaped for argparse), then ``syntax``."""
+    return " ".join((option_doc(name, api.PLAN_DEFAULTS).replace("%", "%%"), syntax)).strip()
+
+
+def scalar_type(name: str) -> type | None:
+    """The type of option ``name`` if it is one scalar (``bool``, ``int``, ``float`` or ``str``, or None), else None."""
+    hint = typing.get_type_hints(SynthesisConfig)[name]
+    kinds = [kind for kind in typing.get_args(hint) if kind is not type(None)] or [hint]
+    return kinds[0] if len(kinds) == 1 and kinds[0] in (bool, int, float, str) else None
+
+
+def derived_flag(group, name: str) -> None:
+    """The flag of a scalar option, from its declaration: ``--name-with-dashes``, type, choices, default, help."""
+    field, kind = SynthesisConfig.__dataclass_fields__[name], scalar_type(name)
+    flag, required = "--" + name.replace("_", "-"), field.default is dataclasses.MISSING
+    if kind is None or (kind is bool and field.default is not False):
+        raise TypeError(f"option {name!r} is not a plain scalar switched on by its flag: write its flag by hand "
+                        "(GENERATE_FLAGS, SCHEMA_FLAGS) or list it in API_ONLY with the reason")
+    if kind is bool:
+        group.add_argument(flag, action="store_true", help=_flag_help(name))
+        return
+    default = None if required else field.default
+    group.add_argument(flag, type=kind, choices=RULES[name].choices, default=default, required=required,
+                       help=_flag_help(name, "" if default is None else "(default %(default)s)"))
+
+
+def _add_flags(group, names: Sequence[str], hand_written: dict) -> None:
+    """The flags of the options ``names`` in ``group``, in declaration order: ``hand_written`` ones, else derived."""
+    for name in names:
+        if name in hand_written:
+            flags, settings = hand_written[name]
+            settings = dict(settings)
+            syntax = settings.pop("syntax", "")
+            group.add_argument(*flags, **{"help": _flag_help(name, syntax), **settings})
+        elif name not in API_ONLY:
+            derived_flag(group, name)
+
+
+def _derived_names(groups: Sequence[str]) -> list[str]:
+    """The options of ``groups`` whose flags are derived (neither hand-written nor API-only)."""
+    special = {*GENERATE_FLAGS, *SCHEMA_FLAGS, *API_ONLY}
+    return [name for group in groups for name in options_in(group) if name not in special]
+
+
+def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = ()) -> None:
+    """The flags of the domain (the ``schema`` options but ``omit``) and of reading the CSV."""
+    g = p.add_argument_group(GROUPS["schema"])
+    _add_flags(g, [n for n in options_in("schema") if n not in (*omit, "missing")], SCHEMA_FLAGS)
     r = p.add_argument_group("reading the CSV")
-    r.add_argument("--missing", action="append", metavar="TOKEN", help="extra missing-value token, e.g. '?'")
+    _add_flags(r, ["missing"], SCHEMA_FLAGS)
     r.add_argument("--columns", help="comma-separated column names, one per field, for a CSV without a header row")
     r.add_argument("--skip-rows", type=int, default=0, metavar="N",
                    help="skip N leading lines (a title, a notice) before the header row or the first record")
@@ -176,8 +263,7 @@ _DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_b
 
 
 def _schema_kwargs(args) -> dict:
-    from synthdp.core.schema import Schema
-
+    """The domain options of a command, by option name: the derived flags' values and the parsed hand-written ones."""
     schema = None
     if getattr(args, "schema", None):
         given = [f"--{o}" for o in _DOMAIN_OPTIONS if getattr(args, o)]
@@ -185,25 +271,21 @@ def _schema_kwargs(args) -> dict:
             raise InputError(f"--schema fixes the whole domain, so {', '.join(given)} would be ignored; put "
                              "those settings in the schema file, or drop --schema")
         schema = Schema.load(args.schema)
+    derived = {name: getattr(args, name) for name in _derived_names(["schema"]) if hasattr(args, name)}
     return dict(schema=schema, categorical=args.categorical, bounds=_pairs(args.bounds, "--bounds", _bounds) or None,
                 bins=_pairs(args.bins, "--bins", _bins) or None, cuts=_pairs(args.cuts, "--cuts", _cuts) or None,
-                nullable=args.nullable, clip=args.clip,
-                datetimes=_datetimes(args.datetime), learn_bounds=_learn_bounds(args.learn_bounds),
-                discretise=args.discretise, decimals=_pairs(args.decimals, "--decimals", _decimals) or None,
-                max_categories=args.max_categories,
-                unsafe_public_categories=getattr(args, "unsafe_public_categories", False))
+                nullable=args.nullable, datetimes=_datetimes(args.datetime),
+                learn_bounds=_learn_bounds(args.learn_bounds),
+                decimals=_pairs(args.decimals, "--decimals", _decimals) or None, **derived)
 
 
 def _read(path: str, args):
     """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns)."""
-    from synthdp.files.csvfile import read_csv
-    from synthdp.files.sources import is_location, read_table
-
     if is_location(path):  # Parquet, a directory or a glob
         _no_skip_rows(args, f"{path!r} is not one CSV file")
         df = read_table(path, _read_options(args))
     else:
-        df = read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
+        df = csvfile.read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
                       sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows,
                       text=_unit(args))
     unknown = [c for c in args.drop or [] if c not in df.columns]
@@ -220,15 +302,8 @@ def _no_skip_rows(args, why: str) -> None:
 
 def _read_options(args):
     """The CSV reading options of the command line, for the counting engines."""
-    from synthdp.files.sources import ReadOptions
-
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
                        columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args))
-
-
-def _rows_per_unit(text: str) -> int | str:
-    """``--max-rows-per-unit``: an integer, or ``auto``."""
-    return text if text == "auto" else int(text)
 
 
 def _unit(args) -> tuple[str, ...]:
@@ -255,46 +330,36 @@ def _query_inputs(spec: str) -> list[str]:
     return [where] if kind.strip() == "workload" and where.strip().endswith(".json") else []
 
 
-def cmd_generate(args) -> int:
-    from synthdp.api import synthesize
-    from synthdp.config import SynthesisConfig
-    from synthdp.files.csvfile import dump_json
-    from synthdp.files.outputs import check_outputs, write_outputs
-    from synthdp.files.parquet import dump_table, require_pyarrow, table_format
-    from synthdp import cli_tune as tuning
+def generate_options(args) -> dict[str, Any]:
+    """The options of ``synthdp generate`` by name: the derived flags' values, then the hand-written ones parsed."""
+    options = {name: getattr(args, name) for name in _derived_names(list(GROUPS))}
+    options.update(_schema_kwargs(args), query_class=args.queries, method=args.method, random_state=args.seed,
+                   max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet)
+    return options
 
+
+def cmd_generate(args) -> int:
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
     if table_format(args.output, "-o") == "parquet":
         require_pyarrow()
-    kwargs = _schema_kwargs(args)
+    options = generate_options(args)
     if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
-        return tuning.generate(args, kwargs, lambda: _read(args.input, args))
-    # The one configuration object of the API and Synthesizer: every parameter is checked here, before reading.
-    config = SynthesisConfig(
-        query_class=args.queries, epsilon=args.epsilon, delta=args.delta, method=args.method, rounds=args.rounds,
-        epsilon_per_round=args.epsilon_per_round, burn_in=args.burn_in, ftpl_noise=args.ftpl_noise,
-        respond_to=args.respond_to,
-        query_player=args.query_player, oracle=args.oracle, samples_per_round=args.samples_per_round,
-        n_rows=args.n_rows, random_state=args.seed, progress=not args.quiet, time_limit=args.time_limit,
-        relation=args.relation, numeric=args.numeric, engine=args.engine, scheduler=args.scheduler,
-        privacy_unit=args.privacy_unit, max_rows_per_unit=args.max_rows_per_unit, **kwargs,
-    )
+        return tuning.generate(args, options, lambda: _read(args.input, args))
+    config = SynthesisConfig.of(**options)  # every option checked here, before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
-        from synthdp.engines.dask import DaskEngine
-
         _no_skip_rows(args, "--engine dask counts the files part by part")
         result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler,
                                                                   options=_read_options(args)))
     else:
         df = _read(args.input, args)
-        if kwargs["schema"] is not None:
-            _check_schema_columns(kwargs["schema"], df.drop(columns=[c for c in _unit(args) if c in df.columns]),
+        if config.schema is not None:
+            _check_schema_columns(config.schema, df.drop(columns=[c for c in _unit(args) if c in df.columns]),
                                   args.input)
         result = synthesize(df, config)
     jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
-        jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
+        jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)
     print(result.report.summary())
     print(f"output: {args.output} ({len(result.data)} rows)")  # no run time: it depends on the data
@@ -303,9 +368,6 @@ def cmd_generate(args) -> int:
 
 def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     """Attribute sets of the marginals an evaluation looks at."""
-    from synthdp.queries.spec import parse_query_class
-    from synthdp.methods.players import as_workload
-
     qc = parse_query_class(spec, domain)
     base = getattr(qc, "base", qc)
     workload = as_workload(base)
@@ -316,17 +378,14 @@ def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
 
 def _is_marginal_workload(spec: str, domain) -> bool:
     """Whether ``spec`` is marginals or a workload (per-marginal tables); other classes get the certified worst case."""
-    from synthdp.methods.players import as_workload
-    from synthdp.queries.complement import base_class
-    from synthdp.queries.spec import parse_query_class
-
     return as_workload(base_class(parse_query_class(spec, domain))) is not None
 
 
 def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
-    """The certified maximum error over a whole class (synthdp.evaluation.worst_case); exit status 1 if not certified in time."""
-    from synthdp.evaluation.worst_case import worst_case_error
+    """The certified maximum error over a whole class (:mod:`synthdp.evaluation.worst_case`).
 
+    Exit status 1 if it was not certified in time.
+    """
     if args.plot:
         raise InputError(f"--plot draws per-marginal errors; it needs marginals or a workload, not {args.queries!r}")
     result = worst_case_error(real_df, syn_df, args.queries, schema=schema, time_limit=args.time_limit)
@@ -337,11 +396,8 @@ def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
 
 def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
     """The evaluation's files as one unit: ``jobs`` (the plot) and ``--json FILE`` with ``content``."""
-    from synthdp.files.csvfile import dump_json
-    from synthdp.files.outputs import write_outputs
-
     if args.json:
-        jobs = [*jobs, (outputs["--json"], lambda tmp: dump_json(content, tmp))]
+        jobs = [*jobs, (outputs["--json"], lambda tmp: csvfile.dump_json(content, tmp))]
     write_outputs(jobs)
     for option, path in (("plot", args.plot), ("json", args.json)):
         if path:
@@ -349,11 +405,6 @@ def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
 
 
 def cmd_evaluate(args) -> int:
-    from synthdp.api import resolve_schema
-    from synthdp.core.encoding import Encoder
-    from synthdp.files.outputs import check_outputs
-    from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
-
     if args.plot:
         plot_format(args.plot)
     outputs = check_outputs({"--plot": args.plot, "--json": args.json},
@@ -381,18 +432,12 @@ def cmd_evaluate(args) -> int:
 
 def _read_synthetic(path: str, args):
     """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied."""
-    from synthdp.files.csvfile import read_csv
-
-    df = read_csv(path, missing=args.missing)
+    df = csvfile.read_csv(path, missing=args.missing)
     return df.drop(columns=[c for c in args.drop or [] if c in df.columns])
 
 
 def cmd_schema(args) -> int:
     """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
-    from synthdp.core.draft import DRAFT_KEY, draft_schema
-    from synthdp.files.csvfile import dump_json
-    from synthdp.files.outputs import check_outputs, write_outputs
-
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
     df = _read(args.input, args)
     kw = _schema_kwargs(args)
@@ -400,7 +445,7 @@ def cmd_schema(args) -> int:
                          datetimes=kw["datetimes"], decimals=kw["decimals"], discretise=kw["discretise"],
                          nullable=kw["nullable"], clip=kw["clip"], max_categories=kw["max_categories"],
                          missing_values=args.missing or ())
-    write_outputs([(outputs["-o"], lambda tmp: dump_json(draft, tmp))])
+    write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
     print(f"draft schema: {args.output} ({len(draft['attributes'])} columns)")
     for entry in draft[DRAFT_KEY]:
         print(f"  read off the data, review: {entry['column']}: {', '.join(entry['read'])}")
@@ -415,16 +460,7 @@ def cmd_demo(args) -> int:
     For scale, the same check is shown for a table drawn uniformly at random
     from the domain (what a generator that learned nothing would give).
     """
-    import os
 
-    import numpy as np
-
-    from synthdp.datasets.demo import demo_dataframe, demo_schema
-    from synthdp.api import generate_synthetic
-    from synthdp.core.data import AggregatedData
-    from synthdp.core.encoding import Encoder
-    from synthdp.evaluation.marginals import marginal_errors
-    from synthdp.files.csvfile import write_csv
 
     df = demo_dataframe(n=args.rows)
     schema = demo_schema()
@@ -444,7 +480,7 @@ def cmd_demo(args) -> int:
     baseline = marginal_errors(real, AggregatedData.from_codes(schema.domain, uniform), sets)
     print(f"uniform random table (no information): {baseline.summary()}")
     os.makedirs("results", exist_ok=True)
-    write_csv(result.data, "results/demo-synthetic.csv")
+    csvfile.write_csv(result.data, "results/demo-synthetic.csv")
     print("synthetic table: results/demo-synthetic.csv")
     return 0
 
@@ -462,8 +498,6 @@ BENCHES = {
 
 
 def cmd_bench(args) -> int:
-    import importlib
-
     try:
         module = importlib.import_module(BENCHES[args.target])
     except ModuleNotFoundError as exc:
@@ -480,8 +514,6 @@ def _interruptible(work, name: str) -> int:
     benchmark had written stays (it writes its results as it goes), and a
     call still running in the worker is abandoned with the process.
     """
-    import os
-
     outcome: dict[str, BaseException] = {}
 
     def target() -> None:
@@ -510,83 +542,36 @@ def _interruptible(work, name: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from synthdp import api
-    from synthdp import cli_tune as tuning
-    from synthdp.methods.registry import method_names
-
+    """The ``synthdp`` command and its sub-commands (one function each)."""
     parser = argparse.ArgumentParser(
         prog="synthdp", description="Differentially private synthetic tables with certified solver oracles.")
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
-                        help=VERBOSE_HELP)
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_generate_parser, _evaluate_parser, _schema_parser, _bench_parser, _demo_parser):
+        add(sub, common)
+    return parser
 
-    g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common],
-                       epilog=OUTPUTS_HELP)
+
+def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
+    """``synthdp generate``: every option of :class:`SynthesisConfig` but :data:`API_ONLY`, group by group."""
+    g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common], epilog=OUTPUTS_HELP)
     g.add_argument("input", help="input CSV (with a header row), Parquet file, directory of them, or glob")
-    g.add_argument("--engine", choices=["pandas", "dask"], default="pandas",
-                   help="counting pass: pandas (in memory) or dask (part by part on a dask.distributed cluster; "
-                        "needs --schema and synthdp[dask])")
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="address of a running Dask scheduler (default with --engine dask: a local cluster)")
     g.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); "
                    "checked before anything runs, written with --report as one unit")
-    g.add_argument("--epsilon", type=float, required=True, help="total privacy budget epsilon")
-    g.add_argument("--delta", type=float, default=None,
-                   help="total delta (omit, or 0, for pure DP); choose it below 1/n. Checked under replace-one only: "
-                        "under add-remove n is private, so take a public upper bound N on n and use delta <= 1/N^2")
-    g.add_argument("--queries", default="marginals:3", help="query class: marginals:3, conjunctions, parities:2, "
-                   "halfspaces, workload:FILE.json ... (default marginals:3)")
-    g.add_argument("--method", choices=method_names(), default="auto",
-                   help="measure: select-measure-estimate (docs/privacy.md §8; without --delta: pure DP with "
-                        "Laplace measurements, marginal classes only, §10.2); game: the synthetic-data game (any "
-                        "class; the options below marked game); auto (default): measure where it serves the class "
-                        "(under pure DP when its data-independent bound is the better), unless a game option is set; "
-                        "the report says which and why")
-    g.add_argument("--rounds", type=int, default=None,
-                   help="game rounds T (default: as many as keep --epsilon-per-round, at most "
-                        f"{api.DEFAULT_MAX_ROUNDS})")
-    g.add_argument("--epsilon-per-round", type=float, default=None,
-                   help=f"per-round budget that fixes T (default {api.DEFAULT_EPSILON_PER_ROUND})")
-    g.add_argument("--burn-in", type=float, default=None,
-                   help=f"fraction of first rounds whose samples are not released (default {api.ROUND_BURN_IN} when "
-                        "the query player answers the round, 0 when it answers the union)")
-    g.add_argument("--respond-to", choices=["auto", "round", "union"], default="auto",
-                   help="the query player answers this round's samples or the union of all so far (default: the "
-                        f"union once the per-round budget is at least {api.UNION_FROM_EPSILON_PER_ROUND})")
-    g.add_argument("--ftpl-noise", choices=["two-sided", "one-sided"], default=api.DEFAULT_NOISE,
-                   help="data-player perturbation: the two-sided discrete Laplace of docs/privacy.md §4.3 or FEM-style one-sided "
-                        "penalties (default %(default)s)")
-    g.add_argument("--samples-per-round", type=int, default=None,
-                   help=f"data-player samples per round N (default {api.DEFAULT_SAMPLES}, or "
-                        f"{api.CAPPED_SAMPLES} when the rounds are capped at {api.DEFAULT_MAX_ROUNDS})")
-    g.add_argument("--query-player", default="auto", help="auto, rspm, prsma, prsma-exact (PRSMA's law under an oracle that cannot fail: one call per round, for accuracy studies), exponential, noisy-max")
-    g.add_argument("--oracle", default="auto", help="auto, exact, cpsat, cbc, maxsat, brute")
-    g.add_argument("--relation", default="add-remove", choices=["add-remove", "replace-one"])
-    g.add_argument("--privacy-unit", metavar="COL", default=None,
-                   help="column identifying a person: the guarantee covers one unit with all its rows; needs "
-                        "--max-rows-per-unit (docs/privacy.md §10.6). The column is never released")
-    g.add_argument("--max-rows-per-unit", metavar="K", type=_rows_per_unit, default=None,
-                   help="public bound k: at most k rows per unit are kept (chosen at random per unit); every noise "
-                        "scale grows by k. 'auto': choose k privately (1/20 of epsilon)")
-    g.add_argument("--time-limit", type=float, default=None,
-                   help="seconds per oracle call: Mode N, privacy conditional on no solver failure")
-    g.add_argument("--n-rows", type=int, default=None, help="resample the output to this many rows")
-    g.add_argument("--numeric", choices=["label", "uniform"], default="uniform",
-                   help="numeric columns as numbers drawn uniformly inside their cell (default) or as cell labels")
-    g.add_argument("--seed", type=int, default=None, help="seed for reproducible experiments (omit for releases)")
     g.add_argument("--report", help="write the full report as JSON here")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    _schema_options(g)
-    g.add_argument("--unsafe-public-categories", action="store_true",
-                   help="read the categories of columns without public ones off the data: NOT differentially "
-                        "private (it publishes every value that occurs; the report says so). Default: learn them "
-                        "privately by partition selection, which needs --delta (docs/privacy.md §9)")
+    for group, heading in GROUPS.items():
+        if group == "schema":
+            _schema_options(g)
+        else:
+            _add_flags(g.add_argument_group(heading), options_in(group), GENERATE_FLAGS)
     tuning.add_arguments(g)
     g.set_defaults(func=cmd_generate)
 
+
+def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
     e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",
                        parents=[common], epilog=OUTPUTS_HELP)
     e.add_argument("real", help="the real (private) table, CSV")
@@ -602,33 +587,39 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds for the certified maximum error over a class that is not marginals or a workload "
                         "(conjunctions, monotone, disjunctions, parities, halfspaces); exit status 1 when it could "
                         "not be certified in time (the best bounds are printed)")
-    _schema_options(e)
+    # the owner's own check reads the categories off the real table: there is nothing to make public
+    _schema_options(e, omit=("unsafe_public_categories",))
     e.set_defaults(func=cmd_evaluate)
 
+
+def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("schema", help="draft a schema file from a CSV, for the data owner to review",
                        parents=[common], epilog=OUTPUTS_HELP,
                        description="Draft a schema (JSON) from a CSV. What you pass (--bounds, --bins, --cuts, "
-                       "--datetime, --decimals, --discretise, --categorical, --nullable) is kept; everything else (category lists, bounds of numeric "
-                       "columns, whether a column has missing values) is read off the data and listed under "
-                       "'_read_off_data'. Review those parts, replace them with public values, delete the "
-                       "'_read_off_data' entry, then pass the file to generate --schema.")
+                       "--datetime, --decimals, --discretise, --categorical, --nullable) is kept; everything else "
+                       "(category lists, bounds of numeric columns, whether a column has missing values) is read "
+                       "off the data and listed under '_read_off_data'. Review those parts, replace them with public "
+                       "values, delete the '_read_off_data' entry, then pass the file to generate --schema.")
     s.add_argument("input", help="input CSV")
     s.add_argument("-o", "--output", required=True, help="schema JSON to write")
-    _schema_options(s, schema_file=False)
+    _schema_options(s, omit=("schema", "unsafe_public_categories"))
     s.set_defaults(func=cmd_schema)
 
+
+def _bench_parser(sub, common: argparse.ArgumentParser) -> None:
     b = sub.add_parser("bench", help="benchmarks: oracles, evaluation, accuracy", parents=[common])
     b.add_argument("target", choices=sorted(BENCHES))
     b.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (see synthdp bench T --help)")
     b.set_defaults(func=cmd_bench)
 
+
+def _demo_parser(sub, common: argparse.ArgumentParser) -> None:
     d = sub.add_parser("demo", help="private generation on the embedded demo table", parents=[common])
     d.add_argument("--epsilon", type=float, default=1.0)
     d.add_argument("--rows", type=int, default=20_000, help="size of the generated demo table")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("-q", "--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
-    return parser
 
 
 class _OtherLibraries(logging.Filter):
@@ -657,7 +648,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_others, handlers = _OtherLibraries(others), list(logging.getLogger().handlers)
     for handler in handlers:
         handler.addFilter(quiet_others)
-    from synthdp.core.schema import PrivacyWarning
 
     warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
     handled = (signal.SIGINT, signal.SIGTERM)

@@ -23,12 +23,7 @@ from synthdp.files.csvfile import dump_json
 from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.files.parquet import dump_table
 from synthdp.tuning import accuracy_first, tune
-
-#: Generator options of ``synthdp generate`` passed on to every run when given (not None).
-GENERATOR_OPTIONS = ("method", "rounds", "epsilon_per_round", "burn_in", "respond_to", "ftpl_noise",
-                     "samples_per_round", "query_player", "oracle", "numeric", "time_limit", "privacy_unit",
-                     "max_rows_per_unit")
-
+from synthdp.tuning.runs import FIXED_KEYS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The tuning options of ``synthdp generate``."""
@@ -66,8 +61,11 @@ def read_candidates(path: str) -> list[dict]:
     return data
 
 
-def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], pd.DataFrame]) -> int:
+def generate(args: argparse.Namespace, options: dict, read: Callable[[], pd.DataFrame]) -> int:
     """Run tuning or accuracy-first for ``synthdp generate`` and write its outputs as one unit.
+
+    ``options`` are the command's options by name; those given (not None) that the tuner does not fix are common
+    to every run.
 
     The outputs are checked (and may not overwrite the ``--tune`` file) before
     the data are read; nothing is written unless the release succeeds.
@@ -84,8 +82,7 @@ def generate(args: argparse.Namespace, schema_kwargs: dict, read: Callable[[], p
     if args.tune and args.max_epsilon is not None:
         raise InputError("--max-epsilon belongs to --target-error; with --tune the budget is --epsilon")
     candidates = read_candidates(args.tune) if args.tune else None
-    common = dict(schema_kwargs)
-    common.update({k: getattr(args, k) for k in GENERATOR_OPTIONS if getattr(args, k, None) is not None})
+    common = {name: value for name, value in options.items() if value is not None and name not in FIXED_KEYS}
     shared = dict(eval_workload=args.eval_workload or args.queries, n_out=args.n_rows, random_state=args.seed,
                   relation=args.relation, delta=args.delta)
     if candidates is not None:
