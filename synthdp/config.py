@@ -197,7 +197,7 @@ class SynthesisConfig:
         Numeric columns as numbers drawn uniformly inside their released cell ('uniform': integers for integer
         columns, within the public bounds) or as the cell labels 'lo-hi' ('label').""")
     progress: bool = option(True, group="output", doc="""
-        Show a progress bar.""")
+        Show a progress bar and notes on the run's steps on standard error.""")
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())

@@ -1,0 +1,156 @@
+"""One declaration of options: :class:`SynthesisConfig`, and what is derived from it or checked against it.
+
+The function's and the class's signatures and docstrings, the command's flags
+and ``--help``, and the rule table are each compared with the declaration, so
+an option added in one place only makes a test red.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from pathlib import Path
+
+import pytest
+
+from synthdp import cli
+from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
+from synthdp.config import GAME_PARAMETERS, GROUPS, SynthesisConfig, option_doc, options_in
+from synthdp.core.errors import InputError
+from synthdp.core.parameters import RESOLVED_RULES, RULES
+
+SOURCE = Path(cli.__file__).parent
+FIELDS = dataclasses.fields(SynthesisConfig)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_option_has_exactly_one_rule_and_every_rule_an_option():
+    assert sorted(RULES) == sorted(SynthesisConfig.names())
+    assert not set(RESOLVED_RULES) & set(RULES)  # the plan's resolved values are not options
+
+
+def test_every_option_has_a_group_and_its_documentation():
+    for f in FIELDS:
+        assert f.metadata["group"] in GROUPS, f.name
+        doc = option_doc(f.name, PLAN_DEFAULTS)
+        assert len(doc) > 20 and doc.endswith((".", ")")), (f.name, doc)
+        assert "$" not in doc, f"{f.name}: a $NAME the planner does not define: {doc}"
+    assert GAME_PARAMETERS == options_in("game") and set(options_in("game")) >= {"rounds", "oracle", "time_limit"}
+
+
+def test_signatures_and_docstrings_are_the_declaration():
+    for function, skip in ((generate_synthetic, "df"), (Synthesizer.__init__, "self")):
+        params = inspect.signature(function).parameters
+        assert [p for p in params if p != skip] == ["query_class", *(n for n in SynthesisConfig.names()
+                                                                     if n != "query_class")]
+        for f in FIELDS:
+            assert params[f.name].default == (inspect.Parameter.empty if f.default is dataclasses.MISSING
+                                              else f.default), f.name
+    for documented in (generate_synthetic, Synthesizer):
+        text = _flat(inspect.getdoc(documented))
+        for name in SynthesisConfig.names():
+            assert _flat(option_doc(name, PLAN_DEFAULTS)) in text, f"{documented.__name__}: {name}"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: generate_synthetic("no-such-file.csv", epsilon=1, roundz=3),
+    lambda: Synthesizer(epsilon=1, roundz=3),
+    lambda: Synthesizer(epsilon=1).set_params(roundz=3),
+    lambda: SynthesisConfig.of(epsilon=1, roundz=3),
+])
+def test_an_unknown_option_is_refused_with_the_nearest_names_before_anything_is_read(call):
+    with pytest.raises(InputError, match=r"unknown parameter 'roundz'; did you mean 'rounds'"):
+        call()
+
+
+def test_a_far_unknown_option_lists_the_valid_ones():
+    with pytest.raises(InputError, match=r"unknown parameter 'zzz'; valid options: epsilon, delta, "):
+        SynthesisConfig.of(epsilon=1, zzz=1)
+
+
+def _generate_actions() -> dict[str, object]:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["generate"]
+    return {s: a for a in sub._actions for s in a.option_strings}
+
+
+def test_every_option_has_a_flag_or_a_stated_reason():
+    flags = _generate_actions()
+    hand_written = {**cli.GENERATE_FLAGS, **cli.SCHEMA_FLAGS}
+    for f in FIELDS:
+        derived = "--" + f.name.replace("_", "-")
+        if f.name in cli.API_ONLY:
+            assert len(cli.API_ONLY[f.name]) > 20 and derived not in flags, f.name
+        elif f.name in hand_written:
+            names, _ = hand_written[f.name]
+            assert all(n in flags for n in names), f.name
+            assert _flat(option_doc(f.name, PLAN_DEFAULTS)) in _flat(flags[names[-1]].help) or f.name == "progress"
+        else:
+            action = flags[derived]
+            assert action.dest == f.name
+            assert action.help.replace("%%", "%").startswith(option_doc(f.name, PLAN_DEFAULTS)), f.name
+            assert action.choices == RULES[f.name].choices, f.name
+            assert action.required == (f.default is dataclasses.MISSING), f.name
+            if not action.required:
+                assert action.default == f.default, f.name
+    assert not set(cli.API_ONLY) & set(hand_written)
+
+
+def _changed(name: str) -> tuple[list[str], object]:
+    """A command-line setting of derived option ``name`` other than its default, and the value it must give."""
+    field, kind = SynthesisConfig.__dataclass_fields__[name], cli.scalar_type(name)
+    flag = "--" + name.replace("_", "-")
+    if kind is bool:
+        return [flag], True
+    if RULES[name].choices:
+        value = next(c for c in RULES[name].choices if c != field.default)
+        return [flag, value], value
+    value = {int: 7, float: 0.5, str: "x"}[kind]
+    return [flag, str(value)], value
+
+
+def test_every_derived_flag_reaches_its_option():
+    parser = cli.build_parser()
+    base = ["generate", "in.csv", "-o", "out.csv", "--epsilon", "1"]
+    defaults = cli.generate_options(parser.parse_args(base))
+    for name in cli._derived_names(list(GROUPS)):
+        if name == "epsilon":
+            continue
+        argv, value = _changed(name)
+        options = cli.generate_options(parser.parse_args([*base, *argv]))
+        assert options[name] == value, name
+        assert {k: v for k, v in options.items() if k != name} == {k: v for k, v in defaults.items() if k != name}
+    # every option but the API-only ones and --missing (which the CSV reader applies) reaches the config
+    expected = {**SynthesisConfig.defaults(), "epsilon": 1.0}
+    assert defaults == {k: v for k, v in expected.items() if k not in (*cli.API_ONLY, "missing")}
+
+
+def _functions(path: Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def test_no_function_over_60_lines_in_the_options_modules():
+    long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in (SOURCE / "cli.py", SOURCE / "config.py", SOURCE / "cli_tune.py")
+            for node in _functions(path) if node.end_lineno - node.lineno + 1 > 60]
+    api_tree = ast.parse((SOURCE / "api.py").read_text())
+    owned = [n for n in api_tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_synthetic"]
+    owned += [m for n in api_tree.body if isinstance(n, ast.ClassDef) and n.name == "Synthesizer"
+              for m in n.body if isinstance(m, ast.FunctionDef)]
+    long += [f"api.py:{n.name}" for n in owned if n.end_lineno - n.lineno + 1 > 60]
+    assert len(owned) > 5 and long == []
+
+
+def test_no_import_of_synthdp_inside_a_function_of_the_options_modules():
+    inside = [f"{path.name}:{node.name}: {ast.unparse(sub)}"
+              for path in (SOURCE / "cli.py", SOURCE / "config.py", SOURCE / "cli_tune.py")
+              for node in _functions(path) for sub in ast.walk(node)
+              if isinstance(sub, (ast.Import, ast.ImportFrom)) and "synthdp" in ast.unparse(sub)]
+    assert inside == []
