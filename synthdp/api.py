@@ -36,6 +36,8 @@ from synthdp.config import (DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, Sy
                             options_doc, signature)
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta
+from synthdp.core.schema import Schema
+from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -72,14 +74,10 @@ class SyntheticResult:
 
     def save(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule)."""
-        from synthdp.files.parquet import write_table
-
         write_table(self.data, path)
 
     def to_csv(self, path: str | Path) -> None:
         """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename)."""
-        from synthdp.files.parquet import write_table
-
         write_table(self.data, path, fmt="csv")
 
 
@@ -89,8 +87,6 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     Warnings raised while building (e.g. categories read off the private
     data) are re-emitted and collected for the report.
     """
-    from synthdp.core.schema import Schema
-
     if schema is not None:
         return schema if isinstance(schema, Schema) else Schema.load(schema)
     with warnings.catch_warnings(record=True) as caught:
