@@ -154,3 +154,44 @@ def test_no_import_of_synthdp_inside_a_function_of_the_options_modules():
               for node in _functions(path) for sub in ast.walk(node)
               if isinstance(sub, (ast.Import, ast.ImportFrom)) and "synthdp" in ast.unparse(sub)]
     assert inside == []
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(epsilon=101), r"epsilon must be a finite number in \(0, 100\]"),
+    (dict(epsilon=1, delta=2e-3), "above 0.001, the most synthdp accepts under add-remove"),
+    (dict(epsilon=1, privacy_unit="pid"), "needs max_rows_per_unit"),
+    (dict(epsilon=1, privacy_unit="pid", max_rows_per_unit=10_001), r"integer in 1\.\.10,000"),
+    (dict(epsilon=1, privacy_unit="pid", max_rows_per_unit=2, relation="replace-one"), "needs relation='add-remove'"),
+    (dict(epsilon=1, rounds=5, epsilon_per_round=0.1), "not both"),
+])
+def test_a_budget_or_unit_out_of_range_is_refused_where_it_is_given(options, message):
+    """The config refuses it on construction: Synthesizer at init, the function and the CLI before reading."""
+    for make in (lambda: SynthesisConfig.of(**options), lambda: Synthesizer(**options),
+                 lambda: generate_synthetic("no-such-file.csv", **options)):
+        with pytest.raises(InputError, match=message):
+            make()
+
+
+@pytest.mark.parametrize("flags, message", [(["--epsilon", "101"], "epsilon must be"),
+                                            (["--epsilon", "1", "--delta", "0.01"], "above 0.001")])
+def test_the_cli_refuses_a_budget_before_reading_and_writes_nothing(tmp_path, capsys, flags, message):
+    out = tmp_path / "out.csv"
+    assert cli.main(["generate", str(tmp_path / "no-such-file.csv"), "-o", str(out), *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "no-such-file" not in err and not out.exists()
+
+
+def test_every_hand_written_flag_reaches_its_option():
+    parser = cli.build_parser()
+    args = parser.parse_args(["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--queries", "conjunctions",
+                              "--seed", "5", "--quiet", "--method", "game", "--privacy-unit", "pid",
+                              "--max-rows-per-unit", "auto", "--categorical", "a", "b", "--bounds", "x=0:9",
+                              "--bins", "x=3", "--cuts", "y=1,2", "--datetime", "d=%Y", "--learn-bounds", "z=int64",
+                              "--decimals", "y=2", "--nullable", "a"])
+    options = cli.generate_options(args)
+    assert {k: options[k] for k in cli.GENERATE_FLAGS} == dict(
+        query_class="conjunctions", random_state=5, progress=False, method="game", max_rows_per_unit="auto")
+    assert {k: options[k] for k in cli.SCHEMA_FLAGS if k not in ("schema", "missing")} == dict(
+        categorical=["a", "b"], bounds={"x": (0, 9)}, bins={"x": 3}, cuts={"y": [1.0, 2.0]}, datetimes={"d": "%Y"},
+        learn_bounds={"z": "int64"}, decimals={"y": 2}, nullable=["a"])
+    assert SynthesisConfig.of(**options).random_state == 5
