@@ -172,14 +172,15 @@ def _rows_per_unit(text: str) -> int | str:
 
 
 #: Options whose flags are written by hand, by option: the flags and their argparse settings. Their help is the
-#: option's documentation followed by ``syntax`` (how to write the value). Each is here for a reason: a name that
-#: is not the option's (``--queries``, ``--seed``), an inverted switch (``--quiet``), a value that is not one
-#: scalar (a list of columns, ``COL=VALUE`` pairs, an integer or ``auto``), or a choice list the methods own.
+#: option's documentation followed by ``syntax`` (how to write the value), their default the option's (a switch's
+#: is False). Each is here for a reason: a name that is not the option's (``--queries``, ``--seed``), an inverted
+#: switch (``--quiet``), a value that is not one scalar (a list of columns, ``COL=VALUE`` pairs, an integer or
+#: ``auto``), or a choice list the methods own.
 GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
-    "query_class": (("--queries",), dict(default="marginals:3", syntax="(default marginals:3)")),
-    "method": (("--method",), dict(choices=["auto", "game", "measure"], default="auto")),
-    "random_state": (("--seed",), dict(type=int, default=None)),
-    "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit, default=None)),
+    "query_class": (("--queries",), dict(syntax="(default %(default)s)")),
+    "method": (("--method",), dict(choices=["auto", "game", "measure"])),
+    "random_state": (("--seed",), dict(type=int)),
+    "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
 }
 #: The hand-written flags of the domain (shared by generate, evaluate and schema), as :data:`GENERATE_FLAGS`.
@@ -187,16 +188,16 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "schema": (("--schema",), dict(metavar="FILE")),
     "categorical": (("--categorical",), dict(nargs="+", metavar="COL")),
     "bounds": (("--bounds",), dict(action="append", nargs="+", metavar="COL=LO:HI",
-                                   syntax="e.g. --bounds age=17:90 hours-per-week=1:99 joined=2000-01-01..2030-12-31")),
-    "bins": (("--bins",), dict(action="append", nargs="+", metavar="COL=K", syntax="e.g. --bins age=8")),
-    "cuts": (("--cuts",), dict(action="append", nargs="+", metavar="COL=C1,C2,...", syntax="e.g. --cuts age=25,45,65")),
+                                   syntax="E.g. --bounds age=17:90 hours-per-week=1:99 joined=2000-01-01..2030-12-31")),
+    "bins": (("--bins",), dict(action="append", nargs="+", metavar="COL=K", syntax="E.g. --bins age=8")),
+    "cuts": (("--cuts",), dict(action="append", nargs="+", metavar="COL=C1,C2,...", syntax="E.g. --cuts age=25,45,65")),
     "datetimes": (("--datetime",), dict(action="append", nargs="+", metavar="COL[=FORMAT]",
-                                        syntax="e.g. --datetime joined=%%d/%%m/%%Y")),
+                                        syntax="E.g. --datetime joined=%%d/%%m/%%Y")),
     "learn_bounds": (("--learn-bounds",), dict(action="append", nargs="+", metavar="COL[=DTYPE]")),
-    "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="e.g. --decimals fnlwgt=0")),
+    "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="E.g. --decimals fnlwgt=0")),
     "nullable": (("--nullable",), dict(nargs="+", metavar="COL")),
     "missing": (("--missing",), dict(action="append", metavar="TOKEN",
-                                     syntax="Read by the CSV reader: these fields become missing values")),
+                                     syntax="The CSV reader applies them (e.g. --missing ?).")),
 }
 #: Options the command line does not offer, and why.
 API_ONLY = {
@@ -239,6 +240,8 @@ def _add_flags(group, names: Sequence[str], hand_written: dict) -> None:
             flags, settings = hand_written[name]
             settings = dict(settings)
             syntax = settings.pop("syntax", "")
+            if settings.get("action") != "store_true":
+                settings["default"] = SynthesisConfig.__dataclass_fields__[name].default
             group.add_argument(*flags, **{"help": _flag_help(name, syntax), **settings})
         elif name not in API_ONLY:
             derived_flag(group, name)
