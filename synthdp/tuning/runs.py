@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from synthdp.api import generate_synthetic, resolve_schema, strip_text
-from synthdp.config import SynthesisConfig
+from synthdp.config import SynthesisConfig, options_in
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
@@ -37,9 +37,9 @@ UNIT_KEYS = ("privacy_unit", "max_rows_per_unit")
 FIXED_KEYS = ("epsilon", "delta", "n_rows", "random_state", "relation", "progress", "df", "query_class")
 #: Keywords that would make a run's privacy conditional on solver behaviour (Mode N): refused.
 UNSAFE_KEYS = ("time_limit",)
-#: Schema-building options: they must be common to all runs (one public encoding), never per candidate.
-SCHEMA_KEYS = ("schema", "categorical", "bounds", "bins", "categories", "nullable", "clip", "max_categories",
-               "missing", "unsafe_public_categories")
+#: Schema-building options (the config's ``schema`` group): common to all runs (one public encoding), never per
+#: candidate (a run given the common schema would ignore them).
+SCHEMA_KEYS = options_in("schema")
 #: Report fields of a run that depend on its configuration only (safe to repeat about the released run).
 PUBLIC_RUN_FIELDS = ("method", "query_player", "query_player_reason", "rounds", "samples_per_round", "respond_to",
                      "burn_in_rounds", "ftpl_noise", "epsilon_per_round", "mode", "oracle", "data_oracle")
