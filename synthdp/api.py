@@ -133,7 +133,8 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
 #: The planner's tuned defaults that the options' documentation names as ``$NAME`` (:func:`option_doc`).
 PLAN_DEFAULTS = {name: value for name, value in vars(planning).items()
                  if name.isupper() and isinstance(value, (int, float, str))}
-generate_synthetic.__signature__ = signature("df").replace(return_annotation="SyntheticResult")
+generate_synthetic.__signature__ = signature("df", annotations={"df": "pd.DataFrame | str | os.PathLike"}).replace(
+    return_annotation="SyntheticResult")
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import os
 import textwrap
 from dataclasses import dataclass
 from string import Template
@@ -28,6 +29,8 @@ from typing import Any, Mapping, Sequence
 
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check_all, check_delta
+from synthdp.core.schema import Schema
+from synthdp.queries.base import QueryClass
 
 #: Tuned defaults that are not ``None`` (docs/benchmarks.md; privacy does not depend on them).
 DEFAULT_THETA = 0.3
@@ -85,7 +88,7 @@ class SynthesisConfig:
         seeded noise stream is not cryptographic, and the report says the run was seeded.""")
 
     # -- method -------------------------------------------------------------------------------------------------
-    query_class: Any = option("marginals:3", group="method", doc="""
+    query_class: str | QueryClass = option("marginals:3", group="method", doc="""
         The queries the synthetic table should answer well: 'marginals:K', 'conjunctions', 'parities:K',
         'halfspaces', 'workload:FILE.json', ... or a QueryClass object.""")
     method: str = option("auto", group="method", doc="""
@@ -139,7 +142,7 @@ class SynthesisConfig:
         PRSMA: keep calling the oracle after a failure, up to prsma_max_calls, instead of stopping.""")
 
     # -- columns and schema ---------------------------------------------------------------------------------------
-    schema: Any = option(None, group="schema", doc="""
+    schema: Schema | str | os.PathLike | None = option(None, group="schema", doc="""
         A Schema or a schema file (draft one with 'synthdp schema'; or a private-pgm domain file {attr: size})
         that makes the whole domain public. Without it the options below describe the domain, and columns without
         public categories have them learned privately by partition selection, charged to the budget
@@ -305,13 +308,14 @@ def option_doc(name: str, values: Mapping[str, Any] | None = None) -> str:
     return Template(doc).safe_substitute(values or {})
 
 
-def signature(*leading: str) -> inspect.Signature:
+def signature(*leading: str, annotations: Mapping[str, str] | None = None) -> inspect.Signature:
     """The signature of a function taking ``leading`` positional names, ``query_class``, then every option.
 
     ``query_class`` may be given by position; every other option is keyword-only, as declared (annotations as
-    written in :class:`SynthesisConfig`).
+    written in :class:`SynthesisConfig`; ``annotations`` gives those of the ``leading`` names).
     """
-    first = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in leading]
+    first = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                               annotation=(annotations or {}).get(name, inspect.Parameter.empty)) for name in leading]
     kinds = {"query_class": inspect.Parameter.POSITIONAL_OR_KEYWORD}
     fields = sorted(dataclasses.fields(SynthesisConfig), key=lambda f: f.name != "query_class")
     options = [inspect.Parameter(f.name, kinds.get(f.name, inspect.Parameter.KEYWORD_ONLY), annotation=f.type,
