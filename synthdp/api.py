@@ -31,33 +31,29 @@ import numpy as np
 import pandas as pd
 
 from synthdp import plan as planning
+from synthdp.accounting.ledger import Ledger
 # The tuned defaults of the options are re-exported here for the benchmarks and older callers.
 from synthdp.config import (DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig,  # noqa: F401
                             options_doc, signature)
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.core.parameters import check, check_delta
-from synthdp.core.schema import Schema
+from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.schema import PrivacyWarning, Schema
+from synthdp.engines import get_engine
+from synthdp.engines.pandas import PandasEngine
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
-from synthdp.accounting.ledger import Ledger
+from synthdp.mechanisms import partition
+from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
+from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.base import MethodOutput
 # The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
 # them here too.
 from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,  # noqa: F401
                           PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
                           budget, default_epsilon_per_round, discretisation_budget, game_length, make_plan)
 from synthdp.queries.base import QueryClass
-from synthdp.report import Report
-# The run's steps (issue 29 part B): the counting engines, the private steps ahead of the method, its output.
-from synthdp.core.parameters import Relation
-from synthdp.core.schema import PrivacyWarning
-from synthdp.engines import get_engine
-from synthdp.engines.pandas import PandasEngine
-from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
-from synthdp.mechanisms.privtree import Discretisation, discretise
-from synthdp.methods.base import MethodOutput
-from synthdp.report import make_report
+from synthdp.report import Report, make_report
 
 log = logging.getLogger(__name__)
 

@@ -178,7 +178,7 @@ def _rows_per_unit(text: str) -> int | str:
 #: ``auto``), or a choice list the methods own.
 GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "query_class": (("--queries",), dict(syntax="(default %(default)s)")),
-    "method": (("--method",), dict(choices=["auto", "game", "measure"])),
+    "method": (("--method",), dict(choices=method_names)),  # the registry's, read when the parser is built
     "random_state": (("--seed",), dict(type=int)),
     "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
@@ -242,6 +242,8 @@ def _add_flags(group, names: Sequence[str], hand_written: dict) -> None:
             syntax = settings.pop("syntax", "")
             if settings.get("action") != "store_true":
                 settings["default"] = SynthesisConfig.__dataclass_fields__[name].default
+            if callable(settings.get("choices")):
+                settings["choices"] = settings["choices"]()
             group.add_argument(*flags, **{"help": _flag_help(name, syntax), **settings})
         elif name not in API_ONLY:
             derived_flag(group, name)
