@@ -35,17 +35,20 @@ from synthdp.accounting.ledger import Ledger
 # The tuned defaults of the options are re-exported here for the benchmarks and older callers.
 from synthdp.config import (DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig,  # noqa: F401
                             options_doc, signature)
+from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.engines import get_engine
 from synthdp.engines.pandas import PandasEngine
+from synthdp.files import sources
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
 from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
 from synthdp.methods.base import MethodOutput
 # The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
 # them here too.
@@ -250,7 +253,6 @@ def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
 
 def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
     """``max_rows_per_unit="auto"``: ``k`` chosen privately with a public share of epsilon (docs/privacy.md §10.6)."""
-    from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, choose_rows_per_unit
 
     return choose_rows_per_unit(df, config.privacy_unit, epsilon=budget(config)[0] * AUTO_EPSILON_SHARE, rng=rng,
                                 ledger=ledger, relation=config.relation)
@@ -258,7 +260,6 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng:
 
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     """The bounding of docs/privacy.md §10.6 (column, ``k``, key from a child of ``rng``), or None without a unit."""
-    from synthdp.mechanisms.units import Bounding, bounding_key
 
     if config.privacy_unit is None:
         return None
@@ -361,7 +362,6 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     diagnostics and a warning, never to the release (which columns had
     spaces is read off the data).
     """
-    from synthdp.files import sources
 
     out, changed = sources.strip_text(df)
     if changed:
@@ -396,7 +396,6 @@ def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:
 
 def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
     """Post-processing of the released codes: an optional resample to ``n_rows``, then decoding."""
-    from synthdp.core.encoding import Encoder
 
     codes = output.codes
     if config.n_rows is not None and len(codes) != config.n_rows:

@@ -21,6 +21,7 @@ never from the true number of records (§8.6).
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
 from collections import deque
@@ -29,11 +30,6 @@ from typing import Sequence
 
 import numpy as np
 from scipy.special import logsumexp
-
-with warnings.catch_warnings():  # mbi warns about JAX settings at import; only its junction tree is used
-    warnings.simplefilter("ignore")
-    import mbi
-    from mbi import junction_tree
 
 from synthdp.core.domain import Domain
 
@@ -63,8 +59,22 @@ class NoisyMarginal:
     sigma2: float
 
 
+@functools.cache
+def _mbi():
+    """``mbi``, imported on the first model: it brings JAX (about 0.7 s), which ``synthdp --help`` need not pay.
+
+    Only its junction tree is used; it warns about JAX settings at import, which says nothing to our users.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import mbi
+        from mbi import junction_tree
+    return mbi, junction_tree
+
+
 def junction_cliques(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[int | None]]:
     """Maximal cliques of a junction tree of ``cliques`` and each one's parent (None for the roots), in BFS order."""
+    mbi, junction_tree = _mbi()
     tree, _ = junction_tree.make_junction_tree(mbi.Domain(tuple(range(len(domain))), domain.sizes),
                                                [tuple(sorted(c)) for c in cliques] or [(0,)])
     nodes = sorted(tuple(sorted(c)) for c in tree.nodes)

@@ -1,0 +1,88 @@
+"""The shape of the code that issue 29 asked for, checked so that it stays that way.
+
+* the driver and the methods have no function over :data:`MAX_LINES` lines;
+* no ``isinstance`` on a concrete query class outside the queries package (behaviour lives on the classes);
+* no import of synthdp's own modules inside a function, except an optional extra marked ``# optional extra``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MAX_LINES = 60
+#: The driver (the top of the layers) and the generation methods.
+SHORT = [*(REPO / "synthdp").glob("*.py"), *(REPO / "synthdp" / "methods").glob("*.py")]
+#: Every installed source folder except the queries package itself.
+OUTSIDE_QUERIES = [p for folder in ("synthdp", "oracles", "datasets") for p in (REPO / folder).rglob("*.py")]
+OWN = ("synthdp", "oracles", "queries", "datasets")
+
+
+def _functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+def test_no_long_function_in_the_driver_or_the_methods():
+    long = [f"{_name(p)}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1} lines)"
+            for p in SHORT for f in _functions(ast.parse(p.read_text()))
+            if f.end_lineno - f.lineno + 1 > MAX_LINES]
+    assert not long, f"functions over {MAX_LINES} lines (split them into named steps):\n" + "\n".join(long)
+
+
+def _query_classes() -> set[str]:
+    """Every class the queries package defines, except the abstract base every caller may test for."""
+    names = {n.name for p in (REPO / "queries").rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
+             if isinstance(n, ast.ClassDef)}
+    return names - {"QueryClass"}
+
+
+def _tested_names(call: ast.Call) -> set[str]:
+    target = call.args[1] if len(call.args) > 1 else None
+    elements = target.elts if isinstance(target, ast.Tuple) else [target]
+    return {e.id if isinstance(e, ast.Name) else e.attr for e in elements if isinstance(e, (ast.Name, ast.Attribute))}
+
+
+def test_no_isinstance_on_a_concrete_query_class_outside_the_queries_package():
+    concrete = _query_classes()
+    assert {"Conjunctions", "Workload", "Halfspace"} <= concrete  # the scan sees the classes
+    found = [f"{_name(p)}:{n.lineno} isinstance(..., {sorted(_tested_names(n) & concrete)})"
+             for p in OUTSIDE_QUERIES for n in ast.walk(ast.parse(p.read_text()))
+             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "isinstance" and _tested_names(n) & concrete]
+    assert not found, "move this behaviour onto the query classes:\n" + "\n".join(found)
+
+
+def _imports_inside_functions(path: Path):
+    lines = path.read_text().splitlines()
+    for f in _functions(ast.parse(path.read_text())):
+        for node in ast.walk(f):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            else:
+                continue
+            if any(m.split(".")[0] in OWN for m in modules) and "# optional extra" not in lines[node.lineno - 1]:
+                yield f"{_name(path)}:{node.lineno} {lines[node.lineno - 1].strip()}"
+
+
+def test_own_modules_are_imported_at_the_top():
+    sources = [p for folder in (*OWN,) for p in (REPO / folder).rglob("*.py")]
+    found = [hit for p in sources for hit in _imports_inside_functions(p)]
+    assert not found, ("import these at the top of the module (or mark an optional extra with "
+                       "'# optional extra (...)' and say why):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f():\n" + "    x = 1\n" * 60, 1),
+    ("def f():\n" + "    x = 1\n" * 59, 0),
+])
+def test_the_length_rule_counts_what_it_says(source, expected, tmp_path):
+    long = [f for f in _functions(ast.parse(source)) if f.end_lineno - f.lineno + 1 > MAX_LINES]
+    assert len(long) == expected
