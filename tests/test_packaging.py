@@ -214,6 +214,12 @@ def test_imports_point_down_and_never_at_the_old_top_level_names():
                 assert target <= own, f"{module} (layer {own}) imports {imported} (layer {target}): an arrow up"
 
 
+def _fresh_interpreter(code: str) -> None:
+    """Run ``code`` in a new Python process (a clean ``sys.modules``); its assertions fail the test."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_importing_the_package_loads_no_driver_and_no_solver():
     """``import synthdp.core...`` stays light; the public names still resolve on first use."""
     code = ("import sys, synthdp, synthdp.core.domain, synthdp.accounting.ledger\n"
@@ -222,8 +228,7 @@ def test_importing_the_package_loads_no_driver_and_no_solver():
             "assert synthdp.generate_synthetic.__module__ == 'synthdp.api'\n"
             "assert 'synthdp.api' in sys.modules\n"
             "assert set(synthdp.__all__) <= set(dir(synthdp))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _fresh_interpreter(code)
 
 
 def test_the_command_line_loads_no_estimator_library_until_a_model_is_fitted():
@@ -234,5 +239,4 @@ def test_the_command_line_loads_no_estimator_library_until_a_model_is_fitted():
             "from synthdp.methods.estimators import junction_cliques\n"
             "junction_cliques(Domain(('a', 'b'), (2, 3)), [(0, 1)])\n"
             "assert 'mbi' in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    _fresh_interpreter(code)
