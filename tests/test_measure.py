@@ -48,7 +48,9 @@ def test_spends_exactly_the_budget_and_records_every_step():
     assert release.rho_spent == ledger.spent
     gauss = [e for e in ledger.events if e.mechanism == "gaussian"]
     assert [m.rho for m in release.measurements] == [e.rho for e in gauss]
-    assert len(release.measurements) == len(DOMAIN) + release.rounds
+    covered = [m for m in release.measurements if m.selected_by == "cover"]  # §8.10, after the rounds
+    assert len(release.measurements) == len(DOMAIN) + release.rounds + len(covered) and covered
+    assert release.measurements[-len(covered):] == covered
     assert release.records.shape[1] == len(DOMAIN)
     assert (release.records >= 0).all() and (release.records < np.array(DOMAIN.sizes)).all()
 

@@ -9,6 +9,8 @@ The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
               w_r (||r(D) - r(p)||_1 - sqrt(2/pi) sigma cells_r)
         y  <- r(D) + N_Z(0, sigma2)^cells_r                      # §8.2 (M1), Delta2**2/(2 sigma2)
         if p barely moved on r: halve sigma, double eps          # decided from released values only
+    for r in workload marginals no measurement contains:         # §8.10: the rounds ran on (1 - cover_share) rho
+        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # sigma2 from an equal share of what is left
     records <- sample(estimate(all measurements))                # n_rows, or the model's own total
 
 A class whose queries may read every attribute (conjunctions of any
@@ -65,6 +67,7 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods import estimators
+from synthdp.methods.coverage import rounds_budget, uncovered
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
 from synthdp.methods.model_size import model_cells_with
@@ -148,6 +151,15 @@ class MeasureOptions:
     rounds_per_sqrt_attribute: int = 4
     #: A round with more candidates scores this many of them, drawn uniformly with the public generator (§8.9).
     candidate_pool: int = 5000
+    #: Marginal workloads (no oracle, no spanning step): the share of the budget kept for the covering step
+    #: (docs/privacy.md §8.10), which measures once each workload marginal the rounds left out; 0: no covering
+    #: step.  3/4 was chosen among 0, 1/4, 1/2, 3/4, 7/8 on NLTCS (all 3-way) and BR2000 (64 random 3-way), eps 0.1
+    #: and 1 (docs/benchmarks.md).
+    cover_share: Fraction = Fraction(3, 4)
+    #: The covering step's reweighted sample: draws from the model (its support) and iterations of the final fit.
+    #: Smaller than ``support``/``support_final_iters`` so that a run takes about as long as without the step.
+    cover_support: int = 50_000
+    cover_iters: int = 200
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
@@ -159,7 +171,7 @@ class MeasureOptions:
                                             or self.max_rounds < 1):
             raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
         for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
-                     "support_final_iters", "record_candidates", "spanning_from", "rounds_per_sqrt_attribute",
+                     "support_final_iters", "cover_support", "cover_iters", "record_candidates", "spanning_from", "rounds_per_sqrt_attribute",
                      "candidate_pool"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -168,6 +180,8 @@ class MeasureOptions:
             value = getattr(self, name)
             if not isinstance(value, Fraction) or not 0 < value < 1:
                 raise InputError(f"{name} must be a Fraction in (0, 1), got {value!r}")
+        if not isinstance(self.cover_share, Fraction) or not 0 <= self.cover_share < 1:
+            raise InputError(f"cover_share must be a Fraction in [0, 1), got {self.cover_share!r}")
         for name in ("oracle_every", "record_every", "record_after"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -175,8 +189,9 @@ class MeasureOptions:
 
 
 #: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism over marginals or
-#: over the estimate's most probable records (``record``), or RSPM.
-SELECTORS = ("initial", "exponential", "record", "rspm")
+#: over the estimate's most probable records (``record``), RSPM, or the covering step (``cover``: a workload
+#: marginal no measurement of the rounds contains, docs/privacy.md §8.10).
+SELECTORS = ("initial", "exponential", "record", "rspm", "cover")
 #: Which estimator serves a measurement.
 GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
@@ -637,8 +652,8 @@ def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None
     measured.noisy.append(NoisyMarginal(m.attrs, y, run.noise.variance(m.scale)))
 
 
-def _estimate(run: _Run, measured: _Measured, iters: int) -> GraphicalModel | WeightedSample:
-    """The model, or when some measurement is not local, its sample reweighted to the non-local ones.
+def _estimate(run: _Run, measured: _Measured, iters: int, support: int) -> GraphicalModel | WeightedSample:
+    """The model, or when some measurement is not local, its ``support`` draws reweighted to the non-local ones.
 
     The local measurements enter through the model's fit of them (its
     counts on each measured marginal, at that measurement's scale), so the
@@ -651,7 +666,7 @@ def _estimate(run: _Run, measured: _Measured, iters: int) -> GraphicalModel | We
         return model
     fitted = [NoisyMarginal(y.attrs, model.counts(y.attrs), y.sigma2) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
-    return fit_weights(model, everything, support=run.options.support, iters=iters, generator=run.generator)
+    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator)
 
 
 # --------------------------------------------------------------------------
@@ -732,7 +747,7 @@ def _wide_round(run: _Run, measured: _Measured, kind: str, oracle: OracleSelecti
     share = dict(select_rho=run.options.wide_share * spend, measure_rho=(1 - run.options.wide_share) * spend,
                  options=run.options, ledger=run.ledger, relation=run.relation, rng=run.rng,
                  generator=run.generator, label=f"select round {t}")
-    estimate = _estimate(run, measured, run.options.support_iters)
+    estimate = _estimate(run, measured, run.options.support_iters, run.options.support)
     if kind == "record":
         found = _record_round(run.data, estimate, **share)
     else:
@@ -758,10 +773,50 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
     measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
-def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int) -> MeasureRelease:
-    """Step 4: refit with more iterations, then draw ``n_rows`` records, or the model's own total (§8.6)."""
+def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None:
+    """Step 4 (§8.10): each workload marginal no paid measurement contains, measured once at an equal share of what
+    is left (the scale rounded safely, charged before its noise), and served by the reweighted sample (§8.7)."""
+    targets = uncovered(workload, [m.attrs for m in measured.paid])
+    scale = run.noise.scale_for(run.left() / len(targets))
+    for r in targets:
+        m, y = run.measure(r, scale, selection_epsilon=None, selected_by="cover")
+        measured.groups.append(marginal_group(run.domain, NoisyMarginal(r, y, run.noise.variance(scale))))
+        measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
+
+
+def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, spanning: bool, progress: bool) -> int:
+    """Step 3, while the filter admits a round; the last takes exactly what is left of ``run.budget`` (§8.4).
+
+    Returns the number of rounds run.
+    """
+    t_max, noise, options = _round_cap(run, spanning), run.noise, run.options
+    schedule, t = _first_budget(run, spanning, t_max), 0
+    bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
+    while True:
+        t += 1
+        kind, remaining = _round_kind(t, schedule.anneals, oracle, options), run.left()
+        last = remaining < 2 * _round_cost(noise, schedule, kind) or t >= t_max
+        spend = _last_budget(run, remaining) if last else schedule
+        if kind == "marginal":
+            settled = _marginal_round(run, measured, spend, t, bar)
+        else:
+            _wide_round(run, measured, kind, oracle, spend.round_rho, t, bar)
+        if last:
+            break
+        if kind == "marginal" and settled:
+            schedule = _annealed(noise, schedule)
+    bar.close(t)
+    return t
+
+
+def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, covered: bool) -> MeasureRelease:
+    """Step 5: refit with more iterations, then draw ``n_rows`` records, or the model's own total (§8.6); after a
+    covering step the reweighted sample has the covering settings (``covered``)."""
     _refit(run, measured, run.options.estimator.final_iters)
-    final = _estimate(run, measured, run.options.support_final_iters)
+    options = run.options
+    support, iters = (options.cover_support, options.cover_iters) if covered \
+        else (options.support, options.support_final_iters)
+    final = _estimate(run, measured, iters, support)
     rows = n_rows if n_rows is not None else max(1, int(round(measured.model.total)))
     return MeasureRelease(final.sample(rows, run.generator), measured.paid, rounds, run.budget - run.left(),
                           measured.model.total)
@@ -813,24 +868,12 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     run = _Run(data, _TrueCounts(data), candidate_weights(marginals), options, noise, budget, ledger, relation, rng,
                rng.numpy_generator(), noise.spent(ledger))
     spanning = uses_spanning_step(len(data.domain), list(run.weights), options.spanning_from)  # §8.9: public
-    t_max = _round_cap(run, spanning)
-    measured = _initialise(run, spanning)
+    covering = oracle is None and not spanning and options.cover_share > 0  # §8.10: public
+    rounds = replace(run, budget=rounds_budget(budget, options.cover_share, covering))  # steps 2-3 spend this
+    measured = _initialise(rounds, spanning)
     if spanning:
-        _spanning_step(run, measured)
-    schedule, t = _first_budget(run, spanning, t_max), 0
-    bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
-    while True:  # step 3, while the filter admits a round; the last takes exactly what is left (§8.4)
-        t += 1
-        kind, remaining = _round_kind(t, schedule.anneals, oracle, options), run.left()
-        last = remaining < 2 * _round_cost(noise, schedule, kind) or t >= t_max
-        spend = _last_budget(run, remaining) if last else schedule
-        if kind == "marginal":
-            settled = _marginal_round(run, measured, spend, t, bar)
-        else:
-            _wide_round(run, measured, kind, oracle, spend.round_rho, t, bar)
-        if last:
-            break
-        if kind == "marginal" and settled:
-            schedule = _annealed(noise, schedule)
-    bar.close(t)
-    return _release(run, measured, n_rows, t)
+        _spanning_step(rounds, measured)
+    t = _rounds(rounds, measured, oracle, spanning, progress)
+    if covering:
+        _cover(run, measured, marginals)
+    return _release(run, measured, n_rows, t, covering)

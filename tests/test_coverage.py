@@ -1,0 +1,136 @@
+"""The covering step of select-measure-estimate (docs/privacy.md §8.10)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from synthdp.accounting.ledger import Ledger
+from synthdp.accounting.zcdp import ZcdpLedger
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.laplace import spent_epsilon
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods import measure as measure_module
+from synthdp.methods.coverage import maximal_marginals, rounds_budget, uncovered
+from synthdp.methods.measure import REWEIGHTED_SAMPLE, MeasureOptions, measure
+from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise
+from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
+
+
+def covering_run(data, *, relation="add-remove", budget=Fraction(1, 2), pure=False, seed=0, options=OPTIONS,
+                 workload=WORKLOAD, contribution_bound=1):
+    ledger = Ledger(budget, Fraction(0), contribution_bound=contribution_bound) if pure \
+        else ZcdpLedger(budget, contribution_bound=contribution_bound)
+    release = measure(data, workload, budget=budget, relation=relation, ledger=ledger, rng=PrivateRandom(seed),
+                      options=options, progress=False, pure=pure)
+    return release, ledger
+
+
+def test_uncovered_by_brute_force():
+    """The left-out list is every maximal workload marginal contained in no measured set (all of them if none)."""
+    gen = np.random.default_rng(0)
+    subsets = [s for k in (1, 2, 3) for s in itertools.combinations(range(5), k)]
+    for _ in range(200):
+        workload = [subsets[i] for i in gen.choice(len(subsets), gen.integers(1, 8))]
+        measured = [subsets[i] for i in gen.choice(len(subsets), gen.integers(0, 6))]
+        maximal = [m for i, m in enumerate(workload) if m not in workload[:i]
+                   and not any(set(m) < set(o) for o in workload)]
+        left_out = [m for m in maximal if all(not set(m) <= set(h) for h in measured)]
+        assert maximal_marginals(workload) == maximal
+        assert uncovered(workload, measured) == (left_out or maximal)
+    assert maximal_marginals([(1, 0), (0, 1), (0,)]) == [(0, 1)]  # sorted, once, the contained 1-way dropped
+    assert rounds_budget(Fraction(1), Fraction(3, 4), True) == Fraction(1, 4)
+    assert rounds_budget(Fraction(1), Fraction(3, 4), False) == Fraction(1)
+
+
+@pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
+def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq):
+    """The rounds spend at most (1 - c) rho; then each left-out workload marginal is measured once, all at the scale
+    of an equal share of what is left, each charged Delta2**2 / (2 sigma2) for the sigma2 its sampler received,
+    served by the reweighted sample; the run spends all of rho and no more."""
+    drawn = []
+    real = measure_module.discrete_gaussian_array
+
+    def spy(size, sigma2, rng):
+        drawn.append(sigma2)
+        return real(size, sigma2, rng)
+
+    monkeypatch.setattr(measure_module, "discrete_gaussian_array", spy)
+    budget = Fraction(1, 2)
+    release, ledger = covering_run(table(), relation=relation, budget=budget)
+    paid = release.measurements
+    rounds = [m for m in paid if m.selected_by != "cover"]
+    cover = paid[len(rounds):]
+    assert all(m.selected_by != "cover" for m in rounds) and cover
+    rounds_spent = sum(m.rho + m.selection_rho for m in rounds)
+    assert rounds_spent <= budget * (1 - OPTIONS.cover_share)
+    assert rounds_spent >= budget * (1 - OPTIONS.cover_share) * (1 - Fraction(1, 10**6))
+    assert [m.attrs for m in cover] == uncovered(WORKLOAD, [m.attrs for m in rounds])
+    scale = GaussianNoise(relation).scale_for((budget - rounds_spent) / len(cover))
+    assert {m.sigma2 for m in cover} == {scale}
+    assert drawn[-len(cover):] == [scale] * len(cover)  # the sampler got the scale charged
+    events = [e for e in ledger.events if e.mechanism == "gaussian"][-len(cover):]
+    assert [e.rho for e in events] == [Fraction(sens_sq) / (2 * scale)] * len(cover) == [m.rho for m in cover]
+    assert all(m.estimator == REWEIGHTED_SAMPLE and m.selection_epsilon is None for m in cover)
+    assert budget * (1 - Fraction(1, 10**6)) <= ledger.spent <= budget and release.rho_spent == ledger.spent
+
+
+def test_covering_under_units_of_several_rows():
+    """A privacy unit of k rows: each covering measurement is charged k**2 / (2 sigma2) (§10.6)."""
+    release, ledger = covering_run(table(), budget=Fraction(4), contribution_bound=3)
+    cover = [m for m in release.measurements if m.selected_by == "cover"]
+    assert cover and all(m.rho == Fraction(9) / (2 * m.sigma2) for m in cover)
+    assert ledger.spent <= Fraction(4)
+
+
+def test_covering_under_pure_dp():
+    """Under pure DP the covering measurements are discrete Laplace at the rate for an equal share of what is
+    left, each charged a * Delta_1 (§10.2 (P2)); the pure ledger ends at most at epsilon."""
+    epsilon = Fraction(1)
+    for relation, delta1 in (("add-remove", 1), ("replace-one", 2)):
+        release, ledger = covering_run(table(), relation=relation, budget=epsilon, pure=True)
+        paid = release.measurements
+        cover = [m for m in paid if m.selected_by == "cover"]
+        rounds_spent = sum(m.cost + (m.selection_epsilon or 0) for m in paid if m.selected_by != "cover")
+        assert cover and rounds_spent <= epsilon * (1 - OPTIONS.cover_share)
+        rate = LaplaceNoise(relation).scale_for((epsilon - rounds_spent) / len(cover))
+        assert all(m.noise == "laplace" and m.scale == rate and m.cost == rate * delta1 for m in cover)
+        assert epsilon * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= epsilon
+
+
+def test_no_covering_step_when_switched_off_or_on_the_oracle_path():
+    """cover_share 0 runs the rounds on the whole budget, with no covering measurement."""
+    release, ledger = covering_run(table(), options=replace(OPTIONS, cover_share=Fraction(0)))
+    assert not any(m.selected_by == "cover" for m in release.measurements)
+    assert ledger.spent >= Fraction(1, 2) * (1 - Fraction(1, 10**6))
+
+
+def test_covering_noise_has_the_charged_scale(monkeypatch):
+    """Statistical audit of the covering measurements alone: their noise has the variance of N_Z(0, sigma2) (a
+    quarter of it if the noise were drawn at half the standard deviation charged)."""
+    captured = []
+    real = measure_module._measure_one
+
+    def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
+        m, y = real(answers, attrs, sigma2, sensitivity_sq, **kw)
+        if kw.get("selected_by") == "cover":
+            captured.append((y - answers) / math.sqrt(float(sigma2)))
+        return m, y
+
+    monkeypatch.setattr(measure_module, "_measure_one", spy)
+    for seed in range(3):
+        covering_run(table(), budget=Fraction(1, 5000), seed=seed)  # sigma2 in the thousands
+    noise = np.concatenate(captured)
+    assert noise.size >= 40
+    assert 0.6 < np.mean(noise**2) < 1.5
+
+
+def test_cover_share_is_checked():
+    for bad in (Fraction(1), Fraction(-1, 2), 0.5, 1):
+        with pytest.raises(InputError, match="cover_share"):
+            MeasureOptions(cover_share=bad)
