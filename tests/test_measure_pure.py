@@ -152,7 +152,8 @@ def test_a_pure_run_spends_its_epsilon_and_charges_each_selection_its_epsilon(mo
     factor = 1 if relation == "add-remove" else 2
     assert all(kw["sensitivity"] == factor * max(measure_module.candidate_weights(WORKLOAD).values()) for kw in em)
     assert all(m.cost == m.scale * factor for m in release.measurements)
-    assert len(release.measurements) == len(DOMAIN) + release.rounds
+    covered = sum(m.selected_by == "cover" for m in release.measurements)  # §8.10
+    assert len(release.measurements) == len(DOMAIN) + release.rounds + covered
     with pytest.raises(AttributeError):
         release.measurements[0].sigma2
 
@@ -175,9 +176,20 @@ def test_the_estimator_weights_laplace_measurements_by_their_inverse_variance(mo
         fitted.append(list(measurements))
         return real(domain, measurements, iters, warm_start=warm_start)
 
+    groups = []
+    real_weights = measure_module.fit_weights
+
+    def spy_weights(model, measured_groups, **kw):
+        groups.append(list(measured_groups))
+        return real_weights(model, measured_groups, **kw)
+
     monkeypatch.setattr(measure_module.estimators, "fit", spy)
+    monkeypatch.setattr(measure_module, "fit_weights", spy_weights)
     release, _ = pure_run(table())
-    assert [y.sigma2 for y in fitted[-1]] == [laplace_variance(m.scale) for m in release.measurements]
+    held = [m for m in release.measurements if m.selected_by != "cover"]
+    cover = release.measurements[len(held):]  # the covering step's, served by the reweighted sample (§8.10)
+    assert cover and [y.sigma2 for y in fitted[-1]] == [laplace_variance(m.scale) for m in held]
+    assert [g.sigma2 for g in groups[-1][-len(cover):]] == [laplace_variance(m.scale) for m in cover]
 
 
 def test_pure_measure_refuses_the_oracle_path():

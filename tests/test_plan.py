@@ -150,9 +150,11 @@ def test_measure_run_reports_its_plan_ledger_and_measurements(demo):
     assert Fraction(rep.rho_spent) <= Fraction(rep.rho_budget)
     assert [e["mechanism"] for e in rep.ledger] == ["select-measure-estimate"]
     assert rep.epsilon_spent <= 1 and rep.delta_spent <= 1e-9
-    first = [m for m in rep.measurements if m["selection_epsilon"] is None]
+    first = [m for m in rep.measurements if m["selected_by"] == "initial"]
     assert len(first) == len(df.columns)  # every 1-way marginal first (docs/privacy.md §8.1)
-    assert len(rep.selected_queries) == len(rep.measurements) - len(first)
+    cover = [m for m in rep.measurements if m["selected_by"] == "cover"]  # chosen by no mechanism (§8.10)
+    assert cover and all(m["selection_epsilon"] is None for m in first + cover)
+    assert len(rep.selected_queries) == len(rep.measurements) - len(first) - len(cover)
     assert sum(Fraction(e["rho"]) for e in rep.zcdp_ledger) == Fraction(rep.rho_spent)
 
 

@@ -59,7 +59,8 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     record = BYTES_PER_CODE * d
     sample = SAMPLE_COPIES * options.estimator.scoring_sample * record + options.estimator.scoring_sample * \
         sum(domain.sizes) // 8  # the draw and its bit sets
-    support = SAMPLE_COPIES * options.support * record if oracle else 0
+    covering = not oracle and not spanning and options.cover_share > 0  # its reweighted sample (§8.10)
+    support = SAMPLE_COPIES * (options.support if oracle else options.cover_support if covering else 0) * record
     memory = (BYTES_PER_MODEL_CELL * options.max_model_cells + true_counts + sample + support
               + (SAMPLE_COPIES * n_rows * record if n_rows else 0))
     return Footprint(rounds, d - 1 if spanning else 0, len(candidates), scored, options.max_model_cells, memory,

@@ -32,6 +32,7 @@ from synthdp.methods import footprint as sizes
 from synthdp.methods import measure as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
+from synthdp.methods.spanning import uses_spanning_step
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
 
@@ -118,6 +119,15 @@ def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Ch
                   + ("" if inputs.n_rows else f", plus {size.bytes_per_output_row} bytes per output record"))
 
 
+def covering_note(domain, workload, options) -> str:
+    """The plan's words for the covering step (docs/privacy.md §8.10): from the domain, workload and options."""
+    if not options.cover_share or uses_spanning_step(len(domain), list(sme.candidate_weights(workload)),
+                                                     options.spanning_from):
+        return ""
+    return (f"; the rounds spend {1 - options.cover_share} of the budget, the rest measures once each workload "
+            "marginal no measurement of the rounds contains (docs/privacy.md §8.10)")
+
+
 def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
     """Pure DP (docs/privacy.md §10.2): the whole epsilon through the run's ledger; marginal classes only."""
     qc = inputs.query_class
@@ -129,7 +139,7 @@ def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
     why = ("pure DP: the whole epsilon, spent through the run's own ledger, which refuses any step "
            "past it before its noise is drawn (Laplace measurements, docs/privacy.md §10.2, Theorem 10.2)")
     marginals = Choice(len(workload), f"the marginals whose cells make up {qc.name}; candidates are them and "
-                                      "their subsets")
+                                      "their subsets" + covering_note(qc.domain, workload, options))
     return MeasurePlan(inputs, Choice(inputs.epsilon, why), marginals, options, pure=True,
                        footprint=footprint_choice(inputs, sme.candidate_weights(workload), options, False))
 
@@ -174,7 +184,7 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
     clip_budget = reserve = Fraction(0)
     if workload is not None:
         marginals = Choice(len(workload), f"the marginals whose cells make up {qc.name}; candidates are them and "
-                                          "their subsets")
+                                          "their subsets" + covering_note(qc.domain, workload, options))
     else:
         workload, marginals, oracle, mode, calls = oracle_selection(inputs, options)
         clip_budget = calls * rspm.CLIP_BOUND
@@ -298,6 +308,8 @@ class MeasureMethod(Method):
         wide = sum(1 for m in r.measurements if m.get("estimator", "graphical model") != "graphical model")
         what = f"{len(r.measurements) - alone} marginals" + (f" and {alone} single queries" if alone else "")
         chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
+        covered = sum(1 for m in r.measurements if m.get("selected_by") == "cover")
+        chosen += f", then {covered} the rounds left out measured once (covering step)" if covered else ""
         served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
                   else "the fitted graphical model")
         cost = ("pure DP, discrete Laplace measurements" if r.rho_budget is None else
