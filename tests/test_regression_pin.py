@@ -45,12 +45,12 @@ CASES = {
 PINS = {
     "game-pure-marginals": ("b6688ecfc9aafb8d", "24244df1e0f418fa"),
     "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
-    "measure-zcdp-conjunctions": ("3ac8f07ef64dbf76", "99954176d2ff5956"),
-    "measure-zcdp-learned-domain": ("230372eca8b93223", "5a39f4fc7e8d877b"),
-    "measure-zcdp-marginals": ("8c890fc64b194fde", "fbbf2a30776ea0e4"),
-    "measure-pure-marginals": ("bb2557f8c200c8d6", "996bf8da0472abed"),
-    "measure-zcdp-privtree": ("aec8d4c429a57f9c", "08eb731a5d0ef44a"),
-    "measure-zcdp-units": ("a99cfb64f054a640", "c54fedd6b0be670f"),
+    "measure-zcdp-conjunctions": ("70ce05d50e697189", "5fbcb0573eb532a9"),
+    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "fc5c10a683317c27"),
+    "measure-zcdp-marginals": ("7e49b58dcd640d13", "292e944d0fd1798a"),
+    "measure-pure-marginals": ("199b8396acdcab35", "6e2a4943911a47c8"),
+    "measure-zcdp-privtree": ("4a57cc90fcd6954f", "4949c6e9d628b2c5"),
+    "measure-zcdp-units": ("350312b66133f498", "70ed9c32aa0f7137"),
     "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
 }
 
