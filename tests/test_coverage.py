@@ -134,3 +134,17 @@ def test_cover_share_is_checked():
     for bad in (Fraction(1), Fraction(-1, 2), 0.5, 1):
         with pytest.raises(InputError, match="cover_share"):
             MeasureOptions(cover_share=bad)
+
+
+def test_footprint_counts_the_covering_reweighting():
+    """The plan's memory estimate holds the covering step's design (an entry per measurement and support record,
+    twice) when the step runs, and nothing for it when it does not (docs/privacy.md §8.10, step 4)."""
+    from synthdp.methods.footprint import BYTES_PER_DESIGN_ENTRY, SAMPLE_COPIES, footprint
+    from synthdp.methods.measure import candidate_weights
+
+    cands = list(candidate_weights(WORKLOAD))
+    on = footprint(DOMAIN, cands, OPTIONS, n_rows=None, oracle=False)
+    off = footprint(DOMAIN, cands, replace(OPTIONS, cover_share=Fraction(0)), n_rows=None, oracle=False)
+    support = SAMPLE_COPIES * OPTIONS.cover_support * 8 * len(DOMAIN)
+    design = BYTES_PER_DESIGN_ENTRY * OPTIONS.cover_support * (len(cands) + on.rounds + len(DOMAIN))
+    assert on.memory_bytes - off.memory_bytes == support + design

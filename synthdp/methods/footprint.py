@@ -21,6 +21,9 @@ from synthdp.methods.spanning import adaptive_rounds, uses_spanning_step
 BYTES_PER_MODEL_CELL = 96
 #: Bytes per code of a record matrix (int64), and the copies a draw keeps (codes, keys, permutation).
 BYTES_PER_CODE, SAMPLE_COPIES = 8, 3
+#: Bytes per (measurement, support record) entry of the reweighting's design: a float64 and an int32 index, in the
+#: sparse matrix and in its transpose (``synthdp.methods.reweight``).
+BYTES_PER_DESIGN_ENTRY = 24
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,9 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
         sum(domain.sizes) // 8  # the draw and its bit sets
     covering = not oracle and not spanning and options.cover_share > 0  # its reweighted sample (§8.10)
     support = SAMPLE_COPIES * (options.support if oracle else options.cover_support if covering else 0) * record
-    memory = (BYTES_PER_MODEL_CELL * options.max_model_cells + true_counts + sample + support
+    # at most one group per candidate, per round and per attribute, each with an entry per support record
+    design = BYTES_PER_DESIGN_ENTRY * options.cover_support * (len(candidates) + rounds + d) if covering else 0
+    memory = (BYTES_PER_MODEL_CELL * options.max_model_cells + true_counts + sample + support + design
               + (SAMPLE_COPIES * n_rows * record if n_rows else 0))
     return Footprint(rounds, d - 1 if spanning else 0, len(candidates), scored, options.max_model_cells, memory,
                      SAMPLE_COPIES * record)
