@@ -132,9 +132,10 @@ def test_record_rounds_recover_a_spike_no_small_marginal_holds():
 
 
 def test_without_record_rounds_the_backbone_run_is_the_marginal_run():
-    """The oracle path with no record or RSPM rounds is exactly marginals:K's run (same seed, same records)."""
+    """The oracle path with no record or RSPM rounds is exactly marginals:K's run without its covering step (same
+    seed, same records; the covering step serves marginal workloads only, docs/privacy.md §8.10)."""
     data = spiked(500, seed=2)
-    options = MeasureOptions(**{**OPTIONS.__dict__, "record_every": 0})
+    options = MeasureOptions(**{**OPTIONS.__dict__, "record_every": 0, "cover_share": Fraction(0)})
     halfspaces = parse_query_class("halfspaces:1", DOMAIN)
     rho = Fraction(1, 4)
     wide = measure(data, halfspaces, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(5),
@@ -143,6 +144,10 @@ def test_without_record_rounds_the_backbone_run_is_the_marginal_run():
                     rng=PrivateRandom(5), options=options, progress=False)
     assert np.array_equal(wide.records, pairs.records)
     assert [m.to_dict() for m in wide.measurements] == [m.to_dict() for m in pairs.measurements]
+    covering = MeasureOptions(**{**OPTIONS.__dict__, "record_every": 0})  # the default cover_share: not read here
+    again = measure(data, halfspaces, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(5),
+                    options=covering, progress=False, oracle=OracleSelection(halfspaces, get_oracle("cpsat")))
+    assert covering.cover_share > 0 and np.array_equal(again.records, wide.records)
 
 
 def test_record_rounds_wait_for_the_backbone_to_anneal():
