@@ -45,12 +45,12 @@ CASES = {
 PINS = {
     "game-pure-marginals": ("b6688ecfc9aafb8d", "24244df1e0f418fa"),
     "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
-    "measure-zcdp-conjunctions": ("70ce05d50e697189", "5fbcb0573eb532a9"),
-    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "fc5c10a683317c27"),
-    "measure-zcdp-marginals": ("7e49b58dcd640d13", "292e944d0fd1798a"),
-    "measure-pure-marginals": ("199b8396acdcab35", "6e2a4943911a47c8"),
-    "measure-zcdp-privtree": ("4a57cc90fcd6954f", "4949c6e9d628b2c5"),
-    "measure-zcdp-units": ("350312b66133f498", "70ed9c32aa0f7137"),
+    "measure-zcdp-conjunctions": ("70ce05d50e697189", "42d52e34f9684113"),
+    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "037fdf3fc377cbb7"),
+    "measure-zcdp-marginals": ("7e49b58dcd640d13", "b75c9fe02259b59a"),
+    "measure-pure-marginals": ("199b8396acdcab35", "146232607e04bdb9"),
+    "measure-zcdp-privtree": ("4a57cc90fcd6954f", "4341ca5f63be37bd"),
+    "measure-zcdp-units": ("350312b66133f498", "42aabe0d4c5655a3"),
     "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
 }
 
