@@ -16,7 +16,7 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import measure as measure_module
-from synthdp.methods.coverage import maximal_marginals, rounds_budget, uncovered
+from synthdp.methods.coverage import cover_shares, maximal_marginals, rounds_budget
 from synthdp.methods.measure import REWEIGHTED_SAMPLE, MeasureOptions, measure
 from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
@@ -31,27 +31,54 @@ def covering_run(data, *, relation="add-remove", budget=Fraction(1, 2), pure=Fal
     return release, ledger
 
 
-def test_uncovered_by_brute_force():
-    """The left-out list is every maximal workload marginal contained in no measured set (all of them if none)."""
+def test_cover_shares_by_brute_force():
+    """The covering shares are the water-filling of what is left: each maximal workload marginal holds the largest
+    cost of a paid measurement containing it; those below one level L get L minus it, the others nothing, and the
+    shares sum to exactly what is left (§8.10, steps 2-3)."""
     gen = np.random.default_rng(0)
     subsets = [s for k in (1, 2, 3) for s in itertools.combinations(range(5), k)]
-    for _ in range(200):
+    costs = [Fraction(1, 2**j) for j in range(6)]
+    refilled = 0
+    for _ in range(300):
         workload = [subsets[i] for i in gen.choice(len(subsets), gen.integers(1, 8))]
-        measured = [subsets[i] for i in gen.choice(len(subsets), gen.integers(0, 6))]
+        paid = [(subsets[i], costs[gen.integers(len(costs))]) for i in gen.choice(len(subsets), gen.integers(0, 6))]
+        left = Fraction(int(gen.integers(1, 9)), 16)
         maximal = [m for i, m in enumerate(workload) if m not in workload[:i]
                    and not any(set(m) < set(o) for o in workload)]
-        left_out = [m for m in maximal if all(not set(m) <= set(h) for h in measured)]
         assert maximal_marginals(workload) == maximal
-        assert uncovered(workload, measured) == (left_out or maximal)
+        held = {m: max([c for a, c in paid if set(m) <= set(a)], default=0) for m in maximal}
+        shares = cover_shares(workload, paid, left)
+        assert [m for m, _ in shares] == [m for m in maximal if m in dict(shares)]  # the workload's order
+        assert sum(share for _, share in shares) == left and all(share > 0 for _, share in shares)
+        levels = {held[m] + share for m, share in shares}
+        assert len(levels) == 1
+        level = held[shares[0][0]] + shares[0][1]
+        assert all(held[m] >= level for m in maximal if m not in dict(shares))
+        refilled += any(held[m] > 0 for m, _ in shares)
+    assert refilled > 20  # the random cases do top up marginals a measurement already holds
     assert maximal_marginals([(1, 0), (0, 1), (0,)]) == [(0, 1)]  # sorted, once, the contained 1-way dropped
     assert rounds_budget(Fraction(1), Fraction(3, 4), True) == Fraction(1, 4)
     assert rounds_budget(Fraction(1), Fraction(3, 4), False) == Fraction(1)
 
 
+def test_a_coarse_measurement_is_topped_up():
+    """A workload marginal a round measured coarsely is measured again at what brings it to the others' level; one
+    measured above that level costs nothing; a measurement that contains none holds nothing."""
+    workload = [(0, 1), (1, 2)]
+    assert cover_shares(workload, [], Fraction(1)) == [((0, 1), Fraction(1, 2)), ((1, 2), Fraction(1, 2))]
+    assert cover_shares(workload, [((0, 1), Fraction(1, 4))], Fraction(1)) == [((0, 1), Fraction(3, 8)),
+                                                                              ((1, 2), Fraction(5, 8))]
+    assert cover_shares(workload, [((0, 1), Fraction(2))], Fraction(1)) == [((1, 2), Fraction(1))]
+    assert cover_shares(workload, [((0, 1, 2), Fraction(1, 4))], Fraction(1)) == [((0, 1), Fraction(1, 2)),
+                                                                                 ((1, 2), Fraction(1, 2))]
+    assert cover_shares(workload, [((0,), Fraction(1))], Fraction(1)) == [((0, 1), Fraction(1, 2)),
+                                                                         ((1, 2), Fraction(1, 2))]
+
+
 @pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
 def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq):
-    """The rounds spend at most (1 - c) rho; then each left-out workload marginal is measured once, all at the scale
-    of an equal share of what is left, each charged Delta2**2 / (2 sigma2) for the sigma2 its sampler received,
+    """The rounds spend at most (1 - c) rho; then each workload marginal below the water level is measured once at
+    the scale of its share of what is left (cover_shares), each charged Delta2**2 / (2 sigma2) for the sigma2 its sampler received,
     served by the reweighted sample; the run spends all of rho and no more."""
     drawn = []
     real = measure_module.discrete_gaussian_array
@@ -70,12 +97,13 @@ def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq)
     rounds_spent = sum(m.rho + m.selection_rho for m in rounds)
     assert rounds_spent <= budget * (1 - OPTIONS.cover_share)
     assert rounds_spent >= budget * (1 - OPTIONS.cover_share) * (1 - Fraction(1, 10**6))
-    assert [m.attrs for m in cover] == uncovered(WORKLOAD, [m.attrs for m in rounds])
-    scale = GaussianNoise(relation).scale_for((budget - rounds_spent) / len(cover))
-    assert {m.sigma2 for m in cover} == {scale}
-    assert drawn[-len(cover):] == [scale] * len(cover)  # the sampler got the scale charged
+    shares = cover_shares(WORKLOAD, [(m.attrs, m.cost) for m in rounds], budget - rounds_spent)
+    assert [m.attrs for m in cover] == [r for r, _ in shares]
+    scales = [GaussianNoise(relation).scale_for(share) for _, share in shares]
+    assert [m.sigma2 for m in cover] == scales
+    assert drawn[-len(cover):] == scales  # the sampler got the scale charged
     events = [e for e in ledger.events if e.mechanism == "gaussian"][-len(cover):]
-    assert [e.rho for e in events] == [Fraction(sens_sq) / (2 * scale)] * len(cover) == [m.rho for m in cover]
+    assert [e.rho for e in events] == [Fraction(sens_sq) / (2 * s) for s in scales] == [m.rho for m in cover]
     assert all(m.estimator == REWEIGHTED_SAMPLE and m.selection_epsilon is None for m in cover)
     assert budget * (1 - Fraction(1, 10**6)) <= ledger.spent <= budget and release.rho_spent == ledger.spent
 
@@ -89,8 +117,8 @@ def test_covering_under_units_of_several_rows():
 
 
 def test_covering_under_pure_dp():
-    """Under pure DP the covering measurements are discrete Laplace at the rate for an equal share of what is
-    left, each charged a * Delta_1 (§10.2 (P2)); the pure ledger ends at most at epsilon."""
+    """Under pure DP the covering measurements are discrete Laplace at the rate for its share of what is left
+    (cover_shares), each charged a * Delta_1 (§10.2 (P2)); the pure ledger ends at most at epsilon."""
     epsilon = Fraction(1)
     for relation, delta1 in (("add-remove", 1), ("replace-one", 2)):
         release, ledger = covering_run(table(), relation=relation, budget=epsilon, pure=True)
@@ -98,8 +126,11 @@ def test_covering_under_pure_dp():
         cover = [m for m in paid if m.selected_by == "cover"]
         rounds_spent = sum(m.cost + (m.selection_epsilon or 0) for m in paid if m.selected_by != "cover")
         assert cover and rounds_spent <= epsilon * (1 - OPTIONS.cover_share)
-        rate = LaplaceNoise(relation).scale_for((epsilon - rounds_spent) / len(cover))
-        assert all(m.noise == "laplace" and m.scale == rate and m.cost == rate * delta1 for m in cover)
+        shares = cover_shares(WORKLOAD, [(m.attrs, m.cost) for m in paid if m.selected_by != "cover"],
+                              epsilon - rounds_spent)
+        rates = [LaplaceNoise(relation).scale_for(share) for _, share in shares]
+        assert [m.attrs for m in cover] == [r for r, _ in shares] and [m.scale for m in cover] == rates
+        assert all(m.noise == "laplace" and m.cost == m.scale * delta1 for m in cover)
         assert epsilon * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= epsilon
 
 

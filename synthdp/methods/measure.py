@@ -9,8 +9,8 @@ The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
               w_r (||r(D) - r(p)||_1 - sqrt(2/pi) sigma cells_r)
         y  <- r(D) + N_Z(0, sigma2)^cells_r                      # §8.2 (M1), Delta2**2/(2 sigma2)
         if p barely moved on r: halve sigma, double eps          # decided from released values only
-    for r in workload marginals no measurement contains:         # §8.10: the rounds ran on (1 - cover_share) rho
-        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # sigma2 from an equal share of what is left
+    for r in workload marginals below the water level L:         # §8.10: the rounds ran on (1 - cover_share) rho
+        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # sigma2 from L minus what r's measurements cost
     records <- sample(estimate(all measurements))                # n_rows, or the model's own total
 
 A class whose queries may read every attribute (conjunctions of any
@@ -67,7 +67,7 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods import estimators
-from synthdp.methods.coverage import rounds_budget, uncovered
+from synthdp.methods.coverage import cover_shares, rounds_budget
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
 from synthdp.methods.model_size import model_cells_with
@@ -775,11 +775,11 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
 
 
 def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None:
-    """Step 4 (§8.10): each workload marginal no paid measurement contains, measured once at an equal share of what
-    is left (the scale rounded safely, charged before its noise), and served by the reweighted sample (§8.7)."""
-    targets = uncovered(workload, [m.attrs for m in measured.paid])
-    scale = run.noise.scale_for(run.left() / len(targets))
-    for r in targets:
+    """Step 4 (§8.10): what is left, water-filled over the workload marginals by the costs already paid for them;
+    each marginal below the level measured once at the scale for its share (rounded safely, charged before its
+    noise) and served by the reweighted sample (§8.7)."""
+    for r, share in cover_shares(workload, [(m.attrs, m.cost) for m in measured.paid], run.left()):
+        scale = run.noise.scale_for(share)
         m, y = run.measure(r, scale, selection_epsilon=None, selected_by="cover")
         measured.groups.append(marginal_group(run.domain, NoisyMarginal(r, y, run.noise.variance(scale))))
         measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
