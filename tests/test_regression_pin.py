@@ -47,10 +47,10 @@ PINS = {
     "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
     "measure-zcdp-conjunctions": ("70ce05d50e697189", "42d52e34f9684113"),
     "measure-zcdp-learned-domain": ("1976c36239a71d8e", "037fdf3fc377cbb7"),
-    "measure-zcdp-marginals": ("7e49b58dcd640d13", "b75c9fe02259b59a"),
-    "measure-pure-marginals": ("199b8396acdcab35", "146232607e04bdb9"),
-    "measure-zcdp-privtree": ("4a57cc90fcd6954f", "4341ca5f63be37bd"),
-    "measure-zcdp-units": ("350312b66133f498", "42aabe0d4c5655a3"),
+    "measure-zcdp-marginals": ("3193b8696d97f893", "d0dd950c54b7acd0"),
+    "measure-pure-marginals": ("4beed0f9f187b19f", "e03c640046548a36"),
+    "measure-zcdp-privtree": ("70b8e15ce37ebb90", "35c0eff69d25e590"),
+    "measure-zcdp-units": ("c797cf81ac27ad04", "151d4648b4cde2ab"),
     "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
 }
 
