@@ -152,9 +152,10 @@ class MeasureOptions:
     #: A round with more candidates scores this many of them, drawn uniformly with the public generator (§8.9).
     candidate_pool: int = 5000
     #: Marginal workloads (no oracle, no spanning step): the share of the budget kept for the covering step
-    #: (docs/privacy.md §8.10), which measures once each workload marginal the rounds left out; 0: no covering
-    #: step.  3/4 was chosen among 0, 1/4, 1/2, 3/4, 7/8 on NLTCS (all 3-way) and BR2000 (64 random 3-way), eps 0.1
-    #: and 1 (docs/benchmarks.md).
+    #: (docs/privacy.md §8.10), which water-fills it over the workload marginals by what their measurements already
+    #: cost; 0: no covering step.  3/4 was chosen among 0, 1/4, 1/2, 3/4, 7/8 on NLTCS (all 3-way) and BR2000 (64
+    #: random 3-way), eps 0.1 and 1, and kept against 1/2 and 7/8 with the water-filling on NLTCS and BR2000 (64
+    #: random 3-way each): neither was better on both sets (docs/benchmarks.md, thirteenth round).
     cover_share: Fraction = Fraction(3, 4)
     #: The covering step's reweighted sample: draws from the model (its support) and iterations of the final fit.
     #: On BR2000, 100,000 draws or 400-800 iterations were no more accurate, 25,000 draws or 100 iterations less;
