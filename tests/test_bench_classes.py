@@ -21,7 +21,8 @@ def test_one_tiny_run_matches_a_direct_evaluation_and_resume_skips_it(shared_dat
     assert [(r["method"], r["class"], r["query"]) for r in saved["runs"]] == [
         ("measure-3way", "conjunctions", "marginals:3"), ("measure-3way", "parities:2", "marginals:3")]
     first = saved["runs"][0]
-    assert first["status"] == "ok" and first["certified"] and 0 < first["value"] < 1
+    # 0 is possible: these 3000 rows x 6 columns of NLTCS are one record repeated, which the estimate can match exactly
+    assert first["status"] == "ok" and first["certified"] and 0 <= first["value"] < 1
     assert first["rows"] == 3000 and first["dims"] == 6 and first["choice"] == "measure" and first["player"] is None
     df, schema = load_inputs("nltcs", 3000, 6)
     full, _ = load_coded("nltcs")
