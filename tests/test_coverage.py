@@ -78,8 +78,8 @@ def test_a_coarse_measurement_is_topped_up():
 @pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
 def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq):
     """The rounds spend at most (1 - c) rho; then each workload marginal below the water level is measured once at
-    the scale of its share of what is left (cover_shares), each charged Delta2**2 / (2 sigma2) for the sigma2 its sampler received,
-    served by the reweighted sample; the run spends all of rho and no more."""
+    the scale of its share of what is left (cover_shares), each charged Delta2**2 / (2 sigma2) for the sigma2 its
+    sampler received, served by the reweighted sample; the run spends all of rho and no more."""
     drawn = []
     real = measure_module.discrete_gaussian_array
 
