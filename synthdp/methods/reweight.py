@@ -95,17 +95,20 @@ class WeightedSample:
         return self.codes[generator.permutation(index)]
 
 
-def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray]:
-    """The stacked 0/1 matrix (one row per measured cell, one column per support record), answers and 1/sigma2."""
-    rows, cols, offset = [], [], 0
-    for g in groups:
+def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csc_matrix, np.ndarray, np.ndarray]:
+    """The stacked 0/1 matrix (one row per measured cell, one column per support record), answers and 1/sigma2.
+
+    Built column by column from each record's cell in every group (no sort), and kept once: its transpose, which
+    the gradient multiplies by, is the same arrays read as rows.
+    """
+    offsets = np.cumsum([0] + [g.size for g in groups])
+    cells = np.empty((len(codes), len(groups)), dtype=np.int64)
+    for j, g in enumerate(groups):
         cell = np.asarray(g.cell(codes), dtype=np.int64)
-        keep = np.flatnonzero(cell >= 0)
-        rows.append(offset + cell[keep])
-        cols.append(keep)
-        offset += g.size
-    rows_, cols_ = np.concatenate(rows), np.concatenate(cols)
-    matrix = sparse.csr_matrix((np.ones(rows_.size), (rows_, cols_)), shape=(offset, len(codes)))
+        cells[:, j] = np.where(cell >= 0, offsets[j] + cell, -1)
+    kept = cells >= 0
+    indptr = np.concatenate([[0], np.cumsum(kept.sum(axis=1))])
+    matrix = sparse.csc_matrix((np.ones(int(indptr[-1])), cells[kept], indptr), shape=(int(offsets[-1]), len(codes)))
     answers = np.concatenate([np.asarray(g.counts, dtype=float) for g in groups])
     inv_var = np.concatenate([np.full(g.size, 1.0 / g.sigma2) for g in groups])
     return matrix, answers, inv_var
@@ -118,8 +121,7 @@ class _SquaredError:
     ``residual`` costs one sparse product, ``gradient`` (in ``p``) another, so a refused step pays one.
     """
 
-    matrix: sparse.csr_matrix
-    transposed: sparse.csr_matrix
+    matrix: sparse.csc_matrix
     answers: np.ndarray
     inv_var: np.ndarray
     total: float
@@ -131,7 +133,7 @@ class _SquaredError:
         return 0.5 * float(residual @ (self.inv_var * residual))
 
     def gradient(self, residual: np.ndarray) -> np.ndarray:
-        return self.total * (self.transposed @ (self.inv_var * residual))
+        return self.total * (self.matrix.T @ (self.inv_var * residual))
 
 
 #: Accepted losses a trial step is compared with (the non-monotone rule of Grippo, Lampariello and Lucidi 1986).
@@ -193,7 +195,7 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     """
     codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
     matrix, answers, inv_var = _design(codes, groups)
-    loss = _SquaredError(matrix, matrix.T.tocsr(), answers, inv_var, model.total)
+    loss = _SquaredError(matrix, answers, inv_var, model.total)
     first = 1.0 / (model.total * model.total * float(inv_var.max()) * max(1, len(groups)))  # a safe first step
     p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters)
     log.debug("reweighted sample: %d records, %d groups", len(codes), len(groups))
