@@ -31,7 +31,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 from scipy import sparse
-from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
 from synthdp.methods.estimators import GraphicalModel, NoisyMarginal
@@ -165,8 +164,11 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
     accepted = [value]
     for _ in range(evaluations):
         logits = log_p - step * grad
-        log_trial = logits - logsumexp(logits)
-        trial = np.exp(log_trial)
+        logits -= logits.max()
+        trial = np.exp(logits)
+        mass = trial.sum()
+        trial /= mass
+        log_trial = logits - np.log(mass)
         trial_residual = loss.residual(trial)
         trial_value = loss.value(trial_residual)
         if max(accepted[-_MEMORY:]) - trial_value < _ARMIJO * float(grad @ (p - trial)):
