@@ -157,11 +157,12 @@ class MeasureOptions:
     #: random 3-way), eps 0.1 and 1, and kept against 1/2 and 7/8 with the water-filling on NLTCS and BR2000 (64
     #: random 3-way each): neither was better on both sets (docs/benchmarks.md, thirteenth round).
     cover_share: Fraction = Fraction(3, 4)
-    #: The covering step's reweighted sample: draws from the model (its support) and iterations of the final fit.
-    #: On BR2000, 100,000 draws or 400-800 iterations were no more accurate, 25,000 draws or 100 iterations less;
-    #: a run still takes 2-5x as long as without the step at small budgets (docs/benchmarks.md, twelfth round).
+    #: The covering step's reweighted sample: draws from the model (its support) and trial steps of the final fit.
+    #: On BR2000, 100,000 draws or 400-800 iterations were no more accurate, 25,000 draws or 100 iterations less
+    #: (docs/benchmarks.md, twelfth round); 130 steps of the capped Barzilai-Borwein rule match 200 of the earlier
+    #: doubling rule on NLTCS and BR2000 at eps 0.1 and 1 with 228 sparse products instead of 400 (thirteenth round).
     cover_support: int = 50_000
-    cover_iters: int = 200
+    cover_iters: int = 130
 
     def __post_init__(self) -> None:
         if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
