@@ -45,12 +45,12 @@ CASES = {
 PINS = {
     "game-pure-marginals": ("b6688ecfc9aafb8d", "24244df1e0f418fa"),
     "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
-    "measure-zcdp-conjunctions": ("70ce05d50e697189", "42d52e34f9684113"),
+    "measure-zcdp-conjunctions": ("771f2d7b39052c34", "42d52e34f9684113"),
     "measure-zcdp-learned-domain": ("1976c36239a71d8e", "037fdf3fc377cbb7"),
-    "measure-zcdp-marginals": ("3193b8696d97f893", "d0dd950c54b7acd0"),
-    "measure-pure-marginals": ("4beed0f9f187b19f", "e03c640046548a36"),
-    "measure-zcdp-privtree": ("70b8e15ce37ebb90", "35c0eff69d25e590"),
-    "measure-zcdp-units": ("c797cf81ac27ad04", "151d4648b4cde2ab"),
+    "measure-zcdp-marginals": ("86a8a7d8f323b50f", "d0dd950c54b7acd0"),
+    "measure-pure-marginals": ("a343152ea2934e0a", "e03c640046548a36"),
+    "measure-zcdp-privtree": ("f15d74cad2b04a0c", "35c0eff69d25e590"),
+    "measure-zcdp-units": ("3da3efe809fd3c7f", "151d4648b4cde2ab"),
     "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
 }
 
