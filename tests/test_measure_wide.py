@@ -199,14 +199,14 @@ def test_plan_states_the_footprint_and_refuses_before_any_private_step(monkeypat
     from synthdp import plan as plan_module
     from synthdp.bench.width import tree_table
     from synthdp.config import SynthesisConfig
-    from synthdp.methods import footprint as footprint_module
+    from synthdp.methods import measure_method
 
     _, schema, _ = tree_table(40, 10, seed=0)
     config = SynthesisConfig(epsilon=1, delta=1e-9, query_class="marginals:2", schema=schema, method="measure")
     made = plan_module.make_plan(config, schema)
     stated = made.choices()["footprint"]["value"]
     assert stated["spanning_pairs"] == 39 and stated["rounds"] == 26 and stated["candidates"] == 820
-    monkeypatch.setattr(footprint_module, "machine_memory", lambda: 2**20)
+    monkeypatch.setattr(measure_method, "machine_memory", lambda: 2**20)
     with pytest.raises(InputError, match="more than this machine's"):
         plan_module.make_plan(config, schema)
 

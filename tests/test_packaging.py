@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from synthdp.core.machine import proc_bytes
+
 REPO = Path(__file__).resolve().parents[1]
 #: The layers, bottom to top; a module may import only from its own layer or below.
 LAYERS = {
@@ -240,3 +242,11 @@ def test_the_command_line_loads_no_estimator_library_until_a_model_is_fitted():
             "junction_cliques(Domain(('a', 'b'), (2, 3)), [(0, 1)])\n"
             "assert 'mbi' in sys.modules\n")
     _fresh_interpreter(code)
+
+
+def test_proc_bytes_reads_a_kibibyte_field_and_says_none_when_missing(tmp_path):
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\nVmPeak:\t  2048 kB\nVmHWM:\t  1536 kB\n")
+    assert proc_bytes(status, "VmHWM") == 1536 * 1024
+    assert proc_bytes(status, "VmSwap") is None
+    assert proc_bytes(tmp_path / "absent", "MemTotal") is None

@@ -41,6 +41,7 @@ from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.extras import require
 from synthdp.core.keys import pack
+from synthdp.core.machine import proc_bytes
 from synthdp.datasets import load_coded
 from synthdp.engines import get_engine
 from synthdp.engines.keys import sum_by_key
@@ -74,23 +75,19 @@ def generate(folder: Path, rows: int, seed: int = 0) -> float:
     return time.perf_counter() - start
 
 
-def _peak_bytes() -> int:
+def peak_bytes() -> int:
     """Peak resident memory of this process since it started (``VmHWM``).
 
     ``ru_maxrss`` would not do: Linux keeps it across ``exec``, so a spawned
     process would report its parent's peak.
     """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    peak = proc_bytes("/proc/self/status", "VmHWM")
+    if peak is not None:
+        return peak
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # other systems: kilobytes or bytes
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     """User + system CPU time of this process so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -99,7 +96,7 @@ def _cpu_seconds() -> float:
 def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[str, Any]:
     """One engine on one folder, in this (fresh) process: times and the driver's peak memory."""
     _, schema = load_coded("adult")
-    out: dict[str, Any] = {"engine": engine, "idle_peak_bytes": _peak_bytes()}
+    out: dict[str, Any] = {"engine": engine, "idlepeak_bytes": peak_bytes()}
     cluster = client = None
     options: dict[str, Any] = {}
     if engine == "dask":
@@ -113,15 +110,15 @@ def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[st
         out["cluster_start_s"] = time.perf_counter() - start
         options = {"scheduler": cluster.scheduler_address}
     try:
-        cpu = _cpu_seconds() + (sum(client.run(_cpu_seconds).values()) if client else 0.0)
+        cpu = cpu_seconds() + (sum(client.run(cpu_seconds).values()) if client else 0.0)
         start = time.perf_counter()
         data = get_engine(engine, **options).count(folder, schema)
         out["count_s"] = time.perf_counter() - start
-        out["count_cpu_s"] = _cpu_seconds() + (sum(client.run(_cpu_seconds).values()) if client else 0.0) - cpu
+        out["count_cpu_s"] = cpu_seconds() + (sum(client.run(cpu_seconds).values()) if client else 0.0) - cpu
         out["rows"], out["distinct_rows"] = data.n, len(data)
-        out["count_peak_bytes"] = _peak_bytes()
+        out["countpeak_bytes"] = peak_bytes()
         if client is not None:
-            out["worker_peak_bytes"] = max(client.run(_peak_bytes).values())
+            out["workerpeak_bytes"] = max(client.run(peak_bytes).values())
         if whole_run:
             start = time.perf_counter()
             generate_synthetic(folder, RUN["query_class"], engine=engine, schema=schema,
@@ -131,7 +128,7 @@ def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[st
         if cluster is not None:
             client.close()
             cluster.close()
-    out["peak_bytes"] = _peak_bytes()
+    out["peak_bytes"] = peak_bytes()
     return out
 
 
@@ -213,7 +210,7 @@ def table(records: list[dict[str, Any]], workers: int) -> str:
         cores = workers if r["engine"] == "dask" else 1
         rate = r["rows"] / r["count_s"] / 1e6
         run = f"{r['run_s']:.1f}" if "run_s" in r else "-"
-        worker = f"{r['worker_peak_bytes'] / 2**20:.0f}" if "worker_peak_bytes" in r else "-"
+        worker = f"{r['workerpeak_bytes'] / 2**20:.0f}" if "workerpeak_bytes" in r else "-"
         lines.append(f"{r['engine']:<7} {r['rows']:>11,} {r['distinct_rows']:>9,} {r['count_s']:>8.1f} {rate:>8.2f} "
                      f"{rate / cores:>12.2f} {r['rows'] / r['count_cpu_s'] / 1e6:>11.2f} {run:>7} "
                      f"{r['peak_bytes'] / 2**20:>14.0f} "

@@ -33,7 +33,7 @@ import numpy as np
 
 from synthdp.api import generate_synthetic
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
-from synthdp.bench.scale import _cpu_seconds, _peak_bytes
+from synthdp.bench.scale import cpu_seconds, peak_bytes
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
@@ -77,12 +77,12 @@ def _run(columns: int, rows: int, seed: int, queries: str, epsilon: float, delta
     """One release on a generated table, in this (fresh) process: time, peak memory, all-2-way max error."""
 
     df, schema, _ = tree_table(columns, rows, seed)
-    idle = _peak_bytes()
-    cpu, start = _cpu_seconds(), time.perf_counter()
+    idle = peak_bytes()
+    cpu, start = cpu_seconds(), time.perf_counter()
     result = generate_synthetic(df, queries, epsilon=epsilon, delta=delta, schema=schema, random_state=seed,
                                 method=method, progress=False)
-    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
-    peak = _peak_bytes()
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    peak = peak_bytes()
     encoder = Encoder(schema)
     real, synthetic = encoder.to_aggregated(df), encoder.to_aggregated(result.data)
     pairs = list(itertools.combinations(range(columns), 2))

@@ -72,18 +72,6 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
                      SAMPLE_COPIES * record)
 
 
-def machine_memory() -> int | None:
-    """The machine's physical memory in bytes (public), or None when the system does not say."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def check_fits(estimate: Footprint, available: int | None) -> None:
     """Refuse, before any private step, a run whose memory estimate exceeds ``available`` bytes; say what to change."""
     if available is not None and estimate.memory_bytes > available:

@@ -26,6 +26,7 @@ from typing import Any
 from synthdp.accounting.ledger import Ledger, round_up
 from synthdp.accounting.zcdp import ZcdpLedger, rho_for_dp
 from synthdp.core.errors import InputError
+from synthdp.core.machine import machine_memory
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms import rspm
 from synthdp.methods import footprint as sizes
@@ -114,7 +115,7 @@ def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Ch
     """The run's size (rounds, candidates per round, model cells, memory) from public inputs; refuses a run
     past the machine's memory before any private step (:mod:`synthdp.methods.footprint`)."""
     size = sizes.footprint(inputs.query_class.domain, list(weights), options, n_rows=inputs.n_rows, oracle=oracle)
-    sizes.check_fits(size, sizes.machine_memory())
+    sizes.check_fits(size, machine_memory())
     return Choice(size, f"{size.summary()}; from the domain, the options and n_rows only"
                   + ("" if inputs.n_rows else f", plus {size.bytes_per_output_row} bytes per output record"))
 
