@@ -30,11 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp import plan as planning
 from synthdp.accounting.ledger import Ledger
-# The tuned defaults of the options are re-exported here for the benchmarks and older callers.
-from synthdp.config import (DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA, SynthesisConfig,  # noqa: F401
-                            options_doc, signature)
+from synthdp.config import SynthesisConfig, options_doc, signature
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
@@ -49,12 +46,9 @@ from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
 from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
+from synthdp.methods import game_method
 from synthdp.methods.base import MethodOutput
-# The tuned defaults and game_length live in synthdp.plan; the CLI, the benchmarks and older callers read
-# them here too.
-from synthdp.plan import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES,  # noqa: F401
-                          PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, Plan,
-                          budget, default_epsilon_per_round, discretisation_budget, game_length, make_plan)
+from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.report import Report, make_report
 
@@ -130,7 +124,7 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
 
 
 #: The planner's tuned defaults that the options' documentation names as ``$NAME`` (:func:`option_doc`).
-PLAN_DEFAULTS = {name: value for name, value in vars(planning).items()
+PLAN_DEFAULTS = {name: value for name, value in vars(game_method).items()
                  if name.isupper() and isinstance(value, (int, float, str))}
 generate_synthetic.__signature__ = signature("df", annotations={"df": "pd.DataFrame | str | os.PathLike"}).replace(
     return_annotation="SyntheticResult")

@@ -34,10 +34,6 @@ from synthdp.config import SynthesisConfig
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms.privtree import DISCRETISE_SHARE, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
-# The game's tuned defaults and game_length, read here by the driver, the CLI and older callers.
-from synthdp.methods.game_method import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS,  # noqa: F401
-                                         DEFAULT_SAMPLES, PRSMA_PLAYERS, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND,
-                                         WIDE_EPSILON_PER_ROUND, default_epsilon_per_round, game_length)
 from synthdp.methods.registry import choose_method
 from synthdp.queries.base import QueryClass
 from synthdp.queries.spec import parse_query_class

@@ -13,6 +13,7 @@ import synthdp
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.evaluation.marginals import marginal_errors
+from synthdp.methods import game_method
 
 FAST = dict(rounds=8, samples_per_round=10, progress=False)
 
@@ -37,16 +38,16 @@ def test_rounds_follow_from_the_per_round_budget(demo):
     large = synthdp.generate_synthetic(df, "marginals:2", epsilon=5, delta=1e-6, schema=schema, random_state=1,
                                        samples_per_round=5, progress=False).report
     # Basic composition wins at this budget: T = floor(0.02 / DEFAULT_EPSILON_PER_ROUND).
-    assert small.rounds == int(Fraction("0.02") / Fraction(str(synthdp.api.DEFAULT_EPSILON_PER_ROUND)))
-    assert large.rounds == synthdp.api.DEFAULT_MAX_ROUNDS
+    assert small.rounds == int(Fraction("0.02") / Fraction(str(game_method.DEFAULT_EPSILON_PER_ROUND)))
+    assert large.rounds == game_method.DEFAULT_MAX_ROUNDS
 
 
 def test_samples_per_round_double_when_the_round_cap_applies(demo):
     """N is DEFAULT_SAMPLES unless the default rule's rounds were cut by the cap; an explicit N always wins."""
     from fractions import Fraction
 
+    from synthdp.methods.game_method import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
     from synthdp.queries.spec import parse_query_class
-    from synthdp.api import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
 
     qc = parse_query_class("marginals:2", demo[1].domain)
     delta = Fraction(1, 10**6)
@@ -90,9 +91,9 @@ def test_report_budget_comes_from_ledger_and_never_exceeds(demo, player):
 
 
 def test_wide_conjunctions_get_sharper_default_rounds():
-    from synthdp.queries.spec import parse_query_class
-    from synthdp.api import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
     from synthdp.core.domain import Domain
+    from synthdp.methods.game_method import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
+    from synthdp.queries.spec import parse_query_class
 
     domain = Domain.from_sizes({f"a{i}": 3 for i in range(6)})
     assert default_epsilon_per_round(parse_query_class("marginals:3", domain)) == DEFAULT_EPSILON_PER_ROUND
@@ -223,8 +224,8 @@ def test_prsma_exact_spends_prsma_budget_with_one_call_per_round(demo, monkeypat
     from fractions import Fraction
 
     import synthdp.mechanisms.prsma as prsma_module
-    from synthdp.oracles.base import NO_LIMITS
     from synthdp.accounting.ledger import prsma_per_round
+    from synthdp.oracles.base import NO_LIMITS
 
     calls = []
     solve = prsma_module.perturbed_solve

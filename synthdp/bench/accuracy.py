@@ -31,9 +31,9 @@ import synthdp
 from synthdp import api
 from synthdp.accounting.ledger import Ledger, as_epsilon
 from synthdp.accounting.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
-from synthdp.api import PRSMA_PLAYERS
 from synthdp.bench.figures import epsilon_panels, write_tables_and_figure
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
+from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.datasets import benchmarks_dir, load_coded, load_workload
@@ -41,6 +41,7 @@ from synthdp.evaluation.marginals import marginal_errors
 from synthdp.files.csvfile import write_json
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.game_method import PRSMA_PLAYERS
 from synthdp.methods.measure import measure
 from synthdp.queries.complement import ComplementClosed
 from synthdp.queries.conjunctions import Conjunctions
@@ -51,8 +52,8 @@ log = logging.getLogger(__name__)
 def _defaults() -> dict:
 
     return {"rounds": None, "epsilon_per_round": None, "samples_per_round": None,
-            "ftpl_theta": api.DEFAULT_THETA, "resolution": api.DEFAULT_RESOLUTION, "respond_to": "auto",
-            "burn_in": None, "ftpl_noise": api.DEFAULT_NOISE}
+            "ftpl_theta": DEFAULT_THETA, "resolution": DEFAULT_RESOLUTION, "respond_to": "auto",
+            "burn_in": None, "ftpl_noise": DEFAULT_NOISE}
 
 
 #: Game settings of every suite: the library defaults, fixed on NLTCS before any ADULT number was measured.
@@ -173,7 +174,7 @@ def run_one(suite: str, player: str, epsilon: float, seed: int, oracle: str, set
 
     df, schema, qc, sets = _suite_inputs(suite)
     delta = 1.0 / len(df) ** 2
-    if player in api.PRSMA_PLAYERS:
+    if player in PRSMA_PLAYERS:
         settings = dict(settings, rounds=settings.get("rounds") or PRSMA_SETTINGS["rounds"],
                         relation=PRSMA_SETTINGS["relation"])
     start = time.perf_counter()
