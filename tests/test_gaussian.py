@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from synthdp.mechanisms import gaussian
 from synthdp.mechanisms.gaussian import (
     discrete_gaussian, discrete_gaussian_array, discrete_gaussian_pmf, sigma2_up,
 )
@@ -80,3 +81,17 @@ def test_seeded_streams_reproduce():
     a = discrete_gaussian_array(50, Fraction(10), PrivateRandom(9))
     b = discrete_gaussian_array(50, Fraction(10), PrivateRandom(9))
     assert (a == b).all() and a.dtype == np.int64
+
+
+@pytest.mark.parametrize("sigma2", [Fraction(1, 4), sigma2_up(2.7), sigma2_up(480.3**2), Fraction(10**9 + 7, 3)])
+def test_acceptance_exponent_is_exact_on_both_paths(sigma2):
+    """The int64 shortcut and the exact-integer path give the same ``divmod((|y| b t - a)**2, 2 a b t**2)``, up to
+    and past the magnitude where the square stops fitting int64 (there the exact path must take over)."""
+    a, b = sigma2.numerator, sigma2.denominator
+    t = math.isqrt(a // b) + 1
+    bt, den = b * t, 2 * a * b * t * t
+    edge = (gaussian._INT64_SQRT - 1) // bt
+    magnitude = np.unique(np.concatenate([np.arange(0, 200), [max(0, edge - 1), edge, edge + 1, edge + 2]]))
+    whole, frac = gaussian._acceptance_exponent(magnitude.astype(np.int64), a, bt, den)
+    for m, w, f in zip(magnitude.tolist(), whole.tolist(), frac.tolist()):
+        assert (w, f) == divmod((m * bt - a) ** 2, den)
