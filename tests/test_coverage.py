@@ -16,7 +16,8 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import measure as measure_module
-from synthdp.methods.coverage import cover_shares, maximal_marginals, rounds_budget
+from synthdp.methods.coverage import (cover_shares, fill, maximal_marginals, precision_level, rounds_budget,
+                                      water_level)
 from synthdp.methods.measure import REWEIGHTED_SAMPLE, MeasureOptions, measure
 from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
@@ -47,7 +48,7 @@ def test_cover_shares_by_brute_force():
                    and not any(set(m) < set(o) for o in workload)]
         assert maximal_marginals(workload) == maximal
         held = {m: max([c for a, c in paid if set(m) <= set(a)], default=0) for m in maximal}
-        shares = cover_shares(workload, paid, left)
+        shares = cover_shares(workload, paid, left, precision_power=1)
         assert [m for m, _ in shares] == [m for m in maximal if m in dict(shares)]  # the workload's order
         assert sum(share for _, share in shares) == left and all(share > 0 for _, share in shares)
         levels = {held[m] + share for m, share in shares}
@@ -65,14 +66,58 @@ def test_a_coarse_measurement_is_topped_up():
     """A workload marginal a round measured coarsely is measured again at what brings it to the others' level; one
     measured above that level costs nothing; a measurement that contains none holds nothing."""
     workload = [(0, 1), (1, 2)]
-    assert cover_shares(workload, [], Fraction(1)) == [((0, 1), Fraction(1, 2)), ((1, 2), Fraction(1, 2))]
-    assert cover_shares(workload, [((0, 1), Fraction(1, 4))], Fraction(1)) == [((0, 1), Fraction(3, 8)),
-                                                                              ((1, 2), Fraction(5, 8))]
-    assert cover_shares(workload, [((0, 1), Fraction(2))], Fraction(1)) == [((1, 2), Fraction(1))]
-    assert cover_shares(workload, [((0, 1, 2), Fraction(1, 4))], Fraction(1)) == [((0, 1), Fraction(1, 2)),
-                                                                                 ((1, 2), Fraction(1, 2))]
-    assert cover_shares(workload, [((0,), Fraction(1))], Fraction(1)) == [((0, 1), Fraction(1, 2)),
-                                                                         ((1, 2), Fraction(1, 2))]
+
+    def shares(paid):
+        return cover_shares(workload, paid, Fraction(1), precision_power=GaussianNoise.precision_power)
+
+    assert shares([]) == [((0, 1), Fraction(1, 2)), ((1, 2), Fraction(1, 2))]
+    assert shares([((0, 1), Fraction(1, 4))]) == [((0, 1), Fraction(3, 8)), ((1, 2), Fraction(5, 8))]
+    assert shares([((0, 1), Fraction(2))]) == [((1, 2), Fraction(1))]
+    assert shares([((0, 1, 2), Fraction(1, 4))]) == [((0, 1), Fraction(1, 2)), ((1, 2), Fraction(1, 2))]
+    assert shares([((0,), Fraction(1))]) == [((0, 1), Fraction(1, 2)), ((1, 2), Fraction(1, 2))]
+
+
+def test_pure_dp_fills_by_precision_by_hand():
+    """Under pure DP precision grows as the square of the cost (§8.10, q = 2): two holders of nothing get equal
+    halves; holders of 0 and h get L and sqrt(L**2 - h**2) with L + sqrt(L**2 - h**2) = left, the solution
+    L = (left**2 + h**2) / (2 left), the second rounded down, the first the exact remainder; one holding above
+    the level gets nothing."""
+    assert LaplaceNoise.precision_power == 2 and GaussianNoise.precision_power == 1
+    assert fill([Fraction(0), Fraction(0)], Fraction(1), precision_power=2) == [Fraction(1, 2), Fraction(1, 2)]
+    for h, left in ((Fraction(1, 4), Fraction(1)), (Fraction(3, 10), Fraction(1, 2)), (Fraction(1, 99), Fraction(3))):
+        e1, e2 = fill([Fraction(0), h], left, precision_power=2)
+        level = (left**2 + h**2) / (2 * left)
+        assert e1 + e2 == left and e1 > 0 and e2 > 0
+        assert math.isclose(e1, level, rel_tol=1e-9) and math.isclose(e2, math.sqrt(level**2 - h**2), rel_tol=1e-9)
+        assert e2 > (left + h) / 2 - h  # more than the cost fill's top-up, which leaves h below the level
+        assert e2**2 <= level**2 - h**2 < (e2 + Fraction(2, 10**12)) ** 2  # rounded down onto the 1e-12 grid
+    assert fill([Fraction(0), Fraction(2)], Fraction(1), precision_power=2) == [Fraction(1), Fraction(0)]
+    with pytest.raises(InputError, match="precision_power"):
+        fill([Fraction(0)], Fraction(1), precision_power=0)
+
+
+def test_pure_dp_fill_by_brute_force():
+    """On random holdings the q = 2 fill brings every marginal it measures to one precision h**2 + e**2 (1e-9
+    relative), leaves every other at or above it, and its shares are positive exact rationals summing to exactly
+    what is left; with q = 1 the bisection finds the exact rational level of the closed form."""
+    gen = np.random.default_rng(1)
+    costs = [Fraction(0)] + [Fraction(int(k), 64) for k in range(1, 65)]
+    topped = 0
+    for _ in range(300):
+        held = [costs[i] for i in gen.integers(0, len(costs), gen.integers(1, 9))]
+        left = Fraction(int(gen.integers(1, 65)), 32)
+        shares = fill(held, left, precision_power=2)
+        assert all(isinstance(e, Fraction) and e >= 0 for e in shares) and sum(shares) == left
+        measured = [(h, e) for h, e in zip(held, shares) if e > 0]
+        precisions = [float(h) ** 2 + float(e) ** 2 for h, e in measured]
+        assert max(precisions) - min(precisions) <= 1e-9 * max(precisions)
+        assert all(float(h) ** 2 >= min(precisions) * (1 - 1e-9) for h, e in zip(held, shares) if e == 0)
+        topped += any(h > 0 for h, _ in measured)
+        assert math.isclose(precision_level(held, left, 1), water_level(held, left), rel_tol=1e-12)
+    assert topped > 50
+    workload = [(0, 1), (1, 2), (0, 2)]
+    assert cover_shares(workload, [((0, 1), Fraction(5))], Fraction(1), precision_power=2) == [
+        ((1, 2), Fraction(1, 2)), ((0, 2), Fraction(1, 2))]  # the held one is above the level
 
 
 @pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
@@ -97,7 +142,7 @@ def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq)
     rounds_spent = sum(m.rho + m.selection_rho for m in rounds)
     assert rounds_spent <= budget * (1 - OPTIONS.cover_share)
     assert rounds_spent >= budget * (1 - OPTIONS.cover_share) * (1 - Fraction(1, 10**6))
-    shares = cover_shares(WORKLOAD, [(m.attrs, m.cost) for m in rounds], budget - rounds_spent)
+    shares = cover_shares(WORKLOAD, [(m.attrs, m.cost) for m in rounds], budget - rounds_spent, precision_power=1)
     assert [m.attrs for m in cover] == [r for r, _ in shares]
     scales = [GaussianNoise(relation).scale_for(share) for _, share in shares]
     assert [m.sigma2 for m in cover] == scales
@@ -117,8 +162,9 @@ def test_covering_under_units_of_several_rows():
 
 
 def test_covering_under_pure_dp():
-    """Under pure DP the covering measurements are discrete Laplace at the rate for its share of what is left
-    (cover_shares), each charged a * Delta_1 (§10.2 (P2)); the pure ledger ends at most at epsilon."""
+    """Under pure DP the covering measurements are discrete Laplace at the rate for its share of what is left,
+    poured by precision (cover_shares with q = 2), each charged a * Delta_1 (§10.2 (P2)) at most its share; the
+    pure ledger ends at most at epsilon."""
     epsilon = Fraction(1)
     for relation, delta1 in (("add-remove", 1), ("replace-one", 2)):
         release, ledger = covering_run(table(), relation=relation, budget=epsilon, pure=True)
@@ -127,10 +173,12 @@ def test_covering_under_pure_dp():
         rounds_spent = sum(m.cost + (m.selection_epsilon or 0) for m in paid if m.selected_by != "cover")
         assert cover and rounds_spent <= epsilon * (1 - OPTIONS.cover_share)
         shares = cover_shares(WORKLOAD, [(m.attrs, m.cost) for m in paid if m.selected_by != "cover"],
-                              epsilon - rounds_spent)
+                              epsilon - rounds_spent, precision_power=2)
         rates = [LaplaceNoise(relation).scale_for(share) for _, share in shares]
         assert [m.attrs for m in cover] == [r for r, _ in shares] and [m.scale for m in cover] == rates
         assert all(m.noise == "laplace" and m.cost == m.scale * delta1 for m in cover)
+        assert all(m.cost <= share for m, (_, share) in zip(cover, shares))
+        assert [e.epsilon for e in ledger.events[-len(cover):]] == [m.cost for m in cover]
         assert epsilon * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= epsilon
 
 

@@ -6,10 +6,12 @@ covering step keeps a public share of the budget for them: the rounds run on
 the rest, then what is left is water-filled over the workload's marginals:
 the ones no measurement contains get equal shares, the ones a round measured
 early and coarsely are measured again at the cost that brings them to the
-same level, the ones measured finely are not paid for twice.  Everything
-here is a function of the public workload and the released attribute sets
-and costs; the measurements themselves are made (and charged) by
-:mod:`synthdp.methods.measure`.
+same precision, the ones measured finely are not paid for twice.  The fill
+is by precision, which grows with cost as ``cost**q``, ``q`` the noise
+family's ``precision_power`` (1 Gaussian, 2 Laplace).  Everything here is a
+function of the public workload, the family's ``q`` and the released
+attribute sets and costs; the measurements themselves are made (and charged)
+by :mod:`synthdp.methods.measure`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterable, Sequence
 
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, InternalError
+from synthdp.mechanisms.laplace import epsilon_down
 
 Marginal = tuple[int, ...]
 
@@ -45,27 +48,70 @@ def water_level(held: Sequence[Fraction], left: Fraction) -> Fraction:
     raise InputError("the covering step needs at least one workload marginal")
 
 
+def precision_level(held: Sequence[Fraction], left: Fraction, power: int) -> float:
+    """The level ``L`` with ``sum_{h < L} (L**q - h**q)**(1/q) = left`` (``q = power``), by bisection (§8.10).
+
+    The sum is continuous and strictly increasing above the smallest ``h``, 0 there and at least ``left`` at
+    ``h_min + left``, so ``L`` lies in that interval; halved until floats cannot split it.  The lower end is
+    returned (its sum at most ``left`` as floats compute it).  Floats only choose ``L``, from public values.
+    """
+    if not held:
+        raise InputError("the covering step needs at least one workload marginal")
+    costs, target = [float(h) for h in held], float(left)
+    low = min(costs)
+    high = low + target
+    while low < (middle := (low + high) / 2) < high:
+        poured = sum((middle**power - h**power) ** (1 / power) for h in costs if h < middle)
+        low, high = (middle, high) if poured <= target else (low, middle)
+    return low
+
+
+def fill(held: Sequence[Fraction], left: Fraction, *, precision_power: int) -> list[Fraction]:
+    """Each holder's share of ``left``, poured by precision ``cost**precision_power`` (0: not measured; §8.10).
+
+    A holder of ``h`` measured again at ``e`` ends at the precision of one measurement of ``(h**q + e**q)**(1/q)``;
+    the holders below the level ``L`` get ``(L**q - h**q)**(1/q)``, which brings each to ``L``.  ``q = 1`` (a
+    cost is a precision, zCDP): the exact rational level of :func:`water_level`.  ``q >= 2``: ``L`` of
+    :func:`precision_level`, every share but the largest rounded down onto exact rationals (one rounding to 0
+    is dropped), the largest (the first of them) the exact remainder; the shares sum to exactly ``left``.
+    """
+    if isinstance(precision_power, bool) or not isinstance(precision_power, int) or precision_power < 1:
+        raise InputError(f"precision_power must be a positive integer, got {precision_power!r}")
+    if precision_power == 1:
+        level = water_level(held, left)
+        return [level - h if h < level else Fraction(0) for h in held]
+    level = precision_level(held, left, precision_power)
+    ideal = [(level**precision_power - float(h) ** precision_power) ** (1 / precision_power) if h < level else 0.0
+             for h in held]
+    last = ideal.index(max(ideal))
+    shares = [epsilon_down(Fraction(x)) if x > 0 and i != last else Fraction(0) for i, x in enumerate(ideal)]
+    shares[last] = left - sum(shares)
+    if shares[last] <= 0:
+        raise InternalError(f"the covering step's last share is not positive ({shares[last]}); nothing was measured")
+    return shares
+
+
 def cover_shares(workload: Sequence[Marginal], paid: Iterable[tuple[Marginal, Fraction]],
-                 left: Fraction) -> list[tuple[Marginal, Fraction]]:
-    """What the covering step measures and at what cost: ``left`` water-filled over the workload (§8.10, steps 2-3).
+                 left: Fraction, *, precision_power: int) -> list[tuple[Marginal, Fraction]]:
+    """What the covering step measures and at what cost: ``left`` poured over the workload (§8.10, steps 2-3).
 
     ``paid`` are the attribute sets and measurement costs of the paid
-    measurements (released), ``left`` (positive) what the run has not spent.
-    A maximal workload marginal *holds* the largest cost of a paid
-    measurement containing it (0 if none).  Each marginal holding less than
-    the level ``L`` of :func:`water_level` is measured once at cost
-    ``L - held``, in the workload's order; the costs sum to ``left``.  Under
-    Gaussian noise a cost is a precision (``Delta2**2 / (2 sigma2)``), so
-    every workload marginal ends measured at least as precisely as ``L``
-    buys: the marginals the rounds left out get equal shares, the ones they
-    measured coarsely are topped up, the ones they measured finely cost
-    nothing.  Public given the transcript.
+    measurements (released), ``left`` (positive) what the run has not spent,
+    ``precision_power`` the noise family's ``q`` (precision grows as
+    ``cost**q``).  A maximal workload marginal *holds* the largest cost of a
+    paid measurement containing it (0 if none).  Each marginal holding less
+    than the level is measured once at its share of :func:`fill`, in the
+    workload's order; the shares sum to exactly ``left``.  Every workload
+    marginal ends measured at least as precisely as the level buys: the
+    marginals the rounds left out get equal shares, the ones they measured
+    coarsely are topped up, the ones they measured finely cost nothing.
+    Public given the transcript.
     """
     maximal = maximal_marginals(workload)
     measured = [(frozenset(attrs), cost) for attrs, cost in paid]
     held = [max((cost for attrs, cost in measured if set(m) <= attrs), default=Fraction(0)) for m in maximal]
-    level = water_level(held, left)
-    return [(m, level - h) for m, h in zip(maximal, held) if h < level]
+    shares = fill(held, left, precision_power=precision_power)
+    return [(m, share) for m, share in zip(maximal, shares) if share > 0]
 
 
 def rounds_budget(budget: Fraction, cover_share: Fraction, covering: bool) -> Fraction:

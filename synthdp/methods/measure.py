@@ -777,10 +777,11 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
 
 
 def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None:
-    """Step 4 (§8.10): what is left, water-filled over the workload marginals by the costs already paid for them;
-    each marginal below the level measured once at the scale for its share (rounded safely, charged before its
-    noise) and served by the reweighted sample (§8.7)."""
-    for r, share in cover_shares(workload, [(m.attrs, m.cost) for m in measured.paid], run.left()):
+    """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
+    them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
+    its share (rounded safely, charged before its noise) and served by the reweighted sample (§8.7)."""
+    paid = [(m.attrs, m.cost) for m in measured.paid]
+    for r, share in cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power):
         scale = run.noise.scale_for(share)
         m, y = run.measure(r, scale, selection_epsilon=None, selected_by="cover")
         measured.groups.append(marginal_group(run.domain, NoisyMarginal(r, y, run.noise.variance(scale))))

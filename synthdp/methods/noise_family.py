@@ -44,6 +44,9 @@ class GaussianNoise:
     name = "gaussian"
     #: A round's cost grows this much when annealing halves the noise's standard deviation.
     growth = 4
+    #: Precision (``1/sigma2``) grows as ``cost**precision_power``: a cost ``Delta2**2/(2 sigma2)`` is a precision
+    #: (the covering step fills by it, docs/privacy.md §8.10).
+    precision_power = 1
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
@@ -98,6 +101,8 @@ class LaplaceNoise:
     rows: int = 1
     name = "laplace"
     growth = 2
+    #: Precision (``1/Var Z``, about ``a**2/2``) grows as the square of the cost ``a Delta_1`` (docs/privacy.md §8.10).
+    precision_power = 2
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
