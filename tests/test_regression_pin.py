@@ -48,7 +48,7 @@ PINS = {
     "measure-zcdp-conjunctions": ("771f2d7b39052c34", "42d52e34f9684113"),
     "measure-zcdp-learned-domain": ("1976c36239a71d8e", "037fdf3fc377cbb7"),
     "measure-zcdp-marginals": ("86a8a7d8f323b50f", "d0dd950c54b7acd0"),
-    "measure-pure-marginals": ("a343152ea2934e0a", "e03c640046548a36"),
+    "measure-pure-marginals": ("9624661b25f798ee", "86739596b74e41d1"),
     "measure-zcdp-privtree": ("f15d74cad2b04a0c", "35c0eff69d25e590"),
     "measure-zcdp-units": ("3da3efe809fd3c7f", "151d4648b4cde2ab"),
     "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
