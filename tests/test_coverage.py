@@ -209,10 +209,34 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
     assert 0.6 < np.mean(noise**2) < 1.5
 
 
+@pytest.mark.parametrize("budget, deep", [(Fraction(1, 2), True), (Fraction(1, 5000), False)])
+def test_final_fit_is_deep_only_when_the_covering_noise_is_small(monkeypatch, budget, deep):
+    """The covering step's final fit: uncapped steps (``cover_deep_iters``) when the covering measurements' median
+    noise standard deviation is at most ``cover_deep_below`` of the model's released total, else the capped rule
+    (``cover_iters``); computed from the released scales and total, never from the data."""
+    seen = {}
+    real = measure_module.fit_weights
+
+    def spy(model, groups, **kw):
+        seen.update(kw)
+        return real(model, groups, **kw)
+
+    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    options = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
+    release, _ = covering_run(table(), budget=budget, options=options)
+    cover = [math.sqrt(float(m.scale)) for m in release.measurements if m.selected_by == "cover"]
+    spread = float(np.median(cover)) / release.model_total
+    assert (spread <= options.cover_deep_below) == deep
+    assert (seen["iters"], seen["growth"]) == ((7, math.inf) if deep else (5, measure_module.CAPPED_GROWTH))
+
+
 def test_cover_share_is_checked():
     for bad in (Fraction(1), Fraction(-1, 2), 0.5, 1):
         with pytest.raises(InputError, match="cover_share"):
             MeasureOptions(cover_share=bad)
+    for bad in (-0.1, math.inf, "0.04", True):
+        with pytest.raises(InputError, match="cover_deep_below"):
+            MeasureOptions(cover_deep_below=bad)
 
 
 def test_footprint_counts_the_covering_reweighting():

@@ -8,6 +8,8 @@ record a negative weight.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -15,7 +17,7 @@ from scipy.optimize import minimize
 from synthdp.core.domain import Domain
 from synthdp.methods import estimators
 from synthdp.methods.estimators import NoisyMarginal
-from synthdp.methods.reweight import fit_weights, marginal_group
+from synthdp.methods.reweight import CAPPED_GROWTH, fit_weights, marginal_group
 
 TINY = Domain(tuple("abc"), (2, 3, 2))  # 12 records: a large draw holds every one
 PAIRS = [(0, 1), (1, 2), (0, 2)]
@@ -72,13 +74,16 @@ def _reference(codes: np.ndarray, groups, total: float) -> np.ndarray:
     return matrix @ result.x
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_fit_reaches_the_reference_optimum_on_inconsistent_measurements(seed):
+@pytest.mark.parametrize("seed, growth", [(0, CAPPED_GROWTH), (1, CAPPED_GROWTH), (2, CAPPED_GROWTH),
+                                          (0, math.inf), (1, math.inf)])
+def test_fit_reaches_the_reference_optimum_on_inconsistent_measurements(seed, growth):
     """Noisy pairs that no table matches: the fitted answers equal SLSQP's optimum (unique: the loss is strictly
-    convex in the answers), the total is the model's and every weight is non-negative."""
+    convex in the answers), the total is the model's and every weight is non-negative -- with the capped steps
+    and with uncapped Barzilai-Borwein steps (the deep fit of the covering step)."""
     noisy, groups = _groups(_truth(seed), noise=25.0, seed=seed)
     model = _chain_model(noisy)
-    fitted = fit_weights(model, groups, support=20_000, iters=3000, generator=np.random.default_rng(seed))
+    fitted = fit_weights(model, groups, support=20_000, iters=3000, generator=np.random.default_rng(seed),
+                         growth=growth)
     assert len(fitted.codes) == TINY.cells((0, 1, 2))
     matrix, _, _ = _design(fitted.codes, groups)
     reference = _reference(fitted.codes, groups, model.total)
@@ -115,3 +120,18 @@ def test_fit_moves_only_as_far_as_its_steps_allow():
     assert losses[0] > losses[1] > losses[2]
     optimum = _reference(fitted.codes, groups, model.total) - answers
     assert losses[2] == pytest.approx(0.5 * float(optimum @ (inv_var * optimum)), rel=1e-6, abs=1e-6)
+
+
+def test_uncapped_steps_reach_a_lower_loss_in_as_many_steps():
+    """The step cap is a real regulariser, not ignored: in the same 40 steps the uncapped rule ends at a lower loss
+    than the capped one (both above the optimum)."""
+    noisy, groups = _groups(_truth(4), noise=25.0, seed=4)
+    model = _chain_model(noisy)
+    losses = {}
+    for growth in (CAPPED_GROWTH, math.inf):
+        fitted = fit_weights(model, groups, support=20_000, iters=40, generator=np.random.default_rng(4),
+                             growth=growth)
+        matrix, answers, inv_var = _design(fitted.codes, groups)
+        r = matrix @ fitted.weights - answers
+        losses[growth] = 0.5 * float(r @ (inv_var * r))
+    assert losses[math.inf] < losses[CAPPED_GROWTH]

@@ -143,11 +143,13 @@ class _SquaredError:
 
 #: Armijo's constant: the decrease a step must show, as a share of the first-order decrease it predicts.
 _ARMIJO = 1e-4
-#: The most a step may grow after an accepted one: the Barzilai-Borwein step is capped at this multiple.
-_GROWTH = 2.0
+#: The most a step may grow after an accepted one: the Barzilai-Borwein step is capped at this multiple
+#: (``math.inf``: uncapped, the fit runs toward the optimum; see :func:`mirror_descent`).
+CAPPED_GROWTH = 2.0
 
 
-def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evaluations: int) -> np.ndarray:
+def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evaluations: int,
+                   growth: float = CAPPED_GROWTH) -> np.ndarray:
     """Minimise ``loss`` over the simplex from ``start`` by entropic mirror descent, ``evaluations`` trial steps.
 
     ``step`` is the first step size.  A trial step is accepted when its
@@ -158,13 +160,15 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
     ``<log p' - log p, p' - p> / <grad' - grad, p' - p>`` (the inverse of
     the loss's curvature along the last step in the mirror map's metric;
     both products are positive, the entropy and the loss being convex),
-    capped at ``_GROWTH`` times the last step.  The earlier rule (double
+    capped at ``growth`` times the last step.  The earlier rule (double
     after an accepted step, halve after a refused one) bounced off the
     largest stable step and had half its trials refused; this one predicts
-    that step and keeps the slow, regularising path of small steps: a
-    non-monotone, uncapped Barzilai-Borwein rule reached lower losses but
-    fitted the noise of weak measurements (docs/benchmarks.md, thirteenth
-    round).  The result stays on the simplex: non-negative, summing to one.
+    that step.  Capped (``growth`` 2), it keeps the slow path of small steps
+    from the model's own weights, which regularises a fit to weak
+    measurements; uncapped (``math.inf``) it reaches far lower losses in the
+    same number of steps, which pays when the measurements are precise
+    (docs/benchmarks.md, fourteenth and fifteenth rounds).  The result stays
+    on the simplex: non-negative, summing to one.
     """
     log_p = np.log(np.maximum(start, 1e-300))
     p = start
@@ -186,8 +190,8 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
         trial_grad = loss.gradient(trial_residual)
         moved = trial - p
         curvature = _dot(trial_grad - grad, moved)
-        predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else _GROWTH * step
-        step = min(predicted, _GROWTH * step)
+        predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else 2 * step
+        step = min(predicted, growth * step)
         p, log_p, value, grad = trial, log_trial, trial_value, trial_grad
         accepted += 1
     log.debug("mirror descent: %d of %d steps accepted, loss %.4g", accepted, evaluations, value)
@@ -195,20 +199,21 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
 
 
 def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
-                generator: np.random.Generator) -> WeightedSample:
+                generator: np.random.Generator, growth: float = CAPPED_GROWTH) -> WeightedSample:
     """Draw ``support`` records from ``model`` and fit weights on the distinct ones to every group.
 
     The distinct records drawn start with weights proportional to how often
     they were drawn (the model's own distribution, to within the draw), so
     a large draw costs no more columns than there are distinct records and
     the estimate keeps the resolution of the draw.  :func:`mirror_descent`
-    (``iters`` trial steps) keeps the total at ``model.total``.
+    (``iters`` trial steps, Barzilai-Borwein steps capped at ``growth``
+    times the last) keeps the total at ``model.total``.
     Post-processing: no privacy cost, nothing read but released answers.
     """
     codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
     matrix, answers, inv_var = _design(codes, groups)
     loss = _SquaredError(matrix, answers, inv_var, model.total)
     first = 1.0 / (model.total * model.total * float(inv_var.max()) * max(1, len(groups)))  # a safe first step
-    p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters)
+    p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters, growth=growth)
     log.debug("reweighted sample: %d records, %d groups", len(codes), len(groups))
     return WeightedSample(model.domain, codes, model.total * p)
