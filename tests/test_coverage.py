@@ -209,7 +209,8 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
     assert 0.6 < np.mean(noise**2) < 1.5
 
 
-@pytest.mark.parametrize("budget, deep", [(Fraction(1, 2), True), (Fraction(1, 5000), False)])
+@pytest.mark.parametrize("budget, deep", [(Fraction(1, 2), True), (Fraction(1, 20), True), (Fraction(1, 100), False),
+                                         (Fraction(1, 5000), False)])  # median sd / total: 0.007, 0.024, 0.050, 0.55
 def test_final_fit_is_deep_only_when_the_covering_noise_is_small(monkeypatch, budget, deep):
     """The covering step's final fit: uncapped steps (``cover_deep_iters``) when the covering measurements' median
     noise standard deviation is at most ``cover_deep_below`` of the model's released total, else the capped rule
