@@ -19,10 +19,12 @@ Writes ``results.json``, ``results.md`` and ``accuracy.png`` under ``--out``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import re
 import time
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -106,9 +108,6 @@ def published_fem(label: str) -> dict[float, float]:
 
 def _suite_inputs(name: str):
     """The table, schema, query class and evaluation attribute sets of a suite."""
-    import itertools
-
-
     spec = SUITES[name]
     df, schema = load_coded(spec["dataset"])
     if "workload" in spec:
@@ -144,9 +143,6 @@ def run_measure(suite: str, epsilon: float, seed: int, *, pure: bool = False) ->
     conversion of §8.5; ``pure``: delta 0, the whole ``epsilon`` through a
     pure ledger (§10.2).  The method's settings are its public defaults.
     """
-    from fractions import Fraction
-
-
     df, schema, _, sets = _suite_inputs(suite)
     delta = 0.0 if pure else 1.0 / len(df) ** 2
     data = Encoder(schema).to_aggregated(df)
