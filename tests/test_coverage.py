@@ -231,6 +231,24 @@ def test_final_fit_is_deep_only_when_the_covering_noise_is_small(monkeypatch, bu
     assert (seen["iters"], seen["growth"]) == ((7, math.inf) if deep else (5, measure_module.CAPPED_GROWTH))
 
 
+def test_final_fit_under_pure_dp_keeps_the_capped_steps(monkeypatch):
+    """Under pure DP (discrete Laplace, heavy tails) the final fit keeps the capped steps however small the noise."""
+    seen = {}
+    real = measure_module.fit_weights
+
+    def spy(model, groups, **kw):
+        seen.update(kw)
+        return real(model, groups, **kw)
+
+    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    options = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
+    release, _ = covering_run(table(), budget=Fraction(4), pure=True, options=options)
+    cover = [m for m in release.measurements if m.selected_by == "cover"]
+    spread = float(np.median([math.sqrt(LaplaceNoise("add-remove", 1).variance(m.scale)) for m in cover]))
+    assert spread / release.model_total < options.cover_deep_below  # small enough for the deep fit under zCDP
+    assert (seen["iters"], seen["growth"]) == (5, measure_module.CAPPED_GROWTH)
+
+
 def test_cover_share_is_checked():
     for bad in (Fraction(1), Fraction(-1, 2), 0.5, 1):
         with pytest.raises(InputError, match="cover_share"):

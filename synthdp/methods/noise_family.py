@@ -47,6 +47,9 @@ class GaussianNoise:
     #: Precision (``1/sigma2``) grows as ``cost**precision_power``: a cost ``Delta2**2/(2 sigma2)`` is a precision
     #: (the covering step fills by it, docs/privacy.md §8.10).
     precision_power = 1
+    #: Light tails: a least-squares fit is this noise's likelihood, so the covering step's fit may run to the
+    #: optimum when the noise is small (docs/privacy.md §8.10, step 4).
+    light_tailed = True
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
@@ -103,6 +106,9 @@ class LaplaceNoise:
     growth = 2
     #: Precision (``1/Var Z``, about ``a**2/2``) grows as the square of the cost ``a Delta_1`` (docs/privacy.md §8.10).
     precision_power = 2
+    #: Heavy (exponential) tails: a least-squares fit run to the optimum follows the largest draws, so the covering
+    #: step's fit keeps its capped, regularising steps (docs/privacy.md §8.10, step 4).
+    light_tailed = False
 
     def __post_init__(self) -> None:
         check_relation(self.relation)
