@@ -209,44 +209,43 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
     assert 0.6 < np.mean(noise**2) < 1.5
 
 
+#: The final fit's two settings told apart: 7 deep (uncapped) steps or 5 capped ones.
+FIT_OPTIONS = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
+
+
+def final_fit_run(monkeypatch, **run):
+    """A covering run with :data:`FIT_OPTIONS`; returns the release, the covering measurements' median noise
+    standard deviation over the released total, and the (iters, growth) the final fit was given."""
+    seen = {}
+    real = measure_module.fit_weights
+
+    def spy(model, groups, **kw):
+        seen.update(kw)
+        return real(model, groups, **kw)
+
+    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    release, _ = covering_run(table(), options=FIT_OPTIONS, **run)
+    noise = LaplaceNoise("add-remove", 1) if run.get("pure") else GaussianNoise("add-remove", 1)
+    sd = [math.sqrt(noise.variance(m.scale)) for m in release.measurements if m.selected_by == "cover"]
+    return release, float(np.median(sd)) / release.model_total, (seen["iters"], seen["growth"])
+
+
 @pytest.mark.parametrize("budget, deep", [(Fraction(1, 2), True), (Fraction(1, 20), True), (Fraction(1, 100), False),
                                          (Fraction(1, 5000), False)])  # median sd / total: 0.007, 0.024, 0.050, 0.55
 def test_final_fit_is_deep_only_when_the_covering_noise_is_small(monkeypatch, budget, deep):
     """The covering step's final fit: uncapped steps (``cover_deep_iters``) when the covering measurements' median
     noise standard deviation is at most ``cover_deep_below`` of the model's released total, else the capped rule
     (``cover_iters``); computed from the released scales and total, never from the data."""
-    seen = {}
-    real = measure_module.fit_weights
-
-    def spy(model, groups, **kw):
-        seen.update(kw)
-        return real(model, groups, **kw)
-
-    monkeypatch.setattr(measure_module, "fit_weights", spy)
-    options = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
-    release, _ = covering_run(table(), budget=budget, options=options)
-    cover = [math.sqrt(float(m.scale)) for m in release.measurements if m.selected_by == "cover"]
-    spread = float(np.median(cover)) / release.model_total
-    assert (spread <= options.cover_deep_below) == deep
-    assert (seen["iters"], seen["growth"]) == ((7, math.inf) if deep else (5, measure_module.CAPPED_GROWTH))
+    _, spread, fit = final_fit_run(monkeypatch, budget=budget)
+    assert (spread <= FIT_OPTIONS.cover_deep_below) == deep
+    assert fit == ((7, math.inf) if deep else (5, measure_module.CAPPED_GROWTH))
 
 
 def test_final_fit_under_pure_dp_keeps_the_capped_steps(monkeypatch):
     """Under pure DP (discrete Laplace, heavy tails) the final fit keeps the capped steps however small the noise."""
-    seen = {}
-    real = measure_module.fit_weights
-
-    def spy(model, groups, **kw):
-        seen.update(kw)
-        return real(model, groups, **kw)
-
-    monkeypatch.setattr(measure_module, "fit_weights", spy)
-    options = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
-    release, _ = covering_run(table(), budget=Fraction(4), pure=True, options=options)
-    cover = [m for m in release.measurements if m.selected_by == "cover"]
-    spread = float(np.median([math.sqrt(LaplaceNoise("add-remove", 1).variance(m.scale)) for m in cover]))
-    assert spread / release.model_total < options.cover_deep_below  # small enough for the deep fit under zCDP
-    assert (seen["iters"], seen["growth"]) == (5, measure_module.CAPPED_GROWTH)
+    _, spread, fit = final_fit_run(monkeypatch, budget=Fraction(4), pure=True)
+    assert spread < FIT_OPTIONS.cover_deep_below  # small enough for the deep fit under zCDP
+    assert fit == (5, measure_module.CAPPED_GROWTH)
 
 
 def test_cover_share_is_checked():
