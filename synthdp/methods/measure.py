@@ -10,7 +10,7 @@ The algorithm (§8.1, in the manner of AIM, McKenna et al. 2022)::
         y  <- r(D) + N_Z(0, sigma2)^cells_r                      # §8.2 (M1), Delta2**2/(2 sigma2)
         if p barely moved on r: halve sigma, double eps          # decided from released values only
     for r in workload marginals below the water level L:         # §8.10: the rounds ran on (1 - cover_share) rho
-        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # sigma2 from L minus what r's measurements cost
+        y  <- r(D) + N_Z(0, sigma2)^cells_r                      # sigma2: from L and the precision r already holds
     records <- sample(estimate(all measurements))                # n_rows, or the model's own total
 
 A class whose queries may read every attribute (conjunctions of any

@@ -190,7 +190,7 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
         trial_grad = loss.gradient(trial_residual)
         moved = trial - p
         curvature = _dot(trial_grad - grad, moved)
-        predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else 2 * step
+        predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else CAPPED_GROWTH * step
         step = min(predicted, growth * step)
         p, log_p, value, grad = trial, log_trial, trial_value, trial_grad
         accepted += 1
