@@ -6,7 +6,8 @@ on many attributes, a parity, a halfspace -- would need a clique on all
 the attributes it mentions.  For those the estimate is a *weighted
 support*: the distinct records of ``support`` draws from the graphical model
 fitted to the local measurements, with weights fitted by entropic mirror descent
-(Barzilai-Borwein steps, capped, under Armijo's rule) to **every** measurement, local
+(Barzilai-Borwein steps under Armijo's rule, capped unless the covering step's precise measurements
+ask for the optimum) to **every** measurement, local
 and not, on the same loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)``,
 the total held at the model's own (noisy) total.
 
