@@ -453,9 +453,9 @@ def cmd_schema(args) -> int:
     df = _read(args.input, args)
     kw = _schema_kwargs(args)
     draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
-                         datetimes=kw["datetimes"], decimals=kw["decimals"], discretise=kw["discretise"],
-                         nullable=kw["nullable"], clip=kw["clip"], max_categories=kw["max_categories"],
-                         missing_values=args.missing or ())
+                         datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
+                         discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
+                         max_categories=kw["max_categories"], missing_values=args.missing or ())
     write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
     print(f"draft schema: {args.output} ({len(draft['attributes'])} columns)")
     for entry in draft[DRAFT_KEY]:

@@ -92,3 +92,64 @@ def test_evaluate_cuts_cells_still_to_learn_into_public_equal_width_bins():
     fixed = schema.with_equal_width()
     assert fixed.to_discretise == () and [fixed["amount"].bins, fixed["kids"].bins] == [10, 6]
     assert fixed["kids"].dtype == "int64" and fixed["amount"].bounds == (0.0, 500.0)
+
+
+def _amounts(seed: int, rows: int = 2000) -> pd.DataFrame:
+    """An amount that is 0 in four rows of five (capital gains, say) and a whole-number column."""
+    rng = np.random.default_rng(seed)
+    amount = np.where(rng.random(rows) < 0.8, 0, rng.integers(100, 20_000, rows))
+    return pd.DataFrame({"amount": amount, "hours": rng.integers(1, 100, rows)})
+
+
+def test_a_numeric_column_with_read_off_bounds_is_left_to_privtree_as_with_public_bounds():
+    df = _amounts(0)
+    draft = draft_schema(df)
+    assert draft.pop(DRAFT_KEY) == [{"column": "amount", "read": ["bounds"]}, {"column": "hours", "read": ["bounds"]}]
+    amount = next(a for a in draft["attributes"] if a["name"] == "amount")
+    assert amount["origin"] == "learn" and amount["bins"] == 1 and amount["dtype"] == "int64"
+    read_off = {a["name"]: tuple(int(b) for b in a["bounds"]) for a in draft["attributes"]}  # --bounds amount=0:19936
+    assert Schema.from_dict(draft) == Schema.from_dataframe(df, bounds=read_off, discretise="privtree")
+    equal_width = draft_schema(df, discretise="equal-width")
+    assert [a["bins"] for a in equal_width["attributes"]] == [10, 10]
+    assert all("origin" not in a for a in equal_width["attributes"])
+    with pytest.raises(Exception, match="discretise must be 'privtree' or 'equal-width', got 'quantiles'"):
+        draft_schema(df, discretise="quantiles")
+
+
+def test_a_reviewed_draft_keeps_a_point_mass(tmp_path, capsys):
+    """The zeros of an amount come back as zeros (PrivTree gives them a cell), not spread over [0, 2000)."""
+    data, draft_path, out = tmp_path / "in.csv", tmp_path / "schema.json", tmp_path / "out.csv"
+    _amounts(1).to_csv(data, index=False)
+    assert main(["schema", str(data), "-o", str(draft_path)]) == 0
+    draft = json.loads(draft_path.read_text())
+    draft.pop(DRAFT_KEY)
+    draft_path.write_text(json.dumps(draft))
+    assert main(["generate", str(data), "-o", str(out), "--schema", str(draft_path), "--epsilon", "2",
+                 "--delta", "1e-8", "--queries", "marginals:2", "--seed", "3", "-q"]) == 0, capsys.readouterr().err
+    zeros = (pd.read_csv(out)["amount"] == 0).mean()
+    assert 0.7 < zeros < 0.9  # equal-width bins over [0, 19999] would leave about 0.8 / 2000 of them
+
+
+def test_a_draft_with_bounds_to_learn_saves_and_gives_the_same_run_as_the_flags(tmp_path, capsys):
+    """``--learn-bounds`` is kept by the draft (bounds null, origin learn), not read off the data."""
+    data, draft_path = tmp_path / "in.csv", tmp_path / "schema.json"
+    _amounts(2).to_csv(data, index=False)
+    flags = ["--learn-bounds", "amount=int64", "--bounds", "hours=1:99"]
+    assert main(["schema", str(data), "-o", str(draft_path), *flags]) == 0
+    draft = json.loads(draft_path.read_text())
+    assert draft.pop(DRAFT_KEY) == []
+    amount = next(a for a in draft["attributes"] if a["name"] == "amount")
+    assert amount["bounds"] is None and amount["origin"] == "learn" and amount["dtype"] == "int64"
+    draft_path.write_text(json.dumps(draft))
+    schema = Schema.load(draft_path)
+    schema.save(tmp_path / "again.json")  # a schema with bounds to learn saves and loads
+    assert Schema.load(tmp_path / "again.json") == schema
+
+    common = ["--epsilon", "2", "--delta", "1e-8", "--queries", "marginals:2", "--seed", "5", "-q"]
+    runs = []
+    for name, domain in [("flags", flags), ("file", ["--schema", str(draft_path)])]:
+        out, report = tmp_path / f"{name}.csv", tmp_path / f"{name}.json"
+        assert main(["generate", str(data), "-o", str(out), "--report", str(report), *common, *domain]) == 0, \
+            capsys.readouterr().err
+        runs.append((out.read_text(), json.loads(report.read_text())))
+    assert runs[0] == runs[1]

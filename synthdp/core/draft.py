@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
-                                 value_kind)
+from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Attribute,
+                                 Schema, category_label, value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
 
@@ -43,6 +43,21 @@ def _drafted_bounds(series: pd.Series) -> tuple[tuple[float, float], int]:
     if integer:
         lo, hi = math.floor(lo), math.ceil(hi)
     return (lo, hi), max(bins, 1)
+
+
+def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip: bool,
+                     decimals: int | None) -> dict[str, Any]:
+    """A numeric column whose bounds are read off the data, with the cells ``discretise`` gives a bounded column.
+
+    Under ``"privtree"`` (the default of generate) its cells are left to be learned (origin ``"learn"``), as for a
+    column with public bounds: a reviewed draft then gives the run the options would, and a point mass (the zeros
+    of an amount, 40 hours a week) keeps a cell of its own instead of being spread over an equal-width bin.
+    """
+    col_bounds, default_bins = _drafted_bounds(series)
+    bins = 1 if discretise == "privtree" else default_bins
+    return Attribute(str(series.name), "numeric", bounds=col_bounds, bins=bins, missing=missing, clip=clip,
+                     dtype=_numeric_dtype(col_bounds, bins, series), decimals=decimals,
+                     origin="learn" if discretise == "privtree" else "public").to_dict()
 
 
 def _categories(series: pd.Series, max_categories: int) -> list[str]:
@@ -76,35 +91,43 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                  bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
                  cuts: Mapping[str, Iterable[float]] | None = None,
                  datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
+                 learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
                  decimals: Mapping[str, int] | None = None, discretise: str = "privtree",
                  nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
                  missing_values: Iterable[str] = ()) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft.
 
     What the caller gives (``categorical``, ``bounds``, ``bins``, ``cuts``,
-    ``datetimes``, ``decimals``, ``discretise``, ``nullable``) is public and
+    ``datetimes``, ``learn_bounds``, ``decimals``, ``discretise``, ``nullable``) is public and
     kept as given: a column with public bounds gets the attribute that
     :meth:`Schema.from_dataframe` builds from the same options (so the
     reviewed file gives the same run as the options), e.g. cells still to be
     learned by PrivTree (origin ``"learn"``) unless ``bins`` or ``cuts`` fix
-    them. Everything else is read off ``df`` and listed under
+    them; a numeric column whose bounds are read off gets the same cells
+    (:func:`_drafted_numeric`). Everything else is read off ``df`` and listed under
     :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
     ``"categories"``, ``"bounds"`` and/or ``"missing"``.
     """
+    if discretise not in ("privtree", "equal-width"):
+        raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
     columns = [str(c) for c in df.columns]
     categorical, nullable = set(categorical or ()), set(nullable or ())
     bounds, bins, cuts, decimals = dict(bounds or {}), dict(bins or {}), dict(cuts or {}), dict(decimals or {})
     datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
+    learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
+                    else dict.fromkeys(learn_bounds or (), "float64"))
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
-                         ("--datetime", datetimes), ("--decimals", decimals), ("--nullable", nullable)]:
+                         ("--datetime", datetimes), ("--learn-bounds", learn_bounds), ("--decimals", decimals),
+                         ("--nullable", nullable)]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
     missing = {col: col in nullable or bool(df[col].isna().any()) for col in columns}
-    public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes]
+    public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes or c in learn_bounds]
     given = {a.name: a.to_dict() for a in Schema.from_dataframe(
         df[public], bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
-        datetimes=datetimes, decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
+        datetimes=datetimes, learn_bounds=learn_bounds, decimals={c: k for c, k in decimals.items() if c in public},
+        discretise=discretise,
         nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
     attributes, read_off = [], []
     for col in columns:
@@ -113,13 +136,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         if col in given:
             attributes.append(given[col])
         elif col not in categorical and _is_number(series) and series.notna().any():
-            col_bounds, default_bins = _drafted_bounds(series)
             read.insert(0, "bounds")
-            attributes.append({"name": col, "kind": "numeric", "bounds": list(col_bounds), "bins": default_bins,
-                               "clip": clip, "missing": missing[col],
-                               "dtype": _numeric_dtype(col_bounds, default_bins, series)})
-            if col in decimals:
-                attributes[-1]["decimals"] = decimals[col]
+            attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
+                                               decimals=decimals.get(col)))
         else:
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "

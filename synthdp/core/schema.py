@@ -453,7 +453,8 @@ class Attribute:
             if self.origin != "public":
                 out["origin"] = self.origin
         else:
-            out.update(bounds=list(self.bounds), bins=self.bins, clip=self.clip)
+            # bounds None: to be learned privately (origin "learn", docs/privacy.md §10.4)
+            out.update(bounds=None if self.bounds is None else list(self.bounds), bins=self.bins, clip=self.clip)
             if self.cuts:
                 out["cuts"] = list(self.cuts)
             if self.origin != "public":
