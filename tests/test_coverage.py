@@ -16,8 +16,8 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import measure as measure_module
-from synthdp.methods.coverage import (cover_shares, fill, maximal_marginals, precision_level, rounds_budget,
-                                      water_level)
+from synthdp.methods.coverage import (cover_shares, covering_pays, fill, maximal_marginals, precision_level,
+                                      rounds_budget, water_level)
 from synthdp.methods.measure import REWEIGHTED_SAMPLE, MeasureOptions, measure
 from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
@@ -189,6 +189,49 @@ def test_no_covering_step_when_switched_off_or_on_the_oracle_path():
     assert ledger.spent >= Fraction(1, 2) * (1 - Fraction(1, 10**6))
 
 
+def test_covering_pays_at_the_exact_ratio_under_heavy_tails_only():
+    """§8.10 step 0: covers iff ``c T >= k (1 - c) M`` under Laplace noise; Gaussian noise always covers."""
+    c = Fraction(3, 4)
+    assert covering_pays(6, 10, cover_share=c, min_ratio=Fraction(5), light_tailed=False)  # 7.5 = 5 * 1/4 * 6
+    assert not covering_pays(6, 10, cover_share=c, min_ratio=Fraction(5) + Fraction(1, 10**9), light_tailed=False)
+    assert not covering_pays(7, 10, cover_share=c, min_ratio=Fraction(5), light_tailed=False)
+    assert covering_pays(10**6, 10, cover_share=c, min_ratio=Fraction(5), light_tailed=True)
+    # the defaults on the tuning sets' shapes (docs/privacy.md §8.10): NLTCS all 3-way (560 marginals, d = 16)
+    # does not pay, BR2000 with 64 random 3-way marginals (d = 14) does
+    default = MeasureOptions()
+    pays = {m: covering_pays(m, default.rounds_per_attribute * d, cover_share=default.cover_share,
+                             min_ratio=default.cover_min_ratio, light_tailed=False) for m, d in ((560, 16), (64, 14))}
+    assert pays == {560: False, 64: True}
+
+
+@pytest.mark.parametrize("min_ratio, covers", [(Fraction(5), True), (Fraction(6), False)])
+def test_pure_dp_runs_the_covering_step_only_when_it_pays(min_ratio, covers):
+    """Six maximal marginals, 10 planned rounds, c = 3/4: the covering step pays up to k = 5.  When it does not,
+    the rounds run on the whole epsilon (the initial 1-way marginals at its per-round rate) and spend it all;
+    zCDP covers whatever ``k``."""
+    options = replace(OPTIONS, cover_min_ratio=min_ratio)
+    release, ledger = covering_run(table(), budget=Fraction(1), pure=True, options=options)
+    assert any(m.selected_by == "cover" for m in release.measurements) == covers
+    rounds_budget_ = Fraction(1) * (1 - OPTIONS.cover_share if covers else 1)
+    _, rate = LaplaceNoise("add-remove").split(rounds_budget_ / (OPTIONS.rounds_per_attribute * len(DOMAIN)),
+                                               OPTIONS.selection_share)
+    assert release.measurements[0].selected_by == "initial" and release.measurements[0].scale == rate
+    assert Fraction(1) * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= Fraction(1)
+    zcdp, _ = covering_run(table(), options=options)
+    assert any(m.selected_by == "cover" for m in zcdp.measurements)
+
+
+def test_the_plan_says_whether_pure_dp_covers():
+    from synthdp.methods.measure_method import covering_note
+
+    assert "the rest measures once each workload marginal" in covering_note(DOMAIN, WORKLOAD, OPTIONS, pure=True)
+    skip = replace(OPTIONS, cover_min_ratio=Fraction(6))
+    assert "no covering step: under pure DP each of the 6 workload marginals" in \
+        covering_note(DOMAIN, WORKLOAD, skip, pure=True)
+    assert "the rest measures once" in covering_note(DOMAIN, WORKLOAD, skip, pure=False)
+    assert covering_note(DOMAIN, WORKLOAD, replace(OPTIONS, cover_share=Fraction(0)), pure=True) == ""
+
+
 def test_covering_noise_has_the_charged_scale(monkeypatch):
     """Statistical audit of the covering measurements alone: their noise has the variance of N_Z(0, sigma2) (a
     quarter of it if the noise were drawn at half the standard deviation charged)."""
@@ -255,6 +298,9 @@ def test_cover_share_is_checked():
     for bad in (-0.1, math.inf, "0.04", True):
         with pytest.raises(InputError, match="cover_deep_below"):
             MeasureOptions(cover_deep_below=bad)
+    for bad in (Fraction(-1), 1.25, None):
+        with pytest.raises(InputError, match="cover_min_ratio"):
+            MeasureOptions(cover_min_ratio=bad)
 
 
 def test_footprint_counts_the_covering_reweighting():

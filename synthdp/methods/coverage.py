@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 
 from synthdp.core.errors import InputError, InternalError
 from synthdp.mechanisms.laplace import epsilon_down
+from synthdp.methods.spanning import uses_spanning_step
 
 Marginal = tuple[int, ...]
 
@@ -112,6 +113,33 @@ def cover_shares(workload: Sequence[Marginal], paid: Iterable[tuple[Marginal, Fr
     held = [max((cost for attrs, cost in measured if set(m) <= attrs), default=Fraction(0)) for m in maximal]
     shares = fill(held, left, precision_power=precision_power)
     return [(m, share) for m, share in zip(maximal, shares) if share > 0]
+
+
+def covering_pays(marginals: int, planned_rounds: int, *, cover_share: Fraction, min_ratio: Fraction,
+                  light_tailed: bool) -> bool:
+    """Whether the covering step is worth its share under this noise (§8.10, step 0): public inputs only.
+
+    Light-tailed (Gaussian) noise: always.  Heavy-tailed (discrete Laplace, pure DP): only when a covering
+    measurement of each of the ``marginals`` maximal workload marginals would cost at least ``min_ratio`` times
+    a first round, ``cover_share / marginals >= min_ratio (1 - cover_share) / planned_rounds``.  Under pure
+    composition a measurement's noise grows linearly with the number of them, so a large workload (NLTCS's 560
+    3-way marginals) gets covering measurements noisier than the rounds', which the final fit then follows.
+    """
+    if light_tailed:
+        return True
+    return cover_share * planned_rounds >= min_ratio * (1 - cover_share) * marginals
+
+
+def uses_covering_step(d: int, candidates: Sequence[Marginal], options, *, oracle: bool, light_tailed: bool) -> bool:
+    """Whether select-measure-estimate runs the covering step (§8.10): a marginal workload (no ``oracle``) without
+    a spanning step (§8.9), a positive ``options.cover_share``, and :func:`covering_pays`.  ``candidates`` are the
+    workload's marginals and their subsets; ``options`` a ``MeasureOptions``.  Public: a function of the domain's
+    width, the workload, the options and the noise family."""
+    if oracle or options.cover_share <= 0 or uses_spanning_step(d, candidates, options.spanning_from):
+        return False
+    return covering_pays(len(maximal_marginals(candidates)), options.rounds_per_attribute * d,
+                         cover_share=options.cover_share, min_ratio=options.cover_min_ratio,
+                         light_tailed=light_tailed)
 
 
 def rounds_budget(budget: Fraction, cover_share: Fraction, covering: bool) -> Fraction:

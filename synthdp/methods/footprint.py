@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
+from synthdp.methods.coverage import uses_covering_step
 from synthdp.methods.spanning import adaptive_rounds, uses_spanning_step
 
 #: Bytes per model cell: potentials, marginals, beliefs, factors and gradients, and the trial step's copies.
@@ -62,7 +63,8 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     record = BYTES_PER_CODE * d
     sample = SAMPLE_COPIES * options.estimator.scoring_sample * record + options.estimator.scoring_sample * \
         sum(domain.sizes) // 8  # the draw and its bit sets
-    covering = not oracle and not spanning and options.cover_share > 0  # its reweighted sample (§8.10)
+    # its reweighted sample (§8.10); counted as under zCDP, which always covers: an upper bound under pure DP
+    covering = uses_covering_step(d, candidates, options, oracle=oracle, light_tailed=True)
     support = SAMPLE_COPIES * (options.support if oracle else options.cover_support if covering else 0) * record
     # at most one group per candidate, per round and per attribute, each with an entry per support record
     design = BYTES_PER_DESIGN_ENTRY * options.cover_support * (len(candidates) + rounds + d) if covering else 0

@@ -32,8 +32,8 @@ from synthdp.mechanisms import rspm
 from synthdp.methods import footprint as sizes
 from synthdp.methods import measure as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
+from synthdp.methods.coverage import maximal_marginals, uses_covering_step
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
-from synthdp.methods.spanning import uses_spanning_step
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
 
@@ -120,13 +120,18 @@ def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Ch
                   + ("" if inputs.n_rows else f", plus {size.bytes_per_output_row} bytes per output record"))
 
 
-def covering_note(domain, workload, options) -> str:
-    """The plan's words for the covering step (docs/privacy.md §8.10): from the domain, workload and options."""
-    if not options.cover_share or uses_spanning_step(len(domain), list(sme.candidate_weights(workload)),
-                                                     options.spanning_from):
-        return ""
-    return (f"; the rounds spend {1 - options.cover_share} of the budget, the rest measures once each workload "
-            "marginal no measurement of the rounds contains (docs/privacy.md §8.10)")
+def covering_note(domain, workload, options, *, pure: bool) -> str:
+    """The plan's words for the covering step (docs/privacy.md §8.10): from the domain, workload, options and the
+    noise family (pure DP: discrete Laplace)."""
+    candidates = list(sme.candidate_weights(workload))
+    if uses_covering_step(len(domain), candidates, options, oracle=False, light_tailed=not pure):
+        return (f"; the rounds spend {1 - options.cover_share} of the budget, the rest measures once each workload "
+                "marginal no measurement of the rounds contains (docs/privacy.md §8.10)")
+    if pure and uses_covering_step(len(domain), candidates, options, oracle=False, light_tailed=True):
+        return (f"; no covering step: under pure DP each of the {len(maximal_marginals(candidates))} workload "
+                f"marginals' measurements would cost less than {options.cover_min_ratio} times a round's, and their "
+                "Laplace noise would outweigh them; the rounds spend the whole budget (docs/privacy.md §8.10)")
+    return ""
 
 
 def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
@@ -140,7 +145,7 @@ def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
     why = ("pure DP: the whole epsilon, spent through the run's own ledger, which refuses any step "
            "past it before its noise is drawn (Laplace measurements, docs/privacy.md §10.2, Theorem 10.2)")
     marginals = Choice(len(workload), f"the marginals whose cells make up {qc.name}; candidates are them and "
-                                      "their subsets" + covering_note(qc.domain, workload, options))
+                                      "their subsets" + covering_note(qc.domain, workload, options, pure=True))
     return MeasurePlan(inputs, Choice(inputs.epsilon, why), marginals, options, pure=True,
                        footprint=footprint_choice(inputs, sme.candidate_weights(workload), options, False))
 
@@ -185,7 +190,7 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
     clip_budget = reserve = Fraction(0)
     if workload is not None:
         marginals = Choice(len(workload), f"the marginals whose cells make up {qc.name}; candidates are them and "
-                                          "their subsets" + covering_note(qc.domain, workload, options))
+                                          "their subsets" + covering_note(qc.domain, workload, options, pure=False))
     else:
         workload, marginals, oracle, mode, calls = oracle_selection(inputs, options)
         clip_budget = calls * rspm.CLIP_BOUND
