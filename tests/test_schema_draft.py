@@ -153,3 +153,45 @@ def test_a_draft_with_bounds_to_learn_saves_and_gives_the_same_run_as_the_flags(
             capsys.readouterr().err
         runs.append((out.read_text(), json.loads(report.read_text())))
     assert runs[0] == runs[1]
+
+
+def _dated(seed: int, rows: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 900, rows), unit="D")
+    return pd.DataFrame({"signup": days.strftime("%d/%m/%Y"), "spend": rng.gamma(2.0, 30.0, rows).round(2),
+                         "ratio": rng.random(rows), "visits": rng.poisson(3, rows)})
+
+
+def test_a_text_column_of_dates_is_drafted_as_a_datetime_column_with_its_format():
+    df = _dated(0)
+    draft = draft_schema(df)
+    read = {e["column"]: e["read"] for e in draft.pop(DRAFT_KEY)}
+    assert read == {"signup": ["kind (datetime)", "bounds"], "spend": ["bounds", "decimals"], "ratio": ["bounds"],
+                    "visits": ["bounds"]}
+    attrs = {a["name"]: a for a in draft["attributes"]}
+    first, last = pd.to_datetime(df["signup"], format="%d/%m/%Y").agg(["min", "max"])
+    expected = Schema.from_dataframe(df[["signup"]], datetimes={"signup": "%d/%m/%Y"}, discretise="privtree",
+                                     bounds={"signup": (first.strftime("%d/%m/%Y"), last.strftime("%d/%m/%Y"))})
+    assert attrs["signup"] == expected["signup"].to_dict() and attrs["signup"]["format"] == "%d/%m/%Y"
+    assert attrs["spend"]["decimals"] == 2 and "decimals" not in attrs["ratio"] and "decimals" not in attrs["visits"]
+    assert draft_schema(df, decimals={"spend": 1})[DRAFT_KEY][1] == {"column": "spend", "read": ["bounds"]}
+    # a few dates may be labels: categorical, as before; many values that are not dates: refused, as before
+    assert draft_schema(df.head(20))["attributes"][0]["kind"] == "categorical"
+    words = pd.DataFrame({"word": [f"w{i}" for i in range(150)]})
+    with pytest.raises(Exception, match="150 distinct values, more than --max-categories 100"):
+        draft_schema(words)
+
+
+def test_dates_of_a_date_format_come_back_as_whole_days(tmp_path, capsys):
+    data, draft_path, out = tmp_path / "in.csv", tmp_path / "schema.json", tmp_path / "out.csv"
+    _dated(1).to_csv(data, index=False)
+    assert main(["schema", str(data), "-o", str(draft_path)]) == 0
+    draft = json.loads(draft_path.read_text())
+    draft.pop(DRAFT_KEY)
+    draft_path.write_text(json.dumps(draft))
+    assert main(["generate", str(data), "-o", str(out), "--schema", str(draft_path), "--epsilon", "2",
+                 "--delta", "1e-6", "--queries", "marginals:2", "--seed", "3", "-q"]) == 0, capsys.readouterr().err
+    signup = pd.read_csv(out, dtype=str)["signup"]
+    assert signup.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()  # midnight: written as dates, no time of day
+    days = pd.to_datetime(signup)
+    assert days.between("2021-01-01", "2023-06-19").all() and days.nunique() > 30

@@ -16,10 +16,12 @@ budget.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Attribute,
@@ -55,9 +57,62 @@ def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip:
     """
     col_bounds, default_bins = _drafted_bounds(series)
     bins = 1 if discretise == "privtree" else default_bins
+    dtype = _numeric_dtype(col_bounds, bins, series)
+    if decimals is None and dtype == "float64":
+        decimals = _drafted_decimals(series)
     return Attribute(str(series.name), "numeric", bounds=col_bounds, bins=bins, missing=missing, clip=clip,
-                     dtype=_numeric_dtype(col_bounds, bins, series), decimals=decimals,
+                     dtype=dtype, decimals=decimals,
                      origin="learn" if discretise == "privtree" else "public").to_dict()
+
+
+#: The most decimals a drafted real column is given (read off: the fewest that write every value exactly).
+MAX_DRAFTED_DECIMALS = 6
+
+
+def _drafted_decimals(series: pd.Series) -> int | None:
+    """The fewest decimals (at most :data:`MAX_DRAFTED_DECIMALS`) that write every value of a real column exactly
+    (2 for amounts of money), or None: read off the data, so that a point mass such as 0.00 comes back as itself."""
+    values = series.dropna().to_numpy(dtype=np.float64)
+    return next((k for k in range(MAX_DRAFTED_DECIMALS + 1) if np.array_equal(np.round(values, k), values)), None)
+
+
+def _one_date_format(text: pd.Series) -> tuple[str | None, pd.Series | None]:
+    """The first format pandas guesses from the first value (month first, then day first) that reads every value,
+    and the dates; ``(None, None)`` when none does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas warns on an ambiguous day-first guess: both are tried
+        guesses = dict.fromkeys(guess_datetime_format(text.iloc[0], dayfirst=first) for first in (False, True))
+    for fmt in (g for g in guesses if g is not None):
+        try:
+            return fmt, pd.to_datetime(text, format=fmt)
+        except (ValueError, TypeError, OverflowError):
+            continue
+    return None, None
+
+
+def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *, missing: bool,
+                      clip: bool) -> dict[str, Any] | None:
+    """A text column with more distinct values than ``max_categories`` whose every value reads as a date in the
+    format its first value suggests: a datetime column of that format (``--datetime COL=FORMAT``) with its first
+    and last date read off as bounds; else None.
+
+    Only where a category list would be refused: a column of a few dates may be meant as labels.
+    """
+    values = series.dropna()
+    if _is_number(series) or values.nunique() <= max_categories:
+        return None
+    text = values.astype(str)
+    fmt, parsed = _one_date_format(text)
+    if fmt is None:
+        return None
+    lo, hi = parsed.min(), parsed.max()
+    if lo == hi:
+        lo, hi = lo - pd.Timedelta(days=1), hi + pd.Timedelta(days=1)
+    bounds = (lo.strftime(fmt), hi.strftime(fmt))
+    name = str(series.name)
+    attribute = Schema.from_dataframe(series.to_frame(name), datetimes={name: fmt}, bounds={name: bounds},
+                                      discretise=discretise, nullable=[name] if missing else [], clip=clip)
+    return attribute.attributes[0].to_dict()
 
 
 def _categories(series: pd.Series, max_categories: int) -> list[str]:
@@ -106,7 +161,8 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     them; a numeric column whose bounds are read off gets the same cells
     (:func:`_drafted_numeric`). Everything else is read off ``df`` and listed under
     :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
-    ``"categories"``, ``"bounds"`` and/or ``"missing"``.
+    ``"categories"``, ``"bounds"``, ``"decimals"`` (a real column's values all written with that many),
+    ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`) and/or ``"missing"``.
     """
     if discretise not in ("privtree", "equal-width"):
         raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
@@ -136,9 +192,14 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         if col in given:
             attributes.append(given[col])
         elif col not in categorical and _is_number(series) and series.notna().any():
-            read.insert(0, "bounds")
             attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
                                                decimals=decimals.get(col)))
+            read[:0] = ["bounds"] + (["decimals"] if col not in decimals and "decimals" in attributes[-1] else [])
+        elif col not in categorical and (dated := _drafted_datetime(series, discretise, max_categories,
+                                                                    missing=missing[col], clip=clip)) is not None:
+            read.insert(0, "bounds")
+            read.insert(0, "kind (datetime)")
+            attributes.append(dated)
         else:
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "

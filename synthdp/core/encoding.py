@@ -334,6 +334,17 @@ def _decode_labels(attr: Attribute, codes: np.ndarray) -> pd.Series:
     return pd.Series(_take(list(attr.labels[: attr.bins]), codes, attr.missing))
 
 
+#: Seconds in a day: a column whose public format writes dates alone comes back as whole days.
+_DAY = 86_400
+#: ``strptime`` directives that read a time of day.
+_TIME_DIRECTIVES = ("%H", "%I", "%M", "%S", "%f", "%p", "%X", "%c", "%T", "%R", "%z", "%Z", "%s")
+
+
+def _date_only(fmt: str | None) -> bool:
+    """A public datetime format with a date and no time of day (``"%Y-%m-%d"``): values are whole days."""
+    return fmt is not None and not any(d in fmt for d in _TIME_DIRECTIVES)
+
+
 def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
     """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
@@ -345,8 +356,9 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
         drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
-    if attr.is_datetime:  # whole seconds since 1970, back to datetimes (NaT where missing)
-        return pd.Series(pd.to_datetime(np.floor(out), unit="s")).astype(attr.dtype)
+    if attr.is_datetime:  # whole seconds (whole days for a date format) since 1970, back to datetimes (NaT: missing)
+        unit = _DAY if _date_only(attr.format) else 1
+        return pd.Series(pd.to_datetime(np.floor(out / unit) * unit, unit="s")).astype(attr.dtype)
     if attr.decimals is not None:  # the column's public precision, inside the bounds
         out = np.clip(np.round(out, attr.decimals), *attr.bounds)
     return pd.Series(out).astype(_result_dtype(attr) or np.float64)
