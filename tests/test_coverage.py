@@ -207,15 +207,18 @@ def test_covering_pays_at_the_exact_ratio_under_heavy_tails_only():
 @pytest.mark.parametrize("min_ratio, covers", [(Fraction(5), True), (Fraction(6), False)])
 def test_pure_dp_runs_the_covering_step_only_when_it_pays(min_ratio, covers):
     """Six maximal marginals, 10 planned rounds, c = 3/4: the covering step pays up to k = 5.  When it does not,
-    the rounds run on the whole epsilon (the initial 1-way marginals at its per-round rate) and spend it all;
-    zCDP covers whatever ``k``."""
+    the rounds run on the whole epsilon (the initial 1-way marginals at its per-round rate), a first round selects
+    with ``uncovered_pure_selection_share`` of it, and they spend it all; zCDP covers whatever ``k``."""
     options = replace(OPTIONS, cover_min_ratio=min_ratio)
     release, ledger = covering_run(table(), budget=Fraction(1), pure=True, options=options)
     assert any(m.selected_by == "cover" for m in release.measurements) == covers
     rounds_budget_ = Fraction(1) * (1 - OPTIONS.cover_share if covers else 1)
-    _, rate = LaplaceNoise("add-remove").split(rounds_budget_ / (OPTIONS.rounds_per_attribute * len(DOMAIN)),
-                                               OPTIONS.selection_share)
-    assert release.measurements[0].selected_by == "initial" and release.measurements[0].scale == rate
+    share = OPTIONS.selection_share if covers else OPTIONS.uncovered_pure_selection_share
+    epsilon, rate = LaplaceNoise("add-remove").split(rounds_budget_ / (OPTIONS.rounds_per_attribute * len(DOMAIN)),
+                                                     share)
+    first, chosen = release.measurements[0], release.measurements[len(DOMAIN)]
+    assert first.selected_by == "initial" and first.scale == rate
+    assert chosen.selected_by == "exponential" and (chosen.selection_epsilon, chosen.scale) == (epsilon, rate)
     assert Fraction(1) * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= Fraction(1)
     zcdp, _ = covering_run(table(), options=options)
     assert any(m.selected_by == "cover" for m in zcdp.measurements)
@@ -228,6 +231,7 @@ def test_the_plan_says_whether_pure_dp_covers():
     skip = replace(OPTIONS, cover_min_ratio=Fraction(6))
     assert "no covering step: under pure DP each of the 6 workload marginals" in \
         covering_note(DOMAIN, WORKLOAD, skip, pure=True)
+    assert "1/4 of each round selecting" in covering_note(DOMAIN, WORKLOAD, skip, pure=True)
     assert "the rest measures once" in covering_note(DOMAIN, WORKLOAD, skip, pure=False)
     assert covering_note(DOMAIN, WORKLOAD, replace(OPTIONS, cover_share=Fraction(0)), pure=True) == ""
 
@@ -301,6 +305,9 @@ def test_cover_share_is_checked():
     for bad in (Fraction(-1), 1.25, None):
         with pytest.raises(InputError, match="cover_min_ratio"):
             MeasureOptions(cover_min_ratio=bad)
+    for bad in (Fraction(0), Fraction(1), 0.25):
+        with pytest.raises(InputError, match="uncovered_pure_selection_share"):
+            MeasureOptions(uncovered_pure_selection_share=bad)
 
 
 def test_footprint_counts_the_covering_reweighting():

@@ -130,7 +130,8 @@ def covering_note(domain, workload, options, *, pure: bool) -> str:
     if pure and uses_covering_step(len(domain), candidates, options, oracle=False, light_tailed=True):
         return (f"; no covering step: under pure DP each of the {len(maximal_marginals(candidates))} workload "
                 f"marginals' measurements would cost less than {options.cover_min_ratio} times a round's, and their "
-                "Laplace noise would outweigh them; the rounds spend the whole budget (docs/privacy.md §8.10)")
+                "Laplace noise would outweigh them; the rounds spend the whole budget, "
+                f"{options.uncovered_pure_selection_share} of each round selecting (docs/privacy.md §8.10)")
     return ""
 
 
