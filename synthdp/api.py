@@ -43,7 +43,7 @@ from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
-from synthdp.mechanisms.privtree import Discretisation, discretise
+from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
 from synthdp.methods import game_method
@@ -137,9 +137,10 @@ def stating_spend(ledger: Ledger):
     """Re-raise an error that comes after the ledger was charged with what was spent (docs/privacy.md §10.1).
 
     Most refusals come before any private step (the plan is checked on public
-    inputs and placeholder domains first).  A few can only come after one: a
+    inputs and placeholder domains first; PrivTree's cells are capped so that they
+    fit, :func:`privtree_cap`).  A few can only come after one: a
     value outside its public bounds found while PrivTree reads a column, a
-    model too large for the cells PrivTree or partition selection learned, a
+    model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
     used: the owner is told what the ledger was charged, so that a new run is
     counted as a second spend.
@@ -290,6 +291,7 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     if config.engine == "dask":
         raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
                          "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
+    cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
     learned, before, zcdp = learn_categories(df, schema, config, ledger, rng, chosen)
     bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
@@ -299,8 +301,24 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
     if not schema.to_discretise:
         return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation)
+    cut = discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation,
+                     max_cells=cap)
     return learned, bounded, cut, zcdp
+
+
+def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
+    """The most cells PrivTree may release per column (docs/privacy.md §10.3): the largest of
+    :data:`~synthdp.mechanisms.privtree.CELL_CAPS` whose plan, with every column to discretise holding that many
+    cells and every column to learn one label, passes the method's size checks; 1 when none does (no split: the
+    plan of the schema as given, checked before any private step).  Public inputs only, before any private step."""
+    placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
+    for cells in CELL_CAPS:
+        try:
+            make_plan(config, placeholder.with_placeholder_cells(cells), chosen_bound=chosen)
+        except InputError:
+            continue
+        return cells
+    return 1
 
 
 def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng, chosen=None):

@@ -32,7 +32,7 @@ from typing import Any
 from synthdp.accounting.ledger import as_delta, as_epsilon
 from synthdp.config import SynthesisConfig
 from synthdp.core.parameters import Relation
-from synthdp.mechanisms.privtree import DISCRETISE_SHARE, column_budget
+from synthdp.mechanisms.privtree import CELL_CAPS, DISCRETISE_SHARE, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method
 from synthdp.queries.base import QueryClass
@@ -176,7 +176,16 @@ def cells_choice(discretised) -> Choice | None:
                   f"(docs/privacy.md §10.3), each tree run at epsilon "
                   f"{float(discretised.columns[0].parameters.epsilon):.4g} (eps_d over the rows per privacy "
                   "unit, §10.6), " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho
-                                      else f"epsilon = {float(discretised.epsilon):.4g} ahead of the method"))
+                                      else f"epsilon = {float(discretised.epsilon):.4g} ahead of the method")
+                  + _cell_cap_note(discretised.columns[0].max_cells))
+
+
+def _cell_cap_note(max_cells: int | None) -> str:
+    """The public cap on each tree's cells, when it was below the largest one tried (docs/privacy.md §10.3)."""
+    if max_cells is None or max_cells >= CELL_CAPS[0]:
+        return ""
+    return (f"; at most {max_cells} cells per column, the most with which the method's counts fit its size limits "
+            "(decided on public sizes before any private step)")
 
 
 def discretisation_budget(plan: Plan, columns: int, *, share: Fraction | None = None) -> Fraction:

@@ -285,3 +285,43 @@ def test_a_run_with_privacy_units_and_numeric_columns():
                                         random_state=0, progress=False)
     assert result.data["x"].between(0, 999).all() and "person" not in result.data
     assert [e["mechanism"] for e in result.report.release.zcdp_ledger][:1] == ["privtree"]
+
+
+def _bfs_key(cut: float) -> tuple[int, float]:
+    """On bounds [0, 1) a split at depth d cuts at an odd multiple of 2**-(d+1): breadth-first order."""
+    return Fraction(cut).denominator, cut
+
+
+@pytest.mark.parametrize("max_cells", [1, 2, 5, 17, 64])
+def test_a_cell_cap_releases_the_first_splits_of_the_whole_tree_in_breadth_first_order(max_cells):
+    """Post-processing: the capped tree is the whole tree's release cut to its first ``max_cells - 1`` splits."""
+    params = privtree_parameters(Fraction(2))
+    values = np.random.default_rng(3).beta(0.5, 3.0, 20_000)
+    whole = privtree_cuts(values, (0.0, 1.0), integer=False, params=params, rng=PrivateRandom(7))
+    capped = privtree_cuts(values, (0.0, 1.0), integer=False, params=params, rng=PrivateRandom(7),
+                           max_cells=max_cells)
+    assert len(whole) > 64
+    assert capped == tuple(sorted(sorted(whole, key=_bfs_key)[: max_cells - 1]))
+
+
+def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkeypatch):
+    """A domain PrivTree would make too large for the method's counts (here a small limit): the cap is chosen from
+    public sizes before any private step, every tree stays within it, the run releases, and the plan says so."""
+    import synthdp.methods.measure_method as measure_method
+    from synthdp.api import privtree_cap
+    from synthdp.config import SynthesisConfig
+
+    monkeypatch.setattr(measure_method, "MAX_COUNTED_CELLS", 200_000)  # 4 triples of K**3 cells: K = 32 fits
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=6000)
+    df = pd.DataFrame({f"x{i}": np.clip(50 + 15 * (0.6 * base + 0.8 * rng.normal(size=6000)), 0, 100)
+                       for i in range(4)})
+    bounds = {c: (0.0, 100.0) for c in df.columns}
+    config = SynthesisConfig(query_class="marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds)
+    assert privtree_cap(config, Schema.from_dataframe(df, bounds=bounds, discretise="privtree")) == 32
+    result = synthdp.generate_synthetic(df, "marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds, random_state=0,
+                                        progress=False)
+    columns = result.report.release.plan["discretised"]
+    assert "at most 32 cells per column" in columns["reason"]
+    assert all(1 < result.schema[c].bins <= 32 for c in df.columns)
+    assert max(result.schema[c].bins for c in df.columns) == 32  # the cap bit: PrivTree wanted more

@@ -631,6 +631,16 @@ class Schema:
         """Numeric columns whose cells are still to be learned by PrivTree (docs/privacy.md §10.3)."""
         return tuple(a.name for a in self.attributes if a.kind == "numeric" and a.origin == "learn")
 
+    def with_placeholder_cells(self, cells: int) -> "Schema":
+        """For sizing only: each column :attr:`to_discretise` as ``cells`` public equal-width bins (over its bounds,
+        or ``(0, cells)`` where they are still to be learned), real-valued; never used to encode data."""
+        pending = set(self.to_discretise)
+        attributes = tuple(
+            replace(a, origin="public", bounds=a.bounds or (0.0, float(cells)), bins=cells, cuts=(), dtype="float64",
+                    format=None, decimals=None, clip=True)
+            if a.name in pending else a for a in self.attributes)
+        return Schema(attributes, self.missing_values)
+
     def with_cuts(self, released: Mapping[str, Sequence[float]]) -> "Schema":
         """This schema with the cells of the columns :attr:`to_discretise` fixed to the ``released`` cut points.
 

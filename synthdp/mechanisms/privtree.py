@@ -42,6 +42,7 @@ from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = [
+    "CELL_CAPS",
     "DISCRETISE_SHARE",
     "FANOUT",
     "MAX_DEPTH",
@@ -137,13 +138,17 @@ def _children(lo: float, hi: float, integer: bool) -> float | None:
 
 
 def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: bool, params: PrivTreeParameters,
-                  rng: PrivateRandom) -> tuple[float, ...]:
+                  rng: PrivateRandom, max_cells: int | None = None) -> tuple[float, ...]:
     """The released cut points of one column's tree (docs/privacy.md §10.3), sorted.
 
     ``values`` are the column's non-missing values, already inside
     ``bounds`` (clipped or checked by the caller). ``integer``: the column's
     public dtype is an integer one. Each node draws fresh noise from ``rng``
     (a stream of the column's own); counts and noise are never returned.
+    ``max_cells`` (public): the tree stops once it has that many cells, i.e.
+    it releases the first ``max_cells - 1`` splits of the whole tree in
+    breadth-first order, a function of the whole tree's release
+    (post-processing: the same privacy).
     """
     lo, hi = float(bounds[0]), float(bounds[1])
     if integer:
@@ -152,7 +157,7 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
     rate = params.rate
     cuts: list[float] = []
     queue = deque([(lo, hi, 0)])
-    while queue:
+    while queue and (max_cells is None or len(cuts) + 1 < max_cells):
         left, right, depth = queue.popleft()
         middle = _children(left, right, integer) if depth < params.max_depth else None
         if middle is None:
@@ -166,6 +171,11 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
             queue.append((middle, right, depth + 1))
     return tuple(sorted(cuts))
 
+
+#: The most cells a tree may release, tried largest first until the plan of a domain whose columns to discretise
+#: hold that many cells fits the method's public size limits (``synthdp.api``): then no tree can give a domain the
+#: method refuses after PrivTree has spent (docs/privacy.md §10.3).
+CELL_CAPS = tuple(2**k for k in range(10, 0, -1))
 
 #: Public share of the method's budget spent on discretising numeric columns, split evenly over them.
 DISCRETISE_SHARE = Fraction(1, 10)
@@ -203,9 +213,11 @@ class DiscretisedColumn:
     parameters: PrivTreeParameters
     cells: int
     charge: str
+    max_cells: int | None = None
 
     def to_dict(self) -> dict:
-        return {"column": self.column, "cells": self.cells, "charge": self.charge, **self.parameters.to_dict()}
+        return {"column": self.column, "cells": self.cells, "max_cells": self.max_cells, "charge": self.charge,
+                **self.parameters.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -223,7 +235,7 @@ class Discretisation:
 
 
 def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
-               relation: str = ADD_REMOVE) -> Discretisation:
+               relation: str = ADD_REMOVE, max_cells: int | None = None) -> Discretisation:
     """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
 
     ``epsilon`` is each column's ``eps_d`` (:func:`column_budget`). ``ledger``
@@ -234,6 +246,7 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     rows the trees run at ``eps_d / k`` (group privacy, §10.6) and are charged
     ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
+    ``max_cells`` (public): the most cells each tree may release (:func:`privtree_cuts`).
     """
 
     columns = schema.to_discretise
@@ -256,8 +269,8 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
             ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
             charge = f"epsilon={factor * Fraction(epsilon)}"
         cuts[column] = privtree_cuts(values[column], attr.bounds, integer=value_kind(attr.dtype) == "int",
-                                     params=params, rng=rng.spawn())
-        done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge))
+                                     params=params, rng=rng.spawn(), max_cells=max_cells)
+        done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge, max_cells))
     zcdp = isinstance(ledger, ZcdpLedger)
     total = factor * Fraction(epsilon) * len(columns)
     rho = sum((factor * Fraction(epsilon)) ** 2 / 2 for _ in columns) if zcdp else Fraction(0)
