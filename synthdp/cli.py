@@ -538,6 +538,9 @@ def _interruptible(work, name: str) -> int:
     try:
         while thread.is_alive():
             thread.join(0.2)
+    except BrokenPipeError:  # the reader went away (`synthdp schema IN -o OUT | head -1`); the files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"synthdp: interrupted ({signal.Signals(signum).name}); bench {name} stopped, the results it had "
@@ -666,10 +669,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, _interrupt) for sig in handled}
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader gone away shows here, not at interpreter exit
+        return code
     except SynthDPError as exc:
         print(f"synthdp: error: {exc.for_cli()}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`synthdp schema IN -o OUT | head -1`); the files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         done = ("the outputs had already been written in full" if getattr(exc, "written", False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -227,3 +228,15 @@ def test_dask_engine_under_quiet_prints_nothing_but_the_summary(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
     assert "output: out.csv" in done.stdout
+
+
+def test_a_reader_that_goes_away_is_no_error(tmp_path):
+    """``synthdp schema IN -o OUT | head -1``: the draft is written, no traceback, exit 141 (SIGPIPE's code)."""
+    pd.DataFrame({"a": ["x", "y"] * 50, "b": range(100)}).to_csv(tmp_path / "in.csv", index=False)
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    done = subprocess.run([sys.executable, "-m", "synthdp.cli", "schema", "in.csv", "-o", "s.json"], cwd=tmp_path,
+                          stdout=write, stderr=subprocess.PIPE, text=True)
+    os.close(write)
+    assert done.returncode == 141 and "Traceback" not in done.stderr and "Exception" not in done.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["attributes"]
