@@ -178,9 +178,10 @@ class MeasureOptions:
     #: Under pure DP (heavy-tailed noise) the covering step runs only when a covering measurement would cost at
     #: least this many times a first round (``coverage.covering_pays``); zCDP always covers.  Pure DP, seeds 0-4,
     #: mean max error with / without the covering step, by the ratio of the two costs (``24 d / M`` with the
-    #: defaults, M maximal workload marginals): NLTCS all 3-way (0.69) 0.030 / 0.021 at eps 1 (0.045 / 0.033 at 0.5, 0.022 / 0.012 at
-    #: 2); BR2000 all 3-way (0.92) 0.019 / 0.015; BR2000 200 random 3-way (1.68) 0.0133 / 0.0126; BR2000 128 (2.6)
-    #: 0.0116 / 0.0135; NLTCS 128 (3.0) 0.019 / 0.028; BR2000 64 (5.25) 0.0077 / 0.0098 (docs/benchmarks.md).
+    #: defaults, M maximal workload marginals): NLTCS all 3-way (0.69) 0.030 / 0.021 at eps 1 (0.045 / 0.033 at
+    #: 0.5, 0.022 / 0.012 at 2); BR2000 all 3-way (0.92) 0.019 / 0.015; BR2000 200 random 3-way (1.68) 0.0133 /
+    #: 0.0126; BR2000 128 (2.6) 0.0116 / 0.0135; NLTCS 128 (3.0) 0.019 / 0.028; BR2000 64 (5.25) 0.0077 / 0.0098
+    #: (docs/benchmarks.md, sixteenth round).
     cover_min_ratio: Fraction = Fraction(5, 4)
     #: Under pure DP without a covering step the rounds must find every marginal themselves, and this share of
     #: each round selects instead of ``selection_share``.  Pure DP, eps 1, mean max error with 1/10 / 1/4: NLTCS all
