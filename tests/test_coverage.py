@@ -319,6 +319,10 @@ def test_footprint_counts_the_covering_reweighting():
     cands = list(candidate_weights(WORKLOAD))
     on = footprint(DOMAIN, cands, OPTIONS, n_rows=None, oracle=False)
     off = footprint(DOMAIN, cands, replace(OPTIONS, cover_share=Fraction(0)), n_rows=None, oracle=False)
+    # pure DP counts the covering step only where it runs (docs/privacy.md §8.10 step 0)
+    skip = replace(OPTIONS, cover_min_ratio=Fraction(6))
+    assert footprint(DOMAIN, cands, skip, n_rows=None, oracle=False, pure=True).memory_bytes == off.memory_bytes
+    assert footprint(DOMAIN, cands, skip, n_rows=None, oracle=False).memory_bytes == on.memory_bytes
     support = SAMPLE_COPIES * OPTIONS.cover_support * 8 * len(DOMAIN)
     design = BYTES_PER_DESIGN_ENTRY * OPTIONS.cover_support * (len(cands) + on.rounds + len(DOMAIN))
     assert on.memory_bytes - off.memory_bytes == support + design

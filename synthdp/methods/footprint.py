@@ -51,8 +51,9 @@ class Footprint:
 
 
 def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *, n_rows: int | None,
-              oracle: bool) -> Footprint:
-    """The up-front estimate of a run over ``candidates`` with ``options`` (a ``MeasureOptions``)."""
+              oracle: bool, pure: bool = False) -> Footprint:
+    """The up-front estimate of a run over ``candidates`` with ``options`` (a ``MeasureOptions``); ``pure``: pure DP,
+    whose covering step runs only when it pays (docs/privacy.md §8.10 step 0)."""
     d = len(domain)
     spanning = uses_spanning_step(d, candidates, options.spanning_from)
     rounds = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning
@@ -63,8 +64,7 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     record = BYTES_PER_CODE * d
     sample = SAMPLE_COPIES * options.estimator.scoring_sample * record + options.estimator.scoring_sample * \
         sum(domain.sizes) // 8  # the draw and its bit sets
-    # its reweighted sample (§8.10); counted as under zCDP, which always covers: an upper bound under pure DP
-    covering = uses_covering_step(d, candidates, options, oracle=oracle, light_tailed=True)
+    covering = uses_covering_step(d, candidates, options, oracle=oracle, light_tailed=not pure)  # §8.10
     support = SAMPLE_COPIES * (options.support if oracle else options.cover_support if covering else 0) * record
     # at most one group per candidate, per round and per attribute, each with an entry per support record
     design = BYTES_PER_DESIGN_ENTRY * options.cover_support * (len(candidates) + rounds + d) if covering else 0

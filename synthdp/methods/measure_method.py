@@ -114,7 +114,8 @@ def check_sizes(domain, candidates) -> None:
 def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Choice:
     """The run's size (rounds, candidates per round, model cells, memory) from public inputs; refuses a run
     past the machine's memory before any private step (:mod:`synthdp.methods.footprint`)."""
-    size = sizes.footprint(inputs.query_class.domain, list(weights), options, n_rows=inputs.n_rows, oracle=oracle)
+    size = sizes.footprint(inputs.query_class.domain, list(weights), options, n_rows=inputs.n_rows, oracle=oracle,
+                           pure=inputs.pure)
     sizes.check_fits(size, machine_memory())
     return Choice(size, f"{size.summary()}; from the domain, the options and n_rows only"
                   + ("" if inputs.n_rows else f", plus {size.bytes_per_output_row} bytes per output record"))
