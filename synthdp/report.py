@@ -202,7 +202,8 @@ class Report:
 #: How numeric columns come back, for the report (post-processing of the released cells, no privacy cost).
 NUMERIC_VALUES = {
     "uniform": "numbers drawn uniformly inside each released cell (integers uniform over the cell's integers for "
-               "integer columns), within the public bounds, in the schema's dtype",
+               "integer columns, whole days for datetime columns whose format has no time of day), within the "
+               "public bounds, in the schema's dtype",
     "label": "cell labels 'lo-hi' (numeric='label')",
 }
 
