@@ -212,6 +212,7 @@ def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str
     """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
     config, spent = plan.config, output.ledger.total()
     pure = plan.delta is None  # pure DP: no delta anywhere in the release (docs/privacy.md §10.2)
+    collected.extend(output.warnings)
     if config.random_state is not None:
         collected.append("seeded run (random_state given): the noise comes from a reproducible, non-cryptographic "
                          "stream; for experiments only, not for release (omit random_state to release)")

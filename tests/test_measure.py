@@ -229,3 +229,42 @@ def test_accuracy_on_a_small_table():
         real = data.marginal(m) / data.counts.sum()
         fake = syn.marginal(m) / syn.counts.sum()
         assert np.abs(real - fake).max() < 0.05
+
+
+def _paid(attrs, selected_by):
+    from synthdp.methods.measure import Measurement
+
+    names = tuple(DOMAIN.names[a] for a in attrs)
+    return Measurement(attrs, names, Fraction(1), Fraction(1, 100), None if selected_by in ("initial", "cover")
+                       else Fraction(1, 10), selected_by)
+
+
+def test_the_release_warns_when_the_rounds_selected_no_joint_marginal():
+    """Read off the released measurements: no pair selected by the rounds on a pair workload is a warning naming
+    the columns with most cells; a selected pair, or a workload of 1-way marginals, is not."""
+    from synthdp.methods.measure_method import joint_warning
+
+    ones = [_paid((a,), "initial") for a in range(len(DOMAIN))]
+    covered = ones + [_paid((1,), "exponential")] + [_paid(r, "cover") for r in WORKLOAD]
+    (warning,) = joint_warning(covered, DOMAIN, WORKLOAD)
+    assert warning.startswith("the rounds selected no marginal of two or more columns")
+    assert "'d' (4 cells), 'b' (3 cells)" in warning and "--bins d=8" in warning
+    assert joint_warning(covered + [_paid((0, 1), "exponential")], DOMAIN, WORKLOAD) == []
+    assert joint_warning(ones, DOMAIN, [(0,), (3,)]) == []
+
+
+def test_a_run_on_cells_too_fine_for_its_budget_says_so():
+    import pandas as pd
+    import synthdp
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=400)
+    df = pd.DataFrame({f"x{i}": np.clip(50 + 15 * (0.6 * base + 0.8 * rng.normal(size=400)), 0, 100)
+                       for i in range(3)})
+    fine = synthdp.generate_synthetic(df, "marginals:2", epsilon=0.5, delta=1e-6, bounds={c: (0.0, 100.0) for c in df},
+                                      bins={c: 50 for c in df}, random_state=0, progress=False)
+    assert any(w.startswith("the rounds selected no marginal") for w in fine.report.release.warnings)
+    coarse = synthdp.generate_synthetic(df, "marginals:2", epsilon=8.0, delta=1e-6,
+                                        bounds={c: (0.0, 100.0) for c in df}, bins={c: 3 for c in df}, random_state=0,
+                                        progress=False)
+    assert not any(w.startswith("the rounds selected no marginal") for w in coarse.report.release.warnings)

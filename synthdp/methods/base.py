@@ -24,7 +24,7 @@ budget, the relation, the contribution bound and the run's options by name).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any, ClassVar, Mapping
 
@@ -143,6 +143,9 @@ class MethodOutput:
     release: dict[str, Any]
     diagnostics: dict[str, Any]
     notes: list[str]
+    #: Warnings for the release summary, read off released values only (e.g. :func:`~synthdp.methods.measure_method.
+    #: joint_warning`).
+    warnings: list[str] = field(default_factory=list)
 
 
 class Method(ABC):

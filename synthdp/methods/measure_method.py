@@ -136,6 +136,25 @@ def covering_note(domain, workload, options, *, pure: bool) -> str:
     return ""
 
 
+def joint_warning(measurements, domain, workload) -> list[str]:
+    """A warning when the workload has marginals of two or more columns but the rounds selected none: at this budget
+    the expected noise of every such candidate (``sqrt(2/pi) sigma`` a cell, §8.1) outweighed what it could show,
+    so the joint distribution rests on the covering step's coarse measurements alone.  Usually the columns have
+    too many cells for the budget (docs/benchmarks.md, sixteenth round: 14 numeric columns of 64 PrivTree cells
+    lost their correlations).  Read off the released measurements and the public domain: post-processing."""
+    if not workload or max(len(m) for m in workload) < 2:
+        return []
+    if any(m.selected_by in ("exponential", "record", "rspm") and len(m.attrs) >= 2 for m in measurements):
+        return []
+    widest = sorted(range(len(domain)), key=lambda a: -domain.sizes[a])[:3]
+    names = ", ".join(f"{domain.names[a]!r} ({domain.sizes[a]} cells)" for a in widest)
+    first = domain.names[widest[0]]
+    return [f"the rounds selected no marginal of two or more columns: at this budget each one's expected noise "
+            f"outweighed what it could show, so the joint distribution rests on the covering step's coarse "
+            f"measurements (the columns with most cells: {names}). Fewer cells usually help (bins={{{first!r}: 8}}, "
+            f"CLI --bins {first}=8, or --discretise equal-width for numeric columns), or a larger epsilon"]
+
+
 def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
     """Pure DP (docs/privacy.md §10.2): the whole epsilon through the run's ledger; marginal classes only."""
     qc = inputs.query_class
@@ -282,7 +301,9 @@ class MeasureMethod(Method):
             result = sme.measure(real, inputs.query_class, budget=inputs.epsilon, ledger=ledger, pure=True, **common)
             release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements])
             selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
-            return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [])
+            workload = sme.workload_marginals(inputs.query_class, real.domain)
+            return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [],
+                                joint_warning(result.measurements, real.domain, workload))
         oracle = plan.oracle
         filter_ledger = zcdp if zcdp is not None else self.open_filter(plan, ledger)
         result = sme.measure(real, inputs.query_class, budget=rho, ledger=filter_ledger,
@@ -294,7 +315,10 @@ class MeasureMethod(Method):
             release["clip_budget"] = str(plan.clip_budget)
         selected = [m.query or ",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
         conditional = oracle is not None and oracle.value.mode == "N"
-        return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [])
+        warned = [] if oracle is not None else \
+            joint_warning(result.measurements, real.domain, sme.workload_marginals(inputs.query_class, real.domain))
+        return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [],
+                            warned)
 
     def choices(self, plan: MeasurePlan) -> dict[str, dict]:
         out = {"epsilon" if plan.pure else "rho": plan.rho.to_dict(), "marginals": plan.marginals.to_dict()}
