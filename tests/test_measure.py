@@ -248,7 +248,10 @@ def test_the_release_warns_when_the_rounds_selected_no_joint_marginal():
     covered = ones + [_paid((1,), "exponential")] + [_paid(r, "cover") for r in WORKLOAD]
     (warning,) = joint_warning(covered, DOMAIN, WORKLOAD)
     assert warning.startswith("the rounds selected no marginal of two or more columns")
-    assert "'d' (4 cells), 'b' (3 cells)" in warning and "--bins d=8" in warning
+    assert "'d' (4 cells), 'b' (3 cells)" in warning and "A larger epsilon helps" in warning
+    assert "--bins" not in warning  # 4 cells: fewer would not help
+    wide = Domain(("a", "b", "c", "d", "e"), (2, 3, 2, 40, 2))
+    assert "CLI --bins d=8 or --discretise equal-width" in joint_warning(covered, wide, WORKLOAD)[0]
     assert joint_warning(covered + [_paid((0, 1), "exponential")], DOMAIN, WORKLOAD) == []
     assert joint_warning(ones, DOMAIN, [(0,), (3,)]) == []
 

@@ -148,11 +148,17 @@ def joint_warning(measurements, domain, workload) -> list[str]:
         return []
     widest = sorted(range(len(domain)), key=lambda a: -domain.sizes[a])[:3]
     names = ", ".join(f"{domain.names[a]!r} ({domain.sizes[a]} cells)" for a in widest)
-    first = domain.names[widest[0]]
+    finer = domain.sizes[widest[0]] > COARSE_CELLS
     return [f"the rounds selected no marginal of two or more columns: at this budget each one's expected noise "
             f"outweighed what it could show, so the joint distribution rests on the covering step's coarse "
-            f"measurements (the columns with most cells: {names}). Fewer cells usually help (bins={{{first!r}: 8}}, "
-            f"CLI --bins {first}=8, or --discretise equal-width for numeric columns), or a larger epsilon"]
+            f"measurements (the columns with most cells: {names}). A larger epsilon helps"
+            + (f", and so do fewer cells (for a numeric column CLI --bins {domain.names[widest[0]]}={COARSE_CELLS} "
+               "or --discretise equal-width, for a text column fewer categories)" if finer else "")]
+
+
+#: Cells a column may have before :func:`joint_warning` suggests fewer (8 PrivTree cells a column kept the
+#: correlations of 14 numeric columns at eps 1 that 64 lost, docs/benchmarks.md, sixteenth round).
+COARSE_CELLS = 8
 
 
 def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
