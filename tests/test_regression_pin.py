@@ -43,15 +43,15 @@ CASES = {
 #: case -> (sha256 of the table as CSV, sha256 of the release report), first 16 hex digits each.
 #: Re-pin here, one line per case.
 PINS = {
-    "game-pure-marginals": ("b6688ecfc9aafb8d", "24244df1e0f418fa"),
-    "game-zcdp-parities": ("d4edfa89c236c671", "6b04d123e7b1826c"),
-    "measure-zcdp-conjunctions": ("771f2d7b39052c34", "42d52e34f9684113"),
-    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "037fdf3fc377cbb7"),
-    "measure-zcdp-marginals": ("86a8a7d8f323b50f", "d0dd950c54b7acd0"),
-    "measure-pure-marginals": ("9624661b25f798ee", "86739596b74e41d1"),
-    "measure-zcdp-privtree": ("f15d74cad2b04a0c", "35c0eff69d25e590"),
-    "measure-zcdp-units": ("3da3efe809fd3c7f", "151d4648b4cde2ab"),
-    "measure-zcdp-wide": ("e8a1651a4f7cfe17", "49dcce42a6281c14"),
+    "game-pure-marginals": ("b6688ecfc9aafb8d", "d663ca0cc6801a4b"),
+    "game-zcdp-parities": ("d4edfa89c236c671", "2985a59ab1d3fecb"),
+    "measure-zcdp-conjunctions": ("771f2d7b39052c34", "9d399a8a80981ee5"),
+    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "d1e016f7064bc401"),
+    "measure-zcdp-marginals": ("86a8a7d8f323b50f", "dd73d9f63d14273e"),
+    "measure-pure-marginals": ("9624661b25f798ee", "aea1539bacf09dc8"),
+    "measure-zcdp-privtree": ("f15d74cad2b04a0c", "72dacf4a2a454619"),
+    "measure-zcdp-units": ("3da3efe809fd3c7f", "06aa2a6038b51fc6"),
+    "measure-zcdp-wide": ("e8a1651a4f7cfe17", "a7b089a2488a9285"),
 }
 
 N_ROWS = 300
