@@ -538,9 +538,6 @@ def _interruptible(work, name: str) -> int:
     try:
         while thread.is_alive():
             thread.join(0.2)
-    except BrokenPipeError:  # the reader went away (`synthdp schema IN -o OUT | head -1`); the files are written
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
-        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"synthdp: interrupted ({signal.Signals(signum).name}); bench {name} stopped, the results it had "
