@@ -311,7 +311,7 @@ def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
     :data:`~synthdp.mechanisms.privtree.CELL_CAPS` whose plan, with every column to discretise holding that many
     cells and every column to learn one label, passes the method's size checks; 1 when none does (no split: the
     plan of the schema as given, checked before any private step).  Public inputs only, before any private step."""
-    placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
+    placeholder = partition.placeholder_schema(schema)
     for cells in CELL_CAPS:
         try:
             make_plan(config, placeholder.with_placeholder_cells(cells), chosen_bound=chosen)
@@ -330,7 +330,7 @@ def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, 
     discrete-Laplace partition selection (§9), pure spends ahead of the method.
     """
     epsilon, delta = budget(config)
-    placeholder = schema.with_learned({c: [partition.PLACEHOLDER] for c in schema.to_learn})
+    placeholder = partition.placeholder_schema(schema)
     before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
     if before.method.zcdp_budget(before.method_plan) is None:  # no zCDP filter (pure DP, the game: §10.2, §9)
         planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,

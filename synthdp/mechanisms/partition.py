@@ -61,6 +61,7 @@ __all__ = [
     "joint_selection",
     "learn_domains_jointly",
     "learn_domains",
+    "placeholder_schema",
     "select_categories",
     "tail_bounds",
     "threshold",
@@ -256,6 +257,12 @@ class DomainLearning:
 PLACEHOLDER = "<to be learned>"
 
 
+def placeholder_schema(schema: Schema) -> Schema:
+    """``schema`` with every column to learn given the placeholder domain (:data:`PLACEHOLDER` and the missing
+    value): what the run is planned on before partition selection draws anything (docs/privacy.md §10.1)."""
+    return schema.with_learned({c: [PLACEHOLDER] for c in schema.to_learn})
+
+
 def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
                      relation: str = ADD_REMOVE, contribution_bound: int = 1) -> DomainLearning:
     """What :func:`learn_domains` will charge, from public inputs only, before anything is drawn.
@@ -272,7 +279,7 @@ def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | Non
     eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
     factor = 1 if relation == ADD_REMOVE else 2
     tau = unit_threshold(eps_p, delta_p, contribution_bound)[1]
-    return DomainLearning(schema.with_learned({c: [PLACEHOLDER] for c in columns}),
+    return DomainLearning(placeholder_schema(schema),
                           tuple(LearnedColumn(c, factor * eps_p, factor * delta_p, tau, 0) for c in columns))
 
 
