@@ -24,8 +24,8 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Attribute,
-                                 Schema, category_label, value_kind)
+from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
+                                 value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
 
@@ -47,6 +47,15 @@ def _drafted_bounds(series: pd.Series) -> tuple[tuple[float, float], int]:
     return (lo, hi), max(bins, 1)
 
 
+def _as_given(series: pd.Series, discretise: str, *, missing: bool, clip: bool, **options) -> dict[str, Any]:
+    """The attribute :meth:`Schema.from_dataframe` builds for ``series`` from ``options`` (what the flags build):
+    a drafted column is written exactly as the same values given publicly would be."""
+    name = str(series.name)
+    built = Schema.from_dataframe(series.to_frame(name), discretise=discretise, nullable=[name] if missing else [],
+                                  clip=clip, **options)
+    return built.attributes[0].to_dict()
+
+
 def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip: bool,
                      decimals: int | None) -> dict[str, Any]:
     """A numeric column whose bounds are read off the data, with the cells ``discretise`` gives a bounded column.
@@ -55,14 +64,15 @@ def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip:
     column with public bounds: a reviewed draft then gives the run the options would, and a point mass (the zeros
     of an amount, 40 hours a week) keeps a cell of its own instead of being spread over an equal-width bin.
     """
+    name = str(series.name)
     col_bounds, default_bins = _drafted_bounds(series)
     bins = 1 if discretise == "privtree" else default_bins
     dtype = _numeric_dtype(col_bounds, bins, series)
     if decimals is None and dtype == "float64":
         decimals = _drafted_decimals(series)
-    return Attribute(str(series.name), "numeric", bounds=col_bounds, bins=bins, missing=missing, clip=clip,
-                     dtype=dtype, decimals=decimals,
-                     origin="learn" if discretise == "privtree" else "public").to_dict()
+    return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: col_bounds},
+                     bins={} if discretise == "privtree" else {name: bins}, dtypes={name: dtype},
+                     decimals={} if decimals is None else {name: decimals})
 
 
 #: The most decimals a drafted real column is given (read off: the fewest that write every value exactly).
@@ -108,11 +118,9 @@ def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *
     lo, hi = parsed.min(), parsed.max()
     if lo == hi:
         lo, hi = lo - pd.Timedelta(days=1), hi + pd.Timedelta(days=1)
-    bounds = (lo.strftime(fmt), hi.strftime(fmt))
     name = str(series.name)
-    attribute = Schema.from_dataframe(series.to_frame(name), datetimes={name: fmt}, bounds={name: bounds},
-                                      discretise=discretise, nullable=[name] if missing else [], clip=clip)
-    return attribute.attributes[0].to_dict()
+    return _as_given(series, discretise, missing=missing, clip=clip, datetimes={name: fmt},
+                     bounds={name: (lo.strftime(fmt), hi.strftime(fmt))})
 
 
 def _categories(series: pd.Series, max_categories: int) -> list[str]:
