@@ -15,6 +15,7 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods import measure as measure_module
 from synthdp.methods.estimators import EstimatorSettings
+from synthdp.methods.coarse import CoarseViews
 from synthdp.methods.measure import MeasureOptions, _scores, candidate_weights, measure, workload_marginals
 from synthdp.queries.spec import parse_query_class
 
@@ -117,8 +118,8 @@ def test_score_sensitivity_by_brute_force():
 
     def scores(d):
         answers = {r: d.marginal(r).reshape(-1) for r in cands}
-        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2, DOMAIN,  # sigma2 = 4
-                       {r for r in cands if model.holder(r) is None})
+        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2, CoarseViews(DOMAIN),
+                       {r for r in cands if model.holder(r) is None})  # sigma2 = 4
 
     base = scores(data)
     extra = np.array([[1, 2, 0, 3, 1]])

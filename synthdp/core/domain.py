@@ -21,12 +21,17 @@ class Domain:
     """Attribute names, their number of values, and optional readable labels.
 
     ``labels[a][v]`` is how value ``v`` of attribute ``a`` is printed; when
-    ``labels`` is empty the code itself is printed.
+    ``labels`` is empty the code itself is printed.  ``ordered[a]`` is how
+    many of attribute ``a``'s first codes are cells of a line, in order (a
+    numeric column's cells, not its missing value; 0 for a categorical
+    column); empty when nothing says so.  Both are public: they come from the
+    schema, never from the data.
     """
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     labels: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    ordered: tuple[int, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", tuple(str(n) for n in self.names))
@@ -42,6 +47,10 @@ class Domain:
                 raise SchemaError(f"attribute {name!r} has size {size}; every attribute needs at least one value")
         if self.labels and [len(lab) for lab in self.labels] != list(self.sizes):
             raise SchemaError("domain labels must give one label per value of every attribute")
+        object.__setattr__(self, "ordered", tuple(int(k) for k in self.ordered))
+        if self.ordered and (len(self.ordered) != len(self.sizes)
+                             or any(not 0 <= k <= s for k, s in zip(self.ordered, self.sizes))):
+            raise SchemaError("domain ordered counts must give, for every attribute, between 0 and its size codes")
 
     @classmethod
     def from_sizes(cls, sizes: dict[str, int]) -> "Domain":

@@ -604,8 +604,10 @@ class Schema:
 
     @cached_property
     def domain(self) -> Domain:
-        """Names, sizes and value labels of the encoded table."""
-        return Domain(self.names, tuple(a.size for a in self.attributes), tuple(a.labels for a in self.attributes))
+        """Names, sizes, value labels and ordered cells (a numeric column's, not its missing value) of the encoded
+        table."""
+        return Domain(self.names, tuple(a.size for a in self.attributes), tuple(a.labels for a in self.attributes),
+                      tuple(a.size - a.missing if a.kind == "numeric" else 0 for a in self.attributes))
 
     @property
     def to_learn(self) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
+from synthdp.methods.coarse import GroupMaps, group_spread, group_sum
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +53,16 @@ class EstimatorSettings:
 
 @dataclass(frozen=True)
 class NoisyMarginal:
-    """A released measurement: noisy counts (flattened, row-major) on sorted ``attrs`` with noise scale ``sigma2``."""
+    """A released measurement: noisy counts (flattened, row-major) on sorted ``attrs`` with noise scale ``sigma2``.
+
+    ``groups``: a coarse measurement (docs/privacy.md §8.11) reads each attribute with a map through its groups of
+    consecutive codes (None: read finely); its counts are on the groups.
+    """
 
     attrs: Clique
     counts: np.ndarray
     sigma2: float
+    groups: GroupMaps | None = None
 
 
 @functools.cache
@@ -218,6 +224,13 @@ class GraphicalModel:
         table = (self.marginals if marginals is None else marginals)[i]
         return table.sum(axis=axes).reshape(-1)
 
+    def counts_as(self, measured: NoisyMarginal) -> np.ndarray:
+        """Model counts on ``measured``'s attributes as it reads them: through its groups when coarse (flattened)."""
+        fine = self.counts(measured.attrs)
+        if measured.groups is None:
+            return fine
+        return group_sum(fine.reshape(_shape(self.domain, measured.attrs)), measured.groups).reshape(-1)
+
     # ----- sampling (post-processing) ---------------------------------------
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
         """``rows`` records drawn clique by clique down the tree, as an ``(rows, d)`` code matrix.
@@ -267,6 +280,18 @@ def estimate_total(measurements: Sequence[NoisyMarginal]) -> float:
     return max(1.0, float(weights @ totals / weights.sum()))
 
 
+def _residual(m: NoisyMarginal, fitted: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``m``'s residual against the model's counts ``fitted`` on its attributes (flattened), as ``m`` reads them, and
+    the residual carried back onto those counts (shape ``shape``): through the groups of a coarse measurement, the
+    model's counts summed and the residual spread back (docs/privacy.md §8.11)."""
+    if m.groups is None:
+        diff = fitted - m.counts
+        return diff, diff.reshape(shape)
+    coarse = group_sum(fitted.reshape(shape), m.groups)
+    diff = coarse.reshape(-1) - m.counts
+    return diff, group_spread(diff.reshape(coarse.shape), m.groups)
+
+
 def fit(domain: Domain, measurements: Sequence[NoisyMarginal], iters: int,
         warm_start: GraphicalModel | None = None) -> GraphicalModel:
     """Fit the model by entropic mirror descent with an Armijo step (warm-started from ``warm_start``).
@@ -297,9 +322,9 @@ def fit(domain: Domain, measurements: Sequence[NoisyMarginal], iters: int,
         fitted = {r: model.counts(r, marginals) for r in sets}
         loss, grads = 0.0, {r: np.zeros(_shape(domain, r)) for r in sets}
         for m, w in zip(measurements, inv_var):
-            diff = fitted[m.attrs] - m.counts
+            diff, back = _residual(m, fitted[m.attrs], _shape(domain, m.attrs))
             loss += 0.5 * w * float(diff @ diff)
-            grads[m.attrs] = grads[m.attrs] + (w * diff).reshape(_shape(domain, m.attrs))
+            grads[m.attrs] = grads[m.attrs] + w * back
         return loss, grads, fitted
 
     lipschitz = max(sum(w for m, w in zip(measurements, inv_var) if set(m.attrs) <= set(c)) for c in cliques)

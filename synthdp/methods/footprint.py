@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
+from synthdp.methods.coarse import CoarseViews
 from synthdp.methods.coverage import uses_covering_step
 from synthdp.methods.spanning import adaptive_rounds, uses_spanning_step
 
@@ -58,7 +59,9 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     spanning = uses_spanning_step(d, candidates, options.spanning_from)
     rounds = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning
                                     else options.rounds_per_attribute * d)
-    scored = min(len(candidates), options.candidate_pool)
+    views = CoarseViews(domain)  # their coarse twins are candidates too (§8.11); their counts are small
+    every = len(candidates) + sum(views.coarse(r) is not None for r in candidates)
+    scored = min(every, options.candidate_pool)
     cells = sorted((math.prod(domain.sizes[a] for a in r) for r in candidates), reverse=True)
     true_counts = 8 * sum(cells[: min(len(cells), scored * rounds)])  # counted once, when first scored
     record = BYTES_PER_CODE * d
@@ -70,7 +73,7 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     design = BYTES_PER_DESIGN_ENTRY * options.cover_support * (len(candidates) + rounds + d) if covering else 0
     memory = (BYTES_PER_MODEL_CELL * options.max_model_cells + true_counts + sample + support + design
               + (SAMPLE_COPIES * n_rows * record if n_rows else 0))
-    return Footprint(rounds, d - 1 if spanning else 0, len(candidates), scored, options.max_model_cells, memory,
+    return Footprint(rounds, d - 1 if spanning else 0, every, scored, options.max_model_cells, memory,
                      SAMPLE_COPIES * record)
 
 

@@ -68,6 +68,7 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods import estimators
+from synthdp.methods.coarse import GROUPS, CoarseViews
 from synthdp.methods.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
@@ -251,6 +252,8 @@ class Measurement:
     query: str | None = None
     estimator: str = GRAPHICAL_MODEL
     noise: str = "gaussian"
+    #: A coarse measurement (docs/privacy.md §8.11): the groups each column with a coarse view is read through.
+    groups: int | None = None
 
     def __post_init__(self) -> None:
         if self.selected_by not in SELECTORS:
@@ -281,7 +284,8 @@ class Measurement:
             noise = {"sigma2": str(self.scale), "rho": str(self.cost)}
         else:
             noise = {"laplace_rate": str(self.scale), "epsilon": str(self.cost)}
-        return {"marginal": list(self.names), "query": self.query, **noise, "selected_by": self.selected_by,
+        coarse = {} if self.groups is None else {"groups": self.groups}
+        return {"marginal": list(self.names), "query": self.query, **noise, **coarse, "selected_by": self.selected_by,
                 "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon),
                 "estimator": self.estimator}
 
@@ -364,14 +368,16 @@ def query_attributes(query_class: QueryClass, query) -> Marginal:
 
 
 class _TrueCounts(dict):
-    """The data's exact counts on each marginal (flattened), counted the first time a marginal is asked for."""
+    """The data's exact counts on each candidate (flattened), counted the first time a candidate is asked for; a
+    coarse candidate's are its fine marginal's summed over the groups (docs/privacy.md §8.11)."""
 
-    def __init__(self, data: AggregatedData):
+    def __init__(self, data: AggregatedData, views: CoarseViews):
         super().__init__()
-        self.data = data
+        self.data, self.views = data, views
 
     def __missing__(self, r: Marginal) -> np.ndarray:
-        self[r] = counts = self.data.marginal(r).reshape(-1)
+        base = self.views.base(r)
+        self[r] = counts = self.views.read(r, self[base]) if base != r else self.data.marginal(r).reshape(-1)
         return counts
 
 
@@ -389,28 +395,29 @@ def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
 def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger,
                  relation: str, rng: PrivateRandom, domain: Domain, selection_epsilon: Fraction | None,
                  selected_by: str = "exponential", query: str | None = None,
-                 noise: NoiseFamily | None = None) -> tuple[Measurement, np.ndarray]:
+                 noise: NoiseFamily | None = None, groups: int | None = None) -> tuple[Measurement, np.ndarray]:
     """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3).
 
     With ``noise`` a :class:`LaplaceNoise` (pure DP, docs/privacy.md §10.2)
     ``sigma2`` is the Laplace rate ``a`` and ``sensitivity_sq`` the l1-sensitivity
-    ``Delta_1``: ``y = g(D) + DLap(a)`` per cell, charged ``a Delta_1`` to the pure ledger.
+    ``Delta_1``: ``y = g(D) + DLap(a)`` per cell, charged ``a Delta_1`` to the pure ledger.  ``groups``: ``answers``
+    are a coarse marginal's on ``attrs`` (§8.11), whose sensitivity is a marginal's.
     """
     names = tuple(domain.names[a] for a in attrs)
-    note = f"{'query' if query else 'marginal'} {attrs}"
+    note = f"{'query' if query else 'coarse marginal' if groups else 'marginal'} {attrs}"
     if isinstance(noise, LaplaceNoise):
         noisy = laplace_measure(answers, rate=sigma2, sensitivity=sensitivity_sq, rng=rng, ledger=ledger,
                                 relation=relation, label=f"{note} rate={float(sigma2):.6g}")
         return Measurement(attrs, names, sigma2, sigma2 * sensitivity_sq, selection_epsilon, selected_by, query,
-                           noise="laplace"), noisy
+                           noise="laplace", groups=groups), noisy
     rho = gaussian_rho(sensitivity_sq, sigma2)
     ledger.charge("gaussian", rho, relation, f"{note} sigma2={float(sigma2):.6g}")
     noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
-    return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query), noisy
+    return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query, groups=groups), noisy
 
 
 def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: dict[Marginal, np.ndarray],
-            model: GraphicalModel, sample: np.ndarray | None, noise_per_cell: float, domain: Domain,
+            model: GraphicalModel, sample: np.ndarray | None, noise_per_cell: float, views: CoarseViews,
             unheld_sets: set[Marginal]) -> np.ndarray:
     """Integer scores ``w_r (sum |r(D) - round(r(p))| - round(noise_per_cell cells_r))`` (§8.1 (b)).
 
@@ -418,30 +425,28 @@ def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: d
     (AIM's ``sqrt(2/pi) sigma`` for the Gaussian, ``1/sinh a`` for the
     Laplace, §10.2).  ``r(p)`` is the model's count (its own total); attribute
     sets no model clique holds (``unheld_sets``) are counted on ``sample``
-    (records drawn from the model, scaled to its total), all in one pass.
+    (records drawn from the model, scaled to its total), all in one pass; a
+    coarse candidate reads both through its groups (§8.11).
     Both are post-processing of the transcript.
     """
     wide = [r for r in candidates if r in unheld_sets]
-    counted = dict(zip(wide, marginal_counts(domain, sample, wide))) if wide else {}
+    counted = dict(zip(wide, marginal_counts(views.domain, sample, [views.base(r) for r in wide]))) if wide else {}
     out = np.empty(len(candidates), dtype=np.int64)
     for i, r in enumerate(candidates):
-        fitted = model.counts(r) if r not in counted else counted[r] * (model.total / len(sample))
+        fine = model.counts(views.base(r)) if r not in counted else counted[r] * (model.total / len(sample))
+        fitted = views.read(r, fine)
         l1 = int(np.abs(answers[r] - np.rint(fitted).astype(np.int64)).sum())
         out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
     return out
 
 
-def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal,
-            counts: np.ndarray | None = None) -> np.ndarray:
-    """The model's counts on ``r``: exact when a clique holds ``r``, else from ``sample`` scaled to the model's total.
-
-    ``counts``: ``r``'s counts on ``sample`` when already taken (else counted here).
-    """
-    if model.holder(r) is not None:
-        return model.counts(r)
-    if counts is None:
-        counts = marginal_counts(model.domain, sample, [r])[0]
-    return counts * (model.total / len(sample))
+def _fitted(model: GraphicalModel, sample: np.ndarray | None, r: Marginal, views: CoarseViews) -> np.ndarray:
+    """The model's counts on candidate ``r`` as it reads them: exact when a clique holds its attributes, else from
+    ``sample`` scaled to the model's total."""
+    base = views.base(r)
+    if model.holder(base) is not None:
+        return views.read(r, model.counts(base))
+    return views.read(r, marginal_counts(model.domain, sample, [base])[0] * (model.total / len(sample)))
 
 
 def _round_kind(rounds: int, anneals: int, oracle: OracleSelection | None, options: MeasureOptions) -> str:
@@ -558,7 +563,8 @@ class _Run:
 
     data: AggregatedData
     answers: _TrueCounts  # exact integers, counted when a round first scores them
-    weights: dict[Marginal, int]
+    weights: dict[Marginal, int]  # fine and coarse candidates (§8.11)
+    views: CoarseViews
     options: MeasureOptions
     noise: NoiseFamily
     budget: Fraction
@@ -589,13 +595,15 @@ class _Run:
         return float(1 - self.left() / self.budget)
 
     def measure(self, r: Marginal, scale: Fraction, **provenance) -> tuple[Measurement, np.ndarray]:
-        """Charge, then measure the marginal ``r`` with the run's noise family at ``scale`` (§8.2 (M1), §10.2).
+        """Charge, then measure the candidate ``r`` with the run's noise family at ``scale`` (§8.2 (M1), §10.2).
 
-        A marginal's squared l2-sensitivity (1 or 2 for one row, §8.3), or its l1-sensitivity (§10.2); for a
+        A marginal's (fine or coarse, §8.11) squared l2-sensitivity (1 or 2 for one row, §8.3), or its l1-sensitivity (§10.2); for a
         unit of ``k`` rows ``k**2`` or ``k`` times that (§10.6).
         """
-        return _measure_one(self.answers[r], r, scale, self.noise.sensitivity(), ledger=self.ledger,
-                            relation=self.relation, rng=self.rng, domain=self.domain, noise=self.noise, **provenance)
+        coarse = self.views.groups(r) is not None
+        return _measure_one(self.answers[r], self.views.base(r), scale, self.noise.sensitivity(), ledger=self.ledger,
+                            relation=self.relation, rng=self.rng, domain=self.domain, noise=self.noise,
+                            groups=GROUPS if coarse else None, **provenance)
 
 
 @dataclass
@@ -683,7 +691,8 @@ def _refit(run: _Run, measured: _Measured, iters: int | None = None) -> None:
 def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None:
     """Add a paid marginal measurement to what the model holds (refit separately)."""
     measured.paid.append(m)
-    measured.noisy.append(NoisyMarginal(m.attrs, y, run.noise.variance(m.scale)))
+    groups = None if m.groups is None else run.views.attr_maps(m.attrs)
+    measured.noisy.append(NoisyMarginal(m.attrs, y, run.noise.variance(m.scale), groups))
 
 
 def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
@@ -699,7 +708,7 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
     model = measured.model
     if not measured.groups:
         return model
-    fitted = [NoisyMarginal(y.attrs, model.counts(y.attrs), y.sigma2) for y in measured.noisy]
+    fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
     return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth)
 
@@ -740,7 +749,7 @@ def _spanning_step(run: _Run, measured: _Measured) -> None:
     d = len(run.domain)
     share = _spanning_third(run) / (d - 1)
     scale, epsilon = run.noise.scale_for(share), run.noise.selection_epsilon(share)
-    pairs = [r for r in run.weights if len(r) == 2]
+    pairs = [r for r in run.weights if len(r) == 2 and run.views.groups(r) is None]
     scores = pair_scores(pairs, run.answers, measured.model, run.noise.mean_abs(scale))
     picked = spanning_pairs(pairs, scores, d, epsilon=epsilon, sensitivity=_count_change(run.relation),
                             ledger=run.ledger, relation=run.relation, rng=run.rng)
@@ -757,18 +766,19 @@ def _select(run: _Run, model: GraphicalModel, spend: _RoundBudget, label: str) -
     """
     domain, options = run.domain, run.options
     cap = options.max_model_cells * run.spent_share()
+    views = run.views
     pool = candidate_pool(list(run.weights), options.candidate_pool, run.generator)
-    wide = [r for r, free in zip(pool, unheld(model, pool)) if free]
-    size = dict(zip(wide, model_cells_with(domain, model.cliques, wide)))  # one batch per round
+    wide = [r for r, free in zip(pool, unheld(model, [views.base(r) for r in pool])) if free]
+    size = dict(zip(wide, model_cells_with(domain, model.cliques, [views.base(r) for r in wide])))  # one batch a round
     candidates = [r for r in pool if r not in size or size[r] <= cap]
     sample = model.sample(options.estimator.scoring_sample, run.generator) \
         if any(r in size for r in candidates) else None
-    scores = _scores(candidates, run.weights, run.answers, model, sample, run.noise.mean_abs(spend.scale), domain,
+    scores = _scores(candidates, run.weights, run.answers, model, sample, run.noise.mean_abs(spend.scale), views,
                      set(size))
     pick = exponential_mechanism(scores, epsilon=spend.epsilon, sensitivity=run.score_sensitivity, rng=run.rng,
                                  ledger=run.ledger, relation=run.relation, label=label)
     r = candidates[pick]
-    return r, _fitted(model, sample, r)
+    return r, _fitted(model, sample, r, views)
 
 
 def _marginal_round(run: _Run, measured: _Measured, spend: _RoundBudget, t: int, bar: RoundProgress) -> bool:
@@ -780,11 +790,11 @@ def _marginal_round(run: _Run, measured: _Measured, spend: _RoundBudget, t: int,
     m, y = run.measure(r, spend.scale, selection_epsilon=spend.epsilon)
     _hold(run, measured, m, y)
     _refit(run, measured)
-    change = float(np.abs(measured.model.counts(r) - before).sum())
+    change = float(np.abs(run.views.read(r, measured.model.counts(m.attrs)) - before).sum())
     bar.update(t, rho=f"{run.spent_share():.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
     log.info("measure round %d: %s sigma2=%.6g eps=%.6g change=%.1f", t, m.names, float(spend.scale),
              float(spend.epsilon), change)
-    return change <= run.noise.mean_abs(spend.scale) * run.domain.cells(r)
+    return change <= run.noise.mean_abs(spend.scale) * run.views.cells(r)
 
 
 def _wide_round(run: _Run, measured: _Measured, kind: str, oracle: OracleSelection | None, spend: Fraction, t: int,
@@ -825,7 +835,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
     """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
     them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
     its share (rounded safely, charged before its noise) and served by the reweighted sample (§8.7)."""
-    paid = [(m.attrs, m.cost) for m in measured.paid]
+    paid = [(m.attrs, m.cost) for m in measured.paid if m.groups is None]  # a coarse one holds no workload cell
     for r, share in cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power):
         scale = run.noise.scale_for(share)
         m, y = run.measure(r, scale, selection_epsilon=None, selected_by="cover")
@@ -914,11 +924,12 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     noise = _noise_family(budget, relation=relation, ledger=ledger, n_rows=n_rows, oracle=oracle, pure=pure)
     marginals = workload_marginals(workload, data.domain) if oracle is None \
         else backbone_marginals(data.domain, options.backbone_width)
-    run = _Run(data, _TrueCounts(data), candidate_weights(marginals), options, noise, budget, ledger, relation, rng,
-               rng.numpy_generator(), noise.spent(ledger))
-    spanning = uses_spanning_step(len(data.domain), list(run.weights), options.spanning_from)  # §8.9: public
-    covering = uses_covering_step(len(data.domain), list(run.weights), options, oracle=oracle is not None,
+    weights, views = candidate_weights(marginals), CoarseViews(data.domain)  # §8.11: from the public domain
+    spanning = uses_spanning_step(len(data.domain), list(weights), options.spanning_from)  # §8.9: public
+    covering = uses_covering_step(len(data.domain), list(weights), options, oracle=oracle is not None,
                                   light_tailed=noise.light_tailed)  # §8.10: public
+    run = _Run(data, _TrueCounts(data, views), weights | views.candidates(weights), views, options, noise, budget,
+               ledger, relation, rng, rng.numpy_generator(), noise.spent(ledger))
     # steps 2-3 spend this; under pure DP without the covering step a larger public share of each round selects
     share = options.selection_share if covering or noise.light_tailed else options.uncovered_pure_selection_share
     rounds = replace(run, budget=rounds_budget(budget, options.cover_share, covering),

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from synthdp.core.domain import Domain
+from synthdp.methods.coarse import coarse_index
 from synthdp.methods.estimators import GraphicalModel, NoisyMarginal
 from synthdp.queries.base import QueryClass
 
@@ -57,7 +58,12 @@ class NoisyGroup:
 
 
 def marginal_group(domain: Domain, noisy: NoisyMarginal) -> NoisyGroup:
-    """A noisy marginal as a group: a record's cell is its mixed-radix index on the marginal's attributes."""
+    """A noisy marginal as a group: a record's cell is its mixed-radix index on the marginal's attributes (through
+    their groups for a coarse measurement, docs/privacy.md §8.11)."""
+    if noisy.groups is not None:
+        return NoisyGroup(f"coarse marginal {noisy.attrs}",
+                          lambda codes: coarse_index(domain, codes, noisy.attrs, noisy.groups), noisy.counts.size,
+                          noisy.counts, noisy.sigma2)
     return NoisyGroup(f"marginal {noisy.attrs}", lambda codes: domain.flat_index(codes, noisy.attrs),
                       domain.cells(noisy.attrs), noisy.counts, noisy.sigma2)
 

@@ -1,0 +1,127 @@
+"""Coarse views of numeric columns: candidate marginals that read fine cells in groups (docs/privacy.md §8.11).
+
+A numeric column cut into many cells (PrivTree's, or many public bins)
+makes every marginal it is in large: two columns of 64 cells make 4,096,
+whose expected noise (``sqrt(2/pi) sigma`` a cell) outweighs any correlation
+at moderate budgets, so the rounds never select a pair and the release
+keeps each column's shape but loses the joint structure.  A *coarse view*
+reads such a column through :data:`GROUPS` runs of consecutive cells, so the
+pair has 64 cells and the rounds can afford it; the column's own fine
+cells stay in the model, and the estimator fits the model's counts summed
+over the groups to the coarse measurement.
+
+The groups are a fixed function of the public domain (how many ordered
+cells a column has), so a coarse marginal is a marginal of a public
+function of each record: its sensitivity is a marginal's (§8.3), and
+adding it to the candidates changes nothing else in the privacy argument.
+
+A candidate is a tuple of attribute indices in increasing order of the
+attributes they read; index ``d + a`` (``d`` attributes) stands for attribute
+``a`` read through its groups.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from synthdp.core.domain import Domain
+
+#: Groups a coarse view reads a column through ...
+GROUPS = 8
+#: ... when it has at least this many ordered cells (with fewer, the groups would be single cells).
+COARSE_FROM = 2 * GROUPS
+
+Marginal = tuple[int, ...]
+GroupMaps = tuple[np.ndarray | None, ...]
+
+
+def group_map(size: int, ordered: int, groups: int = GROUPS) -> np.ndarray:
+    """Each code's group: the ``ordered`` first codes in ``groups`` runs of consecutive codes whose lengths differ by at
+    most one, every other code (a missing value) in a group of its own after them."""
+    codes = np.arange(size, dtype=np.int64)
+    return np.where(codes < ordered, codes * groups // max(ordered, 1), groups + codes - ordered)
+
+
+def group_sum(table: np.ndarray, maps: GroupMaps) -> np.ndarray:
+    """``table`` (one axis per attribute) summed over each mapped axis's groups; a group's codes are consecutive."""
+    for axis, m in enumerate(maps):
+        if m is not None:
+            table = np.add.reduceat(table, np.flatnonzero(np.diff(m, prepend=-1)), axis=axis)
+    return table
+
+
+def group_spread(table: np.ndarray, maps: GroupMaps) -> np.ndarray:
+    """The adjoint of :func:`group_sum`: each group's value copied to every code in it."""
+    for axis, m in enumerate(maps):
+        if m is not None:
+            table = np.take(table, m, axis=axis)
+    return table
+
+
+class CoarseViews:
+    """The coarse views a public domain offers, and how a candidate reads the data through them."""
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+        ordered = domain.ordered or (0,) * len(domain)
+        self.maps: tuple[np.ndarray | None, ...] = tuple(
+            group_map(size, k) if k >= COARSE_FROM else None for size, k in zip(domain.sizes, ordered))
+        self._sizes = tuple(int(m.max()) + 1 if m is not None else s for m, s in zip(self.maps, domain.sizes))
+
+    def __bool__(self) -> bool:
+        return any(m is not None for m in self.maps)
+
+    def coarse(self, r: Marginal) -> Marginal | None:
+        """The coarse candidate of the fine marginal ``r`` (every column of it with a view read through its groups),
+        or None when ``r`` has fewer than two columns or none with a view."""
+        if len(r) < 2 or all(self.maps[a] is None for a in r):
+            return None
+        d = len(self.domain)
+        return tuple(a + d if self.maps[a] is not None else a for a in r)
+
+    def candidates(self, weights: Mapping[Marginal, int]) -> dict[Marginal, int]:
+        """The coarse candidate of each fine candidate that has one, with the fine candidate's weight."""
+        return {c: w for r, w in weights.items() if (c := self.coarse(r)) is not None}
+
+    def base(self, r: Marginal) -> Marginal:
+        """The attributes a candidate reads (sorted)."""
+        d = len(self.domain)
+        return tuple(a % d for a in r)
+
+    def groups(self, r: Marginal) -> GroupMaps | None:
+        """Per attribute of :meth:`base`, its group map or None (read finely); None for a fine candidate."""
+        d = len(self.domain)
+        if all(a < d for a in r):
+            return None
+        return tuple(self.maps[a - d] if a >= d else None for a in r)
+
+    def attr_maps(self, attrs: Marginal) -> GroupMaps:
+        """The group maps a coarse measurement on ``attrs`` reads through: every column with a view is read by it."""
+        return tuple(self.maps[a] for a in attrs)
+
+    def cells(self, r: Marginal) -> int:
+        """Cells of the candidate as measured."""
+        d = len(self.domain)
+        return math.prod(self._sizes[a - d] if a >= d else self.domain.sizes[a] for a in r)
+
+    def read(self, r: Marginal, counts: np.ndarray) -> np.ndarray:
+        """Counts on :meth:`base` (flattened) as the candidate reads them (flattened)."""
+        maps = self.groups(r)
+        if maps is None:
+            return counts
+        shape = tuple(self.domain.sizes[a] for a in self.base(r))
+        return group_sum(np.asarray(counts).reshape(shape), maps).reshape(-1)
+
+
+def coarse_index(domain: Domain, codes: np.ndarray, attrs: Sequence[int], maps: GroupMaps) -> np.ndarray:
+    """Row-major cell index of each row on ``attrs``, each mapped attribute read through its groups."""
+    idx = np.zeros(codes.shape[0], dtype=np.int64)
+    for a, m in zip(attrs, maps):
+        if m is None:
+            idx = idx * domain.sizes[a] + codes[:, a]
+        else:
+            idx = idx * (int(m.max()) + 1) + m[codes[:, a]]
+    return idx
