@@ -847,36 +847,45 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
 def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None:
     """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
     them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
-    its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_reading`,
+    its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`,
     §8.11), and served by the reweighted sample (§8.7)."""
     paid = [(m.attrs, m.cost) for m in measured.paid if m.groups is None]  # a coarse one holds no workload marginal
-    sample = None
-    for r, share in cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power):
-        scale = run.noise.scale_for(share)
-        if run.views.coarse(r) is not None and sample is None:  # one draw from the model, the public generator
-            sample = measured.model.sample(run.options.estimator.scoring_sample, run.generator)
-        key = _cover_reading(run, measured.model, sample, r, scale)
+    shares = [(r, run.noise.scale_for(share))
+              for r, share in cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)]
+    for (r, scale), key in zip(shares, _cover_readings(run, measured.model, shares)):
         m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
         groups = None if m.groups is None else run.views.attr_maps(m.attrs)
         measured.groups.append(marginal_group(run.domain, NoisyMarginal(r, y, run.noise.variance(scale), groups)))
         measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
-def _cover_reading(run: _Run, model: GraphicalModel, sample: np.ndarray | None, r: Marginal,
-                   scale: Fraction) -> Marginal:
-    """How the covering step measures the workload marginal ``r`` (§8.11 step 5): finely when the model puts at
-    least ``cover_fine_mass`` of its total in cells of ``r`` whose count is at least the measurement's noise
-    standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
+def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Marginal, Fraction]]) -> list[Marginal]:
+    """How the covering step measures each workload marginal ``r`` at its ``scale`` (§8.11 step 5): finely when the
+    model puts at least ``cover_fine_mass`` of its total in cells of ``r`` whose count is at least the measurement's
+    noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
 
-    Read off the model (fitted to released measurements), its ``sample`` (drawn with the public generator) and
-    the measurement's public scale: post-processing, and the measurement's cost is its share either way.
+    Read off the model (fitted to released measurements), one sample of it drawn with the public generator (for
+    the marginals no clique holds, counted in one pass) and the public scales: post-processing; each
+    measurement's cost is its share either way.
     """
-    twin = run.views.coarse(r)
-    if twin is None:
-        return r
-    counts = _fitted(model, sample, r, run.views)
-    sd = math.sqrt(run.noise.variance(scale))
-    return r if counts[counts >= sd].sum() >= run.options.cover_fine_mass * model.total else twin
+    views = run.views
+    unheld_sets = [r for r, _ in shares if views.coarse(r) is not None and model.holder(r) is None]
+    counted = {}
+    if unheld_sets:
+        sample = model.sample(run.options.estimator.scoring_sample, run.generator)
+        counted = {r: c * (model.total / len(sample))
+                   for r, c in zip(unheld_sets, marginal_counts(run.domain, sample, unheld_sets))}
+    readings = []
+    for r, scale in shares:
+        twin = views.coarse(r)
+        if twin is not None:
+            counts = counted[r] if r in counted else model.counts(r)
+            fine = counts[counts >= math.sqrt(run.noise.variance(scale))].sum() >= run.options.cover_fine_mass * \
+                model.total
+            readings.append(r if fine else twin)
+        else:
+            readings.append(r)
+    return readings
 
 
 def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, spanning: bool, progress: bool) -> int:
