@@ -17,7 +17,7 @@ import synthdp
 from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
-from synthdp.core.errors import SchemaError
+from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import coarse as coarse_module
@@ -209,3 +209,19 @@ def test_the_covering_step_reads_finely_only_where_cells_stand_above_the_noise(s
     cover = [m for m in release.report.measurements if m["selected_by"] == "cover"]
     assert cover
     assert all((m.get("groups") is None) == fine for m in cover)
+
+
+def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap():
+    """With no share a twin is a candidate only once the model holds its fine cells already (it adds nothing)."""
+    data, rho = table(), Fraction(2)
+    for share in (0.0, 1.0):
+        release = measure(data, WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
+                          rng=PrivateRandom(0), options=replace(OPTIONS, coarse_model_share=share), progress=False)
+        rounds = [m for m in release.measurements if m.selected_by in ("initial", "exponential")]
+        fine_first = [any(set(m.attrs) <= set(e.attrs) for e in rounds[:i] if e.groups is None)
+                      for i, m in enumerate(rounds) if m.groups is not None]
+        assert fine_first and all(fine_first) == (share == 0.0)
+    with pytest.raises(InputError, match="coarse_model_share"):
+        MeasureOptions(coarse_model_share=2)
+    with pytest.raises(InputError, match="cover_fine_mass"):
+        MeasureOptions(cover_fine_mass=-0.1)
