@@ -191,6 +191,7 @@ def test_many_celled_numeric_columns_keep_their_correlations(monkeypatch):
     assert real > 0.7
     chosen = [m for m in with_views.report.measurements if m["selected_by"] == "exponential"]
     assert any(m.get("groups") == GROUPS for m in chosen)
+    assert "read numeric columns through groups of their cells" in with_views.report.summary()
     assert mean_correlation(with_views.data) > 0.6 * real > mean_correlation(without.data)
 
 

@@ -620,8 +620,8 @@ class _Run:
     def measure(self, r: Marginal, scale: Fraction, **provenance) -> tuple[Measurement, np.ndarray]:
         """Charge, then measure the candidate ``r`` with the run's noise family at ``scale`` (§8.2 (M1), §10.2).
 
-        A marginal's (fine or coarse, §8.11) squared l2-sensitivity (1 or 2 for one row, §8.3), or its l1-sensitivity (§10.2); for a
-        unit of ``k`` rows ``k**2`` or ``k`` times that (§10.6).
+        A marginal's (fine or coarse, §8.11) squared l2-sensitivity (1 or 2 for one row, §8.3), or its
+        l1-sensitivity (§10.2); for a unit of ``k`` rows ``k**2`` or ``k`` times that (§10.6).
         """
         coarse = self.views.groups(r) is not None
         return _measure_one(self.answers[r], self.views.base(r), scale, self.noise.sensitivity(), ledger=self.ledger,

@@ -348,6 +348,8 @@ class MeasureMethod(Method):
         chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
         covered = sum(1 for m in r.measurements if m.get("selected_by") == "cover")
         chosen += f", then {covered} the rounds left out measured once (covering step)" if covered else ""
+        grouped = sum(1 for m in r.measurements if m.get("groups"))
+        chosen += f"; {grouped} read numeric columns through groups of their cells" if grouped else ""
         served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
                   else "the fitted graphical model")
         cost = ("pure DP, discrete Laplace measurements" if r.rho_budget is None else
