@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import synthdp
+from synthdp.accounting.ledger import Ledger
 from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
@@ -142,7 +143,9 @@ def test_coarse_measurements_are_charged_as_marginals_and_measure_the_grouped_co
     coarse = [(m, a, y) for m, a, y in captured if m.groups is not None]
     assert coarse, "the rounds selected no coarse marginal"
     for m, answers, y in coarse:
-        assert m.groups == GROUPS and m.to_dict()["groups"] == GROUPS
+        assert m.groups == views.group_counts(views.coarse(m.attrs))
+        assert m.to_dict()["groups"] == {DOMAIN.names[a]: k for a, k in zip(m.attrs, m.groups) if k is not None}
+        assert m.to_dict()["groups"].get("a") in (None, 9)  # 8 groups of cells and the missing value
         key = views.coarse(m.attrs)
         assert np.array_equal(answers, views.read(key, data.marginal(m.attrs).reshape(-1)))
         assert answers.size == views.cells(key) == y.size
@@ -190,7 +193,8 @@ def test_many_celled_numeric_columns_keep_their_correlations(monkeypatch):
     real = mean_correlation(df)
     assert real > 0.7
     chosen = [m for m in with_views.report.measurements if m["selected_by"] == "exponential"]
-    assert any(m.get("groups") == GROUPS for m in chosen)
+    assert any(m.get("groups") == {name: GROUPS for name in m["marginal"]} for m in chosen)
+    assert any(m.get("groups") for m in with_views.report.measurements if m["selected_by"] == "cover")
     assert "read numeric columns through groups of their cells" in with_views.report.summary()
     assert mean_correlation(with_views.data) > 0.6 * real > mean_correlation(without.data)
 
@@ -212,17 +216,40 @@ def test_the_covering_step_reads_finely_only_where_cells_stand_above_the_noise(s
     assert all((m.get("groups") is None) == fine for m in cover)
 
 
-def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap():
-    """With no share a twin is a candidate only once the model holds its fine cells already (it adds nothing)."""
-    data, rho = table(), Fraction(2)
+def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap(monkeypatch):
+    """With no share of the size cap a twin is picked only once a model clique holds its fine cells (it adds no
+    cells to the model); with the whole cap, before."""
+    data, rho, views = table(), Fraction(2), CoarseViews(DOMAIN)
+    real = measure_module._select
     for share in (0.0, 1.0):
-        release = measure(data, WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
-                          rng=PrivateRandom(0), options=replace(OPTIONS, coarse_model_share=share), progress=False)
-        rounds = [m for m in release.measurements if m.selected_by in ("initial", "exponential")]
-        fine_first = [any(set(m.attrs) <= set(e.attrs) for e in rounds[:i] if e.groups is None)
-                      for i, m in enumerate(rounds) if m.groups is not None]
-        assert fine_first and all(fine_first) == (share == 0.0)
+        held = []
+
+        def spy(run, model, spend, label):
+            r, before = real(run, model, spend, label)
+            if views.groups(r) is not None:
+                held.append(model.holder(views.base(r)) is not None)
+            return r, before
+
+        monkeypatch.setattr(measure_module, "_select", spy)
+        measure(data, WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(0),
+                options=replace(OPTIONS, coarse_model_share=share), progress=False)
+        assert held and all(held) == (share == 0.0)
     with pytest.raises(InputError, match="coarse_model_share"):
         MeasureOptions(coarse_model_share=2)
     with pytest.raises(InputError, match="cover_fine_mass"):
         MeasureOptions(cover_fine_mass=-0.1)
+
+
+@pytest.mark.parametrize("relation,unit,factor", [("add-remove", 1, 1), ("replace-one", 1, 2), ("add-remove", 3, 3)])
+def test_coarse_laplace_measurements_are_charged_as_marginals(relation, unit, factor):
+    """Pure DP (docs/privacy.md §10.2): a coarse measurement's Laplace charge is ``a Delta_1`` with a marginal's
+    ``Delta_1`` (1, 2 under replace-one, ``k`` for units of ``k`` rows), and the run spends at most its epsilon."""
+    epsilon = Fraction(20)  # precise: the rounds afford coarse pairs
+    ledger = Ledger(epsilon, Fraction(0), contribution_bound=unit)
+    release = measure(table(), WORKLOAD, budget=epsilon, relation=relation, ledger=ledger, rng=PrivateRandom(0),
+                      options=OPTIONS, progress=False, pure=True)
+    coarse = [m for m in release.measurements if m.groups is not None]
+    assert coarse and all(m.noise == "laplace" for m in coarse)
+    assert all(m.cost == factor * m.scale for m in release.measurements)
+    laplace = [e.epsilon for e in ledger.events if e.mechanism == "laplace"]
+    assert laplace == [m.cost for m in release.measurements] and sum(e.epsilon for e in ledger.events) <= epsilon

@@ -46,7 +46,8 @@ def group_map(size: int, ordered: int, groups: int = GROUPS) -> np.ndarray:
 
 
 def group_sum(table: np.ndarray, maps: GroupMaps) -> np.ndarray:
-    """``table`` (one axis per attribute) summed over each mapped axis's groups; a group's codes are consecutive."""
+    """``table`` (one axis per attribute) summed over each mapped axis's groups, in the order of the groups' ids; a
+    group's codes must be consecutive and the ids rise with the codes (as :func:`group_map`'s do)."""
     for axis, m in enumerate(maps):
         if m is not None:
             table = np.add.reduceat(table, np.flatnonzero(np.diff(m, prepend=-1)), axis=axis)
@@ -98,6 +99,12 @@ class CoarseViews:
             return None
         return tuple(self.maps[a - d] if a >= d else None for a in r)
 
+    def group_counts(self, r: Marginal) -> tuple[int | None, ...] | None:
+        """Per attribute of :meth:`base`, how many groups it is read through (None: read finely); None for a fine
+        candidate."""
+        maps = self.groups(r)
+        return None if maps is None else tuple(None if m is None else int(m.max()) + 1 for m in maps)
+
     def attr_maps(self, attrs: Marginal) -> GroupMaps:
         """The group maps a coarse measurement on ``attrs`` reads through: every column with a view is read by it."""
         return tuple(self.maps[a] for a in attrs)
@@ -117,7 +124,8 @@ class CoarseViews:
 
 
 def coarse_index(domain: Domain, codes: np.ndarray, attrs: Sequence[int], maps: GroupMaps) -> np.ndarray:
-    """Row-major cell index of each row on ``attrs``, each mapped attribute read through its groups."""
+    """Row-major cell index of each row on ``attrs``, each mapped attribute read through its groups: the cells of
+    :func:`group_sum`'s output, whose group ids rise with the codes (as :func:`group_map`'s do)."""
     idx = np.zeros(codes.shape[0], dtype=np.int64)
     for a, m in zip(attrs, maps):
         if m is None:

@@ -64,6 +64,11 @@ class NoisyMarginal:
     sigma2: float
     groups: GroupMaps | None = None
 
+    def read(self, fine: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them, as a table: through
+        its groups when coarse."""
+        return fine.reshape(shape) if self.groups is None else group_sum(fine.reshape(shape), self.groups)
+
 
 @functools.cache
 def _mbi():
@@ -226,10 +231,7 @@ class GraphicalModel:
 
     def counts_as(self, measured: NoisyMarginal) -> np.ndarray:
         """Model counts on ``measured``'s attributes as it reads them: through its groups when coarse (flattened)."""
-        fine = self.counts(measured.attrs)
-        if measured.groups is None:
-            return fine
-        return group_sum(fine.reshape(_shape(self.domain, measured.attrs)), measured.groups).reshape(-1)
+        return measured.read(self.counts(measured.attrs), _shape(self.domain, measured.attrs)).reshape(-1)
 
     # ----- sampling (post-processing) ---------------------------------------
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
@@ -284,12 +286,9 @@ def _residual(m: NoisyMarginal, fitted: np.ndarray, shape: tuple[int, ...]) -> t
     """``m``'s residual against the model's counts ``fitted`` on its attributes (flattened), as ``m`` reads them, and
     the residual carried back onto those counts (shape ``shape``): through the groups of a coarse measurement, the
     model's counts summed and the residual spread back (docs/privacy.md §8.11)."""
-    if m.groups is None:
-        diff = fitted - m.counts
-        return diff, diff.reshape(shape)
-    coarse = group_sum(fitted.reshape(shape), m.groups)
-    diff = coarse.reshape(-1) - m.counts
-    return diff, group_spread(diff.reshape(coarse.shape), m.groups)
+    read = m.read(fitted, shape)
+    diff = read.reshape(-1) - m.counts
+    return diff, diff.reshape(shape) if m.groups is None else group_spread(diff.reshape(read.shape), m.groups)
 
 
 def fit(domain: Domain, measurements: Sequence[NoisyMarginal], iters: int,

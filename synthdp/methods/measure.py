@@ -68,7 +68,7 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods import estimators
-from synthdp.methods.coarse import GROUPS, CoarseViews
+from synthdp.methods.coarse import CoarseViews
 from synthdp.methods.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
 from synthdp.methods.marginal_counts import marginal_counts
@@ -275,8 +275,9 @@ class Measurement:
     query: str | None = None
     estimator: str = GRAPHICAL_MODEL
     noise: str = "gaussian"
-    #: A coarse measurement (docs/privacy.md §8.11): the groups each column with a coarse view is read through.
-    groups: int | None = None
+    #: A coarse measurement (docs/privacy.md §8.11): per attribute, how many groups it is read through (None: its
+    #: cells); None for a fine measurement.
+    groups: tuple[int | None, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.selected_by not in SELECTORS:
@@ -307,7 +308,8 @@ class Measurement:
             noise = {"sigma2": str(self.scale), "rho": str(self.cost)}
         else:
             noise = {"laplace_rate": str(self.scale), "epsilon": str(self.cost)}
-        coarse = {} if self.groups is None else {"groups": self.groups}
+        coarse = {} if self.groups is None else \
+            {"groups": {name: k for name, k in zip(self.names, self.groups) if k is not None}}
         return {"marginal": list(self.names), "query": self.query, **noise, **coarse, "selected_by": self.selected_by,
                 "selection_epsilon": None if self.selection_epsilon is None else str(self.selection_epsilon),
                 "estimator": self.estimator}
@@ -418,7 +420,8 @@ def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
 def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensitivity_sq: int, *, ledger,
                  relation: str, rng: PrivateRandom, domain: Domain, selection_epsilon: Fraction | None,
                  selected_by: str = "exponential", query: str | None = None,
-                 noise: NoiseFamily | None = None, groups: int | None = None) -> tuple[Measurement, np.ndarray]:
+                 noise: NoiseFamily | None = None,
+                 groups: tuple[int | None, ...] | None = None) -> tuple[Measurement, np.ndarray]:
     """Charge, then draw: ``y = g(D) + N_Z(0, sigma2)`` per cell (§8.2 (M1), sensitivity by relation §8.3).
 
     With ``noise`` a :class:`LaplaceNoise` (pure DP, docs/privacy.md §10.2)
@@ -623,10 +626,9 @@ class _Run:
         A marginal's (fine or coarse, §8.11) squared l2-sensitivity (1 or 2 for one row, §8.3), or its
         l1-sensitivity (§10.2); for a unit of ``k`` rows ``k**2`` or ``k`` times that (§10.6).
         """
-        coarse = self.views.groups(r) is not None
         return _measure_one(self.answers[r], self.views.base(r), scale, self.noise.sensitivity(), ledger=self.ledger,
                             relation=self.relation, rng=self.rng, domain=self.domain, noise=self.noise,
-                            groups=GROUPS if coarse else None, **provenance)
+                            groups=self.views.group_counts(r), **provenance)
 
 
 @dataclass
@@ -714,8 +716,13 @@ def _refit(run: _Run, measured: _Measured, iters: int | None = None) -> None:
 def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None:
     """Add a paid marginal measurement to what the model holds (refit separately)."""
     measured.paid.append(m)
+    measured.noisy.append(_noisy(run, m, y))
+
+
+def _noisy(run: _Run, m: Measurement, y: np.ndarray) -> NoisyMarginal:
+    """A paid marginal measurement as the estimators read it: its variance, and its groups when coarse (§8.11)."""
     groups = None if m.groups is None else run.views.attr_maps(m.attrs)
-    measured.noisy.append(NoisyMarginal(m.attrs, y, run.noise.variance(m.scale), groups))
+    return NoisyMarginal(m.attrs, y, run.noise.variance(m.scale), groups)
 
 
 def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
@@ -865,8 +872,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
               for r, share in cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)]
     for (r, scale), key in zip(shares, _cover_readings(run, measured.model, shares)):
         m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
-        groups = None if m.groups is None else run.views.attr_maps(m.attrs)
-        measured.groups.append(marginal_group(run.domain, NoisyMarginal(r, y, run.noise.variance(scale), groups)))
+        measured.groups.append(marginal_group(run.domain, _noisy(run, m, y)))
         measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
