@@ -46,7 +46,7 @@ PINS = {
     "game-pure-marginals": ("b6688ecfc9aafb8d", "d663ca0cc6801a4b"),
     "game-zcdp-parities": ("d4edfa89c236c671", "2985a59ab1d3fecb"),
     "measure-zcdp-conjunctions": ("771f2d7b39052c34", "9d399a8a80981ee5"),
-    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "d1e016f7064bc401"),
+    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "43396151b732a916"),
     "measure-zcdp-marginals": ("86a8a7d8f323b50f", "dd73d9f63d14273e"),
     "measure-pure-marginals": ("9624661b25f798ee", "aea1539bacf09dc8"),
     "measure-zcdp-privtree": ("f15d74cad2b04a0c", "72dacf4a2a454619"),

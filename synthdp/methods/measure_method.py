@@ -139,9 +139,11 @@ def covering_note(domain, workload, options, *, pure: bool) -> str:
 def joint_warning(measurements, domain, workload) -> list[str]:
     """A warning when the workload has marginals of two or more columns but the rounds selected none: at this budget
     the expected noise of every such candidate (``sqrt(2/pi) sigma`` a cell, §8.1) outweighed what it could show,
-    so the joint distribution rests on the covering step's coarse measurements alone.  Usually the columns have
-    too many cells for the budget (docs/benchmarks.md, sixteenth round: 14 numeric columns of 64 PrivTree cells
-    lost their correlations).  Read off the released measurements and the public domain: post-processing."""
+    so the joint distribution rests on the covering step's low-precision measurements alone.  Usually the columns
+    have too many cells for the budget (docs/benchmarks.md, sixteenth round: 14 numeric columns of 64 PrivTree
+    cells lost their correlations; since the seventeenth such columns are also measured through groups of their
+    cells, docs/privacy.md §8.11, and the warning fires rarely for them).  Read off the released measurements and
+    the public domain: post-processing."""
     if not workload or max(len(m) for m in workload) < 2:
         return []
     if any(m.selected_by in ("exponential", "record", "rspm") and len(m.attrs) >= 2 for m in measurements):
@@ -150,7 +152,7 @@ def joint_warning(measurements, domain, workload) -> list[str]:
     names = ", ".join(f"{domain.names[a]!r} ({domain.sizes[a]} cells)" for a in widest)
     finer = domain.sizes[widest[0]] > COARSE_CELLS
     return [f"the rounds selected no marginal of two or more columns: at this budget each one's expected noise "
-            f"outweighed what it could show, so the joint distribution rests on the covering step's coarse "
+            f"outweighed what it could show, so the joint distribution rests on the covering step's low-precision "
             f"measurements (the columns with most cells: {names}). A larger epsilon helps"
             + (f", and so do fewer cells (for a numeric column CLI --bins {domain.names[widest[0]]}={COARSE_CELLS} "
                "or --discretise equal-width, for a text column fewer categories)" if finer else "")]
