@@ -24,7 +24,9 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods import coarse as coarse_module
 from synthdp.methods import estimators
 from synthdp.methods import measure as measure_module
-from synthdp.methods.coarse import COARSE_FROM, GROUPS, CoarseViews, group_map, group_spread, group_sum
+from synthdp.methods.coarse import (
+    COARSE_FROM, GROUPS, CoarseViews, coarse_index, group_map, group_spread, group_sum,
+)
 from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure import MeasureOptions, _scores, candidate_weights, measure
 
@@ -82,6 +84,8 @@ def test_reading_through_groups_matches_counting_mapped_records():
         brute = np.zeros(shape, dtype=np.int64)
         np.add.at(brute, tuple(mapped.T), 1)
         assert np.array_equal(views.read(r, data.marginal(base).reshape(-1)), brute.reshape(-1))
+        index = coarse_index(DOMAIN, codes, base, maps)  # the reweighted sample's cells: the same order
+        assert np.array_equal(np.bincount(index, minlength=brute.size), brute.reshape(-1))
 
 
 def test_spreading_is_the_adjoint_of_summing():

@@ -125,11 +125,9 @@ class CoarseViews:
 
 def coarse_index(domain: Domain, codes: np.ndarray, attrs: Sequence[int], maps: GroupMaps) -> np.ndarray:
     """Row-major cell index of each row on ``attrs``, each mapped attribute read through its groups: the cells of
-    :func:`group_sum`'s output, whose group ids rise with the codes (as :func:`group_map`'s do)."""
-    idx = np.zeros(codes.shape[0], dtype=np.int64)
-    for a, m in zip(attrs, maps):
-        if m is None:
-            idx = idx * domain.sizes[a] + codes[:, a]
-        else:
-            idx = idx * (int(m.max()) + 1) + m[codes[:, a]]
-    return idx
+    :func:`group_sum`'s output, whose group ids rise with the codes (as :func:`group_map`'s do).  The mixed radix
+    is :meth:`Domain.flat_index`'s, on the mapped codes, with its refusal of an index that would wrap."""
+    mapped = np.column_stack([codes[:, a] if m is None else m[codes[:, a]] for a, m in zip(attrs, maps)])
+    sizes = tuple(domain.sizes[a] if m is None else int(m.max()) + 1 for a, m in zip(attrs, maps))
+    grouped = Domain(tuple(domain.names[a] for a in attrs), sizes)
+    return grouped.flat_index(mapped, tuple(range(len(attrs))))

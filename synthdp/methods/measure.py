@@ -798,8 +798,9 @@ def _select(run: _Run, model: GraphicalModel, spend: _RoundBudget, label: str) -
     cap = options.max_model_cells * run.spent_share()
     views = run.views
     pool = candidate_pool(list(run.weights), options.candidate_pool, run.generator)
-    wide = [r for r, free in zip(pool, unheld(model, [views.base(r) for r in pool])) if free]
-    size = dict(zip(wide, model_cells_with(domain, model.cliques, [views.base(r) for r in wide])))  # one batch a round
+    base = {r: views.base(r) for r in pool}  # the attributes each reads: what a clique must hold
+    wide = [r for r, free in zip(pool, unheld(model, list(base.values()))) if free]
+    size = dict(zip(wide, model_cells_with(domain, model.cliques, [base[r] for r in wide])))  # one batch a round
     coarse_cap = cap * options.coarse_model_share  # a coarse twin grows the model by its fine cells (§8.11)
     candidates = [r for r in pool if r not in size or size[r] <= (cap if views.groups(r) is None else coarse_cap)]
     sample = model.sample(options.estimator.scoring_sample, run.generator) \
