@@ -36,6 +36,7 @@ from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
 from synthdp.core.schema import PrivacyWarning, Schema
+from synthdp.core.tallies import Tallies
 from synthdp.engines import get_engine
 from synthdp.engines.pandas import PandasEngine
 from synthdp.files import sources
@@ -138,8 +139,8 @@ def stating_spend(ledger: Ledger):
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`privtree_cap`).  A few can only come after one: a
-    value outside its public bounds found while PrivTree reads a column, a
+    fit, :func:`privtree_cap`; the values the domain steps read are checked
+    while they are tallied, §10.7).  A few can only come after one: a
     model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
     used: the owner is told what the ledger was charged, so that a new run is
@@ -188,9 +189,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             ledger.bound_contributions(chosen.k)
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
         df, schema, stripped = public_schema(df, config, bounding, collected)
-        if config.engine != "dask":                               # in memory: replace-one's public n, before learning
-            check_delta_against_public_n(config, len(df))
-        learned, bounded, cut, zcdp = learn_domains(df, schema, config, ledger, rng, chosen)  # private: §9, §10.3-5
+        tallies = domain_tallies(df, schema, engine)              # not private: what the domain steps read (§10.7)
+        if config.engine != "dask" or tallies is not None:        # replace-one's public n, before learning
+            check_delta_against_public_n(config, len(df) if tallies is None else tallies.rows)
+        learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
                          bounded=bounded)  # public inputs only: costs no privacy
@@ -234,10 +236,12 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
                          "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-    if config.engine == "dask" and schema.to_learn:
-        raise InputError(f"engine='dask' needs public categories for every column; {list(schema.to_learn)} have "
-                         "none. Give them in the schema, or learn them privately (docs/privacy.md §9) in memory "
-                         "with engine='pandas'")
+    pending = (*schema.to_learn, *schema.to_bound, *schema.to_discretise)
+    if config.engine == "dask" and bounding is not None and pending:
+        raise InputError(f"engine='dask' with a privacy unit needs public domains: {list(dict.fromkeys(pending))} "
+                         "have categories, bounds or cells still to be learned, and the Dask engine bounds the units "
+                         "only in its counting pass, after they are learned (docs/privacy.md §10.7). Give them in "
+                         "the schema, or run in memory with engine='pandas'")
     return df, schema, stripped
 
 
@@ -253,6 +257,14 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng:
                                 ledger=ledger, relation=config.relation)
 
 
+def domain_tallies(df, schema, engine) -> Tallies | None:
+    """What the private domain steps read of the table (docs/privacy.md §10.7), tallied by ``engine`` (in memory,
+    or part by part on a Dask cluster); None when the schema leaves no domain to learn."""
+    if not (schema.to_learn or schema.to_bound or schema.to_discretise):
+        return None
+    return engine.tally(df, schema)
+
+
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     """The bounding of docs/privacy.md §10.6 (column, ``k``, key from a child of ``rng``), or None without a unit."""
 
@@ -261,9 +273,10 @@ def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
-def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_domains(tallies: Tallies | None, schema, config: SynthesisConfig, ledger, rng, chosen=None):
     """The categories and numeric cells the public inputs leave open, learned privately; and the filter if opened.
 
+    ``tallies``: what the steps read of the table (:func:`domain_tallies`).
     From a plan made on the schema as given (public inputs only). Under
     select-measure-estimate the method's zCDP filter is opened first (its whole
     ``(epsilon, delta)`` charged to ``ledger``): the text columns are learned
@@ -288,20 +301,18 @@ def learn_domains(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng
                          "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
                          f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
                          f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
-    if config.engine == "dask":
-        raise InputError(f"engine='dask' needs public cells for numeric columns {list(schema.to_discretise)}: give "
-                         "bins or cuts in the schema, or discretise privately in memory with engine='pandas'")
     cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
-    learned, before, zcdp = learn_categories(df, schema, config, ledger, rng, chosen)
+    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen)
     bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
         epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
-        bounded = learn_bounds(df, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
+        bounded = learn_bounds(tallies, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
                                relation=config.relation)
     if not schema.to_discretise:
         return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = discretise(df, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger, relation=config.relation,
+    cut = discretise(tallies, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
+                     relation=config.relation,
                      max_cells=cap)
     return learned, bounded, cut, zcdp
 
@@ -321,7 +332,7 @@ def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
     return 1
 
 
-def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_categories(tallies: Tallies, schema, config: SynthesisConfig, ledger, rng, chosen=None):
     """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
     their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
 
@@ -337,9 +348,10 @@ def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, 
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
         if planned.columns:
-            partition.check_threshold(len(df), planned.columns[0].threshold, schema.to_learn, epsilon=config.epsilon)
+            partition.check_threshold(tallies.rows, planned.columns[0].threshold, schema.to_learn,
+                                      epsilon=config.epsilon)
             _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
-        learned = partition.learn_domains(df, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
+        learned = partition.learn_domains(tallies, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
         return learned, before, None
     reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
@@ -349,10 +361,10 @@ def learn_categories(df: pd.DataFrame, schema, config: SynthesisConfig, ledger, 
         selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
-        partition.check_threshold(len(df), selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        partition.check_threshold(tallies.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)
-    learned = (partition.learn_domains_jointly(df, schema, selection=selection, rng=rng, ledger=zcdp,
+    learned = (partition.learn_domains_jointly(tallies, schema, selection=selection, rng=rng, ledger=zcdp,
                                                relation=config.relation) if reserved
                else partition.DomainLearning(schema, ()))
     return learned, before, zcdp

@@ -360,8 +360,75 @@ def test_api_dask_engine_needs_a_schema(files):
     with pytest.raises(InputError, match="engine='dask'"):
         generate_synthetic(str(root / "pq"), "marginals:1", schema=SCHEMA, scheduler="tcp://127.0.0.1:1", **RUN)
     to_learn = Schema((Attribute("color", "categorical", origin="learn"), *SCHEMA.attributes[1:]), ("?",))
-    with pytest.raises(InputError, match=r"\['color'\] have none.*docs/privacy.md §9"):
-        generate_synthetic(str(root / "pq"), "marginals:1", schema=to_learn, engine="dask", **RUN)
+    with pytest.raises(InputError, match=r"privacy unit needs public domains: \['color'\] have categories.*"
+                                         r"docs/privacy.md §10.7.*engine='pandas'"):
+        generate_synthetic(str(root / "pq"), "marginals:1", schema=to_learn, engine="dask", privacy_unit="id",
+                           max_rows_per_unit=2, **RUN)
+
+
+def learning_schema(df: pd.DataFrame) -> Schema:
+    """Every domain of the test table left to learn: three text columns, one numeric column's bounds and cells."""
+    return Schema.from_dataframe(df.drop(columns="id", errors="ignore"), categorical=["size"], learn_bounds=["age"],
+                                 missing_values=("?",))
+
+
+@pytest.mark.parametrize("source", ["all.csv", "csvs", "pq"])
+def test_dask_tallies_equal_pandas_tallies(cluster, files, source):
+    """What the private domain steps read (docs/privacy.md §10.7) is the same from the parts as from the whole."""
+    root, df = files
+    schema = learning_schema(df)
+    assert schema.to_learn == ("color", "size", "flag") and schema.to_bound == schema.to_discretise == ("age",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the 'id' column is not in the schema
+        on_dask = dask_engine(cluster).tally(str(root / source), schema)
+    in_memory = PandasEngine().tally(df, schema)
+    assert on_dask.rows == in_memory.rows == 3000
+    assert on_dask.labels == in_memory.labels and sum(on_dask.labels["color"].values()) < 3000  # '?' and None left out
+    assert in_memory.labels["color"]["blue"] > 0 and "blue  " not in in_memory.labels["color"]  # stripped
+    for column in ("age",):
+        assert np.array_equal(on_dask.numbers[column].values, in_memory.numbers[column].values)
+        assert np.array_equal(on_dask.numbers[column].counts, in_memory.numbers[column].counts)
+    assert in_memory.numbers["age"].rows == 3000
+
+
+@pytest.mark.parametrize("method", ["measure", "game"])  # categories by §10.5 inside the filter / by §9 ahead of it
+def test_same_release_when_the_domains_are_learned_whichever_engine_read(cluster, files, method):
+    """Categories, bounds and PrivTree cells learned from the Dask engine's tallies: the same release as in memory."""
+    from synthdp.api import generate_synthetic
+
+    root, df = files
+    run = dict(RUN, schema=learning_schema(df), method=method)
+    if method == "measure":
+        del run["rounds"], run["samples_per_round"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        in_memory = generate_synthetic(df, "marginals:2", **run)
+        on_dask = generate_synthetic(str(root / "csvs"), "marginals:2", engine="dask",
+                                     scheduler=cluster.scheduler_address, **run)
+        other_data = generate_synthetic(df.iloc[:1500], "marginals:2", **run)
+    assert in_memory.schema == on_dask.schema and not in_memory.schema.to_learn
+    assert len(in_memory.schema["age"].cuts) > 1  # PrivTree split the column
+    pd.testing.assert_frame_equal(on_dask.data, in_memory.data)
+    assert on_dask.report.release.to_dict() == in_memory.report.release.to_dict()
+    assert other_data.schema != in_memory.schema  # the learned domains do depend on the data
+
+
+def test_dask_tally_refuses_a_value_naming_file_and_row_before_any_private_step(cluster, tmp_path, monkeypatch):
+    from synthdp.api import generate_synthetic
+    import synthdp.mechanisms.noise as noise
+
+    df = make_table(400, seed=2).drop(columns="id")
+    schema = learning_schema(df)
+    df["age"] = df["age"].astype(object)
+    df.loc[333, "age"] = "old"
+    df.iloc[:200].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[200:].to_csv(tmp_path / "b.csv", index=False)
+    monkeypatch.setattr(noise, "discrete_laplace", lambda *a: (_ for _ in ()).throw(AssertionError("noise")))
+    with pytest.raises(SchemaError, match=r"b\.csv.*value 'old' in row 133, numeric column 'age' is not a number "
+                                          r"\(the column is numeric because its bounds are to be learned\).*nothing "
+                                          r"was spent or released"):
+        generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
+                           **dict(RUN, schema=schema))
 
 
 def _cli(cluster, source, out, schema_file, *extra):

@@ -5,7 +5,8 @@ written as Parquet (files of up to 10M rows, row groups of 1M, written chunk
 by chunk so generation fits in memory) into a temporary folder. Each
 measurement then runs in a fresh process, so its peak resident memory is the
 driver's own: the counting pass on a local cluster (``--workers`` processes,
-one thread each; the cluster's start-up is timed apart), then a whole small
+one thread each; the cluster's start-up is timed apart), the tally pass of a
+run that learns every column's categories (docs/privacy.md §10.7), then a whole small
 and fast release from the same files (``marginals:1``, 3 rounds). The pandas
 engine counts the same files in memory up to ``--pandas-max`` rows. A
 single-core breakdown of one 1M-row batch (Parquet decode, encoding, keys and
@@ -42,6 +43,7 @@ from synthdp.core.errors import InputError
 from synthdp.core.extras import require
 from synthdp.core.keys import pack
 from synthdp.core.machine import proc_bytes
+from synthdp.core.schema import Attribute, Schema
 from synthdp.datasets import load_coded
 from synthdp.engines import get_engine
 from synthdp.engines.keys import sum_by_key
@@ -93,6 +95,13 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def every_domain_to_learn(schema: Schema) -> Schema:
+    """``schema`` with every column's categories left to learn: what the tally pass reads for a run that learns its
+    domains (docs/privacy.md §10.7)."""
+    return Schema(tuple(Attribute(a.name, "categorical", origin="learn", missing=a.missing, dtype=a.dtype)
+                        for a in schema.attributes), schema.missing_values)
+
+
 def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[str, Any]:
     """One engine on one folder, in this (fresh) process: times and the driver's peak memory."""
     _, schema = load_coded("adult")
@@ -117,6 +126,9 @@ def _measure(engine: str, folder: str, workers: int, whole_run: bool) -> dict[st
         out["count_cpu_s"] = cpu_seconds() + (sum(client.run(cpu_seconds).values()) if client else 0.0) - cpu
         out["rows"], out["distinct_rows"] = data.n, len(data)
         out["countpeak_bytes"] = peak_bytes()
+        start = time.perf_counter()
+        get_engine(engine, **options).tally(folder, every_domain_to_learn(schema))
+        out["tally_s"] = time.perf_counter() - start
         if client is not None:
             out["workerpeak_bytes"] = max(client.run(peak_bytes).values())
         if whole_run:
@@ -205,14 +217,14 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
 
 def table(records: list[dict[str, Any]], workers: int) -> str:
     lines = [f"{'engine':<7} {'rows':>11} {'distinct':>9} {'count s':>8} {'Mrows/s':>8} {'Mrows/s/core':>12} "
-             f"{'Mrows/cpu-s':>11} {'run s':>7} {'driver peak MB':>14} {'worker peak MB':>14}"]
+             f"{'Mrows/cpu-s':>11} {'tally s':>8} {'run s':>7} {'driver peak MB':>14} {'worker peak MB':>14}"]
     for r in records:
         cores = workers if r["engine"] == "dask" else 1
         rate = r["rows"] / r["count_s"] / 1e6
         run = f"{r['run_s']:.1f}" if "run_s" in r else "-"
         worker = f"{r['workerpeak_bytes'] / 2**20:.0f}" if "workerpeak_bytes" in r else "-"
         lines.append(f"{r['engine']:<7} {r['rows']:>11,} {r['distinct_rows']:>9,} {r['count_s']:>8.1f} {rate:>8.2f} "
-                     f"{rate / cores:>12.2f} {r['rows'] / r['count_cpu_s'] / 1e6:>11.2f} {run:>7} "
+                     f"{rate / cores:>12.2f} {r['rows'] / r['count_cpu_s'] / 1e6:>11.2f} {r['tally_s']:>8.1f} {run:>7} "
                      f"{r['peak_bytes'] / 2**20:>14.0f} "
                      f"{worker:>14}")
     return "\n".join(lines)

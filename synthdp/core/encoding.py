@@ -127,6 +127,13 @@ class Encoder:
         return pd.DataFrame(columns, columns=list(self.schema.names))
 
 
+def _value(series: pd.Series, row: int) -> Any:
+    """The value at position ``row`` for a message: a numpy scalar as the Python value (``120``, not
+    ``np.int64(120)``)."""
+    value = series.iloc[row]
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -146,7 +153,8 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
     if unknown.any():
         row = _first(unknown)
         shown = list(attr.categories[:10]) + (["..."] if len(attr.categories) > 10 else [])
-        head = f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its declared domain {shown}"
+        head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its declared domain "
+                f"{shown}")
         raise SchemaError(
             f"{head}; add it to the column's public categories (categories={{{attr.name!r}: [...]}} or the "
             f"schema file), or clean the data",
@@ -237,7 +245,8 @@ def _numeric_missing(series: pd.Series, missing_values: tuple[str, ...]) -> np.n
 
 
 def numeric_values(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> np.ndarray:
-    """The non-missing values of a numeric column as floats inside its bounds (clipped, or refused as in encoding).
+    """The non-missing values of a numeric column as floats inside its bounds (clipped, or refused as in encoding;
+    as they are while the bounds are still to be learned).
 
     The input of PrivTree (docs/privacy.md §10.3): the same checks and the
     same clipping as :class:`Encoder`, so the tree sees what encoding will.
@@ -259,32 +268,36 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     not_number = np.isnan(values) & ~missing
     if not_number.any() and attr.is_datetime:
         row = _first(not_number)
-        raise SchemaError(f"value {series.iloc[row]!r} in row {row}, datetime column {attr.name!r} cannot be read as a "
-                          f"date" + (f" with format {attr.format!r}" if attr.format else "") + "; fix the value, give "
-                          "the column's format (datetimes={col: '%d/%m/%Y'}, CLI --datetime COL=FORMAT), or declare "
-                          "a missing token")
+        raise SchemaError(f"value {_value(series, row)!r} in row {row}, datetime column {attr.name!r} cannot be read "
+                          "as a date" + (f" with format {attr.format!r}" if attr.format else "") +
+                          "; fix the value, give the column's format (datetimes={col: '%d/%m/%Y'}, CLI --datetime "
+                          "COL=FORMAT), or declare a missing token")
     if not_number.any():
         row = _first(not_number)
         raise SchemaError(
-            f"value {series.iloc[row]!r} in row {row}, numeric column {attr.name!r} is not a number (the column is "
-            f"numeric because its bounds are public); fix or remove the value, declare it a missing token "
-            f"(missing_values, CLI --missing) if it means missing, or drop the bounds to make the column categorical"
+            f"value {_value(series, row)!r} in row {row}, numeric column {attr.name!r} is not a number (the column is "
+            f"numeric because its bounds are {'public' if attr.bounds else 'to be learned'}); fix or remove the "
+            f"value, declare it a missing token (missing_values, CLI --missing) if it means missing, or drop the "
+            f"bounds to make the column categorical"
         )
     fractional = ~np.isnan(values) & (values != np.floor(values))
     if not attr.is_datetime and value_kind(attr.dtype) == "int" and fractional.any():
         row = _first(fractional)
         raise SchemaError(
-            f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is not a whole number, but its bounds are "
-            f"written as integers, which declares an integer column (its synthetic values would be whole numbers); "
+            f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is not a whole number, but its bounds "
+            f"are written as integers, which declares an integer column (its synthetic values would be whole "
+            f"numbers); "
             f"write the bounds with a decimal point for a real column (bounds={{{attr.name!r}: (0.0, 1.0)}}, CLI "
             f"--bounds {attr.name}=0.0:1), or round the column first")
+    if attr.bounds is None:  # still to be learned (docs/privacy.md §10.4): clipped once they are
+        return values
     lo, hi = attr.bounds
     outside = (values < lo) | (values > hi)
     if outside.any():
         if not attr.clip:
             row = _first(outside)
             raise SchemaError(
-                f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} is outside its public bounds "
+                f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public bounds "
                 f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them"
             )
         values = np.clip(values, lo, hi)

@@ -620,12 +620,13 @@ class Schema:
         return tuple(a.name for a in self.attributes if a.kind == "numeric" and a.bounds is None)
 
     def with_bounds(self, released: Mapping[str, tuple[float, float]]) -> "Schema":
-        """This schema with the bounds of the columns :attr:`to_bound` fixed to the ``released`` ones (§10.4)."""
+        """This schema with the bounds of the columns :attr:`to_bound` fixed to the ``released`` ones (§10.4); those
+        columns clip, since released bounds may leave out the tails."""
         pending, given = set(self.to_bound), set(released)
         if given != pending:
             raise SchemaError(f"with_bounds needs bounds for exactly the columns {sorted(pending)}; "
                               f"got {sorted(given)}")
-        return Schema(tuple(replace(a, bounds=tuple(released[a.name])) if a.name in pending else a
+        return Schema(tuple(replace(a, bounds=tuple(released[a.name]), clip=True) if a.name in pending else a
                             for a in self.attributes), self.missing_values)
 
     @property

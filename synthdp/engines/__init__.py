@@ -12,8 +12,9 @@ counting engine that does not hold it:
   Parquet files part by part on a ``dask.distributed`` cluster (a local one
   by default) and adds up per-part counts.
 
-Both give identical counts for the same table and schema, hence the same
-release for the same seed. Counting is exact and deterministic: it is not a
+Both give identical counts for the same table and schema, and identical
+tallies for the private domain steps (:mod:`synthdp.core.tallies`), hence the
+same release for the same seed. Counting is exact and deterministic: it is not a
 private step, it only prepares the input of the mechanisms (docs/privacy.md §1.1).
 """
 
@@ -26,6 +27,7 @@ from synthdp.core.errors import InputError, SynthDPError
 # The names accepted by get_engine (and engine= / --engine), declared with the option's rule.
 from synthdp.core.parameters import ENGINES
 from synthdp.core.schema import Schema
+from synthdp.core.tallies import Tallies
 from synthdp.engines.pandas import PandasEngine
 
 __all__ = ["ENGINES", "CountingEngine", "EngineError", "get_engine"]
@@ -38,12 +40,17 @@ class EngineError(SynthDPError, RuntimeError):
 
 @runtime_checkable
 class CountingEngine(Protocol):
-    """``count(source, schema)``: the distinct encoded rows of a table with their counts."""
+    """``count(source, schema)``: the distinct encoded rows of a table with their counts; ``tally(source, schema)``:
+    what the private domain steps read of it, before the schema is complete (docs/privacy.md §10.7)."""
 
     name: str
 
     def count(self, source, schema: Schema) -> AggregatedData:
         """Encode every record of ``source`` with ``schema`` and aggregate to distinct rows."""
+        ...
+
+    def tally(self, source, schema: Schema) -> Tallies:
+        """Rows per label of each text column, and per value of each numeric column, whose domain is to be learned."""
         ...
 
 

@@ -7,8 +7,10 @@ the public schema, and turns every row into one mixed-radix integer key
 counts are added up in a tree on the workers, so the driver only ever holds
 the distinct rows. The counts equal those of the pandas engine exactly.
 
-Only a public schema can be used here: the categories of a column are never
-read off the data on workers (docs/privacy.md §1.1). Values that do not fit the
+The categories of a column are never read off the data on workers
+(docs/privacy.md §1.1): they, and a numeric column's cells and bounds, are
+public or learned privately from a first pass that tallies the columns whose
+domain is to be learned (:meth:`DaskEngine.tally`, §10.7). Values that do not fit the
 schema are counted per column over all parts and reported in one error
 naming, for each column, a file and the first offending value, as the
 in-memory encoder does; numeric columns with ``clip`` are clamped instead.
@@ -38,6 +40,7 @@ from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label
+from synthdp.core.tallies import Tallies
 from synthdp.files.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
@@ -215,6 +218,23 @@ def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, 
         raise InputError(f"cannot read {part.where()}: {exc}") from None
 
 
+def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Tallies:
+    """Read and tally one part for the private domain steps (runs on a worker); a value the schema refuses is an
+    error naming the part and its row."""
+    pa = require("pyarrow", "engine='dask'")
+    tallies, rows = [Tallies.empty(schema)], 0
+    try:
+        for df in _frames(part, schema, options, batch_rows):
+            try:
+                tallies.append(Tallies.of_frame(df, schema))
+            except SchemaError as exc:
+                raise SchemaError(f"{part.where(rows)}: {exc}; nothing was spent or released") from None
+            rows += len(df)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {part.where()}: {exc}") from None
+    return Tallies.merge(*tallies)
+
+
 def _empty(schema: Schema) -> _Counts:
     return _Counts(np.zeros((0, len(word_spans(schema.domain.sizes))), np.int64), np.zeros(0, np.int64))
 
@@ -373,6 +393,18 @@ def _schema_error(problems: dict[str, _Problem], parts: int) -> SchemaError:
     return SchemaError("the input does not fit the schema; nothing was counted or released.\n" + "\n".join(lines))
 
 
+def _added_up(client: Any, futures: list[Any], merge: Any, doing: str) -> Any:
+    """The partial results added up in a tree of ``merge`` tasks on the workers, fetched to the driver."""
+    distributed = _require_distributed()
+    while len(futures) > 1:
+        futures = [client.submit(merge, *futures[i:i + _FAN_IN], pure=False) for i in range(0, len(futures), _FAN_IN)]
+    try:
+        return futures[0].result()
+    except distributed.KilledWorker as exc:
+        raise EngineError(f"Dask workers kept dying while {doing} ({exc}); the pass was abandoned and nothing was "
+                          "released. Check the workers' memory (smaller blocksize / batch_rows) and retry.") from None
+
+
 @dataclass(frozen=True)
 class DaskEngine:
     """Count CSV or Parquet files on a ``dask.distributed`` cluster.
@@ -451,23 +483,32 @@ class DaskEngine:
             raise InputError(f"the input {source!s} has no rows")
         return AggregatedData.from_codes(schema.domain, unpack(total.keys, schema.domain.sizes), total.counts)
 
+    def tally(self, source: Source, schema: Schema) -> Tallies:
+        """What the private domain steps read of the files (docs/privacy.md §10.7), tallied part by part on the
+        cluster and added up: equal to the pandas engine's.  No privacy unit: units are bounded by the counting
+        pass's shuffle, which needs the whole schema."""
+        _require_distributed()
+        if isinstance(source, pd.DataFrame):
+            raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
+                             "files (a DataFrame in memory is tallied by engine='pandas')")
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows)
+        logger.info("dask engine: tallying %d part(s) for the private domain steps", len(parts))
+        with self.client() as client:
+            futures = client.map(_tally_part, parts, schema=schema, options=self.options,
+                                 batch_rows=self.batch_rows, pure=False)
+            total = _added_up(client, futures, Tallies.merge, "tallying")
+        if total.rows == 0:
+            raise InputError(f"the input {source!s} has no rows")
+        return total
+
     def _reduce(self, parts: list[Part], schema: Schema, bounding: Bounding | None = None) -> _Counts:
-        distributed = _require_distributed()
         with self.client() as client:
             if bounding is None:
                 futures = client.map(_count_part, parts, schema=schema, options=self.options,
                                      batch_rows=self.batch_rows, pure=False)
             else:
                 futures = self._shuffle(client, parts, schema, bounding)
-            while len(futures) > 1:
-                futures = [client.submit(_merge, *futures[i:i + _FAN_IN], pure=False)
-                           for i in range(0, len(futures), _FAN_IN)]
-            try:
-                return futures[0].result()
-            except distributed.KilledWorker as exc:
-                raise EngineError(f"Dask workers kept dying while counting ({exc}); the pass was abandoned and "
-                                  "nothing was released. Check the workers' memory (smaller blocksize / "
-                                  "batch_rows) and retry.") from None
+            return _added_up(client, futures, _merge, "counting")
 
     def _shuffle(self, client: Any, parts: list[Part], schema: Schema, bounding: Bounding) -> list[Any]:
         """Bound the units with a shuffle: parts split their rows into buckets by unit, each bucket bounds and counts.

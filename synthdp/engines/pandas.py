@@ -15,6 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
+from synthdp.core.tallies import Tallies
 from synthdp.files.sources import ReadOptions, Source, read_table, strip_text
 from synthdp.engines.keys import aggregate
 
@@ -41,6 +42,10 @@ class PandasEngine:
         if isinstance(source, pd.DataFrame):
             return source
         return read_table(source, self.options, columns=schema.names if schema is not None else None)
+
+    def tally(self, source: pd.DataFrame | Source, schema: Schema) -> Tallies:
+        """What the private domain steps read of the table (docs/privacy.md §10.7), text values stripped."""
+        return Tallies.of_frame(strip_text(self.read(source, schema))[0], schema)
 
     def count(self, source: pd.DataFrame | Source, schema: Schema) -> AggregatedData:
         """Distinct encoded rows of the table (text values stripped of surrounding spaces) with their counts."""

@@ -24,8 +24,9 @@ import pandas as pd
 
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger
-from synthdp.core.errors import InputError
+from synthdp.core.data import weighted_bincount
 from synthdp.core.schema import Schema, value_kind
+from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
@@ -58,15 +59,19 @@ def range_threshold(epsilon: Fraction) -> int:
     return math.ceil(math.log(size / (2 * float(FAILURE))) / float(epsilon))
 
 
-def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, integer: bool) -> tuple[float, float]:
+def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, integer: bool,
+                counts: np.ndarray | None = None) -> tuple[float, float]:
     """The released bounds of one column: the hull of the buckets whose noisy count passes the threshold.
 
-    Every bucket is noised, in grid order. Integer columns round the hull
+    ``values`` are held by one row each, or by ``counts`` rows (a tally,
+    docs/privacy.md §10.7: the same bucket counts). Every bucket is noised,
+    in grid order. Integer columns round the hull
     outwards to integers; nothing passing gives the public fallback
     ``[-2**-GRID_LOW, 2**-GRID_LOW]`` (``[0, 1]`` for integers).
     """
     edges = bucket_edges()
-    counts = np.bincount(bucket_of(values), minlength=len(edges) - 1)
+    rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    counts = weighted_bincount(bucket_of(values), rows, len(edges) - 1)
     rate = Fraction(epsilon)
     noise = np.array(discrete_laplace_vector(len(counts), rate.numerator, rate.denominator, rng), dtype=object)
     kept = np.flatnonzero(counts + noise >= range_threshold(epsilon))
@@ -91,32 +96,21 @@ class LearnedBounds:
     threshold: int
 
 
-def learn_bounds(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
+def learn_bounds(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
                  relation: str = ADD_REMOVE) -> LearnedBounds:
     """Bounds for every column of ``schema.to_bound`` with noise rate ``epsilon`` (docs/privacy.md §10.4).
 
     Each column is charged ``epsilon`` (add/remove) or ``2 epsilon``
     (replace-one) before its noise is drawn.
 
+    ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7).
     ``ledger``: the run's ledger (a pure spend ahead) or the method's zCDP
     filter (``epsilon**2 / 2``). Values that are not numbers are refused
-    before any charge; missing entries are left out.
+    while tallying, before any charge; missing entries are left out.
     """
 
     columns = schema.to_bound
-    by_name = {str(c): c for c in df.columns}
-    values = {}
-    for column in columns:
-        if column not in by_name:
-            raise InputError(f"column {column!r} whose bounds are to be learned is missing from the data")
-        series = df[by_name[column]]
-        numbers = pd.to_numeric(series, errors="coerce")
-        bad = numbers.isna() & series.notna() & ~series.astype(str).isin(schema.missing_values)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"value {series.iloc[row]!r} in row {row}, numeric column {column!r} is not a number; "
-                             "fix it or declare it a missing token")
-        values[column] = numbers.dropna().to_numpy(dtype=np.float64)
+    values = as_tallies(data, schema).numbers
     charge = epsilon * (1 if check_relation(relation) == ADD_REMOVE else 2)
     released = {}
     for column in columns:
@@ -126,9 +120,9 @@ def learn_bounds(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Pr
         else:
             ledger.spend("private-bounds", charge, Fraction(0), relation, note, ahead=True)
         # units of k rows (docs/privacy.md §10.6): sensitivity k, so the noise rate is eps_b / k
-        released[column] = noisy_range(values[column], epsilon=Fraction(epsilon) / ledger.contribution_bound,
-                                        rng=rng.spawn(),
-                                        integer=value_kind(schema[column].dtype) == "int")
+        released[column] = noisy_range(values[column].values, epsilon=Fraction(epsilon) / ledger.contribution_bound,
+                                        rng=rng.spawn(), integer=value_kind(schema[column].dtype) == "int",
+                                        counts=values[column].counts)
     zcdp = isinstance(ledger, ZcdpLedger)
     return LearnedBounds(schema.with_bounds(released), columns, Fraction(0) if zcdp else charge * len(columns),
                          sum((charge**2 / 2 for _ in columns), Fraction(0)) if zcdp else Fraction(0),

@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from synthdp.accounting.ledger import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
-from synthdp.core.encoding import category_counts
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, label_order
+from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -283,9 +283,11 @@ def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | Non
                           tuple(LearnedColumn(c, factor * eps_p, factor * delta_p, tau, 0) for c in columns))
 
 
-def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
+def learn_domains(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
                   rng: PrivateRandom, ledger: Ledger, relation: str = ADD_REMOVE) -> DomainLearning:
     """Learn the domain of every column of ``schema.to_learn`` by PS, charging ``ledger`` (docs/privacy.md §9).
+
+    ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7).
 
     ``(epsilon, delta)`` is the user's total budget; the public share
     :func:`domain_budget` of it is spent here, one ledger spend per column,
@@ -300,15 +302,11 @@ def learn_domains(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, delta:
         return planned
     columns = schema.to_learn
     eps_p, delta_p = domain_budget(epsilon, delta, len(columns), relation)
-    by_name = {str(c): c for c in df.columns}
-    absent = [c for c in columns if c not in by_name]
-    if absent:
-        raise InputError(f"columns {absent} to learn are missing from the data, which has {list(by_name)}")
+    labels = as_tallies(data, schema).labels
     released = {}
     for column in columns:
-        counts = category_counts(df[by_name[column]], schema.missing_values)
-        released[column] = select_categories(counts, epsilon=eps_p, delta=delta_p, rng=rng.spawn(), ledger=ledger,
-                                             relation=relation, column=column)
+        released[column] = select_categories(labels[column], epsilon=eps_p, delta=delta_p, rng=rng.spawn(),
+                                             ledger=ledger, relation=relation, column=column)
     log.info("learned the domains of %d column(s) by partition selection at (eps_p, delta_p)=(%s, %s), "
              "threshold %d", len(columns), eps_p, delta_p, planned.columns[0].threshold)
     return DomainLearning(schema.with_learned(released),
@@ -409,9 +407,11 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
     return JointSelection(columns, sigma2, charge, delta, tau, k)
 
 
-def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointSelection, rng: PrivateRandom,
-                          ledger, relation: str = ADD_REMOVE) -> DomainLearning:
+def learn_domains_jointly(data: pd.DataFrame | Tallies, schema: Schema, *, selection: JointSelection,
+                          rng: PrivateRandom, ledger, relation: str = ADD_REMOVE) -> DomainLearning:
     """Learn every column of ``schema.to_learn`` at once by Gaussian partition selection (docs/privacy.md §10.5).
+
+    ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7).
 
     ``ledger`` is the method's zCDP filter: ``selection.rho`` is charged
     before any noise (the ``delta`` was reserved when the filter's ``rho`` was
@@ -427,11 +427,7 @@ def learn_domains_jointly(df: pd.DataFrame, schema: Schema, *, selection: JointS
     if len(columns) != selection.columns:
         raise InputError(f"the selection was planned for {selection.columns} columns, the schema has "
                          f"{len(columns)} to learn")
-    by_name = {str(c): c for c in df.columns}
-    absent = [c for c in columns if c not in by_name]
-    if absent:
-        raise InputError(f"columns {absent} to learn are missing from the data, which has {list(by_name)}")
-    counts = {c: category_counts(df[by_name[c]], schema.missing_values) for c in columns}
+    counts = as_tallies(data, schema).labels
     ledger.charge("gaussian-partition-selection", selection.rho, relation,
                   f"{len(columns)} columns, sigma2={selection.sigma2}, threshold {selection.threshold}, "
                   f"delta {float(selection.delta):.3g}")

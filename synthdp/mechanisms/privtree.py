@@ -34,9 +34,9 @@ import pandas as pd
 
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger, epsilon_for_pure
-from synthdp.core.encoding import numeric_values
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, value_kind
+from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.randomness import PrivateRandom
@@ -138,11 +138,14 @@ def _children(lo: float, hi: float, integer: bool) -> float | None:
 
 
 def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: bool, params: PrivTreeParameters,
-                  rng: PrivateRandom, max_cells: int | None = None) -> tuple[float, ...]:
+                  rng: PrivateRandom, max_cells: int | None = None,
+                  counts: np.ndarray | None = None) -> tuple[float, ...]:
     """The released cut points of one column's tree (docs/privacy.md §10.3), sorted.
 
     ``values`` are the column's non-missing values, already inside
-    ``bounds`` (clipped or checked by the caller). ``integer``: the column's
+    ``bounds`` (clipped or checked by the caller), each held by one row or by
+    ``counts`` rows (a tally, :class:`~synthdp.core.tallies.NumberTally`:
+    the same node counts). ``integer``: the column's
     public dtype is an integer one. Each node draws fresh noise from ``rng``
     (a stream of the column's own); counts and noise are never returned.
     ``max_cells`` (public): the tree stops once it has that many cells, i.e.
@@ -153,7 +156,11 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
     lo, hi = float(bounds[0]), float(bounds[1])
     if integer:
         lo, hi = float(math.ceil(lo)), float(math.floor(hi) + 1)
-    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)[order]
+    below = np.concatenate([[0], np.cumsum(rows)])  # below[i]: rows holding the i smallest values
     rate = params.rate
     cuts: list[float] = []
     queue = deque([(lo, hi, 0)])
@@ -163,7 +170,7 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
         if middle is None:
             continue
         end = len(ordered) if right == hi else int(np.searchsorted(ordered, right, side="left"))
-        count = end - int(np.searchsorted(ordered, left, side="left"))
+        count = int(below[end] - below[np.searchsorted(ordered, left, side="left")])
         noise = discrete_laplace(rate.numerator, rate.denominator, rng)
         if split_score(count, depth, params) + noise > params.threshold:
             cuts.append(middle)
@@ -234,9 +241,12 @@ class Discretisation:
     rho: Fraction
 
 
-def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
+def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
                relation: str = ADD_REMOVE, max_cells: int | None = None) -> Discretisation:
     """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
+
+    ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7), whose values are
+    clamped here into bounds learned after they were taken.
 
     ``epsilon`` is each column's ``eps_d`` (:func:`column_budget`). ``ledger``
     is the run's :class:`~synthdp.accounting.ledger.Ledger` (each tree a
@@ -250,11 +260,8 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
     """
 
     columns = schema.to_discretise
-    by_name = {str(c): c for c in df.columns}
-    absent = [c for c in columns if c not in by_name]
-    if absent:
-        raise InputError(f"columns {absent} to discretise are missing from the data, which has {list(by_name)}")
-    values = {c: numeric_values(schema[c], df[by_name[c]], schema.missing_values) for c in columns}
+    tallies = as_tallies(data, schema)
+    values = {c: tallies.numbers[c].clipped(c, schema[c].bounds, schema[c].clip) for c in columns}
     # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
     params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
@@ -268,8 +275,9 @@ def discretise(df: pd.DataFrame, schema: Schema, *, epsilon: Fraction, rng: Priv
         else:
             ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
             charge = f"epsilon={factor * Fraction(epsilon)}"
-        cuts[column] = privtree_cuts(values[column], attr.bounds, integer=value_kind(attr.dtype) == "int",
-                                     params=params, rng=rng.spawn(), max_cells=max_cells)
+        cuts[column] = privtree_cuts(values[column].values, attr.bounds, integer=value_kind(attr.dtype) == "int",
+                                     params=params, rng=rng.spawn(), max_cells=max_cells,
+                                     counts=values[column].counts)
         done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge, max_cells))
     zcdp = isinstance(ledger, ZcdpLedger)
     total = factor * Fraction(epsilon) * len(columns)

@@ -1,0 +1,120 @@
+"""What the private domain steps read of a table: per column, how many rows hold each value (docs/privacy.md §10.7).
+
+Partition selection (§9, §10.5) reads how many rows hold each label of a
+text column; private bounds (§10.4) and PrivTree (§10.3) read how many rows
+hold each value of a numeric column.  Nothing else of the rows enters them,
+so a table in memory and the Dask engine's files, tallied part by part and
+added up, feed them the same numbers and give the same release for the same
+seed.  Tallying is exact and deterministic, like counting: it is not a
+private step.
+
+The checks are encoding's (:mod:`synthdp.core.encoding`), run while
+tallying, before any private step: a value that is not a number, or outside
+public bounds that do not clip, is refused naming its row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.data import weighted_bincount
+from synthdp.core.encoding import category_counts, numeric_values
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.schema import Schema
+
+__all__ = ["NumberTally", "Tallies", "as_tallies"]
+
+
+@dataclass(frozen=True)
+class NumberTally:
+    """The distinct present values of a numeric column, sorted, and how many rows hold each (positive)."""
+
+    values: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray, counts: np.ndarray | None = None) -> "NumberTally":
+        """The tally of ``values`` (each held by ``counts`` rows, or one row each)."""
+        values = np.asarray(values, dtype=np.float64)
+        weights = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return cls(distinct, weighted_bincount(inverse, weights, len(distinct)))
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+    def clipped(self, column: str, bounds: tuple[float, float], clip: bool) -> "NumberTally":
+        """The values clamped into ``bounds`` as encoding will (refused outside them when the column does not clip).
+
+        Needed after bounds are learned (§10.4): the tallies were taken before they were known.
+        """
+        lo, hi = bounds
+        outside = (self.values < lo) | (self.values > hi)
+        if outside.any() and not clip:
+            raise SchemaError(f"value {float(self.values[outside][0])!r} of column {column!r} is outside its bounds "
+                              f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them")
+        return NumberTally.of(np.clip(self.values, lo, hi), self.counts) if outside.any() else self
+
+
+@dataclass(frozen=True)
+class Tallies:
+    """Per text column to learn, rows per label; per numeric column to bound or discretise, its values' tally.
+
+    ``rows``: the rows tallied (the check of docs/privacy.md §10.5 that a
+    threshold can be reached reads it, for the owner only; under replace-one
+    ``n`` is public).
+    """
+
+    labels: dict[str, dict[str, int]]
+    numbers: dict[str, NumberTally]
+    rows: int
+
+    @staticmethod
+    def columns(schema: Schema) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The text columns whose labels and the numeric columns whose values the private domain steps read."""
+        numeric = tuple(dict.fromkeys((*schema.to_bound, *schema.to_discretise)))
+        return schema.to_learn, numeric
+
+    @classmethod
+    def of_frame(cls, df: pd.DataFrame, schema: Schema) -> "Tallies":
+        """The tallies of a DataFrame's columns that ``schema`` leaves to learn, with encoding's checks.
+
+        A numeric column with public bounds is clipped or checked against
+        them; one whose bounds are still to be learned is only checked for
+        numbers.
+        """
+        text, numeric = cls.columns(schema)
+        by_name = {str(c): c for c in df.columns}
+        absent = [c for c in (*text, *numeric) if c not in by_name]
+        if absent:
+            raise InputError(f"columns {absent} whose domain is to be learned are missing from the data, which has "
+                             f"{list(by_name)}")
+        labels = {c: category_counts(df[by_name[c]], schema.missing_values) for c in text}
+        numbers = {c: NumberTally.of(numeric_values(schema[c], df[by_name[c]], schema.missing_values))
+                   for c in numeric}
+        return cls(labels, numbers, len(df))
+
+    @classmethod
+    def empty(cls, schema: Schema) -> "Tallies":
+        text, numeric = cls.columns(schema)
+        nothing = NumberTally(np.zeros(0, np.float64), np.zeros(0, np.int64))
+        return cls({c: {} for c in text}, {c: nothing for c in numeric}, 0)
+
+    @classmethod
+    def merge(cls, *parts: "Tallies") -> "Tallies":
+        """The tallies of the parts' rows together (exact: counts are added)."""
+        first = parts[0]
+        labels = {c: dict(sum((Counter(p.labels[c]) for p in parts), Counter())) for c in first.labels}
+        numbers = {c: NumberTally.of(np.concatenate([p.numbers[c].values for p in parts]),
+                                     np.concatenate([p.numbers[c].counts for p in parts])) for c in first.numbers}
+        return cls(labels, numbers, sum(p.rows for p in parts))
+
+
+def as_tallies(data: pd.DataFrame | Tallies, schema: Schema) -> Tallies:
+    """``data``'s tallies: a DataFrame is tallied on ``schema`` (in memory), tallies are returned as they are."""
+    return data if isinstance(data, Tallies) else Tallies.of_frame(data, schema)

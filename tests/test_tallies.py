@@ -1,0 +1,106 @@
+"""Tallies (docs/privacy.md §10.7): what the private domain steps read, taken whole or in parts: the same steps."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.schema import Attribute, Schema
+from synthdp.core.tallies import NumberTally, Tallies
+from synthdp.mechanisms.bounds import noisy_range
+from synthdp.mechanisms.privtree import privtree_cuts, privtree_parameters
+from synthdp.mechanisms.randomness import PrivateRandom
+
+
+def table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "city": rng.choice(np.array(["Oslo", "Rome", "Lima", "?", None], dtype=object), n),
+        "income": np.round(rng.lognormal(8, 1, n), -2),  # many repeated values
+        "age": rng.integers(0, 90, n),
+    })
+
+
+SCHEMA = Schema.from_dataframe(table(), learn_bounds={"income": "float64"}, bounds={"age": (0, 99)},
+                               discretise="privtree", missing_values=("?",))
+
+
+def test_the_schema_leaves_every_kind_of_domain_to_learn():
+    assert SCHEMA.to_learn == ("city",) and SCHEMA.to_bound == ("income",)
+    assert set(SCHEMA.to_discretise) == {"income", "age"}
+
+
+@pytest.mark.parametrize("cut", [1, 700, 1999])
+def test_tallies_of_parts_add_up_to_the_tallies_of_the_whole(cut):
+    df = table()
+    whole = Tallies.of_frame(df, SCHEMA)
+    parts = Tallies.merge(Tallies.of_frame(df.iloc[:cut], SCHEMA), Tallies.empty(SCHEMA),
+                          Tallies.of_frame(df.iloc[cut:], SCHEMA))
+    assert parts.rows == whole.rows == len(df)
+    assert parts.labels == whole.labels == {"city": df["city"][df["city"].isin(["Oslo", "Rome", "Lima"])]
+                                            .value_counts().to_dict()}
+    for column in ("income", "age"):
+        assert np.array_equal(parts.numbers[column].values, whole.numbers[column].values)
+        assert np.array_equal(parts.numbers[column].counts, whole.numbers[column].counts)
+        assert whole.numbers[column].rows == len(df)
+    assert len(whole.numbers["income"].values) < len(df) / 4  # distinct values only
+
+
+@pytest.mark.parametrize("integer,bounds", [(True, (0, 99)), (False, (0.0, 64.0))])
+def test_privtree_on_a_tally_releases_what_it_releases_on_the_rows(integer, bounds):
+    """Same node counts, same noise stream: the same cuts, at every seed (counts off by one change some)."""
+    rng = np.random.default_rng(1)
+    values = np.minimum(rng.geometric(0.08, 3000), 63).astype(np.float64)
+    tally = NumberTally.of(values)
+    assert tally.rows == 3000 and len(tally.values) < 64
+    params = privtree_parameters(Fraction(1, 2))
+    for seed in range(20):
+        rows = privtree_cuts(values, bounds, integer=integer, params=params, rng=PrivateRandom(seed))
+        tallied = privtree_cuts(tally.values, bounds, integer=integer, params=params, rng=PrivateRandom(seed),
+                                counts=tally.counts)
+        assert tallied == rows and len(rows) > 2
+    one_less = tally.counts.copy()
+    one_less[tally.values >= 30] -= 1  # one row fewer at each large value: some seed must tell
+    assert any(privtree_cuts(tally.values, bounds, integer=integer, params=params, rng=PrivateRandom(s),
+                             counts=one_less) != privtree_cuts(values, bounds, integer=integer, params=params,
+                                                               rng=PrivateRandom(s)) for s in range(20))
+
+
+def test_private_bounds_on_a_tally_release_what_they_release_on_the_rows():
+    values = np.repeat([0.3, 5.0, 700.0, -12.0], [40, 300, 90, 15])
+    tally = NumberTally.of(values)
+    for seed in range(10):
+        assert noisy_range(tally.values, epsilon=Fraction(1, 2), rng=PrivateRandom(seed), integer=False,
+                           counts=tally.counts) == noisy_range(values, epsilon=Fraction(1, 2), rng=PrivateRandom(seed),
+                                                               integer=False)
+
+
+def test_clipping_a_tally_after_bounds_are_learned():
+    tally = NumberTally.of(np.array([-5.0, 1.0, 1.0, 7.0, 50.0]))
+    clipped = tally.clipped("x", (0.0, 10.0), clip=True)
+    assert clipped.values.tolist() == [0.0, 1.0, 7.0, 10.0] and clipped.counts.tolist() == [1, 2, 1, 1]
+    assert tally.clipped("x", (-10.0, 60.0), clip=False) is tally
+    with pytest.raises(SchemaError, match=r"value -5.0 of column 'x' is outside its bounds \[0, 10\]; widen"):
+        tally.clipped("x", (0.0, 10.0), clip=False)
+    unclipped = Schema((Attribute("x", "numeric", clip=False, origin="learn", dtype="float64"),))
+    assert unclipped.with_bounds({"x": (0.0, 10.0)})["x"].clip  # learned bounds clip (§10.4): never refused after
+
+
+def test_tallying_refuses_a_bad_value_naming_its_row_and_a_missing_column():
+    df = table(50)
+    df["income"] = df["income"].astype(object)
+    df.loc[17, "income"] = "n/a"
+    with pytest.raises(SchemaError, match=r"value 'n/a' in row 17, numeric column 'income' is not a number \(the "
+                                          r"column is numeric because its bounds are to be learned\)"):
+        Tallies.of_frame(df, SCHEMA)
+    df.loc[17, "income"], df.loc[3, "age"] = 5.0, 120
+    with pytest.raises(SchemaError, match=r"value 120 in row 3, column 'age' is outside its public bounds"):
+        Tallies.of_frame(df, SCHEMA)
+    with pytest.raises(InputError, match=r"columns \['city'\] whose domain is to be learned are missing"):
+        Tallies.of_frame(df.drop(columns="city"), SCHEMA)
+    attrs = (Attribute("age", "numeric", bounds=(0, 99), clip=True, origin="learn", dtype="int64"),)
+    assert Tallies.of_frame(df, Schema(attrs)).numbers["age"].values.max() == 99  # clipped into public bounds
