@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthdp
 import synthdp.mechanisms.partition as partition
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, PrivacyError
@@ -329,3 +330,19 @@ def test_joint_selection_for_units_of_k_rows():
     assert two.rho == Fraction(4 * 13) / (2 * two.sigma2) <= Fraction(12, 10000) and two.sigma2 >= 4 * one.sigma2 - 1
     assert 26 * partition.gaussian_tail(two.sigma2, two.threshold - 2) <= float(two.delta)
     assert 26 * partition.gaussian_tail(two.sigma2, two.threshold - 3) > float(two.delta)
+
+
+def test_a_column_to_learn_with_a_public_dtype_is_planned_and_written_back_in_it():
+    """A schema file may give a column to learn its output dtype (an integer code such as education-num): the
+    placeholder the plan is sized on is text, and the learned labels are written back in the public dtype."""
+    from synthdp.core.schema import Attribute
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"edu": rng.choice([9, 10, 13], 3000), "g": rng.choice(["a", "b"], 3000)})
+    schema = Schema((Attribute("edu", "categorical", missing=True, dtype="int64", origin="learn"),
+                     Attribute("g", "categorical", categories=("a", "b"))))
+    assert partition.placeholder_schema(schema)["edu"].categories == (partition.PLACEHOLDER,)
+    result = synthdp.generate_synthetic(df, "marginals:2", schema=schema, epsilon=1, delta=1e-9, random_state=0,
+                                        progress=False)
+    assert result.schema["edu"].categories == ("9", "10", "13") and result.schema["edu"].dtype == "int64"
+    assert result.data["edu"].dtype == "Int64" and set(result.data["edu"].dropna()) <= {9, 10, 13}

@@ -104,3 +104,20 @@ def test_tallying_refuses_a_bad_value_naming_its_row_and_a_missing_column():
         Tallies.of_frame(df.drop(columns="city"), SCHEMA)
     attrs = (Attribute("age", "numeric", bounds=(0, 99), clip=True, origin="learn", dtype="int64"),)
     assert Tallies.of_frame(df, Schema(attrs)).numbers["age"].values.max() == 99  # clipped into public bounds
+
+
+def test_privtree_reads_tallies_taken_before_the_bounds_were_learned_as_clamped_into_them():
+    """The tallies of a column to bound are taken unclamped; PrivTree on them equals PrivTree on the clamped rows."""
+    from synthdp.accounting.ledger import Ledger
+    from synthdp.mechanisms.privtree import discretise
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": np.round(rng.normal(50, 30, 4000), 1)})  # tails beyond the bounds below
+    schema = Schema.from_dataframe(df, learn_bounds=["x"])
+    tallies = Tallies.of_frame(df, schema)
+    bounded = schema.with_bounds({"x": (20.0, 70.0)})
+    assert tallies.numbers["x"].values.min() < 20 and tallies.numbers["x"].values.max() > 70
+    for seed in range(10):
+        on_tallies, on_rows = (discretise(data, bounded, epsilon=Fraction(1, 4), rng=PrivateRandom(seed),
+                                          ledger=Ledger(Fraction(1), Fraction(0))) for data in (tallies, df))
+        assert on_tallies.schema == on_rows.schema and len(on_rows.schema["x"].cuts) > 2

@@ -259,8 +259,11 @@ PLACEHOLDER = "<to be learned>"
 
 def placeholder_schema(schema: Schema) -> Schema:
     """``schema`` with every column to learn given the placeholder domain (:data:`PLACEHOLDER` and the missing
-    value): what the run is planned on before partition selection draws anything (docs/privacy.md §10.1)."""
-    return schema.with_learned({c: [PLACEHOLDER] for c in schema.to_learn})
+    value): what the run is planned on before partition selection draws anything (docs/privacy.md §10.1). The
+    placeholder is text, whatever dtype the column will be written back with (it sizes the plan only)."""
+    untyped = Schema(tuple(replace(a, dtype=None) if a.name in schema.to_learn else a for a in schema.attributes),
+                     schema.missing_values)
+    return untyped.with_learned({c: [PLACEHOLDER] for c in schema.to_learn})
 
 
 def planned_learning(schema: Schema, *, epsilon: Fraction, delta: Fraction | None,
