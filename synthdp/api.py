@@ -189,15 +189,15 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             ledger.bound_contributions(chosen.k)
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
         df, schema, stripped = public_schema(df, config, bounding, collected)
-        tallies = domain_tallies(df, schema, engine)              # not private: what the domain steps read (§10.7)
+        dask_bounding = bounding if config.engine == "dask" else None  # in memory the rows were bounded when read
+        tallies = domain_tallies(df, schema, engine, dask_bounding)  # not private: what the domain steps read (§10.7)
         if config.engine != "dask" or tallies is not None:        # replace-one's public n, before learning
             check_delta_against_public_n(config, len(df) if tallies is None else tallies.rows)
         learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
                          bounded=bounded)  # public inputs only: costs no privacy
-        # count (the Dask engine bounds the units as it counts; in memory they were bounded when read)
-        real = build(df, schema, plan, engine, bounding if config.engine == "dask" else None)
+        real = build(df, schema, plan, engine, dask_bounding)     # count: the Dask engine bounds units as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
         data = finish(output, schema, config)                     # post-processing: resample, decode
         if stripped:
@@ -236,12 +236,6 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
                          "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-    pending = (*schema.to_learn, *schema.to_bound, *schema.to_discretise)
-    if config.engine == "dask" and bounding is not None and pending:
-        raise InputError(f"engine='dask' with a privacy unit needs public domains: {list(dict.fromkeys(pending))} "
-                         "have categories, bounds or cells still to be learned, and the Dask engine bounds the units "
-                         "only in its counting pass, after they are learned (docs/privacy.md §10.7). Give them in "
-                         "the schema, or run in memory with engine='pandas'")
     return df, schema, stripped
 
 
@@ -257,12 +251,13 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng:
                                 ledger=ledger, relation=config.relation)
 
 
-def domain_tallies(df, schema, engine) -> Tallies | None:
+def domain_tallies(df, schema, engine, bounding=None) -> Tallies | None:
     """What the private domain steps read of the table (docs/privacy.md §10.7), tallied by ``engine`` (in memory,
-    or part by part on a Dask cluster); None when the schema leaves no domain to learn."""
+    or part by part on a Dask cluster); None when the schema leaves no domain to learn.  ``bounding``: the Dask
+    engine keeps at most ``k`` rows per unit as it tallies (in memory ``df`` is bounded already, §10.6)."""
     if not (schema.to_learn or schema.to_bound or schema.to_discretise):
         return None
-    return engine.tally(df, schema)
+    return engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
 
 
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):

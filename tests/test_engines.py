@@ -359,11 +359,6 @@ def test_api_dask_engine_needs_a_schema(files):
         generate_synthetic(str(root / "pq"), "marginals:1", engine="dask", **RUN)
     with pytest.raises(InputError, match="engine='dask'"):
         generate_synthetic(str(root / "pq"), "marginals:1", schema=SCHEMA, scheduler="tcp://127.0.0.1:1", **RUN)
-    to_learn = Schema((Attribute("color", "categorical", origin="learn"), *SCHEMA.attributes[1:]), ("?",))
-    with pytest.raises(InputError, match=r"privacy unit needs public domains: \['color'\] have categories.*"
-                                         r"docs/privacy.md §10.7.*engine='pandas'"):
-        generate_synthetic(str(root / "pq"), "marginals:1", schema=to_learn, engine="dask", privacy_unit="id",
-                           max_rows_per_unit=2, **RUN)
 
 
 def learning_schema(df: pd.DataFrame) -> Schema:
@@ -493,5 +488,24 @@ def test_dask_bounds_privacy_units_like_pandas(cluster, tmp_path):
         one = generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
                                  **run)
         two = generate_synthetic(str(tmp_path), "marginals:2", **run)
+    pd.testing.assert_frame_equal(one.data, two.data)
+    assert one.report.release.to_dict() == two.report.release.to_dict()
+
+    # the domains learned from the bounded rows: the same shuffle carries the rows' values (docs/privacy.md §10.7)
+    schema = learning_schema(df.drop(columns="pid"))
+    tallied = dask_engine(cluster, blocksize=2048).tally(str(tmp_path), schema, bounding=bounding)
+    in_memory = PandasEngine().tally(bounding.apply(raw), schema)
+    assert tallied.rows == in_memory.rows == on_dask.n and tallied.labels == in_memory.labels
+    assert all(np.array_equal(getattr(tallied.numbers["age"], f), getattr(in_memory.numbers["age"], f))
+               for f in ("values", "counts"))
+    unbounded = PandasEngine().tally(raw.drop(columns="pid"), schema)
+    assert unbounded.rows > tallied.rows and unbounded.labels != tallied.labels
+    run["schema"] = schema
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
+                                 **run)
+        two = generate_synthetic(str(tmp_path), "marginals:2", **run)
+    assert one.schema == two.schema and not one.schema.to_learn
     pd.testing.assert_frame_equal(one.data, two.data)
     assert one.report.release.to_dict() == two.report.release.to_dict()

@@ -191,6 +191,16 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
             yield stripped(frame)
 
 
+def _read_frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
+                 unit: str | None = None) -> Iterator[pd.DataFrame]:
+    """:func:`_frames`, a part that cannot be read named in an :class:`InputError`."""
+    pa = require("pyarrow", "engine='dask'")
+    try:
+        yield from _frames(part, schema, options, batch_rows, unit)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
+        raise InputError(f"cannot read {part.where()}: {exc}") from None
+
+
 def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, unit: str | None,
              status: _Counts) -> Iterator[tuple[pd.DataFrame, np.ndarray, int]]:
     """Each batch of the part that fits the schema, with its codes and the part's row number of its first row.
@@ -198,41 +208,38 @@ def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, 
     Rows read and the batches' schema problems are added to ``status``; a
     batch with a problem is counted there and skipped.
     """
-    pa = require("pyarrow", "engine='dask'")
     encoder = Encoder(schema)
-    try:
-        for df in _frames(part, schema, options, batch_rows, unit):
-            first = status.rows
-            status.rows += len(df)
-            try:
-                codes = encoder.encode(df if unit is None else df.drop(columns=[unit]))
-            except SchemaError as exc:
-                found = _problems(schema, df, part.where(first))
-                if not found:  # never skip rows the per-column check could not place
-                    raise SchemaError(f"{part.where(first)}: {exc}") from None
-                for name, problem in found.items():
-                    _add_problem(status.problems, name, problem)
-                continue
-            yield df, codes, first
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read {part.where()}: {exc}") from None
+    for df in _read_frames(part, schema, options, batch_rows, unit):
+        first = status.rows
+        status.rows += len(df)
+        try:
+            codes = encoder.encode(df if unit is None else df.drop(columns=[unit]))
+        except SchemaError as exc:
+            found = _problems(schema, df, part.where(first))
+            if not found:  # never skip rows the per-column check could not place
+                raise SchemaError(f"{part.where(first)}: {exc}") from None
+            for name, problem in found.items():
+                _add_problem(status.problems, name, problem)
+            continue
+        yield df, codes, first
 
 
 def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Tallies:
     """Read and tally one part for the private domain steps (runs on a worker); a value the schema refuses is an
     error naming the part and its row."""
-    pa = require("pyarrow", "engine='dask'")
     tallies, rows = [Tallies.empty(schema)], 0
-    try:
-        for df in _frames(part, schema, options, batch_rows):
-            try:
-                tallies.append(Tallies.of_frame(df, schema))
-            except SchemaError as exc:
-                raise SchemaError(f"{part.where(rows)}: {exc}; nothing was spent or released") from None
-            rows += len(df)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read {part.where()}: {exc}") from None
+    for df in _read_frames(part, schema, options, batch_rows):
+        tallies.append(_checked_tally(df, schema, part, rows))
+        rows += len(df)
     return Tallies.merge(*tallies)
+
+
+def _checked_tally(df: pd.DataFrame, schema: Schema, part: Part, first: int) -> Tallies:
+    """The batch's tallies; a value the schema refuses is an error naming the part and its row."""
+    try:
+        return Tallies.of_frame(df, schema)
+    except SchemaError as exc:
+        raise SchemaError(f"{part.where(first)}: {exc}; nothing was spent or released") from None
 
 
 def _empty(schema: Schema) -> _Counts:
@@ -254,61 +261,109 @@ def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: in
 
 @dataclass
 class _UnitRows:
-    """Rows of whole privacy units bound for one bucket: unit text and hash, file position, row keys."""
+    """Rows of whole privacy units bound for one bucket: unit text and hash, file position, and the rows
+    themselves: their keys (counting) or their values on the schema's columns (tallying, docs/privacy.md §10.7)."""
 
     text: np.ndarray
     ids: np.ndarray
     positions: np.ndarray
-    keys: np.ndarray
+    rows: np.ndarray | pd.DataFrame
+
+    def take(self, mask: np.ndarray) -> "_UnitRows":
+        rows = self.rows[mask].reset_index(drop=True) if isinstance(self.rows, pd.DataFrame) else self.rows[mask]
+        return _UnitRows(self.text[mask], self.ids[mask], self.positions[mask], rows)
+
+    @staticmethod
+    def concat(pieces: list["_UnitRows"]) -> "_UnitRows":
+        rows = [p.rows for p in pieces]
+        return _UnitRows(np.concatenate([p.text for p in pieces]), np.concatenate([p.ids for p in pieces]),
+                         np.concatenate([p.positions for p in pieces]),
+                         pd.concat(rows, ignore_index=True) if isinstance(rows[0], pd.DataFrame) else
+                         np.concatenate(rows))
 
 
 #: A row's file position is ``part_no << _PART_SHIFT`` plus its row number in the part (parts hold fewer rows).
 _PART_SHIFT = 40
 
 
-def _split_part(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
-                buckets: int) -> tuple[list[_UnitRows], _Counts]:
-    """Read and encode one part, and send each row to the bucket of its unit's hash (runs on a worker).
-
-    Returns the ``buckets`` pieces and the part's status (rows read, schema
-    problems).  A row's position orders the rows of a unit as in the files
-    (docs/privacy.md §10.6).
-    """
-    sizes = schema.domain.sizes
-    status, pieces = _empty(schema), []
-    for df, codes, first in _encoded(part, schema, options, batch_rows, unit, status):
+def _to_buckets(part: Part, part_no: int, unit: str, batches: Iterator[tuple[pd.DataFrame, Any, int]],
+                empty: _UnitRows, buckets: int) -> list[_UnitRows]:
+    """Each batch's rows ``(frame, rows, first row number)`` sent to the bucket of their unit's hash; a row's
+    position orders the rows of a unit as in the files (docs/privacy.md §10.6)."""
+    pieces = [empty]
+    for df, rows, first in batches:
         try:
             text = unit_text(df[unit], unit, first)
         except InputError as exc:
             raise InputError(f"{part.where()}: {exc}") from None
         positions = (part_no << _PART_SHIFT) + first + np.arange(len(df), dtype=np.int64)
-        pieces.append(_UnitRows(text, unit_hash(text), positions, pack(codes, sizes)))
-    rows = _UnitRows(*(np.concatenate([getattr(p, f) for p in pieces]) if pieces else empty for f, empty in (
-        ("text", np.zeros(0, object)), ("ids", np.zeros(0, np.uint64)), ("positions", np.zeros(0, np.int64)),
-        ("keys", np.zeros((0, len(word_spans(sizes))), np.int64)))))
-    bucket = rows.ids % np.uint64(buckets)
-    return [_UnitRows(*(getattr(rows, f)[bucket == b] for f in ("text", "ids", "positions", "keys")))
-            for b in range(buckets)], status
+        pieces.append(_UnitRows(text, unit_hash(text), positions, rows))
+    joined = _UnitRows.concat(pieces)
+    bucket = joined.ids % np.uint64(buckets)
+    return [joined.take(bucket == b) for b in range(buckets)]
 
 
-def _bucket_piece(split: tuple[list[_UnitRows], _Counts], b: int) -> _UnitRows:
-    return split[0][b]
+def _no_rows(rows: np.ndarray | pd.DataFrame) -> _UnitRows:
+    return _UnitRows(np.zeros(0, object), np.zeros(0, np.uint64), np.zeros(0, np.int64), rows)
+
+
+def _split_part(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
+                buckets: int) -> tuple[list[_UnitRows], _Counts]:
+    """Read and encode one part, and send each row's key to the bucket of its unit (runs on a worker).
+
+    Returns the ``buckets`` pieces and the part's status (rows read, schema problems).
+    """
+    sizes = schema.domain.sizes
+    status = _empty(schema)
+    batches = ((df, pack(codes, sizes), first) for df, codes, first in
+               _encoded(part, schema, options, batch_rows, unit, status))
+    empty = _no_rows(np.zeros((0, len(word_spans(sizes))), np.int64))
+    return _to_buckets(part, part_no, unit, batches, empty, buckets), status
+
+
+def _split_part_values(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
+                       buckets: int) -> list[_UnitRows]:
+    """Read one part, check its values as tallying will, and send each row's values on the schema's columns to
+    the bucket of its unit (runs on a worker; docs/privacy.md §10.7)."""
+    names = list(schema.names)
+
+    def batches() -> Iterator[tuple[pd.DataFrame, pd.DataFrame, int]]:
+        first = 0
+        for df in _read_frames(part, schema, options, batch_rows, unit):
+            _checked_tally(df, schema, part, first)  # the checks, naming the row; the bucket tallies the kept rows
+            yield df, df[names].astype(object), first  # each value as its part read it
+            first += len(df)
+
+    return _to_buckets(part, part_no, unit, batches(), _no_rows(pd.DataFrame(columns=names, dtype=object)), buckets)
+
+
+def _bucket_piece(split: tuple[list[_UnitRows], _Counts] | list[_UnitRows], b: int) -> _UnitRows:
+    return split[b] if isinstance(split, list) else split[0][b]
 
 
 def _status(split: tuple[list[_UnitRows], _Counts]) -> _Counts:
     return split[1]
 
 
+def _kept(k: int, key: np.ndarray, pieces: tuple[_UnitRows, ...]) -> _UnitRows:
+    """At most ``k`` rows per unit of one bucket (whole units, Lemma 10.60)."""
+    rows = _UnitRows.concat(list(pieces))
+    return rows.take(keep_mask(pd.factorize(rows.text)[0], rows.ids, rows.positions, k, key))
+
+
 def _bound_bucket(k: int, key: np.ndarray, *pieces: _UnitRows) -> _Counts:
-    """Keep at most ``k`` rows per unit of one bucket (whole units, Lemma 10.60) and count them."""
-    text = np.concatenate([p.text for p in pieces])
-    keys = np.concatenate([p.keys for p in pieces])
-    if len(text) == 0:
-        return _Counts(keys, np.zeros(0, np.int64))
-    keep = keep_mask(pd.factorize(text)[0], np.concatenate([p.ids for p in pieces]),
-                     np.concatenate([p.positions for p in pieces]), k, key)
-    counted, counts = sum_by_key(keys[keep], None)
+    """Keep at most ``k`` rows per unit of one bucket and count them."""
+    kept = _kept(k, key, pieces)
+    if len(kept.rows) == 0:
+        return _Counts(kept.rows, np.zeros(0, np.int64))
+    counted, counts = sum_by_key(kept.rows, None)
     return _Counts(counted, counts)
+
+
+def _tally_bucket(k: int, key: np.ndarray, schema: Schema, *pieces: _UnitRows) -> Tallies:
+    """Keep at most ``k`` rows per unit of one bucket and tally them (docs/privacy.md §10.7)."""
+    kept = _kept(k, key, pieces)
+    return Tallies.of_frame(kept.rows, schema) if len(kept.rows) else Tallies.empty(schema)
 
 
 def _add_problem(problems: dict[str, _Problem], name: str, problem: _Problem) -> None:
@@ -483,19 +538,30 @@ class DaskEngine:
             raise InputError(f"the input {source!s} has no rows")
         return AggregatedData.from_codes(schema.domain, unpack(total.keys, schema.domain.sizes), total.counts)
 
-    def tally(self, source: Source, schema: Schema) -> Tallies:
+    def tally(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> Tallies:
         """What the private domain steps read of the files (docs/privacy.md §10.7), tallied part by part on the
-        cluster and added up: equal to the pandas engine's.  No privacy unit: units are bounded by the counting
-        pass's shuffle, which needs the whole schema."""
+        cluster and added up: equal to the pandas engine's.
+
+        ``bounding``: tally at most ``k`` rows per privacy unit, the rows the
+        counting pass keeps (the same shuffle, carrying the rows' values instead
+        of their keys, §10.6).
+        """
         _require_distributed()
         if isinstance(source, pd.DataFrame):
             raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
                              "files (a DataFrame in memory is tallied by engine='pandas')")
-        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows)
+        unit = None if bounding is None else bounding.column
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit)
         logger.info("dask engine: tallying %d part(s) for the private domain steps", len(parts))
         with self.client() as client:
-            futures = client.map(_tally_part, parts, schema=schema, options=self.options,
-                                 batch_rows=self.batch_rows, pure=False)
+            if bounding is None:
+                futures = client.map(_tally_part, parts, schema=schema, options=self.options,
+                                     batch_rows=self.batch_rows, pure=False)
+            else:
+                splits = client.map(_split_part_values, parts, range(len(parts)), schema=schema,
+                                    options=self.options, batch_rows=self.batch_rows, unit=unit,
+                                    buckets=len(parts), pure=False)
+                futures = self._buckets(client, splits, _tally_bucket, bounding, schema)
             total = _added_up(client, futures, Tallies.merge, "tallying")
         if total.rows == 0:
             raise InputError(f"the input {source!s} has no rows")
@@ -518,10 +584,14 @@ class DaskEngine:
         buckets' counts and of the parts' statuses (rows read, schema problems),
         which the caller adds up.
         """
-        buckets = len(parts)
         splits = client.map(_split_part, parts, range(len(parts)), schema=schema, options=self.options,
-                            batch_rows=self.batch_rows, unit=bounding.column, buckets=buckets, pure=False)
-        bounded = [client.submit(_bound_bucket, bounding.k, bounding.key,
-                                 *[client.submit(_bucket_piece, f, b, pure=False) for f in splits], pure=False)
-                   for b in range(buckets)]
-        return bounded + [client.submit(_status, f, pure=False) for f in splits]
+                            batch_rows=self.batch_rows, unit=bounding.column, buckets=len(parts), pure=False)
+        return (self._buckets(client, splits, _bound_bucket, bounding)
+                + [client.submit(_status, f, pure=False) for f in splits])
+
+    @staticmethod
+    def _buckets(client: Any, splits: list[Any], bound: Any, bounding: Bounding, *args: Any) -> list[Any]:
+        """Per bucket, its pieces from every part gathered into one ``bound`` task (keep ``k`` rows per unit)."""
+        return [client.submit(bound, bounding.k, bounding.key, *args,
+                              *[client.submit(_bucket_piece, f, b, pure=False) for f in splits], pure=False)
+                for b in range(len(splits))]
