@@ -248,6 +248,24 @@ def test_dask_needs_a_public_schema_and_files(cluster, files):
         get_engine("spark")
 
 
+def test_a_file_named_on_its_own_is_csv_whatever_its_extension_on_both_engines(cluster, files, tmp_path):
+    """``adult.data`` is read as CSV when named (as the command line always did), by the API and by Dask; a glob
+    only takes *.csv and *.parquet files, and says so."""
+    from synthdp.api import generate_synthetic
+
+    root, df = files
+    (tmp_path / "table.data").write_bytes((root / "all.csv").read_bytes())
+    (tmp_path / "notes.txt").write_text("not a table")
+    assert [f.format for f in list_files(tmp_path / "table.data")] == ["csv"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same(dask_engine(cluster).count(tmp_path / "table.data", SCHEMA), PandasEngine().count(df, SCHEMA))
+        generate_synthetic(str(tmp_path / "table.data"), "marginals:1", schema=SCHEMA, **RUN)
+    with pytest.raises(InputError, match=r"cannot tell the format of .*notes\.txt.*a glob matches must be named "
+                                         r"\*\.csv .*give the file on its own"):
+        list_files(str(tmp_path / "*"))
+
+
 # ---- a worker killed mid-pass ------------------------------------------------------------------------
 
 def kill_a_busy_worker_during(address: str, work) -> dict:

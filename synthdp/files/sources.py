@@ -63,32 +63,34 @@ class TableFile:
     format: Format
 
 
-def _format(path: Path) -> Format:
+def _format(path: Path, named: bool = False) -> Format:
+    """A file's format from its name; a file named on its own (not matched by a glob) that is not Parquet is
+    CSV whatever its extension (``adult.data``), as the command line reads it."""
     if is_parquet(path):
         return "parquet"
-    if path.name.lower().endswith((".csv", ".csv.gz")):
+    if named or path.name.lower().endswith((".csv", ".csv.gz")):
         return "csv"
-    raise InputError(f"cannot tell the format of {str(path)!r}: name CSV files *.csv (or *.csv.gz) "
-                     "and Parquet files *.parquet")
+    raise InputError(f"cannot tell the format of {str(path)!r}: a file a glob matches must be named *.csv (or "
+                     "*.csv.gz) or *.parquet; give the file on its own to read it as CSV")
 
 
-def _expand_one(item: str | os.PathLike) -> list[Path]:
+def _expand_one(item: str | os.PathLike) -> list[TableFile]:
     text = os.fspath(item)
     if _GLOB_CHARS & set(text):
         found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
         if not found:
             raise InputError(f"no file matches {text!r}")
-        return found
+        return [TableFile(p, _format(p)) for p in found]
     path = Path(text)
     if path.is_dir():
         found = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith((".", "_"))
                        and (is_parquet(p) or p.name.lower().endswith((".csv", ".csv.gz"))))
         if not found:
             raise InputError(f"directory {text!r} holds no *.csv or *.parquet file")
-        return found
+        return [TableFile(p, _format(p)) for p in found]
     if not path.is_file():
         raise InputError(f"input file {text!r} does not exist or is not a file")
-    return [path]
+    return [TableFile(path, _format(path, named=True))]
 
 
 def is_location(path: str | os.PathLike) -> bool:
@@ -107,7 +109,7 @@ def list_files(source: Source) -> list[TableFile]:
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not items:
         raise InputError("the input source names no file")
-    files = [TableFile(p, _format(p)) for item in items for p in _expand_one(item)]
+    files = [f for item in items for f in _expand_one(item)]
     formats = sorted({f.format for f in files})
     if len(formats) > 1:
         raise InputError(f"the input mixes CSV and Parquet files ({files[0].path} ...); give one format")
