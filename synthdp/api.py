@@ -15,6 +15,7 @@ A run reads like the algorithm (docs/privacy.md §4):
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -190,9 +191,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
         df, schema, stripped = public_schema(df, config, bounding, collected)
         dask_bounding = bounding if config.engine == "dask" else None  # in memory the rows were bounded when read
-        tallies = domain_tallies(df, schema, engine, dask_bounding)  # not private: what the domain steps read (§10.7)
-        if config.engine != "dask" or tallies is not None:        # replace-one's public n, before learning
-            check_delta_against_public_n(config, len(df) if tallies is None else tallies.rows)
+        if config.engine != "dask":                               # in memory: replace-one's public n, before learning
+            check_delta_against_public_n(config, len(df))
+        tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
         learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
@@ -251,13 +252,22 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng:
                                 ledger=ledger, relation=config.relation)
 
 
-def domain_tallies(df, schema, engine, bounding=None) -> Tallies | None:
+def domain_tallies(df, schema, engine, config: SynthesisConfig, bounding=None) -> Callable[[], Tallies]:
     """What the private domain steps read of the table (docs/privacy.md §10.7), tallied by ``engine`` (in memory,
-    or part by part on a Dask cluster); None when the schema leaves no domain to learn.  ``bounding``: the Dask
-    engine keeps at most ``k`` rows per unit as it tallies (in memory ``df`` is bounded already, §10.6)."""
-    if not (schema.to_learn or schema.to_bound or schema.to_discretise):
-        return None
-    return engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
+    or part by part on a Dask cluster) when a step first asks: after the refusals that need no data, so that
+    none waits for a pass over the files, and before any private step.  Not a private step.
+
+    ``bounding``: the Dask engine keeps at most ``k`` rows per unit as it tallies (in memory ``df`` is bounded
+    already, §10.6).  On Dask the tallies' row count is the first sight of ``n``: replace-one's check runs there.
+    """
+    @functools.cache
+    def take() -> Tallies:
+        tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
+        if config.engine == "dask":
+            check_delta_against_public_n(config, tallies.rows)
+        return tallies
+
+    return take
 
 
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
@@ -268,10 +278,10 @@ def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
-def learn_domains(tallies: Tallies | None, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
     """The categories and numeric cells the public inputs leave open, learned privately; and the filter if opened.
 
-    ``tallies``: what the steps read of the table (:func:`domain_tallies`).
+    ``tallies``: what the steps read of the table, taken on the first call (:func:`domain_tallies`).
     From a plan made on the schema as given (public inputs only). Under
     select-measure-estimate the method's zCDP filter is opened first (its whole
     ``(epsilon, delta)`` charged to ``ledger``): the text columns are learned
@@ -288,7 +298,7 @@ def learn_domains(tallies: Tallies | None, schema, config: SynthesisConfig, ledg
     Returns ``(learned, bounded, discretised, zcdp)``; ``zcdp`` is None unless opened.
     """
     epsilon, delta = budget(config)
-    if not schema.to_learn and not schema.to_discretise:
+    if not any(Tallies.columns(schema)):
         return (partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
                 Discretisation(schema, (), Fraction(0), Fraction(0)), None)
     if schema.to_bound and not delta:
@@ -301,12 +311,12 @@ def learn_domains(tallies: Tallies | None, schema, config: SynthesisConfig, ledg
     bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
         epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
-        bounded = learn_bounds(tallies, learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
+        bounded = learn_bounds(tallies(), learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
                                relation=config.relation)
     if not schema.to_discretise:
         return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    cut = discretise(tallies, bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
+    cut = discretise(tallies(), bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
                      relation=config.relation,
                      max_cells=cap)
     return learned, bounded, cut, zcdp
@@ -327,7 +337,7 @@ def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
     return 1
 
 
-def learn_categories(tallies: Tallies, schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
     """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
     their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
 
@@ -338,15 +348,16 @@ def learn_categories(tallies: Tallies, schema, config: SynthesisConfig, ledger, 
     epsilon, delta = budget(config)
     placeholder = partition.placeholder_schema(schema)
     before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
+    data = tallies()  # values checked while tallying: the last refusals, still before any private step
     if before.method.zcdp_budget(before.method_plan) is None:  # no zCDP filter (pure DP, the game: §10.2, §9)
         planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
         if planned.columns:
-            partition.check_threshold(tallies.rows, planned.columns[0].threshold, schema.to_learn,
+            partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
                                       epsilon=config.epsilon)
             _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
-        learned = partition.learn_domains(tallies, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
+        learned = partition.learn_domains(data, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
         return learned, before, None
     reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
@@ -356,10 +367,10 @@ def learn_categories(tallies: Tallies, schema, config: SynthesisConfig, ledger, 
         selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
-        partition.check_threshold(tallies.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)
-    learned = (partition.learn_domains_jointly(tallies, schema, selection=selection, rng=rng, ledger=zcdp,
+    learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,
                                                relation=config.relation) if reserved
                else partition.DomainLearning(schema, ()))
     return learned, before, zcdp

@@ -290,15 +290,16 @@ def _schema_kwargs(args) -> dict:
                 decimals=_pairs(args.decimals, "--decimals", _decimals) or None, **derived)
 
 
-def _read(path: str, args):
-    """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns)."""
+def _read(path: str, args, typed: bool = False):
+    """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns);
+    every field as text unless ``typed`` (drafting a schema, docs/privacy.md §10.7)."""
     if is_location(path):  # Parquet, a directory or a glob
         _no_skip_rows(args, f"{path!r} is not one CSV file")
-        df = read_table(path, _read_options(args))
+        df = read_table(path, _read_options(args, typed))
     else:
         df = csvfile.read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
-                      sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows,
-                      text=_unit(args))
+                              sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows,
+                              text=_unit(args), typed=typed)
     unknown = [c for c in args.drop or [] if c not in df.columns]
     if unknown:
         raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
@@ -311,10 +312,11 @@ def _no_skip_rows(args, why: str) -> None:
                          "from the file(s) instead")
 
 
-def _read_options(args):
+def _read_options(args, typed: bool = False):
     """The CSV reading options of the command line, for the counting engines."""
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
-                       columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args))
+                       columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args),
+                       typed=typed)
 
 
 def _unit(args) -> tuple[str, ...]:
@@ -450,7 +452,7 @@ def _read_synthetic(path: str, args):
 def cmd_schema(args) -> int:
     """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
-    df = _read(args.input, args)
+    df = _read(args.input, args, typed=True)  # the draft reads types off the data, for the owner's review
     kw = _schema_kwargs(args)
     draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
                          datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],

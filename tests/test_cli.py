@@ -192,9 +192,12 @@ def test_read_csv_reads_the_raw_adult_file_as_the_cli_does(shared_data_dir):
 
     df = read_csv(shared_data_dir / "adult-raw.data", missing=["?"], columns=ADULT_COLUMNS.split(","))
     assert "Federal-gov" in set(df["workclass"]) and df["workclass"].isna().any()  # ' ?' is the token '?'
-    text = [c for c in df.columns if df[c].dtype.kind not in "iuf"]
-    assert text and not any(df[c].dropna().str.startswith(" ").any() for c in text)
-    assert df["age"].dtype.kind == "i"
+    # every field as text (docs/privacy.md §10.7)
+    assert all(pd.api.types.is_string_dtype(df[c].dtype) for c in df.columns)
+    assert not any(df[c].dropna().str.startswith(" ").any() for c in df.columns)
+    assert df["age"].iloc[0] == "39"
+    typed = read_csv(shared_data_dir / "adult-raw.data", missing=["?"], columns=ADULT_COLUMNS.split(","), typed=True)
+    assert typed["age"].dtype.kind == "i" and typed["workclass"].equals(df["workclass"])  # for drafting a schema
 
 
 def test_method_flag_runs_measure_and_refuses_game_settings(tmp_path, capsys):

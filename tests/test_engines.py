@@ -426,6 +426,30 @@ def test_same_release_when_the_domains_are_learned_whichever_engine_read(cluster
     assert other_data.schema != in_memory.schema  # the learned domains do depend on the data
 
 
+@pytest.mark.parametrize("values,odd", [(["001", "002", "003"], "abc"), (["1.50", "2.25"], "abc"),
+                                        (["true", "false"], "?"), (["TRUE", "FALSE"], "maybe")])
+def test_parts_that_pandas_would_type_differently_give_the_same_labels(cluster, tmp_path, values, odd):
+    """Every field is read as text and labelled on its own (docs/privacy.md §10.7): a part whose values all look
+    like numbers or booleans labels them as the whole file does, so the engines agree."""
+    from synthdp.api import generate_synthetic
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"code": rng.choice(values, 600), "y": rng.choice(["a", "b"], 600)})
+    df.loc[550, "code"] = odd  # in the last part only
+    df.to_csv(tmp_path / "t.csv", index=False)
+    schema = Schema((Attribute("code", "categorical", origin="learn"),
+                     Attribute("y", "categorical", categories=("a", "b"))), ("?",))
+    on_dask = dask_engine(cluster, blocksize=1024).tally(tmp_path / "t.csv", schema)
+    in_memory = PandasEngine().tally(tmp_path / "t.csv", schema)
+    assert on_dask.labels == in_memory.labels and set(in_memory.labels["code"]) <= {*values, odd}
+    run = dict(epsilon=1.0, delta=1e-9, random_state=3, progress=False, schema=schema)
+    one = generate_synthetic(str(tmp_path / "t.csv"), "marginals:2", engine="dask",
+                             scheduler=cluster.scheduler_address, **run)
+    two = generate_synthetic(str(tmp_path / "t.csv"), "marginals:2", **run)
+    assert one.schema == two.schema and set(one.schema["code"].categories) <= {*values, odd}
+    pd.testing.assert_frame_equal(one.data, two.data)
+
+
 def test_dask_tally_refuses_a_value_naming_file_and_row_before_any_private_step(cluster, tmp_path, monkeypatch):
     from synthdp.api import generate_synthetic
     import synthdp.mechanisms.noise as noise

@@ -19,7 +19,7 @@ import pytest
 import synthdp
 import synthdp.mechanisms.partition as partition
 from synthdp.core.encoding import Encoder
-from synthdp.core.errors import InputError, PrivacyError
+from synthdp.core.errors import InputError, PrivacyError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger, per_round_epsilon
 from synthdp.mechanisms.partition import (domain_budget, exp_bounds, learn_domains, select_categories, tail_bounds,
@@ -346,3 +346,9 @@ def test_a_column_to_learn_with_a_public_dtype_is_planned_and_written_back_in_it
                                         progress=False)
     assert result.schema["edu"].categories == ("9", "10", "13") and result.schema["edu"].dtype == "int64"
     assert result.data["edu"].dtype == "Int64" and set(result.data["edu"].dropna()) <= {9, 10, 13}
+    odd = df.astype({"edu": object})
+    odd.loc[7, "edu"] = "X"  # could never be a category of an integer column: refused before anything is spent
+    with pytest.raises(SchemaError, match=r"value 'X' in row 7, column 'edu' does not read as int64, the column's "
+                                          r"public dtype") as refused:
+        synthdp.generate_synthetic(odd, "marginals:2", schema=schema, epsilon=1, delta=1e-9, progress=False)
+    assert "charged" not in str(refused.value)

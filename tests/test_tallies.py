@@ -81,11 +81,9 @@ def test_private_bounds_on_a_tally_release_what_they_release_on_the_rows():
 
 def test_clipping_a_tally_after_bounds_are_learned():
     tally = NumberTally.of(np.array([-5.0, 1.0, 1.0, 7.0, 50.0]))
-    clipped = tally.clipped("x", (0.0, 10.0), clip=True)
+    clipped = tally.clipped((0.0, 10.0))
     assert clipped.values.tolist() == [0.0, 1.0, 7.0, 10.0] and clipped.counts.tolist() == [1, 2, 1, 1]
-    assert tally.clipped("x", (-10.0, 60.0), clip=False) is tally
-    with pytest.raises(SchemaError, match=r"value -5.0 of column 'x' is outside its bounds \[0, 10\]; widen"):
-        tally.clipped("x", (0.0, 10.0), clip=False)
+    assert tally.clipped((-10.0, 60.0)) is tally
     unclipped = Schema((Attribute("x", "numeric", clip=False, origin="learn", dtype="float64"),))
     assert unclipped.with_bounds({"x": (0.0, 10.0)})["x"].clip  # learned bounds clip (§10.4): never refused after
 
@@ -121,3 +119,57 @@ def test_privtree_reads_tallies_taken_before_the_bounds_were_learned_as_clamped_
         on_tallies, on_rows = (discretise(data, bounded, epsilon=Fraction(1, 4), rng=PrivateRandom(seed),
                                           ledger=Ledger(Fraction(1), Fraction(0))) for data in (tallies, df))
         assert on_tallies.schema == on_rows.schema and len(on_rows.schema["x"].cuts) > 2
+
+
+@pytest.mark.parametrize("values,extra", [(["001", "002", "003"], "X9"), (["1.50", "2.25"], "abc"),
+                                          (["true", "false"], "maybe"), (["7", "8"], "7b")])
+def test_one_more_row_in_a_csv_changes_one_label_count_by_one(tmp_path, values, extra):
+    """A label is a function of its own text (docs/privacy.md §10.7): one added row whose text does not look
+    like the others adds one to its own label and changes no other label (read with type inference, the whole
+    column would change type and every label with it: '001' -> '1')."""
+    from synthdp.engines.pandas import PandasEngine
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"code": rng.choice(values, 500), "y": rng.choice(["a", "b"], 500)})
+    schema = Schema((Attribute("code", "categorical", origin="learn"),
+                     Attribute("y", "categorical", categories=("a", "b"))))
+    df.to_csv(tmp_path / "d.csv", index=False)
+    pd.concat([df, pd.DataFrame({"code": [extra], "y": ["a"]})]).to_csv(tmp_path / "d1.csv", index=False)
+    before, after = (PandasEngine().tally(tmp_path / name, schema).labels["code"] for name in ("d.csv", "d1.csv"))
+    assert set(before) == set(values) and after == {**before, extra: 1}
+
+
+def test_a_label_is_read_in_the_columns_public_type_value_by_value():
+    from synthdp.core.schema import typed_label
+
+    assert [typed_label(v, "int") for v in ("001", " 7", "1.0", "-3", "x", 12, 2**60)] == \
+        ["1", "7", "1", "-3", "x", "12", str(2**60)]
+    assert [typed_label(v, "float") for v in ("1.50", "2", "nan", 0.25)] == ["1.5", "2", "nan", "0.25"]
+    assert [typed_label(v, "bool") for v in ("true", "FALSE", "True", True, "1")] == \
+        ["True", "False", "True", "True", "1"]
+    assert [typed_label(v, "other") for v in ("001", "1.50", 3, 3.0)] == ["001", "1.50", "3", "3"]
+
+
+def test_a_csv_column_of_numbers_without_bounds_is_still_refused_but_text_in_a_dataframe_is_text(tmp_path):
+    from synthdp.files.csvfile import read_csv
+
+    pd.DataFrame({"n": [1, 2, 3] * 10, "t": ["a", "b", "c"] * 10}).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(SchemaError, match=r"numeric column\(s\) \['n'\] have no public bounds"):
+        Schema.from_dataframe(read_csv(tmp_path / "t.csv"))
+    codes = pd.DataFrame({"n": ["1", "2", "3"] * 10, "t": ["a", "b", "c"] * 10})  # the owner's text
+    assert Schema.from_dataframe(codes).to_learn == ("n", "t")
+
+
+def test_refusals_that_need_no_data_come_before_the_tally_pass(monkeypatch):
+    """A refusal of public inputs never waits for a pass over the data, nor hides behind a bad value in it."""
+    import synthdp
+    from synthdp.engines.pandas import PandasEngine
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("tallied")
+
+    monkeypatch.setattr(PandasEngine, "tally", no_pass)
+    df = pd.DataFrame({"amount": ["12.5", "bad", "3"] * 20, "g": ["a", "b", "c"] * 20})
+    with pytest.raises(InputError, match=r"columns \['amount'\] have no public bounds, and learning them privately"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, learn_bounds=["amount"], method="game",
+                                   categories={"g": ["a", "b", "c"]}, progress=False)

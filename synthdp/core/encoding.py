@@ -32,7 +32,7 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Attribute, Schema, category_label, value_kind
+from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 
 __all__ = ["Encoder", "category_counts", "numeric_values"]
 
@@ -173,19 +173,23 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
     return codes
 
 
-def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...]) -> tuple[np.ndarray, list[str | None]]:
+def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...],
+                     kind: str = "other") -> tuple[np.ndarray, list[str | None]]:
     """Each row's index into the distinct values, and each distinct value's label (``None``: missing).
 
-    The last index, ``-1``, is pandas' missing-value sentinel.
+    A label is :func:`~synthdp.core.schema.typed_label` of the value in the
+    column's public type ``kind``: a function of the value alone.  A missing
+    token is matched against the raw text, as the readers match it.  The last
+    index, ``-1``, is pandas' missing-value sentinel.
     """
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
-    labels = [category_label(value) for value in uniques]
-    return positions, [None if label in missing_values else label for label in labels]
+    return positions, [None if category_label(value) in missing_values else typed_label(value, kind)
+                       for value in uniques]
 
 
 def _encode_categorical(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
     """Codes via the labels of the distinct values (one dict lookup per distinct value)."""
-    positions, labels = _distinct_labels(series, missing_values)
+    positions, labels = _distinct_labels(series, missing_values, value_kind(attr.dtype))
     lookup = np.full(len(labels) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
     for k, label in enumerate(labels):
         if label is not None:
@@ -193,14 +197,15 @@ def _encode_categorical(attr: Attribute, series: pd.Series, missing_values: tupl
     return lookup[positions]
 
 
-def category_counts(series: pd.Series, missing_values: tuple[str, ...] = ()) -> dict[str, int]:
-    """How many rows hold each label (:func:`category_label`) of ``series``; missing entries are left out.
+def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kind: str = "other") -> dict[str, int]:
+    """How many rows hold each label of ``series`` (in the column's public type ``kind``, :func:`_distinct_labels`);
+    missing entries are left out.
 
     The input of partition selection (docs/privacy.md §9): the labels are
     exactly those :class:`Encoder` matches against categories, so a released
     label encodes its rows and every other row becomes missing.
     """
-    positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values))
+    positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values), kind)
     per_value = np.bincount(positions[positions >= 0], minlength=len(labels))
     counts: dict[str, int] = {}
     for label, count in zip(labels, per_value.tolist()):

@@ -63,7 +63,9 @@ __all__ = [
     "labels_dtype",
     "public_dtype",
     "read_json",
+    "reads_as",
     "timestamp_seconds",
+    "typed_label",
     "value_kind",
     "values_dtype",
 ]
@@ -111,6 +113,33 @@ def category_label(value: Any) -> str:
     return str(value)
 
 
+def typed_label(value: Any, kind: str) -> str:
+    """The label of one value of a categorical column whose public dtype is of ``kind`` (:func:`value_kind`).
+
+    A function of the value alone (docs/privacy.md §10.7): text is read in
+    the column's public type -- ``"001"`` and ``"1.0"`` are the integer
+    ``"1"``, ``"true"`` and ``"TRUE"`` are ``"True"`` -- so a label never
+    depends on how a reader typed the other values of the column (one ``"x"``
+    among codes makes pandas keep ``"001"`` as text, otherwise it reads 1).
+    Text that does not read in that type keeps its own label (and is then
+    outside the domain); values that are not text take :func:`category_label`.
+    """
+    if not isinstance(value, str) or kind not in ("bool", "int", "float"):
+        return category_label(value)
+    text = value.strip()
+    if kind == "bool":
+        return {"true": "True", "false": "False"}.get(text.lower(), value)
+    try:
+        return category_label(int(text))  # exact for integers beyond 2**53
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return value
+    return category_label(number) if math.isfinite(number) else value
+
+
 def value_kind(dtype: str | None) -> Literal["bool", "int", "float", "other"]:
     """Which Python type the labels of a column with pandas dtype ``dtype`` parse back to."""
     if dtype is None:
@@ -141,6 +170,16 @@ def _parse_label(label: str, kind: str) -> Any:
     if kind == "float":
         return float(label)
     return label
+
+
+def reads_as(label: str, kind: str) -> bool:
+    """Whether a category label reads back as a value of ``kind`` (:func:`value_kind`), as a public category of a
+    column of that type must."""
+    try:
+        _parse_label(label, kind)
+    except ValueError:
+        return False
+    return True
 
 
 def values_dtype(values: Sequence[Any]) -> str | None:
@@ -515,8 +554,25 @@ def column_kind(*, bounded: bool, declared: str | None = None) -> Kind:
 
 
 def _is_number_dtype(dtype: Any) -> bool:
-    """Numeric and not boolean: the dtypes whose columns the owner is asked to bound or declare categorical."""
+    """Numeric and not boolean."""
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+#: ``DataFrame.attrs`` key set by synthdp's CSV readers, which read every field as text (docs/privacy.md §10.7).
+READ_AS_TEXT = "synthdp_read_as_text"
+
+
+def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_text: bool) -> bool:
+    """Whether the owner is asked to bound the column or declare it categorical: it holds numbers, or (a CSV read
+    as text, docs/privacy.md §10.7) text whose every present value reads as a number.  A refusal shown before
+    any private step, never a kind (§10.1).  Text in a DataFrame the owner built is text: their choice."""
+    if _is_number_dtype(series.dtype):
+        return True
+    if not read_as_text or (series.dtype != object and not pd.api.types.is_string_dtype(series.dtype)):
+        return False
+    present = series.dropna()
+    present = present[~present.astype(str).isin(missing_values)]
+    return not present.empty and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
 def _check_known(option: str, keys: Iterable[str], columns: Sequence[str]) -> None:
@@ -827,6 +883,7 @@ class Schema:
             dtypes[col] = DATETIME_DTYPE
 
         attributes, read_off, unbounded = [], [], []
+        read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
             if col in learn_bounds:
                 if col in bounds or col in bins or col in cuts or col in datetimes:
@@ -851,7 +908,7 @@ class Schema:
                 values = tuple(categories[col])
                 attributes.append(Attribute(col, "categorical", categories=values, missing=col in nullable,
                                             dtype=dtypes.get(col) or values_dtype(values)))
-            elif col not in categorical and _is_number_dtype(series.dtype):
+            elif col not in categorical and _reads_as_numbers(series, missing_values, read_as_text):
                 # A refusal shown to the owner before any private step, never a kind: every run that goes on
                 # uses the public rule above (docs/privacy.md §10.1).
                 unbounded.append(col)

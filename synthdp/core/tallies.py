@@ -24,7 +24,7 @@ import pandas as pd
 from synthdp.core.data import weighted_bincount
 from synthdp.core.encoding import category_counts, numeric_values
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Schema
+from synthdp.core.schema import Attribute, Schema, reads_as, typed_label, value_kind
 
 __all__ = ["NumberTally", "Tallies", "as_tallies"]
 
@@ -48,16 +48,11 @@ class NumberTally:
     def rows(self) -> int:
         return int(self.counts.sum())
 
-    def clipped(self, column: str, bounds: tuple[float, float], clip: bool) -> "NumberTally":
-        """The values clamped into ``bounds`` as encoding will (refused outside them when the column does not clip).
-
-        Needed after bounds are learned (§10.4): the tallies were taken before they were known.
-        """
+    def clipped(self, bounds: tuple[float, float]) -> "NumberTally":
+        """The values clamped into ``bounds`` as encoding will: a column whose bounds were learned (§10.4) after
+        its tally was taken clips by construction; one with public bounds was clamped or checked while tallied."""
         lo, hi = bounds
         outside = (self.values < lo) | (self.values > hi)
-        if outside.any() and not clip:
-            raise SchemaError(f"value {float(self.values[outside][0])!r} of column {column!r} is outside its bounds "
-                              f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them")
         return NumberTally.of(np.clip(self.values, lo, hi), self.counts) if outside.any() else self
 
 
@@ -94,7 +89,7 @@ class Tallies:
         if absent:
             raise InputError(f"columns {absent} whose domain is to be learned are missing from the data, which has "
                              f"{list(by_name)}")
-        labels = {c: category_counts(df[by_name[c]], schema.missing_values) for c in text}
+        labels = {c: _label_counts(df[by_name[c]], schema[c], schema.missing_values) for c in text}
         numbers = {c: NumberTally.of(numeric_values(schema[c], df[by_name[c]], schema.missing_values))
                    for c in numeric}
         return cls(labels, numbers, len(df))
@@ -113,6 +108,20 @@ class Tallies:
         numbers = {c: NumberTally.of(np.concatenate([p.numbers[c].values for p in parts]),
                                      np.concatenate([p.numbers[c].counts for p in parts])) for c in first.numbers}
         return cls(labels, numbers, sum(p.rows for p in parts))
+
+
+def _label_counts(series: pd.Series, attr: Attribute, missing_values: tuple[str, ...]) -> dict[str, int]:
+    """Rows per label of a text column to learn; a value that does not read in the column's public dtype is refused
+    naming its row, before any private step (it could never be a category of that column)."""
+    kind = value_kind(attr.dtype)
+    counts = category_counts(series, missing_values, kind)
+    odd = next((label for label in counts if not reads_as(label, kind)), None)
+    if odd is not None:
+        row = int(np.argmax(series.map(lambda value: typed_label(value, kind), na_action="ignore").to_numpy() == odd))
+        raise SchemaError(f"value {series.iloc[row]!r} in row {row}, column {attr.name!r} does not read as "
+                          f"{attr.dtype}, the column's public dtype; fix the value, declare it a missing token "
+                          "(missing_values, CLI --missing), or drop the column's dtype")
+    return counts
 
 
 def as_tallies(data: pd.DataFrame | Tallies, schema: Schema) -> Tallies:

@@ -39,7 +39,7 @@ from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
-from synthdp.core.schema import Attribute, Schema, category_label
+from synthdp.core.schema import Attribute, Schema, typed_label, value_kind
 from synthdp.core.tallies import Tallies
 from synthdp.files.sources import ReadOptions, Source, TableFile, list_files, strip_text
 from synthdp.engines import EngineError
@@ -113,7 +113,7 @@ def _violations(attr: Attribute, series: pd.Series, missing_values: tuple[str, .
     missing values in a column without a missing category.
     """
     if attr.kind == "categorical":
-        labels = series.map(category_label, na_action="ignore")
+        labels = series.map(lambda value: typed_label(value, value_kind(attr.dtype)), na_action="ignore")
         missing = series.isna() | labels.isin(missing_values)
         unknown = ~missing & ~labels.isin(attr.code_of.keys())
     else:
@@ -185,7 +185,7 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
                          na_values=list(options.missing) or None,
                          keep_default_na=True, header=None, names=list(part.columns),
                          skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows,
-                         dtype=None if unit is None else {unit: str})
+                         dtype=str)  # every field as text: the schema reads each value on its own (§10.7)
     with reader:
         for frame in reader:
             yield stripped(frame)

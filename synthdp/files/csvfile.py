@@ -18,6 +18,7 @@ from typing import Iterator
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.schema import READ_AS_TEXT
 from synthdp.files.outputs import check_outputs, write_outputs
 
 #: Separators a file that parses as one column probably uses instead of the one given.
@@ -44,7 +45,7 @@ def _duplicates(names: list[str]) -> list[str]:
 
 def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, columns: list[str] | None = None,
              sep: str = ",", encoding: str = "utf-8", skip_rows: int = 0,
-             text: tuple[str, ...] = ()) -> pd.DataFrame:
+             text: tuple[str, ...] = (), typed: bool = False) -> pd.DataFrame:
     """Read a CSV, treating ``missing`` tokens (e.g. ``?``) as missing values.
 
     ``columns`` names the columns of a file without a header row, one name
@@ -56,9 +57,17 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     skipped before the header (CLI: ``--skip-rows``).  An unreadable, empty, header-only or ragged file, a
     header with a repeated name, a ``columns`` list of the wrong length, or a
     file that looks like it uses another separator or encoding raises
-    :class:`InputError` saying what to pass.  ``text`` names columns read as
-    text, never parsed as numbers (a privacy unit: ``007`` and ``7`` stay two
-    units, docs/privacy.md §10.6).
+    :class:`InputError` saying what to pass.
+
+    Every field is read as text (missing tokens and pandas' default missing
+    markers such as an empty field as missing): the schema's public type then
+    reads each value on its own (docs/privacy.md §10.7), whereas pandas'
+    inference types a column by all of its values, so that one ``"x"`` keeps
+    ``"001"`` as text where it would otherwise read 1.  ``typed=True`` lets
+    pandas infer the types, for drafting a schema only (``synthdp schema``,
+    which reads types off the data for the owner's review); ``text`` then
+    names columns still read as text (a privacy unit: ``007`` and ``7`` stay
+    two units, §10.6).
     """
     path = Path(path)
     if not path.is_file():
@@ -70,7 +79,7 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     if isinstance(skip_rows, bool) or not isinstance(skip_rows, int) or skip_rows < 0:
         raise InputError(f"skip_rows (CLI: --skip-rows) must be a whole number >= 0, got {skip_rows!r}")
     options = dict(sep=sep, encoding=encoding, skipinitialspace=True, skiprows=skip_rows)
-    dtype = {(columns.index(c) if columns and c in columns else c): str for c in text} or None
+    dtype = ({(columns.index(c) if columns and c in columns else c): str for c in text} or None) if typed else str
     try:
         df = pd.read_csv(path, na_values=missing or None, keep_default_na=True, header=None if columns else "infer",
                          dtype=dtype, **options)
@@ -112,6 +121,7 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     elif _duplicates(header):
         raise InputError(f"the header of {str(path)!r} names {_duplicates(header)} more than once; rename the "
                          "columns so that each name is unique (or pass --columns for a file without a header)")
+    df.attrs[READ_AS_TEXT] = not typed
     return df
 
 

@@ -19,6 +19,7 @@ from typing import Literal, Union
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.schema import READ_AS_TEXT
 from synthdp.files.csvfile import read_csv
 from synthdp.files.parquet import is_parquet, read_parquet
 
@@ -38,8 +39,8 @@ class ReadOptions:
     ``missing``: extra tokens read as missing values (e.g. ``"?"``);
     ``columns``: the column names of CSV files without a header row;
     ``sep`` and ``encoding``: field separator and text encoding;
-    ``text``: columns read as text, never parsed as numbers (a privacy unit)
-    (as :func:`synthdp.files.csvfile.read_csv`).
+    ``typed``: let pandas infer the types (for drafting a schema only); otherwise every field is read as text,
+    and ``text`` matters only with ``typed`` (as :func:`synthdp.files.csvfile.read_csv`, docs/privacy.md §10.7).
     """
 
     missing: tuple[str, ...] = ()
@@ -47,6 +48,7 @@ class ReadOptions:
     sep: str = ","
     encoding: str = "utf-8"
     text: tuple[str, ...] = ()
+    typed: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "missing", tuple(self.missing or ()))
@@ -120,7 +122,7 @@ def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
     """One CSV file with the project's parsing rules (:func:`synthdp.files.csvfile.read_csv`)."""
     return read_csv(path, missing=list(options.missing) or None,
                     columns=list(options.columns) if options.columns else None, sep=options.sep,
-                    encoding=options.encoding, text=options.text)
+                    encoding=options.encoding, text=options.text, typed=options.typed)
 
 
 def read_table(source: Source, options: ReadOptions = ReadOptions(),
@@ -136,6 +138,7 @@ def read_table(source: Source, options: ReadOptions = ReadOptions(),
         else:
             frames.append(read_csv_file(f.path, options))
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    df.attrs[READ_AS_TEXT] = all(f.attrs.get(READ_AS_TEXT, False) for f in frames)  # CSV fields, not Parquet types
     if df.empty:
         raise InputError(f"the input {source!s} has no rows")
     return df

@@ -71,10 +71,10 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
     """
     edges = bucket_edges()
     rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    counts = weighted_bincount(bucket_of(values), rows, len(edges) - 1)
+    histogram = weighted_bincount(bucket_of(values), rows, len(edges) - 1)
     rate = Fraction(epsilon)
-    noise = np.array(discrete_laplace_vector(len(counts), rate.numerator, rate.denominator, rng), dtype=object)
-    kept = np.flatnonzero(counts + noise >= range_threshold(epsilon))
+    noise = np.array(discrete_laplace_vector(len(histogram), rate.numerator, rate.denominator, rng), dtype=object)
+    kept = np.flatnonzero(histogram + noise >= range_threshold(epsilon))
     if not kept.size:
         return (0.0, 1.0) if integer else (-(2.0**-GRID_LOW), 2.0**-GRID_LOW)
     cap = 2.0 ** (GRID_HIGH + 1)

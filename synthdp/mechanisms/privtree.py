@@ -261,7 +261,7 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
 
     columns = schema.to_discretise
     tallies = as_tallies(data, schema)
-    values = {c: tallies.numbers[c].clipped(c, schema[c].bounds, schema[c].clip) for c in columns}
+    values = {c: tallies.numbers[c].clipped(schema[c].bounds) for c in columns}
     # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
     params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
