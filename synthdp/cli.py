@@ -457,8 +457,13 @@ def cmd_schema(args) -> int:
     draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
                          datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
                          discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
-                         max_categories=kw["max_categories"], missing_values=args.missing or ())
+                         max_categories=kw["max_categories"], missing_values=args.missing or (),
+                         learn_categories=args.learn_categories)
     write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
+    if DRAFT_KEY not in draft:
+        print(f"schema: {args.output} ({len(draft['attributes'])} columns); nothing was read off the data: ready "
+              "for generate --schema")
+        return 0
     print(f"draft schema: {args.output} ({len(draft['attributes'])} columns)")
     for entry in draft[DRAFT_KEY]:
         print(f"  read off the data, review: {entry['column']}: {', '.join(entry['read'])}")
@@ -615,6 +620,10 @@ def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
                        "values, delete the '_read_off_data' entry, then pass the file to generate --schema.")
     s.add_argument("input", help="input CSV")
     s.add_argument("-o", "--output", required=True, help="schema JSON to write")
+    s.add_argument("--learn-categories", nargs="+", metavar="COL",
+                   help="categorical columns whose categories are left to be learned privately instead of read off "
+                        "the data ('all': every column not made numeric by --bounds, --datetime or --learn-bounds); "
+                        "needs a delta at generate (docs/privacy.md §9, §10.5)")
     _schema_options(s, omit=("schema", "unsafe_public_categories"))
     s.set_defaults(func=cmd_schema)
 

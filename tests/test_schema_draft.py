@@ -42,7 +42,7 @@ def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
     draft_path = tmp_path / "schema.json"
     assert main(["schema", str(data), "-o", str(draft_path), *FLAGS]) == 0
     draft = json.loads(draft_path.read_text())
-    assert draft.pop(DRAFT_KEY) == []  # every column is public: nothing read off the data
+    assert DRAFT_KEY not in draft  # every column is public: nothing read off the data
     kinds = {a["name"]: a for a in draft["attributes"]}
     assert kinds["joined"]["dtype"] == "datetime64[ns]" and kinds["joined"]["format"] == "%d/%m/%Y"
     assert kinds["joined"]["origin"] == "learn"  # cells learned by PrivTree, as generate would
@@ -62,7 +62,8 @@ def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
 
 def test_the_draft_of_public_columns_reads_nothing_off_the_data():
     first, second = draft_schema(_table(0), **OPTIONS), draft_schema(_table(1).iloc[:5], **OPTIONS)
-    assert first == second and first[DRAFT_KEY] == []
+    assert first == second and DRAFT_KEY not in first  # a schema of public choices, ready to use
+    Schema.from_dict(first)
 
 
 def test_equal_width_and_a_missing_value_read_off_the_data():
@@ -87,7 +88,7 @@ def test_schema_file_round_trip(tmp_path, discretise):
     schema.save(tmp_path / "s.json")
     assert Schema.load(tmp_path / "s.json") == schema
     draft = draft_schema(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
-    draft.pop(DRAFT_KEY)
+    assert DRAFT_KEY not in draft
     assert Schema.from_dict(draft) == schema  # the draft of public columns is the schema generate builds
 
 
@@ -148,7 +149,7 @@ def test_a_draft_with_bounds_to_learn_saves_and_gives_the_same_run_as_the_flags(
     flags = ["--learn-bounds", "amount=int64", "--bounds", "hours=1:99"]
     assert main(["schema", str(data), "-o", str(draft_path), *flags]) == 0
     draft = json.loads(draft_path.read_text())
-    assert draft.pop(DRAFT_KEY) == []
+    assert DRAFT_KEY not in draft
     amount = next(a for a in draft["attributes"] if a["name"] == "amount")
     assert amount["bounds"] is None and amount["origin"] == "learn" and amount["dtype"] == "int64"
     draft_path.write_text(json.dumps(draft))
@@ -193,3 +194,29 @@ def test_dates_of_a_date_format_come_back_as_whole_days(tmp_path, capsys):
     assert signup.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()  # midnight: written as dates, no time of day
     days = pd.to_datetime(signup)
     assert days.between("2021-01-01", "2023-06-19").all() and days.nunique() > 30
+
+
+def test_learn_categories_drafts_a_ready_schema_that_runs_as_generate_without_one(tmp_path, capsys):
+    """``--learn-categories all`` leaves text columns to partition selection instead of reading their categories off:
+    nothing is read off, the file is ready, and ``--schema`` gives the run ``generate`` makes without a schema."""
+    data, schema_path = tmp_path / "in.csv", tmp_path / "schema.json"
+    rng = np.random.default_rng(2)
+    df = _table(0).assign(city=rng.choice(["Oslo", "Rome", "?"], 300), code=rng.choice(["001", "002"], 300))
+    df.to_csv(data, index=False)
+    flags = [*FLAGS, "--categorical", "code"]  # codes that read as numbers: declared categorical, as generate asks
+    assert main(["schema", str(data), "-o", str(schema_path), *flags, "--missing", "?",
+                 "--learn-categories", "all"]) == 0
+    assert "nothing was read off the data: ready" in capsys.readouterr().out
+    draft = json.loads(schema_path.read_text())
+    learned = {a["name"]: a for a in draft["attributes"] if a["kind"] == "categorical"}
+    assert DRAFT_KEY not in draft and set(learned) == {"city", "code"}
+    assert all(a["origin"] == "learn" and "categories" not in a and a["dtype"] is None for a in learned.values())
+    assert Schema.load(schema_path).to_learn == ("city", "code")
+    common = ["--epsilon", "2", "--delta", "1e-6", "--queries", "marginals:2", "--seed", "7", "-q", "--missing", "?"]
+    (flags_table, flags_report), (file_table, file_report) = _flags_and_file(data, flags, schema_path, common,
+                                                                             tmp_path, capsys)
+    assert flags_table == file_table and flags_report == file_report
+    assert "001" in file_table  # text, labelled as written
+    assert main(["schema", str(data), "-o", str(tmp_path / "x.json"), *FLAGS, "--learn-categories", "age"]) == 2
+    assert "--learn-categories names ['age'], which --bounds" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()

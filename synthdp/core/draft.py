@@ -157,8 +157,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                  learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
                  decimals: Mapping[str, int] | None = None, discretise: str = "privtree",
                  nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
-                 missing_values: Iterable[str] = ()) -> dict[str, Any]:
-    """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft.
+                 missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None) -> dict[str, Any]:
+    """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft when anything
+    was read off the data.
 
     What the caller gives (``categorical``, ``bounds``, ``bins``, ``cuts``,
     ``datetimes``, ``learn_bounds``, ``decimals``, ``discretise``, ``nullable``) is public and
@@ -171,23 +172,33 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
     ``"categories"``, ``"bounds"``, ``"decimals"`` (a real column's values all written with that many),
     ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`) and/or ``"missing"``.
+
+    ``learn_categories`` (public; ``["all"]``: every column not numeric by the options above) names categorical
+    columns whose categories are left to be learned privately (origin ``"learn"``, text, with the missing
+    value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too.
     """
     if discretise not in ("privtree", "equal-width"):
         raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
     columns = [str(c) for c in df.columns]
-    categorical, nullable = set(categorical or ()), set(nullable or ())
+    categorical, nullable, learn = set(categorical or ()), set(nullable or ()), set(learn_categories or ())
     bounds, bins, cuts, decimals = dict(bounds or {}), dict(bins or {}), dict(cuts or {}), dict(decimals or {})
     datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
     learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
                     else dict.fromkeys(learn_bounds or (), "float64"))
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
                          ("--datetime", datetimes), ("--learn-bounds", learn_bounds), ("--decimals", decimals),
-                         ("--nullable", nullable)]:
+                         ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
     missing = {col: col in nullable or bool(df[col].isna().any()) for col in columns}
     public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes or c in learn_bounds]
+    if "all" in learn:
+        learn = set(columns) - set(public)
+    clash = sorted(learn & set(public))
+    if clash:
+        raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
+                          "--learn-bounds make numeric; learn a categorical column's categories, or drop its bounds")
     given = {a.name: a.to_dict() for a in Schema.from_dataframe(
         df[public], bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
         datetimes=datetimes, learn_bounds=learn_bounds, decimals={c: k for c, k in decimals.items() if c in public},
@@ -199,6 +210,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         read = ["missing"] if missing[col] and col not in nullable else []
         if col in given:
             attributes.append(given[col])
+        elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
+            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": None, "origin": "learn"})
+            read = []
         elif col not in categorical and _is_number(series) and series.notna().any():
             attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
                                                decimals=decimals.get(col)))
@@ -226,5 +240,6 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     out = {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION, "missing_values": list(missing_values),
            "attributes": attributes}
     Schema.from_dict(out)  # a draft must be a valid schema once its marker is removed
-    out[DRAFT_KEY] = read_off
+    if read_off:  # nothing read off: a schema of public choices only, ready to use
+        out[DRAFT_KEY] = read_off
     return out
