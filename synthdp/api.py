@@ -241,7 +241,8 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
 
 
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
-    """The columns a CSV reader must keep as text: the privacy unit's (``007`` and ``7`` are two units)."""
+    """The columns a CSV reader keeps as text even when it infers types: the privacy unit's (``007`` and ``7`` are
+    two units); the readers of a run read every field as text anyway (docs/privacy.md §10.1)."""
     return () if config.privacy_unit is None else (config.privacy_unit,)
 
 
@@ -348,11 +349,11 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
     epsilon, delta = budget(config)
     placeholder = partition.placeholder_schema(schema)
     before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
-    data = tallies()  # values checked while tallying: the last refusals, still before any private step
     if before.method.zcdp_budget(before.method_plan) is None:  # no zCDP filter (pure DP, the game: §10.2, §9)
         planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
+        data = tallies()  # values checked while tallying: the last refusals, still before any private step
         if planned.columns:
             partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
                                       epsilon=config.epsilon)
@@ -367,6 +368,8 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
         selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
+    data = tallies()  # values checked while tallying: the last refusals, still before any private step
+    if reserved:
         partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)

@@ -264,6 +264,12 @@ def test_a_file_named_on_its_own_is_csv_whatever_its_extension_on_both_engines(c
     with pytest.raises(InputError, match=r"cannot tell the format of .*notes\.txt.*a glob matches must be named "
                                          r"\*\.csv .*give the file on its own"):
         list_files(str(tmp_path / "*"))
+    import bz2
+
+    (tmp_path / "table.data.bz2").write_bytes(bz2.compress((root / "all.csv").read_bytes()))  # read whole, unpacked
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same(dask_engine(cluster).count(tmp_path / "table.data.bz2", SCHEMA), PandasEngine().count(df, SCHEMA))
 
 
 # ---- a worker killed mid-pass ------------------------------------------------------------------------

@@ -173,3 +173,62 @@ def test_refusals_that_need_no_data_come_before_the_tally_pass(monkeypatch):
     with pytest.raises(InputError, match=r"columns \['amount'\] have no public bounds, and learning them privately"):
         synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, learn_bounds=["amount"], method="game",
                                    categories={"g": ["a", "b", "c"]}, progress=False)
+
+
+def test_a_date_without_a_format_is_read_on_its_own(tmp_path):
+    """Without a public format, pandas would guess one from the first row and read every date with it: one added
+    row ('13/01/2020' first) would move every other date (docs/privacy.md §10.1). Each value is read on its own."""
+    from synthdp.engines.pandas import PandasEngine
+
+    schema = Schema.from_dataframe(pd.DataFrame({"d": ["x"], "c": ["a"]}), datetimes=["d"],
+                                   bounds={"d": ("2020-01-01", "2020-12-31")}, bins={"d": 12},
+                                   categories={"c": ["a", "b"]})
+    rows = ["01/02/2020,a"] * 20 + ["03/04/2020,b"] * 20
+    (tmp_path / "d.csv").write_text("\n".join(["d,c", *rows]) + "\n")
+    (tmp_path / "d1.csv").write_text("\n".join(["d,c", "13/01/2020,a", *rows]) + "\n")
+    before, after = ({tuple(r): c for r, c in zip(d.codes.tolist(), d.counts.tolist())}
+                     for d in (PandasEngine().count(tmp_path / name, schema) for name in ("d.csv", "d1.csv")))
+    change = {row: after.get(row, 0) - before.get(row, 0) for row in {*before, *after}}
+    assert sorted(change.values()) == [0] * (len(change) - 1) + [1]  # one cell gains the row; no row of D moves
+    assert len(before) == 2
+
+
+def test_parquet_files_of_different_types_keep_each_value_as_written(tmp_path):
+    """Joining a boolean file with an integer file, or reading an integer column with a null, converts no value by
+    another row's type: True stays 'True', and a large integer stays exact."""
+    from synthdp.files.sources import read_table
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    big = 2**53 + 1
+    (tmp_path / "d").mkdir()  # written as another tool would, without pandas' metadata
+    pq.write_table(pa.table({"v": [True, True, False], "n": pa.array([big, big, None], pa.int64())}),
+                   tmp_path / "d" / "a.parquet")
+    pq.write_table(pa.table({"v": pa.array([2], pa.int64()), "n": pa.array([big + 2], pa.int64())}),
+                   tmp_path / "d" / "b.parquet")
+    df = read_table(tmp_path / "d")
+    from synthdp.core.encoding import category_counts
+
+    assert category_counts(df["v"]) == {"True": 2, "False": 1, "2": 1}
+    assert category_counts(df["n"]) == {str(big): 2, str(big + 2): 1}
+
+
+def test_a_missing_token_is_matched_on_the_text_and_on_the_typed_label():
+    from synthdp.core.encoding import category_counts
+
+    series = pd.Series(["1", "-1", "-01", "2", "?"], dtype=object)
+    assert category_counts(series, ("-1", "?"), "int") == {"1": 1, "2": 1}
+    assert category_counts(series, ("-1", "?"), "other") == {"1": 1, "-01": 1, "2": 1}
+
+
+def test_pure_dp_refuses_learning_categories_without_a_tally_pass(monkeypatch):
+    import synthdp
+    from synthdp.engines.pandas import PandasEngine
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("tallied")
+
+    monkeypatch.setattr(PandasEngine, "tally", no_pass)
+    df = table().assign(town=lambda d: d["city"])[["city", "town"]]
+    with pytest.raises(InputError, match=r"categories privately .* needs delta > 0, and pure DP was requested"):
+        synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, method="measure", progress=False)

@@ -178,13 +178,15 @@ def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...],
     """Each row's index into the distinct values, and each distinct value's label (``None``: missing).
 
     A label is :func:`~synthdp.core.schema.typed_label` of the value in the
-    column's public type ``kind``: a function of the value alone.  A missing
-    token is matched against the raw text, as the readers match it.  The last
-    index, ``-1``, is pandas' missing-value sentinel.
+    column's public type ``kind``: a function of the value alone.  A value is
+    missing when its text or its label is a missing token (``-01`` is the
+    token ``-1`` of an integer column).  The last index, ``-1``, is pandas'
+    missing-value sentinel.
     """
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
-    return positions, [None if category_label(value) in missing_values else typed_label(value, kind)
-                       for value in uniques]
+    labels = [typed_label(value, kind) for value in uniques]
+    return positions, [None if label in missing_values or category_label(value) in missing_values else label
+                       for value, label in zip(uniques, labels)]
 
 
 def _encode_categorical(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
@@ -202,8 +204,11 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
     missing entries are left out.
 
     The input of partition selection (docs/privacy.md §9): the labels are
-    exactly those :class:`Encoder` matches against categories, so a released
-    label encodes its rows and every other row becomes missing.
+    those :class:`Encoder` matches against categories, so a released label
+    encodes its rows and every other row becomes missing. (One exception,
+    post-processing of the release: a text column whose released labels are
+    all integers is written back as integers, and is then encoded in that
+    type, so a row ``01`` joins the released ``1``: still one cell per row.)
     """
     positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values), kind)
     per_value = np.bincount(positions[positions >= 0], minlength=len(labels))
@@ -215,13 +220,33 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
 
 
 def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
-    """Codes of a numeric column written as bin labels (synthdp's own ``numeric="label"`` output), else None."""
+    """Codes of a numeric column written as bin labels (synthdp's own ``numeric="label"`` output), else None.
+
+    Looked up per distinct value (a column of numbers is told apart at its first distinct value)."""
     code_of = {label: code for code, label in enumerate(attr.labels)}
-    codes = series.where(~missing).map(code_of)
-    if codes[~missing].isna().any():
-        return None
-    out = codes.fillna(_MISSING).to_numpy(dtype=np.int64)
+    positions, uniques = pd.factorize(series, use_na_sentinel=True)
+    lookup = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
+    present = np.zeros(len(uniques) + 1, dtype=bool)
+    present[np.unique(positions[~missing])] = True
+    for k, value in enumerate(uniques):
+        if present[k]:
+            code = code_of.get(value)
+            if code is None:
+                return None
+            lookup[k] = code
+    out = lookup[positions]
+    out[missing] = _MISSING
     return out
+
+
+def _numbers(series: pd.Series) -> np.ndarray:
+    """Each entry as a float (NaN where missing or not a number); text is parsed once per distinct value."""
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    positions, uniques = pd.factorize(series, use_na_sentinel=True)
+    parsed = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
+    parsed = np.append(parsed.to_numpy(dtype=np.float64, na_value=np.nan), np.nan)  # last slot: NA sentinel -1
+    return parsed[positions]
 
 
 def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
@@ -269,7 +294,7 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     if attr.is_datetime:
         values = _timestamps(attr, series, missing)
     else:
-        values = pd.to_numeric(series.where(~missing), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        values = np.where(missing, np.nan, _numbers(series))
     not_number = np.isnan(values) & ~missing
     if not_number.any() and attr.is_datetime:
         row = _first(not_number)
@@ -313,12 +338,16 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     """Seconds since 1970 of a datetime column (NaN where missing or unreadable).
 
     Text is read with the column's public format, or as ISO 8601 (how
-    synthdp writes datetimes), so a synthetic table reads back.
+    synthdp writes datetimes), so a synthetic table reads back.  Without a
+    format, text that is not ISO 8601 is read value by value (``"mixed"``),
+    never with one format guessed from the first row, which one added row
+    would change for all the others (docs/privacy.md §10.1).
     """
     present = series.where(~missing)
-    stamps = pd.to_datetime(present, format=attr.format, errors="coerce")
-    if attr.format is not None and (stamps.isna() & ~missing).any():
-        stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce"))
+    stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce")
+    if (stamps.isna() & ~missing).any():
+        stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601" if attr.format else "mixed",
+                                              errors="coerce"))
     nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
     return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
 

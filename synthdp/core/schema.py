@@ -791,7 +791,8 @@ class Schema:
         ``unsafe_public_categories`` is set: a column's kind follows the
         public rule :func:`column_kind` (bounded: numeric; else
         categorical), and its domain and output type follow the public
-        options.  A column pandas holds as numbers that has neither bounds
+        options.  A column pandas holds as numbers (or, read by synthdp from a CSV as text, whose every value
+        reads as a number) that has neither bounds
         nor a categorical declaration is refused (the owner is asked to
         declare one), before any private step.
 

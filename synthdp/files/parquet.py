@@ -47,14 +47,17 @@ def parquet_file(path: str | os.PathLike) -> Any:
 
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """One Parquet file as a DataFrame (only ``columns`` when given); errors name the file."""
+    """One Parquet file as a DataFrame (only ``columns`` when given); errors name the file.
+
+    An integer column with a null holds Python integers, not floats: a value's label never depends on whether
+    another row is null (docs/privacy.md §10.1)."""
     pa = require("pyarrow", "Parquet input and output")
     handle = parquet_file(path)
     missing = [c for c in columns or () if c not in handle.schema_arrow.names]
     if missing:
         raise InputError(f"{str(path)!r} has no column(s) {missing}; its columns are {handle.schema_arrow.names}")
     try:
-        return handle.read(columns=columns).to_pandas()
+        return handle.read(columns=columns).to_pandas(integer_object_nulls=True)  # no int -> float for a null
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read {str(path)!r} as Parquet: {exc}") from None
 

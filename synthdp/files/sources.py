@@ -39,8 +39,8 @@ class ReadOptions:
     ``missing``: extra tokens read as missing values (e.g. ``"?"``);
     ``columns``: the column names of CSV files without a header row;
     ``sep`` and ``encoding``: field separator and text encoding;
-    ``typed``: let pandas infer the types (for drafting a schema only); otherwise every field is read as text,
-    and ``text`` matters only with ``typed`` (as :func:`synthdp.files.csvfile.read_csv`, docs/privacy.md §10.7).
+    ``typed``: let pandas infer the types (for drafting a schema only); otherwise every field is read as text
+    (docs/privacy.md §10.1), and ``text`` matters only with ``typed`` (as :func:`synthdp.files.csvfile.read_csv`).
     """
 
     missing: tuple[str, ...] = ()
@@ -63,6 +63,10 @@ class TableFile:
 
     path: Path
     format: Format
+
+
+#: Endings pandas reads as compressed CSV: such a file is read whole, never cut into byte ranges.
+COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar")
 
 
 def _format(path: Path, named: bool = False) -> Format:
@@ -137,11 +141,19 @@ def read_table(source: Source, options: ReadOptions = ReadOptions(),
             frames.append(read_parquet(f.path, list(columns) if columns is not None else None))
         else:
             frames.append(read_csv_file(f.path, options))
-    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    df = frames[0] if len(frames) == 1 else pd.concat(_same_dtypes(frames), ignore_index=True)
     df.attrs[READ_AS_TEXT] = all(f.attrs.get(READ_AS_TEXT, False) for f in frames)  # CSV fields, not Parquet types
     if df.empty:
         raise InputError(f"the input {source!s} has no rows")
     return df
+
+
+def _same_dtypes(frames: list[pd.DataFrame]) -> list[pd.DataFrame]:
+    """The frames with every column whose dtype differs between them held as Python objects, so that joining them
+    converts no value by another file's type (``True`` would become ``1`` next to an integer file;
+    docs/privacy.md §10.1)."""
+    mixed = [c for c in frames[0].columns if len({str(f[c].dtype) for f in frames if c in f.columns}) > 1]
+    return [f.astype({c: object for c in mixed if c in f.columns}) for f in frames] if mixed else frames
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
