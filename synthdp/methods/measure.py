@@ -455,11 +455,12 @@ def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: d
     coarse candidate reads both through its groups (§8.11).
     Both are post-processing of the transcript.
     """
-    wide = [r for r in candidates if r in unheld_sets]
-    counted = dict(zip(wide, marginal_counts(views.domain, sample, [views.base(r) for r in wide]))) if wide else {}
+    wide = list(dict.fromkeys(views.base(r) for r in candidates if r in unheld_sets))  # a twin shares its base's
+    counted = dict(zip(wide, marginal_counts(views.domain, sample, wide))) if wide else {}
     out = np.empty(len(candidates), dtype=np.int64)
     for i, r in enumerate(candidates):
-        fine = model.counts(views.base(r)) if r not in counted else counted[r] * (model.total / len(sample))
+        base = views.base(r)
+        fine = counted[base] * (model.total / len(sample)) if r in unheld_sets else model.counts(base)
         fitted = views.read(r, fine)
         l1 = int(np.abs(answers[r] - np.rint(fitted).astype(np.int64)).sum())
         out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
@@ -799,8 +800,10 @@ def _select(run: _Run, model: GraphicalModel, spend: _RoundBudget, label: str) -
     views = run.views
     pool = candidate_pool(list(run.weights), options.candidate_pool, run.generator)
     base = {r: views.base(r) for r in pool}  # the attributes each reads: what a clique must hold
-    wide = [r for r, free in zip(pool, unheld(model, list(base.values()))) if free]
-    size = dict(zip(wide, model_cells_with(domain, model.cliques, [base[r] for r in wide])))  # one batch a round
+    bases = list(dict.fromkeys(base.values()))  # a coarse twin reads its fine candidate's attributes
+    free = [b for b, is_free in zip(bases, unheld(model, bases)) if is_free]
+    cells = dict(zip(free, model_cells_with(domain, model.cliques, free)))  # one batch a round
+    size = {r: cells[base[r]] for r in pool if base[r] in cells}
     coarse_cap = cap * options.coarse_model_share  # a coarse twin grows the model by its fine cells (§8.11)
     candidates = [r for r in pool if r not in size or size[r] <= (cap if views.groups(r) is None else coarse_cap)]
     sample = model.sample(options.estimator.scoring_sample, run.generator) \
