@@ -48,7 +48,7 @@ from synthdp.evaluation.worst_case import worst_case_error
 from synthdp.files import csvfile  # by module: tests replace csvfile.dump_json to simulate a full disk
 from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
 from synthdp.files.parquet import dump_table, require_pyarrow, table_format
-from synthdp.files.sources import ReadOptions, is_location, read_table
+from synthdp.files.sources import ReadOptions, file_columns, is_location, list_files, read_table
 from synthdp.methods.players import as_workload
 from synthdp.methods.registry import method_names
 from synthdp.queries.complement import base_class
@@ -329,9 +329,9 @@ def _separator(sep: str) -> str:
     return "\t" if sep in ("\\t", "tab", "TAB") else sep
 
 
-def _check_schema_columns(schema, df, path: str) -> None:
-    """Refuse CSV columns the schema does not list (the library would drop them with a warning)."""
-    extra = [c for c in df.columns if str(c) not in schema.names]
+def _check_schema_columns(schema, columns, path: str) -> None:
+    """Refuse input columns the schema does not list (the library would drop them with a warning)."""
+    extra = [c for c in columns if str(c) not in schema.names]
     if extra:
         raise InputError(f"the schema has no column {extra[0]!r} of {path!r} (unlisted: {extra}); add them to the "
                          f"schema, or leave them out with --drop {' '.join(map(str, extra))}")
@@ -362,13 +362,17 @@ def cmd_generate(args) -> int:
     config = SynthesisConfig.of(**options)  # every option checked here, before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
+        if config.schema is not None:  # from the files' headers: as in memory
+            read = _read_options(args)
+            kept = {*_unit(args), *(args.drop or [])}
+            columns = dict.fromkeys(c for f in list_files(args.input) for c in file_columns(f, read) if c not in kept)
+            _check_schema_columns(config.schema, columns, args.input)
         result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler,
                                                                   options=_read_options(args)))
     else:
         df = _read(args.input, args)
         if config.schema is not None:
-            _check_schema_columns(config.schema, df.drop(columns=[c for c in _unit(args) if c in df.columns]),
-                                  args.input)
+            _check_schema_columns(config.schema, [c for c in df.columns if c not in _unit(args)], args.input)
         result = synthesize(df, config)
     jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
@@ -426,7 +430,7 @@ def cmd_evaluate(args) -> int:
     syn_df = _read_synthetic(args.synthetic, args)
     kw = _schema_kwargs(args)
     if kw["schema"] is not None:
-        _check_schema_columns(kw["schema"], real_df, args.real)
+        _check_schema_columns(kw["schema"], real_df.columns, args.real)
     kw["unsafe_public_categories"] = True  # the owner's own, non-private check: the real data's categories
     kw["discretise"] = "equal-width"  # and public bins for bounded columns (nothing private is learned here)
     schema = resolve_schema(real_df, kw.pop("schema"), [], **kw).with_equal_width()

@@ -482,11 +482,14 @@ def _cli(cluster, source, out, schema_file, *extra):
                  "--seed", "3", "-q", "--engine", "dask", "--scheduler", cluster.scheduler_address, *extra])
 
 
-def test_cli_dask_engine_reads_a_directory_and_writes_parquet(cluster, files, tmp_path):
+def test_cli_dask_engine_reads_a_directory_and_writes_parquet(cluster, files, tmp_path, capsys):
     root, _ = files
     SCHEMA.save(tmp_path / "schema.json")
-    assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json") == 0
-    assert _cli(cluster, root / "all.csv", tmp_path / "out.csv", tmp_path / "schema.json") == 0
+    # a column the schema does not list is refused from the files' headers, as in memory, before any pass
+    assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json") == 2
+    assert "the schema has no column 'id'" in capsys.readouterr().err and not (tmp_path / "out.parquet").exists()
+    assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json", "--drop", "id") == 0
+    assert _cli(cluster, root / "all.csv", tmp_path / "out.csv", tmp_path / "schema.json", "--drop", "id") == 0
     from_parquet = pd.read_parquet(tmp_path / "out.parquet")
     from_csv = pd.read_csv(tmp_path / "out.csv")
     assert len(from_parquet) == len(from_csv) > 0
@@ -507,7 +510,7 @@ def test_cli_the_readme_path_drafts_a_schema_that_learns_and_runs_on_dask_as_in_
     common = ["--epsilon", "1", "--delta", "1e-9", "--queries", "marginals:2", "--schema", str(schema_file),
               "--seed", "3", "-q", "--missing", "?", "--drop", "id"]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the 'id' column is not in the schema
+        warnings.simplefilter("ignore")  # the Dask engine's note that it leaves the dropped 'id' out
         assert main(["generate", str(root / "csvs"), "-o", str(tmp_path / "dask.csv"), *common, "--engine", "dask",
                      "--scheduler", cluster.scheduler_address]) == 0
         assert main(["generate", str(root / "csvs"), "-o", str(tmp_path / "memory.csv"), *common]) == 0

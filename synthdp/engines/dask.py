@@ -41,7 +41,7 @@ from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 from synthdp.core.tallies import Tallies
-from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, list_files, strip_text
+from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, file_columns, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
 from synthdp.mechanisms.units import Bounding, keep_mask, unit_hash, unit_text
@@ -387,18 +387,6 @@ def _merge(*partials: _Counts) -> _Counts:
     return _Counts(keys, counts, sum(p.rows for p in partials), problems)
 
 
-def _csv_columns(f: TableFile, options: ReadOptions) -> tuple[str, ...]:
-    if options.columns is not None:
-        return options.columns
-    try:
-        header = pd.read_csv(f.path, nrows=0, sep=options.sep, encoding=options.encoding, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"input file {str(f.path)!r} is empty") from None
-    except (OSError, UnicodeDecodeError, LookupError, pd.errors.ParserError) as exc:
-        raise InputError(f"cannot read {str(f.path)!r} as CSV: {exc}") from None
-    return tuple(map(str, header.columns))
-
-
 def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: str | None = None) -> None:
     absent = [n for n in (*schema.names, *([unit] if unit else [])) if n not in columns]
     if absent:
@@ -431,7 +419,7 @@ def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = Re
                     parts.append(Part(path, "parquet", (), tuple(group), first_row=first))
                     first, group, rows = first + rows, [], 0
             continue
-        columns = _csv_columns(f, options)
+        columns = file_columns(f, options)
         _check_columns(path, columns, schema, unit)
         has_header = options.columns is None
         size = os.path.getsize(path)

@@ -21,7 +21,7 @@ import pandas as pd
 from synthdp.core.errors import InputError
 from synthdp.core.schema import READ_AS_TEXT
 from synthdp.files.csvfile import read_csv
-from synthdp.files.parquet import is_parquet, read_parquet
+from synthdp.files.parquet import is_parquet, parquet_file, read_parquet
 
 __all__ = ["ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
 
@@ -120,6 +120,21 @@ def list_files(source: Source) -> list[TableFile]:
     if len(formats) > 1:
         raise InputError(f"the input mixes CSV and Parquet files ({files[0].path} ...); give one format")
     return files
+
+
+def file_columns(f: TableFile, options: ReadOptions = ReadOptions()) -> tuple[str, ...]:
+    """A file's column names from its metadata only (a Parquet footer, a CSV header or ``options.columns``)."""
+    if f.format == "parquet":
+        return tuple(parquet_file(f.path).schema_arrow.names)
+    if options.columns is not None:
+        return options.columns
+    try:
+        header = pd.read_csv(f.path, nrows=0, sep=options.sep, encoding=options.encoding, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"input file {str(f.path)!r} is empty") from None
+    except (OSError, UnicodeDecodeError, LookupError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read {str(f.path)!r} as CSV: {exc}") from None
+    return tuple(map(str, header.columns))
 
 
 def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
