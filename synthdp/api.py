@@ -362,6 +362,7 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                           relation=config.relation)
         return learned, before, None
     reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
+    selection = None
     if reserved:
         before = make_plan(config, placeholder, chosen_bound=chosen,
                            learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
@@ -369,12 +370,12 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
-    if reserved:
+    if selection is not None:
         partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)
     learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,
-                                               relation=config.relation) if reserved
+                                               relation=config.relation) if selection is not None
                else partition.DomainLearning(schema, ()))
     return learned, before, zcdp
 

@@ -362,13 +362,16 @@ def cmd_generate(args) -> int:
     config = SynthesisConfig.of(**options)  # every option checked here, before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
-        if config.schema is not None:  # from the files' headers: as in memory
-            read = _read_options(args)
-            kept = {*_unit(args), *(args.drop or [])}
-            columns = dict.fromkeys(c for f in list_files(args.input) for c in file_columns(f, read) if c not in kept)
-            _check_schema_columns(config.schema, columns, args.input)
-        result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler,
-                                                                  options=_read_options(args)))
+        read = _read_options(args)
+        columns = dict.fromkeys(c for f in list_files(args.input) for c in file_columns(f, read))  # headers only
+        unknown = [c for c in args.drop or [] if c not in columns]
+        if unknown:
+            raise InputError(f"--drop names {unknown}, which {args.input!r} does not have; its columns are "
+                             f"{list(columns)}")
+        if config.schema is not None:  # as in memory
+            _check_schema_columns(config.schema, [c for c in columns if c not in {*_unit(args), *(args.drop or [])}],
+                                  args.input)
+        result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
     else:
         df = _read(args.input, args)
         if config.schema is not None:
@@ -626,8 +629,9 @@ def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("-o", "--output", required=True, help="schema JSON to write")
     s.add_argument("--learn-categories", nargs="+", metavar="COL",
                    help="categorical columns whose categories are left to be learned privately instead of read off "
-                        "the data ('all': every column not made numeric by --bounds, --datetime or --learn-bounds); "
-                        "needs a delta at generate (docs/privacy.md §9, §10.5)")
+                        "the data ('all': every column not made numeric by --bounds, --bins, --cuts, --datetime or "
+                        "--learn-bounds; leave an ID column out with --drop); needs a delta at generate "
+                        "(docs/privacy.md §9, §10.5)")
     _schema_options(s, omit=("schema", "unsafe_public_categories"))
     s.set_defaults(func=cmd_schema)
 

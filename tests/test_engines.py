@@ -488,6 +488,8 @@ def test_cli_dask_engine_reads_a_directory_and_writes_parquet(cluster, files, tm
     # a column the schema does not list is refused from the files' headers, as in memory, before any pass
     assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json") == 2
     assert "the schema has no column 'id'" in capsys.readouterr().err and not (tmp_path / "out.parquet").exists()
+    assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json", "--drop", "id", "idd") == 2
+    assert "--drop names ['idd'], which" in capsys.readouterr().err and not (tmp_path / "out.parquet").exists()
     assert _cli(cluster, root / "pq", tmp_path / "out.parquet", tmp_path / "schema.json", "--drop", "id") == 0
     assert _cli(cluster, root / "all.csv", tmp_path / "out.csv", tmp_path / "schema.json", "--drop", "id") == 0
     from_parquet = pd.read_parquet(tmp_path / "out.parquet")

@@ -10,6 +10,7 @@ import pytest
 
 from synthdp.cli import main
 from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.errors import SchemaError
 from synthdp.core.schema import Schema
 
 FLAGS = ["--datetime", "joined=%d/%m/%Y", "--bounds", "joined=01/01/2020..31/12/2024", "amount=0.0:500",
@@ -217,6 +218,8 @@ def test_learn_categories_drafts_a_ready_schema_that_runs_as_generate_without_on
                                                                              tmp_path, capsys)
     assert flags_table == file_table and flags_report == file_report
     assert "001" in file_table  # text, labelled as written
+    with pytest.raises(SchemaError, match=r"--decimals names column 'city', which is categorical"):
+        draft_schema(df, learn_categories=["city"], decimals={"city": 2})
     assert main(["schema", str(data), "-o", str(tmp_path / "x.json"), *FLAGS, "--learn-categories", "age"]) == 2
     assert "--learn-categories names ['age'], which --bounds" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()

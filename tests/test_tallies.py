@@ -175,22 +175,29 @@ def test_refusals_that_need_no_data_come_before_the_tally_pass(monkeypatch):
                                    categories={"g": ["a", "b", "c"]}, progress=False)
 
 
-def test_a_date_without_a_format_is_read_on_its_own(tmp_path):
+def test_a_date_without_a_format_is_read_as_iso_8601_only(tmp_path):
     """Without a public format, pandas would guess one from the first row and read every date with it: one added
-    row ('13/01/2020' first) would move every other date (docs/privacy.md §10.1). Each value is read on its own."""
+    row ('13/01/2020' first) would move every other date; a guess per value reads 01/02 month first and 13/01 day
+    first (docs/privacy.md §10.1). Only ISO 8601 is read, value by value; anything else asks for the format."""
     from synthdp.engines.pandas import PandasEngine
 
     schema = Schema.from_dataframe(pd.DataFrame({"d": ["x"], "c": ["a"]}), datetimes=["d"],
                                    bounds={"d": ("2020-01-01", "2020-12-31")}, bins={"d": 12},
                                    categories={"c": ["a", "b"]})
-    rows = ["01/02/2020,a"] * 20 + ["03/04/2020,b"] * 20
+    rows = ["2020-02-01,a"] * 20 + ["2020-04-03T10:00:00,b"] * 20
     (tmp_path / "d.csv").write_text("\n".join(["d,c", *rows]) + "\n")
-    (tmp_path / "d1.csv").write_text("\n".join(["d,c", "13/01/2020,a", *rows]) + "\n")
+    (tmp_path / "d1.csv").write_text("\n".join(["d,c", "2020-01-13,a", *rows]) + "\n")
     before, after = ({tuple(r): c for r, c in zip(d.codes.tolist(), d.counts.tolist())}
                      for d in (PandasEngine().count(tmp_path / name, schema) for name in ("d.csv", "d1.csv")))
     change = {row: after.get(row, 0) - before.get(row, 0) for row in {*before, *after}}
     assert sorted(change.values()) == [0] * (len(change) - 1) + [1]  # one cell gains the row; no row of D moves
-    assert len(before) == 2
+    (tmp_path / "dmy.csv").write_text("d,c\n2020-01-02,a\n13/01/2020,a\n")
+    with pytest.raises(SchemaError, match=r"value '13/01/2020' in row 1, datetime column 'd' cannot be read as a "
+                                          r"date; .*give the column's format"):
+        PandasEngine().count(tmp_path / "dmy.csv", schema)
+    (tmp_path / "tz.csv").write_text("d,c\n2020-01-02,a\n2020-03-01T00:00:00+01:00,a\n")
+    with pytest.raises(SchemaError, match=r"datetime column 'd' holds dates that cannot be read together"):
+        PandasEngine().count(tmp_path / "tz.csv", schema)
 
 
 def test_parquet_files_of_different_types_keep_each_value_as_written(tmp_path):
@@ -210,6 +217,9 @@ def test_parquet_files_of_different_types_keep_each_value_as_written(tmp_path):
     from synthdp.core.encoding import category_counts
 
     assert category_counts(df["v"]) == {"True": 2, "False": 1, "2": 1}
+    pq.write_table(pa.table({"v": pa.array([1], pa.int64()), "n": pa.array([big], pa.int64())}),
+                   tmp_path / "d" / "c.parquet")  # a 1 besides True: each keeps its own label
+    assert category_counts(read_table(tmp_path / "d")["v"]) == {"True": 2, "False": 1, "2": 1, "1": 1}
     assert category_counts(df["n"]) == {str(big): 2, str(big + 2): 1}
 
 
@@ -232,3 +242,16 @@ def test_pure_dp_refuses_learning_categories_without_a_tally_pass(monkeypatch):
     df = table().assign(town=lambda d: d["city"])[["city", "town"]]
     with pytest.raises(InputError, match=r"categories privately .* needs delta > 0, and pure DP was requested"):
         synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, method="measure", progress=False)
+
+
+def test_numbers_held_as_objects_are_still_refused_without_bounds(tmp_path):
+    """An integer Parquet column with a null is read as Python integers (objects): still numbers, still refused
+    without bounds, as without the null (one null row must not turn the column into categories)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from synthdp.files.sources import read_table
+
+    for values in ([1, 2, 3], [1, 2, None]):
+        pq.write_table(pa.table({"n": pa.array(values, pa.int64()), "c": ["a", "b", "c"]}), tmp_path / "t.parquet")
+        with pytest.raises(SchemaError, match=r"numeric column\(s\) \['n'\] have no public bounds"):
+            Schema.from_dataframe(read_table(tmp_path / "t.parquet"))

@@ -211,6 +211,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         if col in given:
             attributes.append(given[col])
         elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
+            if col in decimals:
+                raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
+                                  "numeric columns")
             attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": None, "origin": "learn"})
             read = []
         elif col not in categorical and _is_number(series) and series.notna().any():

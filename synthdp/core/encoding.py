@@ -183,6 +183,10 @@ def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...],
     token ``-1`` of an integer column).  The last index, ``-1``, is pandas'
     missing-value sentinel.
     """
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        # values of several types, or Decimals: factorize would merge True with 1 (they compare equal) and
+        # keep whichever came first; their labels keep them apart, and typed_label reads a label as its value
+        series = series.map(category_label, na_action="ignore")
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
     labels = [typed_label(value, kind) for value in uniques]
     return positions, [None if label in missing_values or category_label(value) in missing_values else label
@@ -339,15 +343,19 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
 
     Text is read with the column's public format, or as ISO 8601 (how
     synthdp writes datetimes), so a synthetic table reads back.  Without a
-    format, text that is not ISO 8601 is read value by value (``"mixed"``),
-    never with one format guessed from the first row, which one added row
-    would change for all the others (docs/privacy.md §10.1).
+    format only ISO 8601 is read (the rest is refused, asking for the
+    format): never one format guessed from the first row, which one added
+    row would change for all the others (docs/privacy.md §10.1), nor a guess
+    per value, which reads ``01/02`` month first and ``13/01`` day first.
     """
     present = series.where(~missing)
-    stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce")
-    if (stamps.isna() & ~missing).any():
-        stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601" if attr.format else "mixed",
-                                              errors="coerce"))
+    try:
+        stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce")
+        if attr.format and (stamps.isna() & ~missing).any():
+            stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce"))
+    except (ValueError, TypeError) as exc:  # e.g. dates with and without a time zone in one column
+        raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
+                          "them in one form, with or without a time zone") from None
     nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
     return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
 

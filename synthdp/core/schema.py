@@ -568,6 +568,9 @@ def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_
     any private step, never a kind (§10.1).  Text in a DataFrame the owner built is text: their choice."""
     if _is_number_dtype(series.dtype):
         return True
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in (
+            "integer", "floating", "mixed-integer-float", "decimal"):  # numbers held as objects (a null in Parquet)
+        return True
     if not read_as_text or (series.dtype != object and not pd.api.types.is_string_dtype(series.dtype)):
         return False
     present = series.dropna()

@@ -167,7 +167,8 @@ def _same_dtypes(frames: list[pd.DataFrame]) -> list[pd.DataFrame]:
     """The frames with every column whose dtype differs between them held as Python objects, so that joining them
     converts no value by another file's type (``True`` would become ``1`` next to an integer file;
     docs/privacy.md §10.1)."""
-    mixed = [c for c in frames[0].columns if len({str(f[c].dtype) for f in frames if c in f.columns}) > 1]
+    columns = dict.fromkeys(c for f in frames for c in f.columns)
+    mixed = [c for c in columns if len({str(f[c].dtype) for f in frames if c in f.columns}) > 1]
     return [f.astype({c: object for c in mixed if c in f.columns}) for f in frames] if mixed else frames
 
 
