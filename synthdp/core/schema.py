@@ -116,7 +116,7 @@ def category_label(value: Any) -> str:
 def typed_label(value: Any, kind: str) -> str:
     """The label of one value of a categorical column whose public dtype is of ``kind`` (:func:`value_kind`).
 
-    A function of the value alone (docs/privacy.md §10.7): text is read in
+    A function of the value alone (docs/privacy.md §10.1): text is read in
     the column's public type -- ``"001"`` and ``"1.0"`` are the integer
     ``"1"``, ``"true"`` and ``"TRUE"`` are ``"True"`` -- so a label never
     depends on how a reader typed the other values of the column (one ``"x"``
@@ -558,13 +558,13 @@ def _is_number_dtype(dtype: Any) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-#: ``DataFrame.attrs`` key set by synthdp's CSV readers, which read every field as text (docs/privacy.md §10.7).
+#: ``DataFrame.attrs`` key set by synthdp's CSV readers, which read every field as text (docs/privacy.md §10.1).
 READ_AS_TEXT = "synthdp_read_as_text"
 
 
 def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_text: bool) -> bool:
     """Whether the owner is asked to bound the column or declare it categorical: it holds numbers, or (a CSV read
-    as text, docs/privacy.md §10.7) text whose every present value reads as a number.  A refusal shown before
+    as text, docs/privacy.md §10.1) text whose every present value reads as a number.  A refusal shown before
     any private step, never a kind (§10.1).  Text in a DataFrame the owner built is text: their choice."""
     if _is_number_dtype(series.dtype):
         return True

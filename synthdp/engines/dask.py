@@ -185,7 +185,7 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
                          na_values=list(options.missing) or None,
                          keep_default_na=True, header=None, names=list(part.columns),
                          skiprows=1 if part.header else 0, usecols=names, chunksize=batch_rows,
-                         dtype=str)  # every field as text: the schema reads each value on its own (§10.7)
+                         dtype=str)  # every field as text: the schema reads each value on its own (§10.1)
     with reader:
         for frame in reader:
             yield stripped(frame)

@@ -61,7 +61,7 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
 
     Every field is read as text (missing tokens and pandas' default missing
     markers such as an empty field as missing): the schema's public type then
-    reads each value on its own (docs/privacy.md §10.7), whereas pandas'
+    reads each value on its own (docs/privacy.md §10.1), whereas pandas'
     inference types a column by all of its values, so that one ``"x"`` keeps
     ``"001"`` as text where it would otherwise read 1.  ``typed=True`` lets
     pandas infer the types, for drafting a schema only (``synthdp schema``,
