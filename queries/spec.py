@@ -52,21 +52,47 @@ def _width(spec: str, arg: str | None) -> int | None:
     return int(arg)
 
 
+def _columns_width(domain: Domain, spec: str, arg: str | None) -> int | None:
+    """The width after the colon, refused in the user's words when the table has fewer columns."""
+    width = _width(spec, arg)
+    if width is not None and width > len(domain):
+        kind = spec.strip().partition(":")[0]
+        raise InputError(f"the query class {spec!r} reads up to {width} columns, but the table has {len(domain)}; "
+                         f"give a width of at most {len(domain)} (e.g. {kind}:{len(domain)})")
+    return width
+
+
 def _marginals(domain: Domain, spec: str, arg: str | None) -> QueryClass:
     if arg is None:
         raise _invalid(spec, "marginals needs a width")
     at_most = arg.startswith("<=")
-    width = _width(spec, arg.removeprefix("<=").strip())
+    width = _columns_width(domain, spec, arg.removeprefix("<=").strip())
     if width == 0:  # the only 0-way marginal is the trivial query "every row", which the game would just spend on
         raise _invalid(spec, "marginals need a width of at least 1 (the 0-way marginal is the constant query)")
     return Conjunctions.marginals(domain, width, exact=not at_most)
 
 
+def capped_width(spec: str | QueryClass, columns: int) -> tuple[str | QueryClass, str | None]:
+    """``marginals:K`` (or ``marginals:<=K``) with ``K`` above the number of ``columns`` becomes the marginals of
+    all the columns, with a note saying so (the default ``marginals:3`` on a two-column table); any other spec is
+    returned as given, with None.  Both inputs are public: this choice costs no privacy."""
+    if not isinstance(spec, str):
+        return spec, None
+    kind, colon, arg = spec.strip().partition(":")
+    at_most = arg.strip().startswith("<=")
+    width = arg.strip().removeprefix("<=").strip()
+    if kind.strip().lower() != "marginals" or not (width.isascii() and width.isdigit()) or int(width) <= columns:
+        return spec, None
+    capped = f"marginals:{'<=' if at_most else ''}{columns}"
+    return capped, (f"{spec.strip()} asks for marginals of {width} columns, but the table has {columns}: "
+                    f"{capped}, the marginals of all its columns, instead")
+
+
 _BUILDERS: dict[str, Callable[[Domain, str, str | None], QueryClass]] = {
     "marginals": _marginals,
-    "conjunctions": lambda dom, spec, arg: Conjunctions(dom, max_width=_width(spec, arg)),
+    "conjunctions": lambda dom, spec, arg: Conjunctions(dom, max_width=_columns_width(dom, spec, arg)),
     "monotone": lambda dom, spec, arg: MonotoneConjunctions(dom, max_width=_width(spec, arg)),
-    "disjunctions": lambda dom, spec, arg: Disjunctions(Conjunctions(dom, max_width=_width(spec, arg))),
+    "disjunctions": lambda dom, spec, arg: Disjunctions(Conjunctions(dom, max_width=_columns_width(dom, spec, arg))),
     "parities": lambda dom, spec, arg: Parities(dom, max_width=_width(spec, arg)),
     "halfspaces": lambda dom, spec, arg: Halfspaces(dom, weight_bound=1 if arg is None else _width(spec, arg)),
     "workload": lambda dom, spec, arg: load_workload(arg or "", dom),

@@ -26,7 +26,7 @@ import sys
 import threading
 import typing
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -290,16 +290,18 @@ def _schema_kwargs(args) -> dict:
                 decimals=_pairs(args.decimals, "--decimals", _decimals) or None, **derived)
 
 
-def _read(path: str, args, typed: bool = False):
+def _read(path: str, args, typed: bool = False, schema=None):
     """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns);
-    every field as text unless ``typed`` (drafting a schema, docs/privacy.md §10.7)."""
+    every field as text unless ``typed`` (drafting a schema, docs/privacy.md §10.7); a header may name the
+    ``schema``'s columns by numbers."""
+    known = tuple(schema.names) if schema is not None else ()
     if is_location(path):  # Parquet, a directory or a glob
         _no_skip_rows(args, f"{path!r} is not one CSV file")
-        df = read_table(path, _read_options(args, typed))
+        df = read_table(path, _read_options(args, typed, known))
     else:
         df = csvfile.read_csv(path, missing=args.missing, columns=args.columns.split(",") if args.columns else None,
                               sep=_separator(args.sep), encoding=args.encoding, skip_rows=args.skip_rows,
-                              text=_unit(args), typed=typed)
+                              text=_unit(args), typed=typed, known_columns=known)
     unknown = [c for c in args.drop or [] if c not in df.columns]
     if unknown:
         raise InputError(f"--drop names {unknown}, which {path!r} does not have; its columns are {list(df.columns)}")
@@ -312,11 +314,11 @@ def _no_skip_rows(args, why: str) -> None:
                          "from the file(s) instead")
 
 
-def _read_options(args, typed: bool = False):
+def _read_options(args, typed: bool = False, known: tuple[str, ...] = ()):
     """The CSV reading options of the command line, for the counting engines."""
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
                        columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args),
-                       typed=typed)
+                       typed=typed, known_columns=known, dropped=tuple(getattr(args, "drop", None) or ()))
 
 
 def _unit(args) -> tuple[str, ...]:
@@ -358,7 +360,7 @@ def cmd_generate(args) -> int:
         require_pyarrow()
     options = generate_options(args)
     if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
-        return tuning.generate(args, options, lambda: _read(args.input, args))
+        return tuning.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
     config = SynthesisConfig.of(**options)  # every option checked here, before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
@@ -373,7 +375,7 @@ def cmd_generate(args) -> int:
                                   args.input)
         result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
     else:
-        df = _read(args.input, args)
+        df = _read(args.input, args, schema=config.schema)
         if config.schema is not None:
             _check_schema_columns(config.schema, [c for c in df.columns if c not in _unit(args)], args.input)
         result = synthesize(df, config)
@@ -668,6 +670,20 @@ def _interrupt(signum, frame) -> None:
     raise Interrupted(signum)
 
 
+def _one_line_warnings() -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each warning as one line, ``warning: ...``, the first time its text
+    is seen (no file path or source line: they mean nothing to a user of the command)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -679,13 +695,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for handler in handlers:
         handler.addFilter(quiet_others)
 
-    warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
     handled = (signal.SIGINT, signal.SIGTERM)
     previous = {}
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, _interrupt) for sig in handled}
     try:
-        code = args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
+            warnings.showwarning = _one_line_warnings()
+            code = args.func(args)
         sys.stdout.flush()  # a reader gone away shows here, not at interpreter exit
         return code
     except SynthDPError as exc:

@@ -36,7 +36,7 @@ from synthdp.mechanisms.privtree import CELL_CAPS, DISCRETISE_SHARE, column_budg
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method
 from synthdp.queries.base import QueryClass
-from synthdp.queries.spec import parse_query_class
+from synthdp.queries.spec import capped_width, parse_query_class
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class Plan:
     method: Method
     method_reason: str
     method_plan: Any
+    #: The query class, when it differs from the one asked for (a marginal width above the number of columns).
+    queries: Choice | None = None
     domains: Choice | None = None
     #: ``max_rows_per_unit="auto"``: the ``k`` chosen privately and what it cost (docs/privacy.md §10.6).
     unit: Choice | None = None
@@ -68,7 +70,7 @@ class Plan:
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
         out = {"method": {"value": self.method.name, "reason": self.method_reason}}
-        for name, choice in (("domains", self.domains), ("max_rows_per_unit", self.unit),
+        for name, choice in (("queries", self.queries), ("domains", self.domains), ("max_rows_per_unit", self.unit),
                              ("discretised", self.discretised), ("bounds", self.bounds)):
             if choice is not None:
                 out[name] = choice.to_dict()
@@ -122,13 +124,14 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     for ahead in (bounded, discretised):  # pure spends ahead of the method, or charges to the zCDP filter
         if ahead is not None and ahead.columns:
             epsilon, filter_rho = epsilon - ahead.epsilon, filter_rho + ahead.rho
-    qc = parse_query_class(config.query_class, schema.domain)
+    spec, capped = capped_width(config.query_class, len(schema.domain))
+    qc = parse_query_class(spec, schema.domain)
     inputs = MethodInputs(qc, epsilon, delta, Relation(config.relation), config.contribution_bound,
                           config.to_dict(), whole, given=tuple(config.game_settings()), filter_rho=filter_rho,
                           filter_delta=filter_delta)
     method, why = choose_method(config.method, inputs)
     return Plan(config, qc, epsilon, delta, inputs.relation, method, why, method.plan(inputs),
-                domains=domains_choice(learned), unit=unit_choice(chosen_bound), bounds=bounds_choice(bounded),
+                queries=None if capped is None else Choice(spec, capped), domains=domains_choice(learned), unit=unit_choice(chosen_bound), bounds=bounds_choice(bounded),
                 discretised=cells_choice(discretised))
 
 

@@ -88,9 +88,6 @@ CASES = {
     "semicolon file": (gen(*GOOD, src="semi.csv"), "--sep ';'"),
     "comma file read with --sep ';'": (gen(*GOOD, "--sep", ";"), "but its first line contains ',': pass the "
                                                                   "separator, e.g. --sep ','"),
-    "header-less file without --columns": (gen(*GOOD, src="noheader.csv"),
-                                           "looks like data, not a header: ['1', '2'] are numbers. For a file without "
-                                           "a header row, name its 3 fields with --columns"),
     "tab file": (gen(*GOOD, src="tab.tsv"), "--sep '\\t'"),
     "latin-1 file": (gen(src="latin.csv"), "--encoding latin-1"),
     "unknown encoding": (gen(*GOOD, "--encoding", "klingon"), "unknown text encoding"),
@@ -123,7 +120,11 @@ CASES = {
                                                                                 "publicly (--schema FILE)"),
     # the budget (fixed public ceilings, checked before the file is read)
     "epsilon 360": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "360", "-q"],
-                    "epsilon must be a finite number in (0, 100]"),
+                    "epsilon must be at most 100, got 360.0"),
+    "epsilon -1": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "-1", "-q"],
+                   "epsilon must be a positive finite number (the privacy budget"),
+    "epsilon 0": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "0", "-q"],
+                  "epsilon must be a positive finite number (the privacy budget"),
     "delta 0.1 under add-remove": (["generate", "in.csv", "-o", "out.csv", *GOOD, "--epsilon", "1", "--delta", "0.1"],
                                    "the most synthdp accepts under add-remove"),
     # the query class
@@ -131,7 +132,9 @@ CASES = {
                                  "marginals:3", "--schema", "wide-domain.json", "--method", "game", "-q"],
                                 "pure DP (no delta) allows only"),
     "marginals:0": (gen(*GOOD, "--queries", "marginals:0"), "width of at least 1"),
-    "marginals wider than the table": (gen(*GOOD, "--queries", "marginals:3"), "max_width"),
+    "conjunctions wider than the table": (gen(*GOOD, "--queries", "conjunctions:3"),
+                                          "the query class 'conjunctions:3' reads up to 3 columns, but the table has "
+                                          "2; give a width of at most 2 (e.g. conjunctions:2)"),
 }
 
 
@@ -144,6 +147,64 @@ def test_bad_input_exits_2_names_the_culprit_and_touches_nothing(folder, capsys,
     assert err.startswith("synthdp: error:") and message in err, err
     assert "Traceback" not in err
     assert state(folder) == before, "no file may be created or changed, not even a temporary one"
+
+
+def test_a_header_of_numbers_is_a_header_and_a_file_without_one_is_warned_about(folder, capsys):
+    """Columns named by numbers exist (the NLTCS file's ``0,1,...,15``, years): a header that the schema names is
+    read without a word; without a schema it is read as the header, with one warning that says how to read a file
+    that has none, and the run goes on (here to the bounds' refusal of the unknown column ``a``)."""
+    (folder / "years.csv").write_text("0,1,2\n" + "1,0,1\n0,1,1\n1,1,0\n" * 10)
+    (folder / "years.json").write_text(json.dumps({"0": 2, "1": 2, "2": 2}))
+    assert main(["generate", "years.csv", "-o", "syn.csv", "--schema", "years.json", *RUN]) == 0
+    assert capsys.readouterr().err == ""
+    assert (folder / "syn.csv").read_text().splitlines()[0] == "0,1,2"
+
+    assert main(["generate", "noheader.csv", "-o", "new.csv", *RUN, *GOOD]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("warning: the first line of 'noheader.csv' is read as its header, although ['1', '2'] are "
+                      "numbers; if the file has no header row, name its 3 fields with --columns NAME1,NAME2,... "
+                      "(Python: columns=[...]) so that its first row is not lost"), err
+    assert len(err) == 2 and err[1].startswith("synthdp: error:") and "'a'" in err[1], err
+
+
+def test_the_default_marginal_width_is_capped_at_the_number_of_columns_and_the_report_says_so(folder, capsys):
+    """``marginals:3`` (the default) on a two-column table measures the 2-way marginal, and the report says why."""
+    assert main(["generate", "in.csv", "-o", "new.csv", *GOOD, "--epsilon", "1", "--delta", "1e-6", "--seed", "0",
+                 "-q", "--report", "r.json"]) == 0, capsys.readouterr().err
+    release = json.loads((folder / "r.json").read_text())
+    assert release["query_class"] == "marginals:2+complements"
+    assert release["plan"]["queries"] == {
+        "value": "marginals:2",
+        "reason": "marginals:3 asks for marginals of 3 columns, but the table has 2: marginals:2, the marginals of "
+                  "all its columns, instead"}
+
+
+def test_warnings_print_as_one_line_once_without_source_lines(folder, capsys):
+    """A library warning reaches the command line as ``warning: ...``, once, with no file path or source line."""
+    import warnings
+
+    from synthdp import cli
+
+    def twice(args):
+        for _ in range(2):
+            warnings.warn("something to know\n  over two lines", UserWarning)
+        return 0
+
+    parser = cli.build_parser
+    try:
+        cli.build_parser = lambda: _with_func(parser(), twice)
+        assert main(["demo", "-q"]) == 0
+    finally:
+        cli.build_parser = parser
+    assert capsys.readouterr().err == "warning: something to know over two lines\n"
+
+
+def _with_func(parser, func):
+    parser.set_defaults(func=func)
+    for action in parser._subparsers._group_actions:
+        for sub in action.choices.values():
+            sub.set_defaults(func=func)
+    return parser
 
 
 def test_several_pairs_per_flag_and_verbose_after_the_subcommand(folder, capsys):

@@ -1,24 +1,37 @@
-"""Regression pin: a handful of seeded runs whose released table and release report must not change.
+"""Regression pin: a handful of seeded runs whose decisions and released table must not change.
 
-Refactors (issue 29) must be behaviour-preserving: the same seed gives the same table and the same
-release, byte for byte.  Each case below is pinned to (the first 16 hex digits of) the SHA-256 of its
-table (as CSV) and of its release report (``report.to_dict()`` as sorted JSON; the diagnostics, which
-hold timings, are left out).
+Refactors must be behaviour-preserving: the same seed gives the same release, the same rows and the same table.
+Each case pins three hashes (the first 16 hex digits of a SHA-256), so that a failure says *what* changed:
 
-When a change *intends* to change outputs, re-pin: run this file, copy the two hashes printed in the
-failure message into that case's ``PINS`` entry (one line per case), and say why in the commit.
+* ``release``: what the algorithm decided and paid for, the release report (``report.to_dict()`` as sorted JSON:
+  the measurements chosen, their noise scales, the ledger, the learned domains, the plan; the diagnostics, which
+  hold timings, are left out);
+* ``cells``: how many synthetic rows fall in each cell of the released domain (the table encoded back with the
+  run's schema, counted per distinct row): the records the model drew;
+* ``table``: the table's bytes as CSV, with the values drawn inside numeric cells.
+
+A change of ``table`` alone is "the same release and rows, values drawn differently inside their cells"; of
+``cells`` and ``table``, "the same release, rows drawn differently" (e.g. a dependency that changes float
+summation order or a sort's tie order); of ``release``, a change of what was measured or paid.  The test
+dependencies are locked (``requirements/test.lock``), so a fresh machine runs under the versions these were
+pinned with; ``make test-latest`` runs them against the newest versions instead.
+
+When a change *intends* to change outputs, re-pin: run this file, copy the line printed in the failure message
+into that case's ``PINS`` entry, and say why in the commit.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import synthdp
+from synthdp.core.encoding import Encoder
 from synthdp.core.schema import Schema
 from synthdp.datasets.demo import demo_dataframe, demo_schema
 
@@ -40,18 +53,17 @@ CASES = {
                                delta=1e-6, privacy_unit="person", max_rows_per_unit=2),
 }
 
-#: case -> (sha256 of the table as CSV, sha256 of the release report), first 16 hex digits each.
-#: Re-pin here, one line per case.
+#: case -> (release, cells, table): see the module docstring.  Re-pin here, one line per case.
 PINS = {
-    "game-pure-marginals": ("b6688ecfc9aafb8d", "d663ca0cc6801a4b"),
-    "game-zcdp-parities": ("d4edfa89c236c671", "2985a59ab1d3fecb"),
-    "measure-zcdp-conjunctions": ("771f2d7b39052c34", "9d399a8a80981ee5"),
-    "measure-zcdp-learned-domain": ("1976c36239a71d8e", "43396151b732a916"),
-    "measure-zcdp-marginals": ("86a8a7d8f323b50f", "dd73d9f63d14273e"),
-    "measure-pure-marginals": ("9624661b25f798ee", "aea1539bacf09dc8"),
-    "measure-zcdp-privtree": ("f15d74cad2b04a0c", "72dacf4a2a454619"),
-    "measure-zcdp-units": ("3da3efe809fd3c7f", "06aa2a6038b51fc6"),
-    "measure-zcdp-wide": ("e8a1651a4f7cfe17", "a7b089a2488a9285"),
+    "game-pure-marginals": ('d663ca0cc6801a4b', '42b945923136ec9e', 'b6688ecfc9aafb8d'),
+    "game-zcdp-parities": ('2985a59ab1d3fecb', '48d1880858da19ea', 'd4edfa89c236c671'),
+    "measure-pure-marginals": ('aea1539bacf09dc8', 'bd60de1c0835d37c', '9624661b25f798ee'),
+    "measure-zcdp-conjunctions": ('9d399a8a80981ee5', 'b6feddd23560a263', '771f2d7b39052c34'),
+    "measure-zcdp-learned-domain": ('43396151b732a916', '026be7b4f9336eac', '1976c36239a71d8e'),
+    "measure-zcdp-marginals": ('dd73d9f63d14273e', '4d24973907390bd5', '86a8a7d8f323b50f'),
+    "measure-zcdp-privtree": ('72dacf4a2a454619', 'af8a909e5dbbb64e', 'bcf9bded44098bf9'),
+    "measure-zcdp-units": ('06aa2a6038b51fc6', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
+    "measure-zcdp-wide": ('a7b089a2488a9285', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }
 
 N_ROWS = 300
@@ -79,21 +91,52 @@ def _table(kind: str) -> tuple[pd.DataFrame, object]:
     return df, schema
 
 
-def _hashes(case: dict) -> tuple[str, str]:
+class Pin(NamedTuple):
+    """The three hashes of a case (see the module docstring)."""
+
+    release: str
+    cells: str
+    table: str
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _pin(case: dict) -> Pin:
     kwargs = dict(case)
     df, schema = _table(kwargs.pop("table", "demo"))
     schema = kwargs.pop("schema", schema)
     if schema is None:
         df = df[kwargs["categorical"]]
     res = synthdp.generate_synthetic(df, schema=schema, random_state=7, progress=False, **kwargs)
-    table = hashlib.sha256(res.data.to_csv(index=False).encode()).hexdigest()
-    release = json.dumps(res.report.to_dict(), sort_keys=True, default=repr)
-    return table[:16], hashlib.sha256(release.encode()).hexdigest()[:16]
+    codes = Encoder(res.schema).encode(res.data)
+    rows, counts = np.unique(codes, axis=0, return_counts=True)
+    return Pin(release=_sha(json.dumps(res.report.to_dict(), sort_keys=True, default=repr)),
+               cells=_sha(json.dumps([[*map(int, r), int(c)] for r, c in zip(rows, counts)])),
+               table=_sha(res.data.to_csv(index=False)))
+
+
+def what_changed(got: Pin, pinned: Pin) -> str:
+    """The failure's first words: which of the three parts moved, in the order a reader should look."""
+    if got.release != pinned.release:
+        return "the release changed (what was measured, its noise scales, the ledger, the learned domains or the plan)"
+    if got.cells != pinned.cells:
+        return ("the same release, rows drawn differently (the model's sampling: float summation order, a sort's "
+                "tie order, the random stream)")
+    return "the same release and rows per cell, values drawn differently inside their cells"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_same_seed_same_table_and_release(name):
-    got = _hashes(CASES[name])
-    assert got == PINS.get(name), (
-        f"case {name!r}: the seeded table or release changed.  If the change is intended, re-pin with one line "
-        f"in tests/test_regression_pin.py PINS:\n    \"{name}\": (\"{got[0]}\", \"{got[1]}\"),")
+def test_same_seed_same_release_rows_and_table(name):
+    got, pinned = _pin(CASES[name]), Pin(*PINS[name])
+    assert got == pinned, (
+        f"case {name!r}: {what_changed(got, pinned)}.  If the change is intended, re-pin with one line in "
+        f"tests/test_regression_pin.py PINS:\n    \"{name}\": {tuple(got)!r},")
+
+
+def test_the_message_names_the_part_that_changed():
+    pinned = Pin("r", "c", "t")
+    assert what_changed(Pin("x", "y", "z"), pinned).startswith("the release changed")
+    assert what_changed(Pin("r", "y", "z"), pinned).startswith("the same release, rows drawn differently")
+    assert what_changed(Pin("r", "c", "z"), pinned).startswith("the same release and rows per cell")

@@ -120,9 +120,13 @@ class Rule:
     message: str
     #: The accepted values of a choice option (the CLI offers them), else None.
     choices: tuple[str, ...] | None = None
+    #: Rules checked first, each with its own message (a value of the wrong kind is told so before a range).
+    first: tuple["Rule", ...] = ()
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` if it passes, else :class:`InputError` naming ``name``."""
+        for rule in self.first:
+            rule.check(name, value)
         try:
             ok = bool(self.test(value))
         except (TypeError, ValueError):
@@ -151,9 +155,11 @@ _BOOLEAN = "{name} must be True or False, got {value!r}"
 #: One rule per option of :class:`synthdp.config.SynthesisConfig`, in its groups' order (a test keeps them equal).
 RULES: dict[str, Rule] = {
     # privacy
-    "epsilon": Rule(lambda v: positive_number(v) and v <= MAX_EPSILON,
-                    f"{{name}} must be a finite number in (0, {MAX_EPSILON}], got {{value!r}}: above {MAX_EPSILON}, "
-                    "e^epsilon promises nothing and the noise no longer hides anyone (typical budgets are 0.1 to 10)"),
+    "epsilon": Rule(lambda v: v <= MAX_EPSILON,
+                    f"{{name}} must be at most {MAX_EPSILON}, got {{value!r}}: above {MAX_EPSILON}, e^epsilon "
+                    "promises nothing and the noise no longer hides anyone (typical budgets are 0.1 to 10)",
+                    first=(Rule(positive_number, "{name} must be a positive finite number (the privacy budget; "
+                                                 "typical budgets are 0.1 to 10), got {value!r}"),)),
     "delta": Rule(_optional(lambda v: _finite(v) and 0 <= v < 1),
                   "{name} must be in [0, 1), with None or 0 for pure DP; got {value!r}"),
     "relation": choice(tuple(r.value for r in Relation),

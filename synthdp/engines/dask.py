@@ -387,12 +387,13 @@ def _merge(*partials: _Counts) -> _Counts:
     return _Counts(keys, counts, sum(p.rows for p in partials), problems)
 
 
-def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: str | None = None) -> None:
+def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: str | None = None,
+                   dropped: tuple[str, ...] = ()) -> None:
     absent = [n for n in (*schema.names, *([unit] if unit else [])) if n not in columns]
     if absent:
         raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema or the privacy unit; its columns "
                           f"are {list(columns)}")
-    extra = [c for c in columns if c not in schema.names and c != unit]
+    extra = [c for c in columns if c not in schema.names and c != unit and c not in dropped]
     if extra:
         warnings.warn(f"{path}: ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=4)
 
@@ -410,7 +411,7 @@ def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = Re
         path = str(f.path)
         if f.format == "parquet":
             handle = parquet_file(f.path)
-            _check_columns(path, tuple(handle.schema_arrow.names), schema, unit)
+            _check_columns(path, tuple(handle.schema_arrow.names), schema, unit, options.dropped)
             meta, group, first, rows = handle.metadata, [], 0, 0
             for i in range(meta.num_row_groups):
                 group.append(i)
@@ -420,7 +421,7 @@ def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = Re
                     first, group, rows = first + rows, [], 0
             continue
         columns = file_columns(f, options)
-        _check_columns(path, columns, schema, unit)
+        _check_columns(path, columns, schema, unit, options.dropped)
         has_header = options.columns is None
         size = os.path.getsize(path)
         if blocksize is None or path.lower().endswith(COMPRESSED) or size <= blocksize:

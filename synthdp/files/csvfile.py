@@ -11,9 +11,10 @@ import contextlib
 import json
 import os
 import tempfile
+import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Collection, Iterator
 
 import pandas as pd
 
@@ -45,7 +46,7 @@ def _duplicates(names: list[str]) -> list[str]:
 
 def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, columns: list[str] | None = None,
              sep: str = ",", encoding: str = "utf-8", skip_rows: int = 0,
-             text: tuple[str, ...] = (), typed: bool = False) -> pd.DataFrame:
+             text: tuple[str, ...] = (), typed: bool = False, known_columns: Collection[str] = ()) -> pd.DataFrame:
     """Read a CSV, treating ``missing`` tokens (e.g. ``?``) as missing values.
 
     ``columns`` names the columns of a file without a header row, one name
@@ -67,7 +68,10 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     pandas infer the types, for drafting a schema only (``synthdp schema``,
     which reads types off the data for the owner's review); ``text`` then
     names columns still read as text (a privacy unit: ``007`` and ``7`` stay
-    two units, §10.6).
+    two units, §10.6).  A header whose names are numbers is still a header
+    (columns named ``2019,2020`` exist), with a warning that a file without a
+    header row needs ``columns``, unless ``known_columns`` (the schema's
+    names) lists those numbers.
     """
     path = Path(path)
     if not path.is_file():
@@ -107,12 +111,11 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
         if hint:
             raise InputError(f"{str(path)!r} reads as a single column with separator {sep!r}, but {hint} "
                              f"(Python: sep=...)")
-    numbers = [name for name in header or () if _is_number(name)]
+    numbers = [name for name in header or () if _is_number(name) and name not in known_columns]
     if numbers:
-        raise InputError(f"the first line of {str(path)!r} looks like data, not a header: {numbers} are numbers. "
-                         f"For a file without a header row, name its {df.shape[1]} fields with --columns "
-                         f"NAME1,NAME2,... (Python: columns=[...]); if the header really names columns by numbers, "
-                         "rename them (e.g. y2019)")
+        warnings.warn(f"the first line of {str(path)!r} is read as its header, although {numbers} are numbers; if "
+                      f"the file has no header row, name its {df.shape[1]} fields with --columns NAME1,NAME2,... "
+                      "(Python: columns=[...]) so that its first row is not lost", UserWarning, stacklevel=2)
     if columns is not None:
         if df.shape[1] != len(columns):
             raise InputError(f"--columns gives {len(columns)} names but the rows of {str(path)!r} have "

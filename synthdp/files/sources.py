@@ -40,7 +40,9 @@ class ReadOptions:
     ``columns``: the column names of CSV files without a header row;
     ``sep`` and ``encoding``: field separator and text encoding;
     ``typed``: let pandas infer the types (for drafting a schema only); otherwise every field is read as text
-    (docs/privacy.md §10.1), and ``text`` matters only with ``typed`` (as :func:`synthdp.files.csvfile.read_csv`).
+    (docs/privacy.md §10.1), and ``text`` matters only with ``typed`` (as :func:`synthdp.files.csvfile.read_csv`);
+    ``known_columns``: names that a header may hold although they read as numbers (the schema's columns);
+    ``dropped``: columns left out on purpose (``--drop``), read by no engine and not warned about.
     """
 
     missing: tuple[str, ...] = ()
@@ -49,9 +51,13 @@ class ReadOptions:
     encoding: str = "utf-8"
     text: tuple[str, ...] = ()
     typed: bool = False
+    known_columns: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "missing", tuple(self.missing or ()))
+        object.__setattr__(self, "known_columns", tuple(self.known_columns or ()))
+        object.__setattr__(self, "dropped", tuple(self.dropped or ()))
         object.__setattr__(self, "text", tuple(self.text or ()))
         if self.columns is not None:
             object.__setattr__(self, "columns", tuple(self.columns))
@@ -137,25 +143,28 @@ def file_columns(f: TableFile, options: ReadOptions = ReadOptions()) -> tuple[st
     return tuple(map(str, header.columns))
 
 
-def read_csv_file(path: Path, options: ReadOptions) -> pd.DataFrame:
-    """One CSV file with the project's parsing rules (:func:`synthdp.files.csvfile.read_csv`)."""
+def read_csv_file(path: Path, options: ReadOptions, known_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """One CSV file with the project's parsing rules (:func:`synthdp.files.csvfile.read_csv`); ``known_columns``
+    adds to ``options.known_columns``."""
     return read_csv(path, missing=list(options.missing) or None,
                     columns=list(options.columns) if options.columns else None, sep=options.sep,
-                    encoding=options.encoding, text=options.text, typed=options.typed)
+                    encoding=options.encoding, text=options.text, typed=options.typed,
+                    known_columns={*options.known_columns, *known_columns})
 
 
 def read_table(source: Source, options: ReadOptions = ReadOptions(),
                columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The whole source as one DataFrame (rows of the files in order), for the in-memory engine.
 
-    ``columns`` restricts Parquet reads to those columns (CSV files are read whole).
+    ``columns`` restricts Parquet reads to those columns (CSV files are read whole, and a CSV header may name
+    them by numbers).
     """
     frames = []
     for f in list_files(source):
         if f.format == "parquet":
             frames.append(read_parquet(f.path, list(columns) if columns is not None else None))
         else:
-            frames.append(read_csv_file(f.path, options))
+            frames.append(read_csv_file(f.path, options, columns or ()))
     df = frames[0] if len(frames) == 1 else pd.concat(_same_dtypes(frames), ignore_index=True)
     df.attrs[READ_AS_TEXT] = all(f.attrs.get(READ_AS_TEXT, False) for f in frames)  # CSV fields, not Parquet types
     if df.empty:
