@@ -65,7 +65,7 @@ def test_planned_spends_are_the_spends(demo):
 def test_a_budget_the_run_cannot_keep_is_refused_before_the_data_are_read(demo, monkeypatch):
     """A tiny delta used to make the ledger refuse RSPM at round 26 of 50, after 25 private rounds."""
     df, schema = demo
-    monkeypatch.setattr(synthdp.api, "build", lambda *a, **k: pytest.fail("the data were read"))
+    monkeypatch.setattr("synthdp.api.build", lambda *a, **k: pytest.fail("the data were read"))
     with pytest.raises(InputError, match="round 26 of 50 would be refused.*Nothing was run"):
         synthdp.generate_synthetic(df, "conjunctions:2", epsilon=1, delta=1e-29, rounds=50, query_player="rspm",
                                    schema=schema, progress=False)
@@ -84,14 +84,16 @@ def test_checks_that_need_n_run_only_under_replace_one(demo):
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(epsilon=360), r"epsilon must be a finite number in \(0, 100\]"),
-    (dict(epsilon=1e6), r"epsilon must be a finite number in \(0, 100\]"),
+    (dict(epsilon=360), "epsilon must be at most 100, got 360: above 100, e\\^epsilon promises nothing"),
+    (dict(epsilon=1e6), "epsilon must be at most 100, got 1000000.0"),
+    (dict(epsilon=0), r"epsilon must be a positive finite number \(the privacy budget"),
+    (dict(epsilon=-1), r"epsilon must be a positive finite number \(the privacy budget"),
     (dict(epsilon=1, delta=0.1), "above 0.001, the most synthdp accepts under add-remove"),
 ])
 def test_a_budget_beyond_the_public_ceilings_is_refused_before_the_data_are_read(demo, monkeypatch, options, message):
     """epsilon above 100 and (add/remove, where n is private) delta above 1e-3: fixed public ceilings."""
     df, schema = demo
-    monkeypatch.setattr(synthdp.api, "build", lambda *a, **k: pytest.fail("the data were read"))
+    monkeypatch.setattr("synthdp.api.build", lambda *a, **k: pytest.fail("the data were read"))
     with pytest.raises(InputError, match=message):
         synthdp.generate_synthetic(df, "marginals:1", schema=schema, **options, **FAST)
     with pytest.raises(InputError, match=message):

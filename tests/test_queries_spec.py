@@ -109,9 +109,11 @@ def test_malformed_specs_list_the_valid_forms(spec):
     assert all(form in str(err.value) for form in FORMS)
 
 
-@pytest.mark.parametrize("spec, match", [("halfspaces:0", "weight_bound"), ("conjunctions:9", "max_width"),
+@pytest.mark.parametrize("spec, match", [("halfspaces:0", "weight_bound"),
+                                         ("conjunctions:9", "'conjunctions:9' reads up to 9 columns, but the table "
+                                                            "has 4; give a width of at most 4"),
                                          ("conjunctions:0", "max_width"), ("parities:10", "0..9"),
-                                         ("marginals:5", "max_width")])
+                                         ("marginals:5", "'marginals:5' reads up to 5 columns, but the table has 4")])
 def test_out_of_range_parameters(spec, match):
     with pytest.raises(InputError, match=match):
         parse_query_class(spec, DOM)
