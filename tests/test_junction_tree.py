@@ -1,11 +1,11 @@
 """The junction tree (:mod:`synthdp.methods.junction_tree`), checked by brute force on small random graphs.
 
-Each tree must hold every measured set in one clique, be a tree with the
-running-intersection property, have exactly the maximal cliques of its own
-(chordal) graph, and link them by a maximum-weight spanning tree; the
-elimination must follow the greedy rule of docs/privacy.md §8.7 step by step;
-and where private-pgm's library is installed, the cliques and the tree must
-be the ones it builds.
+Each model must hold every measured set in one clique, have exactly the
+maximal cliques of its own (chordal) graph, and link them by a maximum-weight
+spanning forest with the running-intersection property; the elimination must
+follow the greedy rule of docs/privacy.md §8.7 step by step; and where
+private-pgm's library is installed, the cliques and their links must be the
+ones it builds.
 """
 
 from __future__ import annotations
