@@ -48,8 +48,8 @@ from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
 from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
-from synthdp.methods import game_method
 from synthdp.methods.base import MethodOutput
+from synthdp.methods.game_defaults import PLAN_DEFAULTS
 from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.report import Report, make_report
@@ -125,9 +125,6 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))
 
 
-#: The planner's tuned defaults that the options' documentation names as ``$NAME`` (:func:`option_doc`).
-PLAN_DEFAULTS = {name: value for name, value in vars(game_method).items()
-                 if name.isupper() and isinstance(value, (int, float, str))}
 generate_synthetic.__signature__ = signature("df", annotations={"df": "pd.DataFrame | str | os.PathLike"}).replace(
     return_annotation="SyntheticResult")
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")

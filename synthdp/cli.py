@@ -11,6 +11,10 @@ The flags of the options are not listed here: each plain scalar option of
 choices, default and documentation declared there (:func:`derived_flag`);
 the few written by hand are in :data:`GENERATE_FLAGS` and :data:`SCHEMA_FLAGS`,
 and :data:`API_ONLY` says why an option has no flag.
+
+The parser is built from light modules only (the option declarations, the
+output checks): ``--help``, ``--version`` and usage errors answer without
+loading numpy, pandas or the solvers, which each command imports when it runs.
 """
 
 from __future__ import annotations
@@ -24,35 +28,16 @@ import os
 import signal
 import sys
 import threading
-import typing
 import warnings
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
-from synthdp import api
 from synthdp import cli_tune as tuning
 from synthdp._version import __version__
-from synthdp.api import generate_synthetic, resolve_schema, synthesize
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
-from synthdp.core.data import AggregatedData
-from synthdp.core.draft import DRAFT_KEY, draft_schema
-from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import RULES
-from synthdp.core.schema import PrivacyWarning, Schema
-from synthdp.datasets.demo import demo_dataframe, demo_schema
-from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
-from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
-from synthdp.evaluation.worst_case import worst_case_error
-from synthdp.files import csvfile  # by module: tests replace csvfile.dump_json to simulate a full disk
 from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
-from synthdp.files.parquet import dump_table, require_pyarrow, table_format
-from synthdp.files.sources import ReadOptions, file_columns, is_location, list_files, read_table
-from synthdp.methods.players import as_workload
-from synthdp.methods.registry import method_names
-from synthdp.queries.complement import base_class
-from synthdp.queries.spec import parse_query_class
+from synthdp.methods.game_defaults import PLAN_DEFAULTS
 
 log = logging.getLogger("synthdp")
 
@@ -174,11 +159,10 @@ def _rows_per_unit(text: str) -> int | str:
 #: Options whose flags are written by hand, by option: the flags and their argparse settings. Their help is the
 #: option's documentation followed by ``syntax`` (how to write the value), their default the option's (a switch's
 #: is False). Each is here for a reason: a name that is not the option's (``--queries``, ``--seed``), an inverted
-#: switch (``--quiet``), a value that is not one scalar (a list of columns, ``COL=VALUE`` pairs, an integer or
-#: ``auto``), or a choice list the methods own.
+#: switch (``--quiet``), or a value that is not one scalar (a list of columns, ``COL=VALUE`` pairs, an integer or
+#: ``auto``).
 GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "query_class": (("--queries",), dict(syntax="(default %(default)s)")),
-    "method": (("--method",), dict(choices=method_names)),  # the registry's, read when the parser is built
     "random_state": (("--seed",), dict(type=int)),
     "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
@@ -208,14 +192,17 @@ API_ONLY = {
 
 def _flag_help(name: str, syntax: str = "") -> str:
     """The ``--help`` text of option ``name``: its documentation (``%`` escaped for argparse), then ``syntax``."""
-    return " ".join((option_doc(name, api.PLAN_DEFAULTS).replace("%", "%%"), syntax)).strip()
+    return " ".join((option_doc(name, PLAN_DEFAULTS).replace("%", "%%"), syntax)).strip()
 
 
 def scalar_type(name: str) -> type | None:
-    """The type of option ``name`` if it is one scalar (``bool``, ``int``, ``float`` or ``str``, or None), else None."""
-    hint = typing.get_type_hints(SynthesisConfig)[name]
-    kinds = [kind for kind in typing.get_args(hint) if kind is not type(None)] or [hint]
-    return kinds[0] if len(kinds) == 1 and kinds[0] in (bool, int, float, str) else None
+    """The type of option ``name`` if it is one scalar (``bool``, ``int``, ``float`` or ``str``, or None), else None.
+
+    Read off the annotation as written (:mod:`synthdp.config` names its other types for type checkers only).
+    """
+    kinds = [kind.strip() for kind in SynthesisConfig.__dataclass_fields__[name].type.split("|")]
+    kinds = [kind for kind in kinds if kind != "None"]
+    return {"bool": bool, "int": int, "float": float, "str": str}.get(kinds[0]) if len(kinds) == 1 else None
 
 
 def derived_flag(group, name: str) -> None:
@@ -242,8 +229,6 @@ def _add_flags(group, names: Sequence[str], hand_written: dict) -> None:
             syntax = settings.pop("syntax", "")
             if settings.get("action") != "store_true":
                 settings["default"] = SynthesisConfig.__dataclass_fields__[name].default
-            if callable(settings.get("choices")):
-                settings["choices"] = settings["choices"]()
             group.add_argument(*flags, **{"help": _flag_help(name, syntax), **settings})
         elif name not in API_ONLY:
             derived_flag(group, name)
@@ -275,6 +260,8 @@ _DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_b
 
 def _schema_kwargs(args) -> dict:
     """The domain options of a command, by option name: the derived flags' values and the parsed hand-written ones."""
+    from synthdp.core.schema import Schema
+
     schema = None
     if getattr(args, "schema", None):
         given = [f"--{o}" for o in _DOMAIN_OPTIONS if getattr(args, o)]
@@ -294,6 +281,9 @@ def _read(path: str, args, typed: bool = False, schema=None):
     """The CSV at ``path`` read with the CLI's options (missing tokens, names, separator, encoding, dropped columns);
     every field as text unless ``typed`` (drafting a schema, docs/privacy.md §10.7); a header may name the
     ``schema``'s columns by numbers."""
+    from synthdp.files import csvfile  # by module: tests replace csvfile.dump_json to simulate a full disk
+    from synthdp.files.sources import is_location, read_table
+
     known = tuple(schema.names) if schema is not None else ()
     if is_location(path):  # Parquet, a directory or a glob
         _no_skip_rows(args, f"{path!r} is not one CSV file")
@@ -316,6 +306,8 @@ def _no_skip_rows(args, why: str) -> None:
 
 def _read_options(args, typed: bool = False, known: tuple[str, ...] = ()):
     """The CSV reading options of the command line, for the counting engines."""
+    from synthdp.files.sources import ReadOptions
+
     return ReadOptions(missing=tuple(args.missing or ()), sep=_separator(args.sep), encoding=args.encoding,
                        columns=tuple(args.columns.split(",")) if args.columns else None, text=_unit(args),
                        typed=typed, known_columns=known, dropped=tuple(getattr(args, "drop", None) or ()))
@@ -348,12 +340,18 @@ def _query_inputs(spec: str) -> list[str]:
 def generate_options(args) -> dict[str, Any]:
     """The options of ``synthdp generate`` by name: the derived flags' values, then the hand-written ones parsed."""
     options = {name: getattr(args, name) for name in _derived_names(list(GROUPS))}
-    options.update(_schema_kwargs(args), query_class=args.queries, method=args.method, random_state=args.seed,
+    options.update(_schema_kwargs(args), query_class=args.queries, random_state=args.seed,
                    max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet)
     return options
 
 
 def cmd_generate(args) -> int:
+    from synthdp.api import synthesize
+    from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
+    from synthdp.files import csvfile
+    from synthdp.files.parquet import dump_table, require_pyarrow, table_format
+    from synthdp.files.sources import file_columns, list_files
+
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
     if table_format(args.output, "-o") == "parquet":
@@ -390,6 +388,9 @@ def cmd_generate(args) -> int:
 
 def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     """Attribute sets of the marginals an evaluation looks at."""
+    from synthdp.methods.players import as_workload
+    from synthdp.queries.spec import parse_query_class
+
     qc = parse_query_class(spec, domain)
     base = getattr(qc, "base", qc)
     workload = as_workload(base)
@@ -400,6 +401,10 @@ def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
 
 def _is_marginal_workload(spec: str, domain) -> bool:
     """Whether ``spec`` is marginals or a workload (per-marginal tables); other classes get the certified worst case."""
+    from synthdp.methods.players import as_workload
+    from synthdp.queries.complement import base_class
+    from synthdp.queries.spec import parse_query_class
+
     return as_workload(base_class(parse_query_class(spec, domain))) is not None
 
 
@@ -408,6 +413,8 @@ def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
 
     Exit status 1 if it was not certified in time.
     """
+    from synthdp.evaluation.worst_case import worst_case_error
+
     if args.plot:
         raise InputError(f"--plot draws per-marginal errors; it needs marginals or a workload, not {args.queries!r}")
     result = worst_case_error(real_df, syn_df, args.queries, schema=schema, time_limit=args.time_limit)
@@ -418,6 +425,8 @@ def _evaluate_worst_case(args, real_df, syn_df, schema, outputs) -> int:
 
 def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
     """The evaluation's files as one unit: ``jobs`` (the plot) and ``--json FILE`` with ``content``."""
+    from synthdp.files import csvfile
+
     if args.json:
         jobs = [*jobs, (outputs["--json"], lambda tmp: csvfile.dump_json(content, tmp))]
     write_outputs(jobs)
@@ -427,6 +436,10 @@ def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
 
 
 def cmd_evaluate(args) -> int:
+    from synthdp.api import resolve_schema
+    from synthdp.core.encoding import Encoder
+    from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
+
     if args.plot:
         plot_format(args.plot)
     outputs = check_outputs({"--plot": args.plot, "--json": args.json},
@@ -454,12 +467,17 @@ def cmd_evaluate(args) -> int:
 
 def _read_synthetic(path: str, args):
     """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied."""
+    from synthdp.files import csvfile
+
     df = csvfile.read_csv(path, missing=args.missing)
     return df.drop(columns=[c for c in args.drop or [] if c in df.columns])
 
 
 def cmd_schema(args) -> int:
     """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
+    from synthdp.core.draft import DRAFT_KEY, draft_schema
+    from synthdp.files import csvfile
+
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
     df = _read(args.input, args, typed=True)  # the draft reads types off the data, for the owner's review
     kw = _schema_kwargs(args)
@@ -487,6 +505,15 @@ def cmd_demo(args) -> int:
     For scale, the same check is shown for a table drawn uniformly at random
     from the domain (what a generator that learned nothing would give).
     """
+    import numpy as np
+
+    from synthdp.api import generate_synthetic
+    from synthdp.core.data import AggregatedData
+    from synthdp.core.encoding import Encoder
+    from synthdp.datasets.demo import demo_dataframe, demo_schema
+    from synthdp.evaluation.marginals import marginal_errors
+    from synthdp.files import csvfile
+
     df = demo_dataframe(n=args.rows)
     schema = demo_schema()
     print(f"demo table: {len(df)} rows x {df.shape[1]} columns ({', '.join(df.columns)}), generated by synthdp")
@@ -687,6 +714,8 @@ def _one_line_warnings() -> Callable[..., None]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from synthdp.core.schema import PrivacyWarning  # after parsing: --help and usage errors load no library
+
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
                         format="%(levelname)s %(name)s: %(message)s")
     others = (logging.INFO if args.verbose >= 2 else logging.CRITICAL + 1 if getattr(args, "quiet", False)

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Callable
 
 from synthdp.core.errors import InputError
-from synthdp.files.csvfile import dump_json
 from synthdp.files.outputs import check_outputs, write_outputs
-from synthdp.files.parquet import dump_table
-from synthdp.tuning import accuracy_first, tune
-from synthdp.tuning.runs import FIXED_KEYS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The tuning options of ``synthdp generate``."""
@@ -70,6 +67,11 @@ def generate(args: argparse.Namespace, options: dict, read: Callable[[], pd.Data
     The outputs are checked (and may not overwrite the ``--tune`` file) before
     the data are read; nothing is written unless the release succeeds.
     """
+    from synthdp.files.csvfile import dump_json  # the library, loaded only when a run starts (quick --help)
+    from synthdp.files.parquet import dump_table
+    from synthdp.tuning import accuracy_first, tune
+    from synthdp.tuning.runs import FIXED_KEYS
+
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, getattr(args, "schema", None), args.tune])
     if getattr(args, "engine", None) not in (None, "pandas"):

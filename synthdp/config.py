@@ -13,7 +13,11 @@ a run's settings cannot change under it.
 
 Documentation may name a tuned default of the planner as ``$NAME`` (e.g.
 ``$DEFAULT_SAMPLES``): :func:`option_doc` fills it in from the values it is
-given (:data:`synthdp.api.PLAN_DEFAULTS`), as the planner imports this module.
+given (:data:`synthdp.methods.game_defaults.PLAN_DEFAULTS`), as the planner imports this module.
+
+This module imports no numpy or pandas (the types ``Schema`` and
+``QueryClass`` are named for type checkers only): the command line builds
+its flags and ``--help`` from it without loading the library.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import os
 import textwrap
 from dataclasses import dataclass
 from string import Template
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check_all, check_delta
-from synthdp.core.schema import Schema
-from synthdp.queries.base import QueryClass
+
+if TYPE_CHECKING:
+    from synthdp.core.schema import Schema
+    from synthdp.queries.base import QueryClass
 
 #: Tuned defaults that are not ``None`` (docs/benchmarks.md; privacy does not depend on them).
 DEFAULT_THETA = 0.3

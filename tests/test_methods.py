@@ -80,11 +80,11 @@ class Uniform(Method):
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The toy registered (and the config's method rule reading the registry) for one test only."""
+    """The toy registered, and its name in the config's method rule (which the CLI's choices read), for one test."""
     toy = Uniform()
     monkeypatch.setitem(registry.METHODS, toy.name, toy)
-    monkeypatch.setitem(parameters.RULES, "method", parameters.Rule(lambda v: v in registry.method_names(),
-                                                                    "{name} must be a registered method"))
+    monkeypatch.setitem(parameters.RULES, "method", parameters.choice(registry.method_names(),
+                                                                      "{name} must be one of {choices}"))
     return toy
 
 

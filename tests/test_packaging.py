@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -233,15 +235,59 @@ def test_importing_the_package_loads_no_driver_and_no_solver():
     _fresh_interpreter(code)
 
 
-def test_the_command_line_loads_no_estimator_library_until_a_model_is_fitted():
-    """``synthdp --help`` stays quick: ``mbi`` (and JAX under it) loads with the first graphical model."""
+#: The libraries ``synthdp --help`` must not load (each costs tenths of a second to import).
+HEAVY = ("pandas", "numpy", "numba", "ortools", "scipy")
+
+
+def test_importing_the_command_line_loads_no_numerical_library():
+    code = ("import synthdp.cli, sys; "
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("argv, status", [(["--help"], 0), (["generate", "--help"], 0), (["evaluate", "--help"], 0),
+                                          (["--version"], 0), (["generate", "--bad-flag"], 2),
+                                          (["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--bad-flag"], 2),
+                                          (["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--method",
+                                            "best"], 2)])
+def test_help_version_and_usage_errors_answer_without_the_library(argv, status):
+    """The parser is built from light modules: ``--help``, ``--version`` and a mistyped flag load none of
+    :data:`HEAVY`; a usage error exits 2 with the usage line and what was wrong."""
     code = ("import sys, synthdp.cli\n"
-            "assert 'mbi' not in sys.modules and 'jax' not in sys.modules\n"
+            "try:\n"
+            f"    synthdp.cli.main({argv!r})\n"
+            "except SystemExit as exc:\n"
+            "    code = exc.code\n"
+            f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r})\n"
+            "print(code, heavy, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stderr.splitlines()[-1] == f"{status} []", done.stderr
+    if status == 2:
+        wrong = "unrecognized arguments: --bad-flag" if "in.csv" in argv and "--bad-flag" in argv else (
+            "argument --method: invalid choice: 'best'" if "best" in argv else "the following arguments are required")
+        assert done.stderr.startswith("usage: synthdp ") and f"error: {wrong}" in done.stderr
+    else:
+        assert done.stdout.startswith("synthdp " if argv == ["--version"] else "usage: synthdp")
+
+
+def test_a_model_is_fitted_without_private_pgms_library():
+    """The junction tree is synthdp's own: fitting a graphical model loads neither ``mbi`` nor JAX, and neither is
+    a dependency (together they were a third of an install)."""
+    code = ("import sys\n"
+            "import numpy as np\n"
             "from synthdp.core.domain import Domain\n"
-            "from synthdp.methods.estimators import junction_cliques\n"
-            "junction_cliques(Domain(('a', 'b'), (2, 3)), [(0, 1)])\n"
-            "assert 'mbi' in sys.modules\n")
+            "from synthdp.methods.estimators import NoisyMarginal, fit\n"
+            "model = fit(Domain(('a', 'b', 'c'), (2, 3, 2)), [NoisyMarginal((0, 1), np.arange(6.0), 1.0),\n"
+            "                                             NoisyMarginal((1, 2), np.arange(6.0), 1.0)], iters=5)\n"
+            "assert model.cliques == [(0, 1), (1, 2)]\n"
+            "loaded = [m for m in ('mbi', 'jax', 'jaxlib', 'networkx') if m in sys.modules]\n"
+            "assert not loaded, loaded\n")
     _fresh_interpreter(code)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    required = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    assert not [r for r in required if re.match(r"(mbi|jax|jaxlib)\b", r)]
 
 
 def test_proc_bytes_reads_a_kibibyte_field_and_says_none_when_missing(tmp_path):

@@ -138,8 +138,9 @@ class Rule:
 
 #: Query players of the game; ``auto`` chooses among them (:mod:`synthdp.plan`).
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
-#: Methods of :func:`synthdp.generate_synthetic`; ``auto`` chooses (:mod:`synthdp.plan`).
-METHODS = ("auto", "game", "measure")
+#: Methods of :func:`synthdp.generate_synthetic`; ``auto`` chooses (:mod:`synthdp.plan`). The registry's names in
+#: its order (:func:`synthdp.methods.registry.method_names`; a test keeps them equal): the ``--method`` choices.
+METHODS = ("auto", "measure", "game")
 #: What the game's query player answers (docs/privacy.md §4.1 and the §4.5 variant).
 RESPONSES = ("round", "union")
 #: The data player's perturbations (:class:`synthdp.methods.game.FTPLDataPlayer`).

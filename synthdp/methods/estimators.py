@@ -6,10 +6,11 @@ privacy", Algorithm 1): log-potentials on the maximal cliques of a junction
 tree of the measured attribute sets, fitted by entropic mirror descent with
 an Armijo step on the weighted squared error
 ``sum_r ||mu_r - y_r||**2 / (2 sigma_r**2)``; inference is sum-product message
-passing in log space.  The junction tree comes from ``mbi`` (private-pgm's
-library); inference, fitting and sampling run in numpy, without ``mbi``'s
-JAX compilation, whose cost per new clique structure (seconds to minutes)
-would dominate a run that adds one clique per round.
+passing in log space.  The junction tree is built as private-pgm's library
+builds it (:mod:`synthdp.methods.junction_tree`), so a model has the same
+cliques as there; inference, fitting and sampling run in numpy, without that
+library's JAX, whose compilation per new clique structure (seconds to
+minutes) would dominate a run that adds one clique per round.
 
 Everything here is post-processing of released measurements: the estimator
 sees only the noisy counts, their attribute sets and their noise scales,
@@ -21,10 +22,7 @@ never from the true number of records (§8.6).
 
 from __future__ import annotations
 
-import functools
 import logging
-import warnings
-from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -33,10 +31,9 @@ from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
 from synthdp.methods.coarse import GroupMaps, group_spread, group_sum
+from synthdp.methods.junction_tree import Clique, junction_cliques
 
 log = logging.getLogger(__name__)
-
-Clique = tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -68,49 +65,6 @@ class NoisyMarginal:
         """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them, as a table: through
         its groups when coarse."""
         return fine.reshape(shape) if self.groups is None else group_sum(fine.reshape(shape), self.groups)
-
-
-@functools.cache
-def _mbi():
-    """``mbi``, imported on the first model: it brings JAX (about 0.7 s), which ``synthdp --help`` need not pay.
-
-    Only its junction tree is used; it warns about JAX settings at import, which says nothing to our users.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import mbi
-        from mbi import junction_tree
-    return mbi, junction_tree
-
-
-def junction_cliques(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[int | None]]:
-    """Maximal cliques of a junction tree of ``cliques`` and each one's parent (None for the roots), in BFS order."""
-    mbi, junction_tree = _mbi()
-    tree, _ = junction_tree.make_junction_tree(mbi.Domain(tuple(range(len(domain))), domain.sizes),
-                                               [tuple(sorted(c)) for c in cliques] or [(0,)])
-    nodes = sorted(tuple(sorted(c)) for c in tree.nodes)
-    order: list[Clique] = []
-    parent: list[int | None] = []
-    seen: set[Clique] = set()
-    for root in nodes:  # one BFS per connected component
-        if root in seen:
-            continue
-        queue = deque([(root, None)])
-        seen.add(root)
-        while queue:
-            node, up = queue.popleft()
-            order.append(node)
-            parent.append(up)
-            for nb in sorted(tuple(sorted(c)) for c in tree.neighbors(node)):
-                if nb not in seen:
-                    seen.add(nb)
-                    queue.append((nb, len(order) - 1))
-    covered = {a for c in order for a in c}
-    for a in range(len(domain)):  # attributes no measurement mentions: their own (uniform) clique
-        if a not in covered:
-            order.append((a,))
-            parent.append(None)
-    return order, parent
 
 
 def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:

@@ -25,6 +25,9 @@ from synthdp.mechanisms.rspm import (clip_probability, default_noise_cap, differ
 from synthdp.methods.base import (Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability,
                                   settings_of)
 from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
+from synthdp.methods.game_defaults import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS,
+                                           DEFAULT_SAMPLES, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND,
+                                           WIDE_EPSILON_PER_ROUND, WIDE_WIDTH)
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
 from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer, workload_size
 from synthdp.oracles.base import Limits
@@ -35,25 +38,6 @@ log = logging.getLogger(__name__)
 
 #: The PRSMA query players: the full algorithm and its exact-oracle law (one oracle call per round).
 PRSMA_PLAYERS = ("prsma", "prsma-exact")
-#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
-#: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
-#: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
-DEFAULT_EPSILON_PER_ROUND = 0.0025
-#: ... except for workloads of conjunctions at least this wide (5-way marginals), whose error sits in
-#: few of very many small cells: there each selection must be sharper (tuned on BR2000 5-way).
-WIDE_WIDTH = 5
-WIDE_EPSILON_PER_ROUND = 0.01
-DEFAULT_MAX_ROUNDS = 300
-DEFAULT_SAMPLES = 50
-#: ``samples_per_round=None`` when the cap cuts the rounds: each selection is then sharper than the
-#: floor, and the plays' sampling error (about ``1/sqrt(N)`` per cell) is what blurs the query
-#: player's view, so the running time the cap saves goes to samples (tuned on NLTCS and BR2000).
-CAPPED_SAMPLES = 100
-#: ``respond_to="auto"``: the union response once each round's budget is at least this (sharp
-#: selections), else the round response; ``burn_in=None``: ``ROUND_BURN_IN`` for the round response
-#: and none for the union response (which corrects the early plays itself).
-UNION_FROM_EPSILON_PER_ROUND = 0.006
-ROUND_BURN_IN = 0.25
 #: Largest number of workload cells the exponential player scores each round.
 MAX_SCORED_CELLS = 5_000_000
 

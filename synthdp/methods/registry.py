@@ -1,8 +1,10 @@
 """The methods by name, in order of preference, and ``method="auto"``'s choice among them.
 
-Adding a method is one module with a :class:`~synthdp.methods.base.Method`
-and one :func:`register` line here; the driver plans, runs and reports
-through the registry, and the CLI's ``--method`` choices come from it.
+Adding a method is one module with a :class:`~synthdp.methods.base.Method`,
+one :func:`register` line here and its name in
+:data:`synthdp.core.parameters.METHODS` (the option's rule and the CLI's
+``--method`` choices, read without loading the methods); the driver plans,
+runs and reports through the registry.
 
 ``auto`` chooses from public inputs only (:class:`~synthdp.methods.base.MethodInputs`),
 so the choice costs no privacy:
