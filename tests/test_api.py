@@ -155,7 +155,7 @@ def test_nltcs_end_to_end(shared_data_dir):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(epsilon=0), r"epsilon must be a finite number in \(0, 100\]"),
+    (dict(epsilon=0), r"epsilon must be a positive finite number \(the privacy budget"),
     (dict(epsilon=-1), "epsilon"),
     (dict(epsilon=math.inf), "epsilon"),
     (dict(epsilon=float("nan")), "epsilon"),
