@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 #: The PRSMA query players: the full algorithm and its exact-oracle law (one oracle call per round).
 PRSMA_PLAYERS = ("prsma", "prsma-exact")
-#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
+#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md#game-defaults); privacy does not depend on them.
 #: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
 #: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
 DEFAULT_EPSILON_PER_ROUND = 0.0025
