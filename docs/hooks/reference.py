@@ -1,11 +1,16 @@
-"""mkdocs hook: the command-line reference is generated from the parsers at build time.
+"""mkdocs hooks of the reference pages: the command line from the parsers, Sphinx roles in docstrings.
 
+The command-line reference is generated from the parsers at build time:
 ``docs/reference/cli.md`` holds the marker ``<!-- cli-reference -->``; this
 hook replaces it with the ``--help`` text of ``synthdp``, of each of its
 sub-commands and of each ``synthdp bench`` target, formatted by the same
 argparse parsers the installed command runs (``synthdp.cli.build_parser``
 and each benchmark module's ``build_parser``), so the page cannot drift from
 the flags the command accepts.  Nothing is fetched from the network.
+
+The docstrings cite other objects with Sphinx roles (``:class:`~synthdp.api.Synthesizer```);
+mkdocstrings renders those as a role name before inline code, so the role
+and the ``~`` are dropped from the rendered pages and the name stays as code.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 
 MARKER = "<!-- cli-reference -->"
+#: A Sphinx role rendered before inline code: ``:class:<code>~a.b.C</code>``.
+ROLE = re.compile(r":(?:class|func|meth|attr|data|mod|exc|obj):<code>~?")
 #: Help lines are wrapped at this width whatever the terminal, so that builds agree.
 WIDTH = "100"
 
@@ -56,3 +64,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if MARKER not in markdown:
         return markdown
     return markdown.replace(MARKER, reference())
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """Drop the Sphinx roles the API reference's docstrings carry, keeping the names as code."""
+    return ROLE.sub("<code>", html)
