@@ -2,7 +2,7 @@
 
 * The README's first code block starts with ``make demo`` and ``make test``
   exactly; the README stays within 250 lines, its Python example within 10,
-  and every file or folder it links to exists.
+  and every file or folder it links to, and every heading it links to, exists.
 * Every page under ``docs/`` is in the site's navigation (``mkdocs.yml``) and
   every page the navigation names exists (``make docs`` checks links and
   anchors between pages in strict mode; this runs without mkdocs installed).
@@ -97,6 +97,9 @@ def test_readme_links_resolve():
     assert targets
     missing = [t for t in targets if not t.endswith(".png") and not (ROOT / t).exists()]
     assert not missing, missing
+    anchors = {slug(h) for h in headings(text)}
+    own = re.findall(r"\]\(#([^)\s]+)\)", text)
+    assert not [a for a in own if a not in anchors], own
 
 
 def test_every_page_is_in_the_site_navigation():
