@@ -3,8 +3,8 @@
 Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`; private
 tuning over several configurations (:func:`tune`) and accuracy-first releases
 (:func:`accuracy_first`); the data owner's certified check
-(:func:`worst_case_error`).  The package is layered (see the README's layout
-section): ``synthdp.core`` at the bottom, then ``synthdp.accounting``,
+(:func:`worst_case_error`).  The package is layered (docs/guide/layout.md of
+the repository): ``synthdp.core`` at the bottom, then ``synthdp.accounting``,
 ``synthdp.queries`` and ``synthdp.oracles``, the private ``synthdp.mechanisms``,
 the generation ``synthdp.methods``, and the driver (``config``, ``plan``,
 ``api``, ``cli``, ``report``) on top; imports only point down.

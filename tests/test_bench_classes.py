@@ -71,4 +71,5 @@ def test_ratios_use_the_bounds_and_the_table_marks_them():
             dict(game, dataset="nltcs", **{"class": "conjunctions"}, method="game", epsilon=1.0)]
     text = tables(rows)
     assert "| 1 | ≥0.400 ≤0.500 | ≥0.100 ≤0.200 | 0.20..0.50 |" in text
-    assert "| 0.583 | 0.079 |" in text  # issue 15's published figures beside
+    assert "| 0.583 | 0.079 |" in text  # the reference figures beside
+    assert "game (reference)" in text and "issue" not in text

@@ -500,7 +500,7 @@ def test_cli_dask_engine_reads_a_directory_and_writes_parquet(cluster, files, tm
 
 
 def test_cli_the_readme_path_drafts_a_schema_that_learns_and_runs_on_dask_as_in_memory(cluster, files, tmp_path):
-    """README, "Large inputs": ``synthdp schema --learn-categories all`` on one file, then ``generate --engine dask``
+    """docs/guide/large-inputs.md: ``synthdp schema --learn-categories all`` on one file, then ``generate --engine dask``
     on all of them: the same table as in memory (docs/privacy.md §10.7)."""
     from synthdp.cli import main
 

@@ -50,11 +50,12 @@ DEFAULT_CLASSES = {"nltcs": ["conjunctions", "parities:3", "halfspaces:1"], "acs
 METHODS = {"game": (None, "game"), "exp-3way": ("marginals:3", "game"), "measure-3way": ("marginals:3", "measure"),
            "measure": (None, "measure"), "auto": (None, "auto")}
 
-#: Issue 15's published figures (NLTCS, all conjunctions, eps 1, seed 0): the game with the RSPM player, and
-#: the release of ``marginals:3`` with the exponential player, both evaluated over all 3^16 conjunctions.
+#: Reference figures of the game before select-measure-estimate served these classes (NLTCS, all conjunctions,
+#: eps 1, seed 0): the game with the RSPM player, and the release of ``marginals:3`` with the exponential player,
+#: both evaluated over all 3^16 conjunctions; shown beside each table and plot of that configuration.
 REFERENCE = {("nltcs", "conjunctions", 1.0): {"game": 0.583, "exp-3way": 0.079}}
 
-#: The targets: the new method's error over the game's at most this ratio, and below the 3-way baselines.
+#: The targets: the measure method's error over the game's at most this ratio, and below the 3-way baselines.
 TARGET_GAME_RATIO = 1 / 3
 
 
@@ -143,7 +144,7 @@ def _ratio_text(r: tuple[float, float] | None) -> str:
 
 
 def tables(rows: list[dict]) -> str:
-    """One markdown table per (dataset, class): epsilon by method, the issue's ratios and its published figures."""
+    """One markdown table per (dataset, class): epsilon by method, the target ratios and the reference figures."""
     out = []
     for dataset, cls in sorted({(r["dataset"], r["class"]) for r in rows}):
         mine = {(r["method"], r["epsilon"]): r for r in rows if r["dataset"] == dataset and r["class"] == cls}
@@ -152,7 +153,7 @@ def tables(rows: list[dict]) -> str:
         refs = any((dataset, cls, e) in REFERENCE for e in eps_list)
         head = ["epsilon", *methods, "measure/game (≤0.33)", "measure/measure-3way (<1)", "measure/exp-3way (<1)"]
         if refs:
-            head += ["game (issue 15)", "exp-3way (issue 15)"]
+            head += ["game (reference)", "exp-3way (reference)"]
         seeds = sorted({r["seeds"] for r in mine.values() if r["status"] == "ok"})
         out += [f"### {dataset}, {cls} (mean over seeds: {'/'.join(map(str, seeds)) or '0'}; "
                 f"certified max |q(real) - q(syn)|, ≥/≤ bounds where not certified)", "",
@@ -202,7 +203,7 @@ def plot(rows: list[dict], path: Path) -> None:
             for e in sorted({r["epsilon"] for r in mine}):
                 for method, value in REFERENCE.get((dataset, cls, e), {}).items():
                     ax.plot([e], [value], marker="x", color="k", ls="none")
-                    ax.annotate(f"{method} (issue 15)", (e, value), fontsize=6)
+                    ax.annotate(f"{method} (reference)", (e, value), fontsize=6)
             ax.set_title(f"{dataset}: {cls}")
 
 

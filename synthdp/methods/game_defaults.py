@@ -5,7 +5,7 @@ documentation of the options (``$NAME`` in :mod:`synthdp.config`, filled in
 from :data:`PLAN_DEFAULTS`) and the command line's ``--help`` need no numpy.
 """
 
-#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md); privacy does not depend on them.
+#: Game defaults, tuned on NLTCS and BR2000 only (docs/benchmarks.md#game-defaults); privacy does not depend on them.
 #: Without ``rounds``, the game plays as many rounds as keep each round's budget at least
 #: ``DEFAULT_EPSILON_PER_ROUND`` (at most ``DEFAULT_MAX_ROUNDS``, a running-time cap).
 DEFAULT_EPSILON_PER_ROUND = 0.0025

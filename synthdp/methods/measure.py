@@ -124,7 +124,7 @@ class MeasureOptions:
     #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).  Off by
     #: default: on NLTCS (eps 1) RSPM rounds every 12th round raised the certified error over all conjunctions
     #: from 0.0110 to 0.0120 -- at these budgets RSPM's noise (about 2m/eps counts per separator point)
-    #: swamps the errors left after the backbone and the record rounds (docs/benchmarks.md).
+    #: swamps the errors left after the backbone and the record rounds (docs/benchmarks.md#measure-defaults).
     oracle_every: int = 0
     #: Share of an oracle or record round's rho spent on selecting (RSPM: eps**2/2; EM: eps**2/8); the rest measures.
     wide_share: Fraction = Fraction(1, 2)
@@ -159,12 +159,12 @@ class MeasureOptions:
     #: (docs/privacy.md §8.10), which water-fills it over the workload marginals by what their measurements already
     #: cost; 0: no covering step.  3/4 was chosen among 0, 1/4, 1/2, 3/4, 7/8 on NLTCS (all 3-way) and BR2000 (64
     #: random 3-way), eps 0.1 and 1, and kept against 1/2 and 7/8 with the water-filling on NLTCS and BR2000 (64
-    #: random 3-way each): neither was better on both sets (docs/benchmarks.md, thirteenth round).
+    #: random 3-way each): neither was better on both sets (docs/benchmarks.md#measure-defaults).
     cover_share: Fraction = Fraction(3, 4)
     #: The covering step's reweighted sample: draws from the model (its support) and trial steps of the final fit.
     #: On BR2000, 100,000 draws or 400-800 iterations were no more accurate, 25,000 draws or 100 iterations less
-    #: (docs/benchmarks.md, twelfth round); 130 steps of the capped Barzilai-Borwein rule match 200 of the earlier
-    #: doubling rule on NLTCS and BR2000 at eps 0.1 and 1 with 228 sparse products instead of 400 (thirteenth round).
+    #: (docs/benchmarks.md#measure-defaults); 130 steps of the capped Barzilai-Borwein rule match 200 of a
+    #: doubling rule on NLTCS and BR2000 at eps 0.1 and 1 with 228 sparse products instead of 400.
     cover_support: int = 50_000
     cover_iters: int = 130
     #: When the covering measurements are precise -- their median noise standard deviation at most
@@ -172,7 +172,7 @@ class MeasureOptions:
     #: Barzilai-Borwein steps toward the optimum instead (post-processing, read off released values).  On NLTCS
     #: (all 3-way) and BR2000 (64 random 3-way), seeds 0-2: at eps 1 0.0077 -> 0.0058 and 0.0048 -> 0.0034; at
     #: NLTCS eps 0.1 (noise 6.6% of the total) the deep fit follows the noise, 0.0372 -> 0.0426, so it stays off
-    #: there (docs/benchmarks.md, fifteenth round).  Never under pure DP: least squares is not the discrete Laplace's
+    #: there (docs/benchmarks.md#measure-defaults).  Never under pure DP: least squares is not the discrete Laplace's
     #: likelihood, and on BR2000 (eps 1) the deep fit raised the mean from 0.0077 to 0.0086.  0: never.
     cover_deep_iters: int = 200
     cover_deep_below: float = 0.04
@@ -182,13 +182,13 @@ class MeasureOptions:
     #: defaults, M maximal workload marginals): NLTCS all 3-way (0.69) 0.030 / 0.021 at eps 1 (0.045 / 0.033 at
     #: 0.5, 0.022 / 0.012 at 2); BR2000 all 3-way (0.92) 0.019 / 0.015; BR2000 200 random 3-way (1.68) 0.0133 /
     #: 0.0126; BR2000 128 (2.6) 0.0116 / 0.0135; NLTCS 128 (3.0) 0.019 / 0.028; BR2000 64 (5.25) 0.0077 / 0.0098
-    #: (docs/benchmarks.md, sixteenth round).
+    #: (docs/benchmarks.md#measure-defaults).
     cover_min_ratio: Fraction = Fraction(5, 4)
     #: Under pure DP without a covering step the rounds must find every marginal themselves, and this share of
     #: each round selects instead of ``selection_share``.  Pure DP, eps 1, mean max error with 1/10 / 1/4: NLTCS all
     #: 3-way (seeds 0-4) 0.021 / 0.016 (eps 0.5: 0.033 / 0.030, eps 2: 0.012 / 0.010); BR2000 all 3-way (seeds 0-2)
     #: 0.015 / 0.012 (eps 0.5: 0.0197 / 0.0195).  With a covering step it was mixed (BR2000 64 random 3-way,
-    #: eps 1: 0.0077 / 0.0087; NLTCS 64: 0.0174 / 0.0149), so ``selection_share`` stays there (docs/benchmarks.md).
+    #: eps 1: 0.0077 / 0.0087; NLTCS 64: 0.0174 / 0.0149), so ``selection_share`` stays there (docs/benchmarks.md#measure-defaults).
     uncovered_pure_selection_share: Fraction = Fraction(1, 4)
     #: The covering step measures a workload marginal that has a coarse twin (docs/privacy.md §8.11) finely only
     #: when the model puts at least this share of its total in the marginal's cells whose count is at least the
@@ -198,14 +198,14 @@ class MeasureOptions:
     #: error, with 0 (always fine) / 0.1 / 0.2 / 0.35 / 1 (always coarse): mixed table eps 1 .0038 / .0033 / .0046
     #: / .0060 / .0131, .0037 / .0036 / .0047 / .0064 / .0125, .0077 / .0046 / .0045 / .0045 / .0040, .064 / .045 /
     #: .045 / .042 / .042; at eps 0.3 and on a second table 0.1 was as good or better than always fine on every
-    #: measure (docs/benchmarks.md, seventeenth round).
+    #: measure (docs/benchmarks.md#measure-defaults).
     cover_fine_mass: float = 0.1
     #: A coarse twin (docs/privacy.md §8.11) is a candidate only while the model that would hold its fine cells stays
     #: within this share of the size cap: each twin selected puts its fine cells in the model, and the refits grow
     #: with them.  Generated tables, eps 1, mean of seeds: 1 / 1/4 / 1/16 gave seconds per run 14.6 / 14.0 / 7.5
     #: (mixed table, zCDP), 20 / 22 / 9 (second table), 16 / 12.6 / 6.9 (second table, pure DP), with correlation
     #: errors .045 / .051 / .057, .029 / .025 / .035 and .063 / .066 / .070 (the code before twins: .141, .152, .189)
-    #: (docs/benchmarks.md, seventeenth round).
+    #: (docs/benchmarks.md#measure-defaults).
     coarse_model_share: float = 1 / 16
 
     def __post_init__(self) -> None:

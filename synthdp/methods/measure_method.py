@@ -140,9 +140,9 @@ def joint_warning(measurements, domain, workload) -> list[str]:
     """A warning when the workload has marginals of two or more columns but the rounds selected none: at this budget
     the expected noise of every such candidate (``sqrt(2/pi) sigma`` a cell, §8.1) outweighed what it could show,
     so the joint distribution rests on the covering step's low-precision measurements alone.  Usually the columns
-    have too many cells for the budget (docs/benchmarks.md, sixteenth round: 14 numeric columns of 64 PrivTree
-    cells lost their correlations; since the seventeenth such columns are also measured through groups of their
-    cells, docs/privacy.md §8.11, and the warning fires rarely for them).  Read off the released measurements and
+    have too many cells for the budget (docs/benchmarks.md#measure-defaults: 14 numeric columns of 64 PrivTree
+    cells lost their correlations; such columns are also measured through groups of their cells,
+    docs/privacy.md §8.11, and the warning fires rarely for them).  Read off the released measurements and
     the public domain: post-processing."""
     if not workload or max(len(m) for m in workload) < 2:
         return []
@@ -159,7 +159,7 @@ def joint_warning(measurements, domain, workload) -> list[str]:
 
 
 #: Cells a column may have before :func:`joint_warning` suggests fewer (8 PrivTree cells a column kept the
-#: correlations of 14 numeric columns at eps 1 that 64 lost, docs/benchmarks.md, sixteenth round).
+#: correlations of 14 numeric columns at eps 1 that 64 lost, docs/benchmarks.md#measure-defaults).
 COARSE_CELLS = 8
 
 
@@ -187,7 +187,7 @@ def oracle_selection(inputs: MethodInputs, options) -> tuple[list, Choice, Choic
         raise InputError(f"method 'measure' selects from {qc.name} with RSPM, which needs the "
                          "class closed under complement; drop closed=False")
     rspm_rounds = (f"RSPM over the whole class every {options.oracle_every}th round" if options.oracle_every
-                   else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md)")
+                   else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md#measure-defaults)")
     workload = sme.backbone_marginals(qc.domain, options.backbone_width)
     marginals = Choice(len(workload),
                        f"{qc.name} is not a marginal class: the exponential mechanism scores "

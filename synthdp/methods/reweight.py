@@ -174,7 +174,7 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
     from the model's own weights, which regularises a fit to weak
     measurements; uncapped (``math.inf``) it reaches far lower losses in the
     same number of steps, which pays when the measurements are precise
-    (docs/benchmarks.md, fourteenth and fifteenth rounds).  The result stays
+    (docs/benchmarks.md#measure-defaults).  The result stays
     on the simplex: non-negative, summing to one.
     """
     log_p = np.log(np.maximum(start, 1e-300))
