@@ -320,7 +320,7 @@ def _warnings(column: Column, shape: ColumnShape, masses: tuple[PointMass, ...])
             continue
         high, low = max(mass.real, mass.synthetic), min(mass.real, mass.synthetic)
         if high >= MASS_SHARE and high - low >= MASS_GAP and high >= MASS_RATIO * low:
-            what = "zeros" if column.is_number and float(mass.value) == 0 else f"rows equal to {mass.value!r}"
+            what = "zeros" if column.kind == "numeric" and mass.value == "0" else f"rows equal to {mass.value!r}"
             out.append(f"{name}: {_percent(mass.synthetic)} {what} in synthetic vs {_percent(mass.real)} in real")
     if abs(shape.real_missing - shape.synthetic_missing) >= MISSING_GAP:
         out.append(f"{name}: {_percent(shape.synthetic_missing)} missing in synthetic vs "

@@ -80,8 +80,14 @@ class Column:
         if self.kind == "categorical":
             return self.labels[int(value)]
         if self.kind == "datetime":
-            return str(pd.Timestamp(float(value), unit="s"))
+            return date_label(float(value))
         return category_label(float(value))
+
+
+def date_label(seconds: float) -> str:
+    """A time in seconds since 1970 as a date, with the time of day when it is not midnight."""
+    stamp = pd.Timestamp(seconds, unit="s")
+    return str(stamp.date() if stamp == stamp.normalize() else stamp)
 
 
 def column_kinds(real: pd.DataFrame, schema: Schema | None) -> dict[str, Kind]:
