@@ -34,8 +34,8 @@ import pandas as pd
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
-from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation, joint_shares,
-                                           pair_codes, read_columns, shape_score)
+from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix,
+                                           joint_shares, pair_codes, read_columns, shape_score)
 from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
 
 #: The mark on every output of the report.
@@ -251,7 +251,11 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
                                shape_score(c), c.missing_share("real"), c.missing_share("synthetic"))
                    for c in columns)
     bins = [pair_codes(c) for c in columns]
-    trends = tuple(_trend(columns[i], columns[j], bins[i], bins[j])
+    numbers = [c for c in columns if c.is_number]
+    matrices = {side: correlation_matrix(np.column_stack([getattr(c, side) for c in numbers]))
+                for side in ("real", "synthetic")} if numbers else {}
+    at = {c.name: i for i, c in enumerate(numbers)}
+    trends = tuple(_trend(columns[i], columns[j], bins[i], bins[j], matrices, at)
                    for i in range(len(columns)) for j in range(i + 1, len(columns)))
     means = [np.mean([s.score for s in shapes])] + ([np.mean([t.score for t in trends])] if trends else [])
     masses = tuple(m for c in columns for m in _point_masses(c))
@@ -263,34 +267,48 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
         distributions=tuple(_distribution(c) for c in columns),
         worst_pairs=tuple(_pair_table(t.columns, bins[index[t.columns[0]]], bins[index[t.columns[1]]])
                           for t in worst),
-        correlations=_correlations(columns), n_real=len(real), n_synthetic=len(synthetic),
+        correlations=_correlations(numbers, matrices), n_real=len(real), n_synthetic=len(synthetic),
         efficacy=None if target is None else ml_efficacy(columns, target, random_state=random_state),
         worst_case=None if certify is None else _certify(real, synthetic, schema, columns, certify, time_limit),
         release=release)
 
 
-def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins) -> PairTrend:
-    """Correlation similarity for two number/date columns where both correlations exist, else contingency."""
+def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins, matrices: dict[str, np.ndarray],
+           at: dict[str, int]) -> PairTrend:
+    """Correlation similarity for two number/date columns where both correlations exist (``matrices``, by the
+    columns' places ``at``), else contingency similarity."""
     if a.is_number and b.is_number:
-        real, synthetic = correlation(a.real, b.real), correlation(a.synthetic, b.synthetic)
-        if real is not None and synthetic is not None:
+        real, synthetic = (float(matrices[side][at[a.name], at[b.name]]) for side in ("real", "synthetic"))
+        if not (np.isnan(real) or np.isnan(synthetic)):
             return PairTrend((a.name, b.name), "correlation similarity", 1.0 - abs(real - synthetic) / 2.0,
                              real, synthetic)
     return PairTrend((a.name, b.name), "contingency similarity", contingency_similarity(a_bins, b_bins))
 
 
-def _value_shares(column: Column, side: str) -> pd.Series:
-    """Each exact value's share of all the rows of ``side`` (missing values left out), most frequent first."""
-    values = getattr(column, side)
-    return pd.Series(column.present(side)).value_counts() / max(len(values), 1)
+def _value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
+    rows."""
+    values, n = column.present(side), max(len(getattr(column, side)), 1)
+    if column.is_number:
+        distinct, counts = np.unique(values, return_counts=True)
+    else:
+        counts = np.bincount(values, minlength=len(column.labels))
+        distinct = np.flatnonzero(counts)
+        counts = counts[distinct]
+    return distinct, counts / n
+
+
+def _share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
+    at = int(np.searchsorted(distinct, value))
+    return float(shares[at]) if at < len(distinct) and distinct[at] == value else 0.0
 
 
 def _point_masses(column: Column) -> list[PointMass]:
     """The :data:`POINT_MASSES` most frequent exact values of each table, with both tables' shares."""
     real, synthetic = _value_shares(column, "real"), _value_shares(column, "synthetic")
-    values = list(dict.fromkeys([*real.index[:POINT_MASSES], *synthetic.index[:POINT_MASSES]]))
-    masses = [PointMass(column.name, column.label(v), float(real.get(v, 0.0)), float(synthetic.get(v, 0.0)))
-              for v in values]
+    top = dict.fromkeys(v for distinct, shares in (real, synthetic)
+                        for v in distinct[np.argsort(-shares, kind="stable")[:POINT_MASSES]].tolist())
+    masses = [PointMass(column.name, column.label(v), _share_of(v, *real), _share_of(v, *synthetic)) for v in top]
     return sorted(masses, key=lambda m: -max(m.real, m.synthetic))
 
 
@@ -356,15 +374,14 @@ def _pair_table(columns: tuple[str, str], a: PairBins, b: PairBins) -> PairTable
                      tuple(map(tuple, synthetic.tolist())))
 
 
-def _correlations(columns: list[Column]) -> dict[str, Any]:
+def _correlations(numbers: list[Column], matrices: dict[str, np.ndarray]) -> dict[str, Any]:
     """Pearson matrices of the number/date columns in both tables (None where undefined)."""
-    numbers = [c for c in columns if c.is_number]
     if len(numbers) < 2:
         return {}
     out: dict[str, Any] = {"names": [c.name for c in numbers]}
-    for side in ("real", "synthetic"):
-        out[side] = [[1.0 if a is b else correlation(getattr(a, side), getattr(b, side)) for b in numbers]
-                     for a in numbers]
+    for side, matrix in matrices.items():
+        out[side] = [[None if np.isnan(r) else (1.0 if i == j else float(r)) for j, r in enumerate(row)]
+                     for i, row in enumerate(matrix)]
     return out
 
 

@@ -13,7 +13,7 @@ that is a vectorised count:
   over the values present;
 * missing share: ``1 - |missing_real - missing_syn|``;
 * trend of two number/date columns: correlation similarity ``1 - |r_real - r_syn| / 2``
-  (Pearson, on the rows where both are present);
+  (Pearson, on the rows where both are present; every pair's ``r`` from one matrix product per table);
 * trend of any other pair: contingency similarity, the TV complement of the two-way table of
   their bins (number/date columns cut at the real deciles, categories with their
   :data:`PAIR_CATEGORIES` most frequent real values and one bin for the rest, missing values a bin of
@@ -284,13 +284,19 @@ def contingency_similarity(a: PairBins, b: PairBins) -> float:
     return float(1.0 - 0.5 * np.abs(joint_shares(a, b, "real") - joint_shares(a, b, "synthetic")).sum())
 
 
-def correlation(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Pearson's r on the rows where both are present; None when it is undefined (fewer than two rows, or a
-    constant side)."""
-    both = ~(np.isnan(x) | np.isnan(y))
-    if both.sum() < 2:
-        return None
-    x, y = x[both], y[both]
-    x, y = x - x.mean(), y - y.mean()
-    scale = np.sqrt((x * x).sum() * (y * y).sum())
-    return float((x * y).sum() / scale) if scale > 0 else None
+def correlation_matrix(values: np.ndarray) -> np.ndarray:
+    """Pearson's r of every two columns of ``values`` (rows x columns, NaN for missing), each pair on the rows
+    where both are present, from a few matrix products; NaN where it is undefined (fewer than two such rows,
+    or a constant column on them)."""
+    present = (~np.isnan(values)).astype(float)
+    centred = np.nan_to_num(values - np.nanmean(values, axis=0) if len(values) else values)
+    count = present.T @ present                      # rows where both i and j are present
+    sum_x = centred.T @ present                      # sum of x_i over those rows
+    sum_xx = (centred * centred).T @ present         # sum of x_i^2 over those rows
+    sum_xy = centred.T @ centred
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sum_xy - sum_x * sum_x.T / count
+        var = sum_xx - sum_x ** 2 / count
+        r = cov / np.sqrt(var * var.T)
+    r[(count < 2) | ~(var * var.T > 1e-12 * np.maximum(sum_xx * sum_xx.T, 1e-300))] = np.nan
+    return np.clip(r, -1.0, 1.0)
