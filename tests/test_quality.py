@@ -209,7 +209,7 @@ def test_cli_writes_the_page_and_json(tmp_path, demo):
     assert main(["evaluate", str(real), str(syn), "--html", str(html), "--json", str(out),
                  "--report", str(release)]) == 0
     page = html.read_text(encoding="utf-8")
-    assert "Budget spent: epsilon 1.0 of 1.0" in page and "a marginal class" in page
+    assert "Release: epsilon 1.0 of 1.0 spent (pure DP); method measure" in page and "a marginal class" in page
     assert json.loads(out.read_text())["score"] == pytest.approx(100)
 
 

@@ -58,7 +58,7 @@ def _legend(x: int, y: int) -> list[str]:
             f'<text x="{x + 64}" y="{y + 9}" font-size="11">synthetic</text>']
 
 
-def bars_svg(dist: Distribution, width: int = 440, height: int = 230) -> str:
+def bars_svg(dist: Distribution, width: int = 400, height: int = 230) -> str:
     """Paired bars (real, synthetic) of the shares of each category."""
     left, top, bottom = 44, 20, 70
     plot_w, plot_h = width - left - 8, height - top - bottom
@@ -78,7 +78,7 @@ def bars_svg(dist: Distribution, width: int = 440, height: int = 230) -> str:
     return _svg(width, height, body, f"bar chart of {dist.column}")
 
 
-def histogram_svg(dist: Distribution, width: int = 440, height: int = 230) -> str:
+def histogram_svg(dist: Distribution, width: int = 400, height: int = 230) -> str:
     """The two histograms over shared bins, drawn over each other (half transparent)."""
     left, top, bottom = 44, 20, 40
     plot_w, plot_h = width - left - 8, height - top - bottom
@@ -194,13 +194,18 @@ def _rows(cells: list[list[Any]], header: list[str]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _release(release: dict[str, Any]) -> str:
-    """The release's summary: budget spent, method, class, rows, and the plan's choices with their reasons."""
+def _release_line(release: dict[str, Any]) -> str:
+    """The release in one sentence: budget spent, method, queries, rows."""
     delta = (f", delta {release.get('delta_spent')} of {release.get('delta_budget')}"
              if release.get("delta_budget") is not None else " (pure DP)")
-    lines = [f"<p>Budget spent: epsilon {release.get('epsilon_spent')} of {release.get('epsilon_budget')}{delta}; "
-             f"method {escape(str(release.get('method')))}; queries {escape(str(release.get('query_class')))}; "
-             f"{release.get('rows_written')} rows written; {len(release.get('measurements') or [])} measurements.</p>"]
+    return escape(f"Release: epsilon {release.get('epsilon_spent')} of {release.get('epsilon_budget')} spent{delta}; "
+                  f"method {release.get('method')}; queries {release.get('query_class')}; "
+                  f"{release.get('rows_written')} rows written; {len(release.get('measurements') or [])} measurements")
+
+
+def _release(release: dict[str, Any]) -> str:
+    """The release's summary and the plan's choices with their reasons (what the run chose or learned privately)."""
+    lines = [f"<p>{_release_line(release)}.</p>"]
     plan = [[name, json.dumps(entry.get("value"))[:120], entry.get("reason", "")]
             for name, entry in (release.get("plan") or {}).items() if isinstance(entry, dict)]
     if plan:
@@ -223,7 +228,11 @@ def render(report: QualityReport) -> str:
            f'<div class="score" id="score">{report.score:.1f} / 100</div>',
            f"<p>{report.n_real} real rows, {report.n_synthetic} synthetic rows, {len(report.shapes)} columns. "
            "The score is the mean of the column-shape and pair-trend scores.</p>",
-           _rows([[k, v] for k, v in parts.items()], ["part", "score (0-100)"])]
+           _rows([[k, _number(v)] for k, v in parts.items()], ["part", "score (0-100)"])]
+    if report.release is not None:
+        out.append(f"<p>{_release_line(report.release)} (details at the end of the page)</p>")
+    out.append("<h2>Warnings</h2>" + ('<ul class="warn">' + "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
+                                      + "</ul>" if report.warnings else "<p>None.</p>"))
     if report.efficacy is not None:
         e = report.efficacy
         out.append(f"<h2>ML efficacy: predicting {escape(e.target)}</h2>" + _rows(
@@ -239,10 +248,6 @@ def render(report: QualityReport) -> str:
         if w.query is not None:
             out.append(f"<p>{'Worst' if w.certified else 'Worst found'} query: <code>{escape(w.text or '')}</code>; "
                        f"real {w.real_answer:.4f}, synthetic {w.synthetic_answer:.4f}.</p>")
-    if report.release is not None:
-        out.append("<h2>The release</h2>" + _release(report.release))
-    out.append("<h2>Warnings</h2>" + ('<ul class="warn">' + "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
-                                      + "</ul>" if report.warnings else "<p>None.</p>"))
     out.append(f'<h2>Columns</h2><p class="key"><span style="background:{REAL}"></span>real'
                f'<span style="background:{SYNTHETIC}"></span>synthetic</p><div class="grid">')
     out.extend(_column_figure(d, s) for d, s in zip(report.distributions, report.shapes))
@@ -270,5 +275,7 @@ def render(report: QualityReport) -> str:
     out.append("<h2>Point masses</h2><p class=note>The most frequent exact values of each table.</p>" + _rows(
         [[m.column, m.value, _percent(m.real), _percent(m.synthetic)] for m in report.point_masses],
         ["column", "value", "real", "synthetic"]))
+    if report.release is not None:
+        out.append("<h2>The release</h2>" + _release(report.release))
     out.append(f'<p class="owner">{escape(OWNER_ONLY)}.</p></body></html>')
     return "\n".join(out)
