@@ -31,9 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthdp.api import resolve_schema
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
+from synthdp.evaluation.html import render
 from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix,
                                            joint_shares, pair_codes, read_columns, shape_score)
 from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
@@ -195,9 +197,7 @@ class QualityReport:
 
     def to_html(self, path: str | os.PathLike) -> None:
         """Write the report as one self-contained HTML page (:mod:`synthdp.evaluation.html`)."""
-        from synthdp.evaluation.html import render
-
-        text = render(self)
+        text = render(self, mark=OWNER_ONLY)
         tmp = f"{os.fspath(path)}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -389,8 +389,6 @@ def _certify(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None,
              certify: str, time_limit: float | None) -> WorstCase:
     """The certified worst case over ``certify``, on the schema's domain (or one built as ``synthdp evaluate``
     builds it: categories from the real table, numbers in equal-width bins between the observed extremes)."""
-    from synthdp.api import resolve_schema
-
     if schema is None:
         bounds = {}
         for c in columns:

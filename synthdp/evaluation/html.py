@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from synthdp.evaluation.similarity import date_label
-from synthdp.quality import OWNER_ONLY, Distribution, PairTable, QualityReport
+
+if TYPE_CHECKING:  # the report's module writes its page through this one
+    from synthdp.quality import ColumnShape, Distribution, PairTable, QualityReport
 
 #: Colours of the two tables in every picture.
 REAL, SYNTHETIC = "#4c72b0", "#dd8452"
@@ -178,7 +180,7 @@ def _share_heatmap(table: PairTable, side: str, top: float) -> str:
                        text=lambda v: _percent(v or 0.0), cell=22)
 
 
-def _column_figure(dist: Distribution, shape) -> str:
+def _column_figure(dist: Distribution, shape: ColumnShape) -> str:
     picture = histogram_svg(dist) if dist.edges else bars_svg(dist)
     return (f'<figure class="column" data-column="{escape(dist.column)}"><figcaption>{escape(dist.column)} '
             f'<span class="note">({dist.kind}; {shape.metric} {shape.score:.3f})</span></figcaption>{picture}'
@@ -217,12 +219,12 @@ def _release(release: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def render(report: QualityReport) -> str:
-    """The whole page (module docstring)."""
+def render(report: QualityReport, *, mark: str) -> str:
+    """The whole page (module docstring); ``mark`` is the owner-only notice it opens and ends with."""
     parts = report.parts()
     out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>synthdp quality report</title>",
            f"<style>{_STYLE}</style></head><body>",
-           f'<p class="owner">{escape(OWNER_ONLY)}. Keep it with the real data; publish only the synthetic table '
+           f'<p class="owner">{escape(mark)}. Keep it with the real data; publish only the synthetic table '
            "and its release.</p>",
            "<h1>Quality of the synthetic table</h1>",
            f'<div class="score" id="score">{report.score:.1f} / 100</div>',
@@ -277,5 +279,5 @@ def render(report: QualityReport) -> str:
         ["column", "value", "real", "synthetic"]))
     if report.release is not None:
         out.append("<h2>The release</h2>" + _release(report.release))
-    out.append(f'<p class="owner">{escape(OWNER_ONLY)}.</p></body></html>')
+    out.append(f'<p class="owner">{escape(mark)}.</p></body></html>')
     return "\n".join(out)
