@@ -253,7 +253,7 @@ def pair_codes(column: Column) -> PairBins:
     """The column's bins for the pair tables (module docstring); missing values, when any, have the last bin."""
     if column.is_number:
         present = column.present("real")
-        edges = (np.unique(np.quantile(present, np.linspace(0, 1, PAIR_BINS + 1)[1:-1])) if len(present)
+        edges = (np.unique(np.quantile(present, np.arange(1, PAIR_BINS) / PAIR_BINS)) if len(present)
                  else np.empty(0))
         codes = [np.searchsorted(edges, getattr(column, side), side="right") for side in ("real", "synthetic")]
         bounds = [column.label(e) for e in edges]
