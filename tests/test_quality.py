@@ -72,11 +72,11 @@ def test_hand_computed_scores_on_a_tiny_table():
 
 @pytest.mark.parametrize("real_values, syn_values", [
     (np.arange(1.0, 101), np.arange(31.0, 111)),
-    (np.arange(0.0, 11), np.array([0.5, 1, 1, 1.5, 2, 2, 9, 10.0])),  # deciles 1, ..., 9: a value on an edge goes up
+    (np.arange(0.0, 11), np.array([1.0, 1, 1, 2, 3, 5, 5, 10])),  # deciles 1, ..., 9: a value on an edge goes up
 ])
 def test_numbers_are_cut_at_the_real_deciles_for_the_pair_tables(real_values, syn_values):
     real = pd.DataFrame({"n": real_values, "c": np.resize(["a", "b", "b"], len(real_values))})
-    syn = pd.DataFrame({"n": syn_values, "c": np.resize(["a", "b"], len(syn_values))})
+    syn = pd.DataFrame({"n": syn_values, "c": np.resize(["a", "a", "a", "b", "b", "a", "b", "b"], len(syn_values))})
     (trend,) = quality_report(real, syn).trends
     bins = [sum(t["n"].to_numpy() >= np.quantile(real["n"], q / 10) for q in range(1, 10)) for t in (real, syn)]
     shares = [pd.crosstab(b, t["c"].to_numpy()).stack() / len(t) for b, t in zip(bins, (real, syn))]
