@@ -21,15 +21,18 @@ from synthdp.quality import quality_report
 #: Seconds one Chromium run may take (a loaded machine is slow to start it).
 BROWSER_SECONDS = 180
 #: A probe appended to a copy of the page (never to the page itself, which has no script): each column
-#: picture's drawn size, written into the document for --dump-dom to read.
+#: picture's drawn size and its bars drawn with a height, by table, written into the document for --dump-dom.
 _PROBE = """<pre id="probe"></pre><script>
 document.getElementById("probe").textContent = JSON.stringify(Array.from(
   document.querySelectorAll("figure.column")).map(f => {
     const r = f.querySelector("svg").getBoundingClientRect();
+    const bars = Array.from(f.querySelectorAll("svg rect")).filter(
+      b => b.querySelector("title") && b.getBoundingClientRect().height > 0.5);
     return {column: f.dataset.column, width: r.width, height: r.height,
-            shapes: f.querySelectorAll("svg rect").length};
+            real: bars.filter(b => b.getAttribute("fill") === "REAL").length,
+            synthetic: bars.filter(b => b.getAttribute("fill") === "SYNTHETIC").length};
   }));
-</script>"""
+</script>""".replace("REAL", REAL).replace("SYNTHETIC", SYNTHETIC)
 
 
 def _chromium() -> str:
@@ -81,7 +84,7 @@ def test_every_column_picture_is_drawn_with_a_size(page, tmp_path):
     assert sorted(sizes) == sorted(columns)
     for column, entry in sizes.items():
         assert entry["width"] > 100 and entry["height"] > 100, entry
-        assert entry["shapes"] >= 4, entry  # legend swatches and at least one bar per table
+        assert entry["real"] >= 1 and entry["synthetic"] >= 1, entry  # bars of both tables, drawn with a height
 
 
 def test_the_screenshot_shows_the_page(page, tmp_path):
