@@ -4,7 +4,7 @@
 pictures, point masses and warnings are statistics of the real data, not
 differentially private, and never part of a release.  It is for the data
 owner's eyes (the HTML page says so on top); publish the synthetic table and
-its release (``report.to_dict()``), never this.
+its release (``report.to_dict()``), never this (docs/privacy.md §6 item 14).
 
 :func:`quality_report` reads each column of both tables once
 (:mod:`synthdp.evaluation.similarity`) and scores:

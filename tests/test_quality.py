@@ -14,6 +14,7 @@ from scipy.stats import ks_2samp
 from synthdp.cli import main
 from synthdp.core.errors import InputError
 from synthdp.evaluation.worst_case import worst_case_error
+import synthdp
 from synthdp.quality import OWNER_ONLY, quality_report
 
 
@@ -33,7 +34,7 @@ def _brute_tv(real: pd.Series, synthetic: pd.Series) -> float:
 
 def test_identical_tables_score_100_without_warnings():
     df = _mixed(300, 0)
-    report = quality_report(df, df.copy())
+    report = synthdp.quality_report(df, df.copy())
     assert report.score == pytest.approx(100)
     assert all(v == pytest.approx(100) for v in report.parts().values())
     assert report.warnings == ()
