@@ -247,3 +247,18 @@ def test_columns_are_read_once_into_all_pairs():
     df = _mixed(100, 0)
     report = quality_report(df, df)
     assert [t.columns for t in report.trends] == list(itertools.combinations(df.columns, 2))
+
+
+def test_cli_certifies_with_a_schema_file(tmp_path, demo):
+    df, schema = demo
+    syn = df.copy()
+    syn["has_car"] = ~syn["has_car"]
+    real_path, syn_path, schema_path, html = (tmp_path / n for n in ("real.csv", "syn.csv", "s.json", "q.html"))
+    df.to_csv(real_path, index=False)
+    syn.to_csv(syn_path, index=False)
+    schema.save(schema_path)
+    truth = worst_case_error(df, syn, "conjunctions", schema=schema.with_equal_width(), time_limit=30)
+    assert main(["evaluate", str(real_path), str(syn_path), "--schema", str(schema_path), "--html", str(html),
+                 "--certify", "conjunctions", "--time-limit", "30"]) == 0
+    page = html.read_text(encoding="utf-8")
+    assert f"{truth.error:.4f} (proven optimal)" in page and truth.text in page
