@@ -3,7 +3,8 @@
 Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`; private
 tuning over several configurations (:func:`tune`) and accuracy-first releases
 (:func:`accuracy_first`); the data owner's certified check
-(:func:`worst_case_error`).  The package is layered (docs/guide/layout.md of
+(:func:`worst_case_error`) and quality report
+(:func:`quality_report`, owner-side only).  The package is layered (docs/guide/layout.md of
 the repository): ``synthdp.core`` at the bottom, then ``synthdp.accounting``,
 ``synthdp.queries`` and ``synthdp.oracles``, the private ``synthdp.mechanisms``,
 the generation ``synthdp.methods``, and the driver (``config``, ``plan``,
@@ -30,6 +31,8 @@ _PUBLIC = {
     "accuracy_first": "synthdp.tuning",
     "tune": "synthdp.tuning",
     "worst_case_error": "synthdp.evaluation.worst_case",
+    "QualityReport": "synthdp.quality",
+    "quality_report": "synthdp.quality",
 }
 
 __all__ = sorted([*_PUBLIC, "__version__"])
@@ -39,6 +42,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.config import SynthesisConfig
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
+    from synthdp.quality import QualityReport, quality_report
     from synthdp.tuning import accuracy_first, tune
 
 

@@ -435,11 +435,53 @@ def _write_evaluation(args, outputs, jobs: list, content: dict) -> None:
             print(f"{option}: {path}")
 
 
+def _evaluate_html(args) -> int:
+    """The quality page (:mod:`synthdp.quality`): one self-contained HTML file, for the data owner only.
+
+    Without --schema or domain options the two tables' types are read off the files (numbers stay numbers);
+    with them, the columns are read as ``synthdp evaluate`` reads them.
+    """
+    from synthdp.api import resolve_schema
+    from synthdp.files import csvfile
+    from synthdp.quality import quality_report
+
+    if args.plot:
+        raise InputError("--plot draws per-marginal errors; the --html page draws its own pictures: drop --plot")
+    outputs = check_outputs({"--html": args.html, "--json": args.json},
+                            inputs=[args.real, args.synthetic, args.schema, args.report])
+    typed = not (args.schema or any(getattr(args, o) for o in _DOMAIN_OPTIONS))
+    real_df = _read(args.real, args, typed=typed)
+    syn_df = _read_synthetic(args.synthetic, args, typed=typed)
+    kw = _schema_kwargs(args)
+    schema = kw.pop("schema")
+    if schema is not None:
+        _check_schema_columns(schema, real_df.columns, args.real)
+    elif not typed:  # domain options without a schema file: the schema synthdp evaluate builds
+        schema = resolve_schema(real_df, None, [], **{**kw, "unsafe_public_categories": True,
+                                                      "discretise": "equal-width"}).with_equal_width()
+    report = quality_report(real_df, syn_df, schema, args.report, target=args.target, certify=args.certify,
+                            time_limit=args.time_limit)
+    print(report.summary())
+    jobs = [(outputs["--html"], report.to_html)]
+    if args.json:
+        jobs.append((outputs["--json"], lambda tmp: csvfile.dump_json(report.to_dict(), tmp)))
+    write_outputs(jobs)
+    for option, path in (("html", args.html), ("json", args.json)):
+        if path:
+            print(f"{option}: {path}")
+    return 0
+
+
 def cmd_evaluate(args) -> int:
     from synthdp.api import resolve_schema
     from synthdp.core.encoding import Encoder
     from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
 
+    if args.html:
+        return _evaluate_html(args)
+    page_only = [flag for flag in ("target", "certify", "report") if getattr(args, flag)]
+    if page_only:
+        raise InputError(f"{', '.join('--' + f for f in page_only)} belong to the quality page: add --html FILE")
     if args.plot:
         plot_format(args.plot)
     outputs = check_outputs({"--plot": args.plot, "--json": args.json},
@@ -465,11 +507,12 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def _read_synthetic(path: str, args):
-    """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied."""
+def _read_synthetic(path: str, args, typed: bool = False):
+    """A synthetic CSV as ``synthdp generate`` writes it (header row, comma, UTF-8), with --drop applied; types
+    inferred by pandas when ``typed``."""
     from synthdp.files import csvfile
 
-    df = csvfile.read_csv(path, missing=args.missing)
+    df = csvfile.read_csv(path, missing=args.missing, typed=typed)
     return df.drop(columns=[c for c in args.drop or [] if c in df.columns])
 
 
@@ -641,6 +684,15 @@ def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
                    help="seconds for the certified maximum error over a class that is not marginals or a workload "
                         "(conjunctions, monotone, disjunctions, parities, halfspaces); exit status 1 when it could "
                         "not be certified in time (the best bounds are printed)")
+    q = e.add_argument_group("quality page (for the data owner only: it shows statistics of the real data)")
+    q.add_argument("--html", metavar="FILE", help="write the quality report as one self-contained HTML page: the "
+                   "score and its parts, every column's picture, pair trends, correlations, point masses, warnings")
+    q.add_argument("--report", metavar="RELEASE", help="the release JSON synthdp generate --report wrote: its "
+                   "summary (budget spent, method, what was learned privately) goes on the page")
+    q.add_argument("--target", metavar="COL", help="ML efficacy: predict COL with a model trained on the synthetic "
+                   "table and one trained on real rows, both tested on held-out real rows (needs synthdp[quality])")
+    q.add_argument("--certify", metavar="CLASS", help="add the certified worst case over a query class (e.g. "
+                   "conjunctions), within --time-limit seconds")
     # the owner's own check reads the categories off the real table: there is nothing to make public
     _schema_options(e, omit=("unsafe_public_categories",))
     e.set_defaults(func=cmd_evaluate)

@@ -1,11 +1,11 @@
-"""Optional dependencies: plotting, the solver backends that no default path uses, Parquet and Dask.
+"""Optional dependencies: plotting, the solver backends that no default path uses, Parquet, Dask, scikit-learn.
 
 ``pip install synthdp`` brings what the default paths need (the native exact
 oracle, CP-SAT, brute force).  Plotting (``matplotlib``), the CBC and
-MaxSAT backends (``pulp``, ``python-sat``) and Parquet files and the Dask engine
-(``pyarrow``, ``dask.distributed``) are extras: ``synthdp[plot]``,
-``synthdp[solvers]``, ``synthdp[dask]``, or ``synthdp[all]``.  :func:`require` imports
-one of them where it is used, or says which extra to install: the one place an
+MaxSAT backends (``pulp``, ``python-sat``), Parquet files and the Dask engine
+(``pyarrow``, ``dask.distributed``) and the quality report's ML efficacy (``scikit-learn``) are extras:
+``synthdp[plot]``, ``synthdp[solvers]``, ``synthdp[dask]``, ``synthdp[quality]``, or ``synthdp[all]``.
+:func:`require` imports one of them where it is used, or says which extra to install: the one place an
 optional package is imported.
 """
 
@@ -23,6 +23,8 @@ OPTIONAL = {
     "pysat": ("python-sat", "solvers"),
     "pyarrow": ("pyarrow", "dask"),
     "distributed": ("dask[distributed]", "dask"),
+    "sklearn": ("scikit-learn", "quality"),
+    "threadpoolctl": ("scikit-learn", "quality"),
 }
 
 

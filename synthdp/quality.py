@@ -1,0 +1,406 @@
+"""The quality report: how close a synthetic table is to the real one, column by column, on one page.
+
+**Owner-side only.**  The report reads the real table freely: its scores,
+pictures, point masses and warnings are statistics of the real data, not
+differentially private, and never part of a release.  It is for the data
+owner's eyes (the HTML page says so on top); publish the synthetic table and
+its release (``report.to_dict()``), never this (docs/privacy.md §6 item 14).
+
+:func:`quality_report` reads each column of both tables once
+(:mod:`synthdp.evaluation.similarity`) and scores:
+
+* column shapes (KS or TV complement, per column) and missing shares;
+* pair trends (correlation similarity for two number/date columns, contingency
+  similarity of binned columns otherwise), with the worst pairs' tables;
+* point masses: the most frequent exact values' shares in both tables;
+* optionally ML efficacy (``target``, :mod:`synthdp.evaluation.efficacy`) and
+  the certified worst case over a query class (``certify``,
+  :mod:`synthdp.evaluation.worst_case`).
+
+``score`` is ``100 x`` the mean of the column-shape and pair-trend means (the
+missing shares, efficacy and worst case are shown beside it, not averaged in).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthdp.api import resolve_schema
+from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema
+from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
+from synthdp.evaluation.html import render
+from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix,
+                                           joint_shares, pair_codes, read_columns, shape_score)
+from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
+
+#: The mark on every output of the report.
+OWNER_ONLY = ("FOR THE DATA OWNER ONLY, NOT FOR PUBLICATION: this report holds statistics of the real data "
+              "(it is not differentially private)")
+#: Most frequent exact values of each side listed as point masses.
+POINT_MASSES = 5
+#: Bins of a number or date column's histogram (shared by both tables).
+HISTOGRAM_BINS = 30
+#: Categories drawn in a column's bar chart (the most frequent real ones; the rest as one bar).
+BAR_CATEGORIES = 20
+#: Pairs whose two-way tables are kept for the page (the lowest scores).
+WORST_PAIRS = 3
+#: A point mass is warned about when it holds at least this share of one table ...
+MASS_SHARE = 0.05
+#: ... and the two tables' shares differ by at least this much and by a factor of at least :data:`MASS_RATIO`.
+MASS_GAP = 0.05
+MASS_RATIO = 2.0
+#: Missing shares that differ by at least this much are warned about.
+MISSING_GAP = 0.05
+#: A column whose shape score is below this is warned about.
+LOW_SHAPE = 0.7
+
+
+@dataclass(frozen=True)
+class ColumnShape:
+    """One column's shape score (``metric``: KS or TV complement) and missing shares."""
+
+    column: str
+    kind: str
+    metric: str
+    score: float
+    real_missing: float
+    synthetic_missing: float
+
+    @property
+    def missing_score(self) -> float:
+        """``1 - |real_missing - synthetic_missing|``."""
+        return 1.0 - abs(self.real_missing - self.synthetic_missing)
+
+
+@dataclass(frozen=True)
+class PairTrend:
+    """One pair's trend score; ``real`` / ``synthetic`` are the correlations when ``metric`` is correlation."""
+
+    columns: tuple[str, str]
+    metric: str
+    score: float
+    real: float | None = None
+    synthetic: float | None = None
+
+
+@dataclass(frozen=True)
+class PointMass:
+    """An exact value of a column and its shares of the rows of both tables."""
+
+    column: str
+    value: str
+    real: float
+    synthetic: float
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A column's picture: shares of each bin (``edges`` for numbers and dates, else category ``labels``) among
+    the rows with a value, and the missing shares."""
+
+    column: str
+    kind: str
+    labels: tuple[str, ...]
+    real: tuple[float, ...]
+    synthetic: tuple[float, ...]
+    edges: tuple[float, ...] = ()
+    real_missing: float = 0.0
+    synthetic_missing: float = 0.0
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """The two-way tables of shares of one pair's bins in both tables."""
+
+    columns: tuple[str, str]
+    row_labels: tuple[str, ...]
+    column_labels: tuple[str, ...]
+    real: tuple[tuple[float, ...], ...]
+    synthetic: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    """The quality report (module docstring).  **For the data owner only**: it holds statistics of the real
+    data.  ``correlations`` holds the number/date columns' Pearson matrices (``names``, ``real``,
+    ``synthetic``) when there are two or more such columns."""
+
+    score: float
+    shapes: tuple[ColumnShape, ...]
+    trends: tuple[PairTrend, ...]
+    point_masses: tuple[PointMass, ...]
+    warnings: tuple[str, ...]
+    distributions: tuple[Distribution, ...]
+    worst_pairs: tuple[PairTable, ...]
+    correlations: dict[str, Any]
+    n_real: int
+    n_synthetic: int
+    efficacy: Efficacy | None = None
+    worst_case: WorstCase | None = None
+    release: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def shape_score(self) -> float:
+        """Mean column-shape score, 0-1."""
+        return float(np.mean([s.score for s in self.shapes]))
+
+    @property
+    def trend_score(self) -> float | None:
+        """Mean pair-trend score, 0-1 (None with one column)."""
+        return float(np.mean([t.score for t in self.trends])) if self.trends else None
+
+    @property
+    def missing_score(self) -> float:
+        """Mean missing-share score, 0-1."""
+        return float(np.mean([s.missing_score for s in self.shapes]))
+
+    def parts(self) -> dict[str, float | None]:
+        """The score's parts and the figures shown beside it, 0-100."""
+        def pct(x):
+            return None if x is None else 100.0 * x
+        return {"column shapes": pct(self.shape_score), "pair trends": pct(self.trend_score),
+                "missing values": pct(self.missing_score)}
+
+    def summary(self) -> str:
+        """A few lines for a person: the score, its parts, efficacy, worst case and warnings."""
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in self.parts().items() if v is not None)
+        lines = [OWNER_ONLY, f"quality score {self.score:.1f}/100 ({parts}); {self.n_real} real rows, "
+                 f"{self.n_synthetic} synthetic rows"]
+        if self.efficacy is not None:
+            e = self.efficacy
+            lines.append(f"ML efficacy ({e.target}, {e.metric} on {e.test_rows} real test rows): trained on "
+                         f"synthetic {e.synthetic:.3f}, on real {e.real:.3f}")
+        if self.worst_case is not None:
+            lines.append(self.worst_case.summary())
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything on the page as JSON-ready data (marked owner-only)."""
+        out = {"warning": OWNER_ONLY, "score": self.score, "parts": self.parts(), "n_real": self.n_real,
+               "n_synthetic": self.n_synthetic,
+               "shapes": [{**asdict(s), "missing_score": s.missing_score} for s in self.shapes],
+               "trends": [asdict(t) for t in self.trends], "point_masses": [asdict(p) for p in self.point_masses],
+               "warnings": list(self.warnings), "distributions": [asdict(d) for d in self.distributions],
+               "worst_pairs": [asdict(p) for p in self.worst_pairs], "correlations": self.correlations,
+               "efficacy": None if self.efficacy is None else self.efficacy.to_dict(),
+               "worst_case": None if self.worst_case is None else self.worst_case.to_dict(),
+               "release": self.release}
+        return json.loads(json.dumps(out))  # tuples as lists, as the JSON file has them
+
+    def to_html(self, path: str | os.PathLike) -> None:
+        """Write the report as one self-contained HTML page (:mod:`synthdp.evaluation.html`)."""
+        text = render(self, mark=OWNER_ONLY)
+        tmp = f"{os.fspath(path)}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+
+
+def _load_release(release: str | os.PathLike | dict | None) -> dict | None:
+    """The release as a dict (a ``--report`` JSON file's path, or the dict itself)."""
+    if release is None or isinstance(release, dict):
+        return release
+    try:
+        with open(release, encoding="utf-8") as fh:
+            loaded = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read the release file {os.fspath(release)!r}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the release file {os.fspath(release)!r} is not JSON ({exc}); pass the file "
+                         "synthdp generate --report wrote") from None
+    if not isinstance(loaded, dict) or "epsilon_spent" not in loaded:
+        raise InputError(f"{os.fspath(release)!r} is not a release (no 'epsilon_spent'); pass the file "
+                         "synthdp generate --report wrote")
+    return loaded
+
+
+def _load_schema(schema: Schema | str | os.PathLike | None) -> Schema | None:
+    return schema if schema is None or isinstance(schema, Schema) else Schema.load(schema)
+
+
+def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | str | os.PathLike | None = None,
+                   release: dict | str | os.PathLike | None = None, *, target: str | None = None,
+                   certify: str | None = None, time_limit: float | None = DEFAULT_TIME_LIMIT,
+                   random_state: int = 0) -> QualityReport:
+    """Compare ``synthetic`` with ``real`` column by column (module docstring).  **Owner-side only**: the
+    result holds statistics of the real data and is never part of a release.
+
+    ``schema`` (a :class:`~synthdp.core.schema.Schema` or its file) says which columns are numbers, dates or
+    categories (without it: the real table's dtypes).  ``release``: the run's release (``report.to_dict()``
+    or the ``--report`` file), summarised on the page.  ``target``: a column to predict for ML efficacy
+    (needs scikit-learn, ``synthdp[quality]``).  ``certify``: a query class (e.g. ``"conjunctions"``) whose
+    certified worst case to add, within ``time_limit`` seconds; numbers are binned as ``synthdp evaluate``
+    bins them (the schema's public bins, or equal-width bins between the observed extremes).
+    ``random_state`` seeds the efficacy split.
+    """
+    schema = _load_schema(schema)
+    release = _load_release(release)
+    if target is not None and target not in [str(c) for c in real.columns]:
+        raise InputError(f"target {target!r} is not a column of the real table; choose one of "
+                         f"{[str(c) for c in real.columns]}")
+    columns = read_columns(real, synthetic, schema)
+    shapes = tuple(ColumnShape(c.name, c.kind, "KS complement" if c.is_number else "TV complement",
+                               shape_score(c), c.missing_share("real"), c.missing_share("synthetic"))
+                   for c in columns)
+    bins = [pair_codes(c) for c in columns]
+    numbers = [c for c in columns if c.is_number]
+    matrices = {side: correlation_matrix(np.column_stack([getattr(c, side) for c in numbers]))
+                for side in ("real", "synthetic")} if numbers else {}
+    at = {c.name: i for i, c in enumerate(numbers)}
+    trends = tuple(_trend(columns[i], columns[j], bins[i], bins[j], matrices, at)
+                   for i in range(len(columns)) for j in range(i + 1, len(columns)))
+    means = [np.mean([s.score for s in shapes])] + ([np.mean([t.score for t in trends])] if trends else [])
+    masses = tuple(m for c in columns for m in _point_masses(c))
+    index = {c.name: i for i, c in enumerate(columns)}
+    worst = sorted(trends, key=lambda t: t.score)[:WORST_PAIRS]
+    return QualityReport(
+        score=float(100.0 * np.mean(means)), shapes=shapes, trends=trends, point_masses=masses,
+        warnings=tuple(w for c, s in zip(columns, shapes) for w in _warnings(c, s, masses)),
+        distributions=tuple(_distribution(c) for c in columns),
+        worst_pairs=tuple(_pair_table(t.columns, bins[index[t.columns[0]]], bins[index[t.columns[1]]])
+                          for t in worst),
+        correlations=_correlations(numbers, matrices), n_real=len(real), n_synthetic=len(synthetic),
+        efficacy=None if target is None else ml_efficacy(columns, target, random_state=random_state),
+        worst_case=None if certify is None else _certify(real, synthetic, schema, columns, certify, time_limit),
+        release=release)
+
+
+def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins, matrices: dict[str, np.ndarray],
+           at: dict[str, int]) -> PairTrend:
+    """Correlation similarity for two number/date columns where both correlations exist (``matrices``, by the
+    columns' places ``at``), else contingency similarity."""
+    if a.is_number and b.is_number:
+        real, synthetic = (float(matrices[side][at[a.name], at[b.name]]) for side in ("real", "synthetic"))
+        if not (np.isnan(real) or np.isnan(synthetic)):
+            return PairTrend((a.name, b.name), "correlation similarity", 1.0 - abs(real - synthetic) / 2.0,
+                             real, synthetic)
+    return PairTrend((a.name, b.name), "contingency similarity", contingency_similarity(a_bins, b_bins))
+
+
+def _value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
+    rows."""
+    values, n = column.present(side), max(len(getattr(column, side)), 1)
+    if column.is_number:
+        distinct, counts = np.unique(values, return_counts=True)
+    else:
+        counts = np.bincount(values, minlength=len(column.labels))
+        distinct = np.flatnonzero(counts)
+        counts = counts[distinct]
+    return distinct, counts / n
+
+
+def _share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
+    at = int(np.searchsorted(distinct, value))
+    return float(shares[at]) if at < len(distinct) and distinct[at] == value else 0.0
+
+
+def _point_masses(column: Column) -> list[PointMass]:
+    """The :data:`POINT_MASSES` most frequent exact values of each table, with both tables' shares."""
+    real, synthetic = _value_shares(column, "real"), _value_shares(column, "synthetic")
+    top = dict.fromkeys(v for distinct, shares in (real, synthetic)
+                        for v in distinct[np.argsort(-shares, kind="stable")[:POINT_MASSES]].tolist())
+    masses = [PointMass(column.name, column.label(v), _share_of(v, *real), _share_of(v, *synthetic)) for v in top]
+    return sorted(masses, key=lambda m: -max(m.real, m.synthetic))
+
+
+def _percent(share: float) -> str:
+    """A share as a person reads it: ``86%``, ``2.5%``, ``0.1%``, ``<0.1%``, ``0%``."""
+    if share == 0:
+        return "0%"
+    if share < 0.001:
+        return "<0.1%"
+    return f"{100 * share:.0f}%" if share >= 0.1 else f"{100 * share:.1f}%"
+
+
+def _warnings(column: Column, shape: ColumnShape, masses: tuple[PointMass, ...]) -> list[str]:
+    """Plain-words warnings about one column: emptied, constant, point masses lost or made up, missing shares,
+    a distribution far off."""
+    name = column.name
+    real_values, syn_values = column.present("real"), column.present("synthetic")
+    if len(syn_values) == 0 and len(real_values) > 0:
+        return [f"{name}: came back empty (every synthetic value is missing; "
+                f"{_percent(1 - shape.real_missing)} of real rows have a value)"]
+    out = []
+    if len(np.unique(syn_values)) == 1 and len(np.unique(real_values)) > 1:
+        out.append(f"{name}: came back constant ({column.label(syn_values[0])!r} in every synthetic row with a "
+                   f"value; the real column has {len(np.unique(real_values))} distinct values)")
+    for mass in masses:
+        if mass.column != name:
+            continue
+        high, low = max(mass.real, mass.synthetic), min(mass.real, mass.synthetic)
+        if high >= MASS_SHARE and high - low >= MASS_GAP and high >= MASS_RATIO * low:
+            what = "zeros" if column.kind == "numeric" and mass.value == "0" else f"rows equal to {mass.value!r}"
+            out.append(f"{name}: {_percent(mass.synthetic)} {what} in synthetic vs {_percent(mass.real)} in real")
+    if abs(shape.real_missing - shape.synthetic_missing) >= MISSING_GAP:
+        out.append(f"{name}: {_percent(shape.synthetic_missing)} missing in synthetic vs "
+                   f"{_percent(shape.real_missing)} in real")
+    if shape.score < LOW_SHAPE and len(syn_values):
+        out.append(f"{name}: the distributions differ a lot ({shape.metric} {shape.score:.2f})")
+    return out
+
+
+def _distribution(column: Column) -> Distribution:
+    """The column's picture: a histogram with shared bins, or the shares of the most frequent categories."""
+    real, synthetic = column.present("real"), column.present("synthetic")
+    if column.is_number:
+        both = np.concatenate([real, synthetic])
+        lo, hi = (float(both.min()), float(both.max())) if len(both) else (0.0, 1.0)
+        edges = np.linspace(lo, hi if hi > lo else lo + 1.0, HISTOGRAM_BINS + 1)
+        shares = [np.histogram(v, bins=edges)[0] / max(len(v), 1) for v in (real, synthetic)]
+        labels = tuple(column.label(e) for e in edges[:-1])
+        return Distribution(column.name, column.kind, labels,
+                            tuple(shares[0].tolist()), tuple(shares[1].tolist()), tuple(edges.tolist()),
+                            column.missing_share("real"), column.missing_share("synthetic"))
+    kept = min(len(column.labels), BAR_CATEGORIES)
+    shares = [np.bincount(np.minimum(v, kept), minlength=kept + 1) / max(len(v), 1) for v in (real, synthetic)]
+    labels = column.labels[:kept] + (("(other)",) if len(column.labels) > kept else ())
+    return Distribution(column.name, column.kind, labels, tuple(shares[0][:len(labels)].tolist()),
+                        tuple(shares[1][:len(labels)].tolist()), (), column.missing_share("real"),
+                        column.missing_share("synthetic"))
+
+
+def _pair_table(columns: tuple[str, str], a: PairBins, b: PairBins) -> PairTable:
+    real, synthetic = joint_shares(a, b, "real"), joint_shares(a, b, "synthetic")
+    return PairTable(columns, a.labels, b.labels, tuple(map(tuple, real.tolist())),
+                     tuple(map(tuple, synthetic.tolist())))
+
+
+def _correlations(numbers: list[Column], matrices: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Pearson matrices of the number/date columns in both tables (None where undefined)."""
+    if len(numbers) < 2:
+        return {}
+    out: dict[str, Any] = {"names": [c.name for c in numbers]}
+    for side, matrix in matrices.items():
+        out[side] = [[None if np.isnan(r) else (1.0 if i == j else float(r)) for j, r in enumerate(row)]
+                     for i, row in enumerate(matrix)]
+    return out
+
+
+def _certify(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None, columns: list[Column],
+             certify: str, time_limit: float | None) -> WorstCase:
+    """The certified worst case over ``certify``, on the schema's domain (or one built as ``synthdp evaluate``
+    builds it: categories from the real table, numbers in equal-width bins between the observed extremes)."""
+    if schema is None:
+        bounds = {}
+        for c in columns:
+            if c.is_number:
+                values = np.concatenate([c.present("real"), c.present("synthetic")])
+                lo, hi = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+                bounds[c.name] = (lo, hi if hi > lo else lo + 1.0)
+        kinds = {c.name: c.kind for c in columns}
+        dates = [n for n, k in kinds.items() if k == "datetime"]
+        if dates:
+            raise InputError(f"certify over date columns {dates} needs a schema that declares them (--schema)")
+        schema = resolve_schema(real, None, [], bounds=bounds, clip=True, unsafe_public_categories=True,
+                                discretise="equal-width",
+                                categorical=[n for n, k in kinds.items() if k == "categorical"])
+    return worst_case_error(real, synthetic, certify, schema=schema.with_equal_width(), time_limit=time_limit)
