@@ -20,8 +20,8 @@ from synthdp.core.errors import SchemaError
 if TYPE_CHECKING:  # the schema holds derived columns; this module only reads its attributes
     from synthdp.core.schema import Schema
 
-#: The parts of a datetime column a derived column may be, as pandas' ``.dt`` accessor names them.
-DATE_PARTS = ("year", "month", "day", "weekday", "hour")
+#: The parts of a datetime column a derived column may be, and the pandas ``.dt`` accessor of each.
+DATE_PARTS = {"year": "year", "month": "month", "day": "day", "weekday": "day_of_week", "hour": "hour"}
 #: The operations on two numeric columns a derived column may be.
 OPERATIONS = ("+", "-")
 VOCABULARY = ("COL.year, COL.month, COL.day, COL.weekday (Monday 0) or COL.hour of a datetime column, or "
@@ -77,7 +77,7 @@ class Derived:
     def compute(self, df: pd.DataFrame) -> pd.Series:
         """The column's values on the decoded table ``df`` (a missing source gives a missing value)."""
         if self.function in DATE_PARTS:
-            return getattr(df[self.sources[0]].dt, self.function).astype("Int64").rename(self.name)
+            return getattr(df[self.sources[0]].dt, DATE_PARTS[self.function]).astype("Int64").rename(self.name)
         left, right = (df[s] for s in self.sources)
         return (left + right if self.function == "+" else left - right).rename(self.name)
 
@@ -92,8 +92,10 @@ def parse_derived(declared: Mapping[str, str] | None) -> tuple[Derived, ...]:
 
 
 def add_derived(df: pd.DataFrame, derived: tuple[Derived, ...]) -> pd.DataFrame:
-    """``df`` with each derived column computed and placed after the last of its sources (post-processing)."""
-    for column in derived:
-        at = max(df.columns.get_loc(s) for s in column.sources) + 1
+    """``df`` with each derived column computed and placed after the last of its sources and of the derived columns
+    placed before it that share one, in declaration order (post-processing)."""
+    for i, column in enumerate(derived):
+        beside = [d.name for d in derived[:i] if set(d.sources) & set(column.sources)]
+        at = max(df.columns.get_loc(c) for c in (*column.sources, *beside)) + 1
         df.insert(at, column.name, column.compute(df))
     return df
