@@ -398,12 +398,14 @@ def _synthesize(args, config: SynthesisConfig):
             raise InputError(f"--drop names {unknown}, which {args.input!r} does not have; its columns are "
                              f"{list(columns)}")
         if config.schema is not None:  # as in memory
-            _check_schema_columns(config.schema, [c for c in columns if c not in {*_unit(args), *(args.drop or [])}],
+            _check_schema_columns(config.schema, [c for c in columns if c not in
+                                                  {*_unit(args), *(args.drop or []), *(config.derived or ())}],
                                   args.input)
         return synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
     df = _read(args.input, args)
     if config.schema is not None:
-        _check_schema_columns(config.schema, [c for c in df.columns if c not in _unit(args)], args.input)
+        _check_schema_columns(config.schema, [c for c in df.columns if c not in {*_unit(args), *(config.derived or ())}],
+                              args.input)
     return synthesize(df, config)
 
 
@@ -412,7 +414,10 @@ def cmd_sample(args) -> int:
     outputs = check_outputs({"-o": args.output}, inputs=[args.model])
     if table_format(args.output, "-o") == "parquet":
         require_pyarrow()
-    check("n_rows", args.rows)
+    try:
+        check("n_rows", args.rows)
+    except InputError as error:
+        raise InputError(f"-n {args.rows}: {error}") from None
     model = FittedModel.load(args.model)
     data = model.sample(args.rows, random_state=args.seed)
     write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output))])

@@ -122,3 +122,21 @@ def test_the_command_line_declares_derived_columns(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     out = pd.read_csv(tmp_path / "out.csv", parse_dates=["joined"])
     assert (out["year"] == out["joined"].dt.year).all() and (out["net"] == out["gross"] - out["tax"]).all()
+
+
+def test_a_schema_file_and_derived_flags_together(tmp_path, capsys):
+    """--derived adds to a --schema file's declarations, and the CSV's derived columns are then not 'unlisted'."""
+    df = table()
+    schema = Schema.from_dataframe(df.drop(columns=["year", "net"]),
+                                   **{k: OPTIONS[k] for k in ("bounds", "datetimes", "categories", "discretise")})
+    schema.save(tmp_path / "s.json")
+    df.to_csv(tmp_path / "in.csv", index=False)
+    common = [str(tmp_path / "in.csv"), "--epsilon", "2", "--delta", "1e-6", "--queries", "marginals:1",
+              "--schema", str(tmp_path / "s.json"), "--seed", "0", "-q"]
+    assert main(["generate", *common, "-o", str(tmp_path / "no.csv")]) == 2
+    assert "the schema has no column 'year'" in capsys.readouterr().err
+    code = main(["generate", *common, "-o", str(tmp_path / "out.csv"), "--derived", "year=joined.year",
+                 "net=gross - tax"])
+    assert code == 0, capsys.readouterr().err
+    out = pd.read_csv(tmp_path / "out.csv", parse_dates=["joined"])
+    assert (out["year"] == out["joined"].dt.year).all() and (out["net"] == out["gross"] - out["tax"]).all()
