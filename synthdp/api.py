@@ -158,8 +158,9 @@ def stating_spend(ledger: Ledger):
     try:
         yield
     except KeyboardInterrupt as interrupt:
-        spent = ledger.total()
-        interrupt.charged = spend_text(float(spent.epsilon), float(spent.delta)) if ledger.events else "nothing"
+        spent, pure = ledger.total(), ledger.delta_budget == 0
+        interrupt.charged = (spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events
+                             else "nothing")
         raise
     except SynthDPError as error:
         if not ledger.events:
@@ -171,8 +172,8 @@ def stating_spend(ledger: Ledger):
 
 
 def spend_text(epsilon: float, delta: float | None) -> str:
-    """A spend as the messages give it: ``epsilon=0.5, delta=1e-09`` (no delta under pure DP)."""
-    return f"epsilon={epsilon:.6g}" + ("" if not delta else f", delta={delta:.3g}")
+    """A spend as the messages give it: ``epsilon=0.5, delta=1e-09`` (``delta`` None: pure DP, none shown)."""
+    return f"epsilon={epsilon:.6g}" + ("" if delta is None else f", delta={delta:.3g}")
 
 
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
