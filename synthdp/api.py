@@ -121,8 +121,8 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     what was spent.  **Each call is a new release with a new cost**: calling
     again on the same data spends the budget again and the releases compose.
     For more rows, sample the released model (``result.model.sample(n)`` or
-    ``Synthesizer(...).fit(df).sample(n)``), which is free (docs/privacy.md §10.9).  Domains the options leave open are learned privately,
-    charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
+    ``Synthesizer(...).fit(df).sample(n)``), which is free (docs/privacy.md
+    §10.9).  Domains the options leave open are learned privately, charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
     is never used (it is private under add/remove).
     """
     return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))

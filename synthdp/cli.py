@@ -404,8 +404,8 @@ def _synthesize(args, config: SynthesisConfig):
         return synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
     df = _read(args.input, args)
     if config.schema is not None:
-        _check_schema_columns(config.schema, [c for c in df.columns if c not in {*_unit(args), *(config.derived or ())}],
-                              args.input)
+        left_out = {*_unit(args), *(config.derived or ())}
+        _check_schema_columns(config.schema, [c for c in df.columns if c not in left_out], args.input)
     return synthesize(df, config)
 
 

@@ -31,8 +31,8 @@ def table(rows: int = 1200, seed: int = 0) -> pd.DataFrame:
     return df
 
 
-OPTIONS = dict(epsilon=2.0, delta=1e-6, bounds={"joined": ("2015-01-01 00:00:00", "2023-01-01 00:00:00"), "gross": (0, 999),
-                                                 "tax": (0, 299)},
+OPTIONS = dict(epsilon=2.0, delta=1e-6,
+               bounds={"joined": ("2015-01-01 00:00:00", "2023-01-01 00:00:00"), "gross": (0, 999), "tax": (0, 299)},
                datetimes={"joined": "%Y-%m-%d %H:%M:%S"}, categories={"kind": ["a", "b", "c"]},
                discretise="equal-width", random_state=0, progress=False)
 
@@ -116,8 +116,8 @@ def test_parse_reads_names_with_dots_and_spaces():
 def test_the_command_line_declares_derived_columns(tmp_path, capsys):
     table().to_csv(tmp_path / "in.csv", index=False)
     code = main(["generate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--epsilon", "2",
-                 "--delta", "1e-6", "--queries", "marginals:1", "--bounds", "joined=2015-01-01 00:00:00..2023-01-01 00:00:00",
-                 "gross=0:999", "tax=0:299", "--datetime", "joined=%Y-%m-%d %H:%M:%S", "--discretise", "equal-width",
+                 "--delta", "1e-6", "--queries", "marginals:1",
+                 "--bounds", "joined=2015-01-01 00:00:00..2023-01-01 00:00:00", "gross=0:999", "tax=0:299", "--datetime", "joined=%Y-%m-%d %H:%M:%S", "--discretise", "equal-width",
                  "--categorical", "kind", "--derived", "year=joined.year", "net=gross - tax", "--seed", "0", "-q"])
     assert code == 0, capsys.readouterr().err
     out = pd.read_csv(tmp_path / "out.csv", parse_dates=["joined"])
