@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 
@@ -11,7 +12,6 @@ import pytest
 
 from synthdp import Synthesizer
 from synthdp.cli import main
-from synthdp.core.domain import Domain
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Attribute, Schema
@@ -136,7 +136,7 @@ def test_the_saved_file_holds_no_real_row_and_no_diagnostics(which, request, tmp
     assert document["release"]["rows_written"] == len(fitted_.result_.data)
     for name in names[1:]:  # plain arrays: numbers only, readable without pickle
         with zipfile.ZipFile(path) as archive:
-            array = np.load(__import__("io").BytesIO(archive.read(name)), allow_pickle=False)
+            array = np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
         assert array.dtype.kind in "if"
 
 
