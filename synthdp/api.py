@@ -28,12 +28,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import pandas as pd
 
 from synthdp.accounting.ledger import Ledger
 from synthdp.config import SynthesisConfig, options_doc, signature
-from synthdp.core.encoding import Encoder
+from synthdp.core.derived import parse_derived
+from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
 from synthdp.core.schema import PrivacyWarning, Schema
@@ -50,6 +50,7 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
 from synthdp.methods.base import MethodOutput
 from synthdp.methods.game_defaults import PLAN_DEFAULTS
+from synthdp.model import FittedModel, ReleasedRecords
 from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.report import Report, make_report
@@ -66,6 +67,8 @@ class SyntheticResult:
     #: The public schema the table was encoded with, and the run's plan (both public).
     schema: Any = None
     plan: Plan | None = None
+    #: The released model the table was drawn from: more rows, for free (docs/privacy.md §10.9).
+    model: FittedModel | None = None
 
     def save(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule)."""
@@ -117,9 +120,9 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     The ledger never spends more than ``(epsilon, delta)``; the report shows
     what was spent.  **Each call is a new release with a new cost**: calling
     again on the same data spends the budget again and the releases compose.
-    For more rows, resample the release (``Synthesizer(...).fit(df).sample(n)``),
-    which is free.  Domains the options leave open are learned privately,
-    charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
+    For more rows, sample the released model (``result.model.sample(n)`` or
+    ``Synthesizer(...).fit(df).sample(n)``), which is free (docs/privacy.md
+    §10.9).  Domains the options leave open are learned privately, charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
     is never used (it is private under add/remove).
     """
     return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))
@@ -143,9 +146,19 @@ def stating_spend(ledger: Ledger):
     solver failure in Mode E.  Nothing is released then, but the data were
     used: the owner is told what the ledger was charged, so that a new run is
     counted as a second spend.
+
+    An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledger was
+    charged so far, as the text :func:`spend_text` writes (``"nothing"``
+    before the first private step), in its ``charged`` attribute, for the
+    command line to say.
     """
     try:
         yield
+    except KeyboardInterrupt as interrupt:
+        spent, pure = ledger.total(), ledger.delta_budget == 0
+        interrupt.charged = (spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events
+                             else "nothing")
+        raise
     except SynthDPError as error:
         if not ledger.events:
             raise
@@ -153,6 +166,11 @@ def stating_spend(ledger: Ledger):
                 f"{ledger.total()}; nothing was released, but a new run on the same data spends again "
                 "(docs/privacy.md §10.1).")
         raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
+
+
+def spend_text(epsilon: float, delta: float | None) -> str:
+    """A spend as the messages give it: ``epsilon=0.5, delta=1e-09`` (``delta`` None: pure DP, none shown)."""
+    return f"epsilon={epsilon:.6g}" + ("" if delta is None else f", delta={delta:.3g}")
 
 
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
@@ -201,7 +219,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         if stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
-        return SyntheticResult(data, report, schema, plan)
+        model = FittedModel(output.model or ReleasedRecords(schema.domain, output.codes), schema, config.numeric,
+                            report.to_dict())
+        return SyntheticResult(data, report, schema, plan, model)
 
 
 def counting_engine(config: SynthesisConfig):
@@ -216,7 +236,9 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
 
     With the Dask engine the files are counted part by part on the cluster
     (:func:`build`), never held here, so the schema must be public.  Refuses a
-    privacy unit column inside the schema (docs/privacy.md §10.6).
+    privacy unit column inside the schema (docs/privacy.md §10.6).  Derived
+    columns (``config.derived``, added to a given schema's) are dropped from the
+    rows: no private step reads them (docs/privacy.md §10.10).
     """
     if config.engine == "dask":
         if config.schema is None:
@@ -231,6 +253,11 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
         schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
+    if config.derived and config.schema is not None:
+        schema = replace(schema, derived=(*schema.derived, *parse_derived(config.derived)))
+    check_derived_output(schema, config.numeric)
+    if schema.derived and config.engine != "dask":  # derived columns never reach the model (docs/privacy.md §10.10)
+        df = df.drop(columns=[c for c in df.columns if str(c) in {d.name for d in schema.derived}])
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
                          "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
@@ -445,8 +472,10 @@ class Synthesizer:
     :class:`~synthdp.config.SynthesisConfig`, where each is documented),
     checked here and in :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
     generation once (spending the budget) and sets the fitted attributes
-    ``result_``, ``report_``, ``schema_`` and ``plan_``; ``sample`` only
-    resamples the released rows, which is post-processing and costs no privacy.
+    ``result_``, ``report_``, ``schema_``, ``plan_`` and ``model_`` (the released model,
+    :class:`~synthdp.model.FittedModel`); ``sample`` draws fresh rows from the released model,
+    and :meth:`save` / :meth:`load` keep it in a file: post-processing, no privacy cost
+    (docs/privacy.md §10.9).
     """
 
     def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, **options: Any):
@@ -493,20 +522,53 @@ class Synthesizer:
         self.report_ = self.result_.report
         self.schema_ = self.result_.schema
         self.plan_ = self.result_.plan
+        self.model_ = self.result_.model
         return self
 
     def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:
-        """``n`` rows drawn with replacement from the released table (all of it when ``n`` is None)."""
-        if not hasattr(self, "result_"):
-            raise NotFittedError("this Synthesizer is not fitted yet: call fit(df) before sample()")
-        if n is not None:
-            check("n_rows", n)
-        check("random_state", random_state)
-        data = self.result_.data
+        """``n`` fresh rows drawn from the released model (the released table itself when ``n`` is None).
+
+        Under select-measure-estimate the rows are drawn from the graphical model fitted to the noisy
+        measurements (or its reweighted sample); under the game, whose release is its set of synthetic
+        records, the model is those records and the rows are drawn from them with replacement
+        (docs/privacy.md §10.9).  Post-processing: any ``n``, any number of times, no privacy cost.
+        ``random_state`` seeds the draw: the same seed gives the same rows, also after :meth:`save` and
+        :meth:`load`.
+        """
+        model = self._fitted_model()
         if n is None:
-            return data.copy()
-        idx = np.random.default_rng(random_state).integers(0, len(data), n)
-        return data.iloc[idx].reset_index(drop=True)
+            if not hasattr(self, "result_"):
+                raise InputError("a loaded model keeps no table: give the number of rows, sample(n)")
+            check("random_state", random_state)
+            return self.result_.data.copy()
+        return model.sample(n, random_state=random_state)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the released model and the release report to ``path`` (a zip of JSON and numpy arrays, no pickle).
+
+        The file holds only released or public quantities: no real row, no true count, no diagnostics or timing
+        (docs/privacy.md §10.9).  Read it back with :meth:`load`.
+        """
+        self._fitted_model().save(path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Synthesizer":
+        """A Synthesizer with the model saved at ``path`` (``model_``, ``schema_``), ready to :meth:`sample`.
+
+        Its parameters are the release's budget and relation; fitting it again is a new release.
+        """
+        model = FittedModel.load(path)
+        release = model.release
+        loaded = cls(epsilon=release["epsilon_budget"], delta=release.get("delta_budget"),
+                     relation=release["relation"])
+        loaded.model_, loaded.schema_ = model, model.schema
+        return loaded
+
+    def _fitted_model(self) -> FittedModel:
+        if not hasattr(self, "model_"):
+            raise NotFittedError("this Synthesizer is not fitted yet: call fit(df) (or Synthesizer.load(path)) "
+                                 "before sample() or save()")
+        return self.model_
 
 
 Synthesizer.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")

@@ -1,4 +1,4 @@
-"""The ``synthdp`` command: generate, evaluate, schema, bench, demo.
+"""The ``synthdp`` command: generate, sample, evaluate, schema, bench, demo.
 
 Every error the library raises on purpose is printed as one line naming the
 culprit, with exit status 2; nothing is written unless the command succeeds.
@@ -180,6 +180,8 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "learn_bounds": (("--learn-bounds",), dict(action="append", nargs="+", metavar="COL[=DTYPE]")),
     "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="E.g. --decimals fnlwgt=0")),
     "nullable": (("--nullable",), dict(nargs="+", metavar="COL")),
+    "derived": (("--derived",), dict(action="append", nargs="+", metavar="COL=EXPR",
+                                     syntax="E.g. --derived year=joined.year 'net=gross - tax'")),
     "missing": (("--missing",), dict(action="append", metavar="TOKEN",
                                      syntax="The CSV reader applies them (e.g. --missing ?).")),
 }
@@ -274,7 +276,8 @@ def _schema_kwargs(args) -> dict:
                 bins=_pairs(args.bins, "--bins", _bins) or None, cuts=_pairs(args.cuts, "--cuts", _cuts) or None,
                 nullable=args.nullable, datetimes=_datetimes(args.datetime),
                 learn_bounds=_learn_bounds(args.learn_bounds),
-                decimals=_pairs(args.decimals, "--decimals", _decimals) or None, **derived)
+                decimals=_pairs(args.decimals, "--decimals", _decimals) or None,
+                derived=_pairs(getattr(args, "derived", None), "--derived", str) or None, **derived)
 
 
 def _read(path: str, args, typed: bool = False, schema=None):
@@ -325,7 +328,7 @@ def _separator(sep: str) -> str:
 
 def _check_schema_columns(schema, columns, path: str) -> None:
     """Refuse input columns the schema does not list (the library would drop them with a warning)."""
-    extra = [c for c in columns if str(c) not in schema.names]
+    extra = [c for c in columns if str(c) not in schema.names and str(c) not in {d.name for d in schema.derived}]
     if extra:
         raise InputError(f"the schema has no column {extra[0]!r} of {path!r} (unlisted: {extra}); add them to the "
                          f"schema, or leave them out with --drop {' '.join(map(str, extra))}")
@@ -346,20 +349,48 @@ def generate_options(args) -> dict[str, Any]:
 
 
 def cmd_generate(args) -> int:
-    from synthdp.api import synthesize
-    from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
+    from synthdp.api import spend_text
     from synthdp.files import csvfile
     from synthdp.files.parquet import dump_table, require_pyarrow, table_format
-    from synthdp.files.sources import file_columns, list_files
+    from synthdp.model import dump_model
 
-    outputs = check_outputs({"-o": args.output, "--report": args.report},
+    outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
     if table_format(args.output, "-o") == "parquet":
         require_pyarrow()
     options = generate_options(args)
     if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
+        if args.save_model:
+            raise InputError("--save-model is not available with --tune or --target-error yet: save the model of "
+                             "the chosen settings with a plain generate run")
         return tuning.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
-    config = SynthesisConfig.of(**options)  # every option checked here, before anything is read
+    result = None
+    try:
+        result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
+        jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
+        if args.report:
+            jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
+        if args.save_model:
+            jobs.append((outputs["--save-model"], lambda tmp: dump_model(result.model, tmp)))
+        write_outputs(jobs)
+    except KeyboardInterrupt as interrupt:  # what the ledger was charged, for main's message (docs/privacy.md §10.1)
+        if result is not None:  # the release was made: its whole spend
+            interrupt.charged = spend_text(result.report.epsilon_spent, result.report.delta_spent)
+        elif not hasattr(interrupt, "charged"):  # before the run's first step
+            interrupt.charged = "nothing"
+        raise
+    print(result.report.summary())
+    print(f"output: {args.output} ({len(result.data)} rows)" +  # no run time: it depends on the data
+          (f"; model: {args.save_model} (synthdp sample draws more rows from it, free)" if args.save_model else ""))
+    return 0
+
+
+def _synthesize(args, config: SynthesisConfig):
+    """The run of ``synthdp generate``: in memory, or part by part on a Dask cluster."""
+    from synthdp.api import synthesize
+    from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
+    from synthdp.files.sources import file_columns, list_files
+
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
         read = _read_options(args)
@@ -369,20 +400,35 @@ def cmd_generate(args) -> int:
             raise InputError(f"--drop names {unknown}, which {args.input!r} does not have; its columns are "
                              f"{list(columns)}")
         if config.schema is not None:  # as in memory
-            _check_schema_columns(config.schema, [c for c in columns if c not in {*_unit(args), *(args.drop or [])}],
+            _check_schema_columns(config.schema, [c for c in columns if c not in
+                                                  {*_unit(args), *(args.drop or []), *(config.derived or ())}],
                                   args.input)
-        result = synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
-    else:
-        df = _read(args.input, args, schema=config.schema)
-        if config.schema is not None:
-            _check_schema_columns(config.schema, [c for c in df.columns if c not in _unit(args)], args.input)
-        result = synthesize(df, config)
-    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
-    if args.report:
-        jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
-    write_outputs(jobs)
-    print(result.report.summary())
-    print(f"output: {args.output} ({len(result.data)} rows)")  # no run time: it depends on the data
+        return synthesize(args.input, config, engine=DaskEngine(scheduler=args.scheduler, options=read))
+    df = _read(args.input, args, schema=config.schema)
+    if config.schema is not None:
+        left_out = {*_unit(args), *(config.derived or ())}
+        _check_schema_columns(config.schema, [c for c in df.columns if c not in left_out], args.input)
+    return synthesize(df, config)
+
+
+def cmd_sample(args) -> int:
+    """``synthdp sample MODEL -n N -o OUT``: fresh rows from a saved model (post-processing, docs/privacy.md §10.9)."""
+    from synthdp.core.parameters import check
+    from synthdp.files.parquet import dump_table, require_pyarrow, table_format
+    from synthdp.model import FittedModel
+
+    outputs = check_outputs({"-o": args.output}, inputs=[args.model])
+    if table_format(args.output, "-o") == "parquet":
+        require_pyarrow()
+    try:
+        check("n_rows", args.rows)
+    except InputError as error:
+        raise InputError(f"-n {args.rows}: {error}") from None
+    model = FittedModel.load(args.model)
+    data = model.sample(args.rows, random_state=args.seed)
+    write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output))])
+    print(f"output: {args.output} ({len(data)} rows drawn from the model in {args.model}: post-processing of its "
+          "release, no privacy cost)")
     return 0
 
 
@@ -647,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_generate_parser, _evaluate_parser, _schema_parser, _bench_parser, _demo_parser):
+    for add in (_generate_parser, _sample_parser, _evaluate_parser, _schema_parser, _bench_parser, _demo_parser):
         add(sub, common)
     return parser
 
@@ -659,6 +705,8 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
     g.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); "
                    "checked before anything runs, written with --report as one unit")
     g.add_argument("--report", help="write the full report as JSON here")
+    g.add_argument("--save-model", metavar="FILE", help="also write the released model (a zip of JSON and numpy "
+                   "arrays: the fitted model, the schema, the release report; nothing private) for synthdp sample")
     for group, heading in GROUPS.items():
         if group == "schema":
             _schema_options(g)
@@ -666,6 +714,18 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
             _add_flags(g.add_argument_group(heading), options_in(group), GENERATE_FLAGS)
     tuning.add_arguments(g)
     g.set_defaults(func=cmd_generate)
+
+
+def _sample_parser(sub, common: argparse.ArgumentParser) -> None:
+    m = sub.add_parser("sample", help="more rows from a model saved by generate --save-model (free)",
+                       parents=[common], epilog=OUTPUTS_HELP,
+                       description="Draw fresh rows from a released model: post-processing of the release, no "
+                       "privacy cost (docs/privacy.md §10.9).")
+    m.add_argument("model", help="model file written by synthdp generate --save-model or Synthesizer.save")
+    m.add_argument("-n", "--rows", type=int, required=True, help="number of rows to draw")
+    m.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow)")
+    m.add_argument("--seed", type=int, help="seed of the draw: the same seed gives the same rows")
+    m.set_defaults(func=cmd_sample)
 
 
 def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -694,7 +754,7 @@ def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
     q.add_argument("--certify", metavar="CLASS", help="add the certified worst case over a query class (e.g. "
                    "conjunctions), within --time-limit seconds")
     # the owner's own check reads the categories off the real table: there is nothing to make public
-    _schema_options(e, omit=("unsafe_public_categories",))
+    _schema_options(e, omit=("unsafe_public_categories", "derived"))
     e.set_defaults(func=cmd_evaluate)
 
 
@@ -713,7 +773,7 @@ def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
                         "the data ('all': every column not made numeric by --bounds, --bins, --cuts, --datetime or "
                         "--learn-bounds; leave an ID column out with --drop); needs a delta at generate "
                         "(docs/privacy.md §9, §10.5)")
-    _schema_options(s, omit=("schema", "unsafe_public_categories"))
+    _schema_options(s, omit=("schema", "unsafe_public_categories", "derived"))
     s.set_defaults(func=cmd_schema)
 
 
@@ -763,6 +823,17 @@ def _one_line_warnings() -> Callable[..., None]:
     return show
 
 
+def _charge_note(interrupt: KeyboardInterrupt) -> str:
+    """What the privacy ledger was charged before an interrupt, for a command that runs private steps."""
+    charged = getattr(interrupt, "charged", None)
+    if charged is None:
+        return ""
+    if charged == "nothing":
+        return "; no privacy budget was charged (no private step had run)"
+    return (f"; the privacy ledger had been charged {charged} by the private steps that ran: a new run on the "
+            "same data spends again (docs/privacy.md §10.1)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -797,7 +868,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum = getattr(exc, "signum", signal.SIGINT)
         done = ("the outputs had already been written in full" if getattr(exc, "written", False)
                 else "nothing was written")
-        print(f"synthdp: interrupted ({signal.Signals(signum).name}); {done}", file=sys.stderr)
+        print(f"synthdp: interrupted ({signal.Signals(signum).name}); {done}{_charge_note(exc)}", file=sys.stderr)
         return 128 + signum
     finally:
         for sig, handler in previous.items():

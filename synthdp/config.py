@@ -189,6 +189,11 @@ class SynthesisConfig:
         Clamp numeric values outside their public bounds instead of refusing the table.""")
     max_categories: int = option(100, group="schema", doc="""
         Refuse categorical columns with more distinct values than this.""")
+    derived: Mapping[str, str] | None = option(None, group="schema", doc="""
+        Columns that are public functions of others, by column: 'COL.year', 'COL.month', 'COL.day', 'COL.weekday'
+        or 'COL.hour' of a datetime column, 'A + B' or 'A - B' of two numeric columns. They are never modelled
+        (their values in the data are not read) and are computed after sampling, so every row agrees with itself
+        (docs/privacy.md §10.10); added to a given schema's.""")
 
     # -- engine -------------------------------------------------------------------------------------------------
     engine: str = option("pandas", group="engine", doc="""
@@ -286,7 +291,7 @@ class SynthesisConfig:
         return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, cuts=self.cuts,
                     discretise=self.discretise, datetimes=self.datetimes,
                     learn_bounds=self.learn_bounds, decimals=self.decimals, categories=self.categories,
-                    nullable=self.nullable, clip=self.clip, max_categories=self.max_categories,
+                    nullable=self.nullable, clip=self.clip, max_categories=self.max_categories, derived=self.derived,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
 
 

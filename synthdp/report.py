@@ -18,7 +18,9 @@ nothing here recomputes a privacy cost.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from synthdp.methods.base import MethodOutput
@@ -38,6 +40,25 @@ def unit_line(privacy_unit: str, k: int) -> str:
     """The summary line naming the privacy unit and its bound (docs/privacy.md §10.6)."""
     return (f"privacy unit: column {privacy_unit!r}; neighbours add or remove one unit with up to {k} rows (at most "
             f"{k} rows kept per unit)")
+
+
+#: The text of an exact value as the release writes it: ``str`` of a :class:`~fractions.Fraction`.
+EXACT = re.compile(r"-?[0-9]+(/[0-9]+)?")
+
+
+def with_decimals(value: Any) -> Any:
+    """``value`` with, beside every exact value ``"KEY": "p/q"`` of a mapping, its decimal ``"KEY_decimal": p/q``
+    as a float (nearest), at any depth; the exact text stays, for programs that compose budgets exactly."""
+    if isinstance(value, list):
+        return [with_decimals(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        out[key] = with_decimals(item)
+        if isinstance(item, str) and EXACT.fullmatch(item):
+            out[f"{key}_decimal"] = float(Fraction(item))
+    return out
 
 
 @dataclass(frozen=True)
@@ -88,11 +109,15 @@ class Release:
     max_rows_per_unit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The release as plain data; a pure-DP release has no ``delta`` fields at all (docs/privacy.md §10.2)."""
+        """The release as plain data; a pure-DP release has no ``delta`` fields at all (docs/privacy.md §10.2).
+
+        Exact values (``"rho": "1/20"``) keep their exact text, each with its decimal beside it
+        (``"rho_decimal": 0.05``): :func:`with_decimals`.
+        """
         out = asdict(self)
         if self.delta_budget is None:
             del out["delta_budget"], out["delta_spent"]
-        return out
+        return with_decimals(out)
 
 
 @dataclass(frozen=True)

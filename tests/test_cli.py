@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 
@@ -93,7 +95,48 @@ def test_sigterm_stops_with_a_message_and_leaves_nothing(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert "interrupted (SIGTERM); nothing was written" in err and "Traceback" not in err
+    charged = re.search(r"; the privacy ledger had been charged epsilon=([0-9.e-]+), delta=([0-9.e-]+) by the private "
+                        r"steps that ran: a new run on the same data spends again", err)
+    assert charged or "; no privacy budget was charged (no private step had run)" in err, err
+    assert charged is None or 0 < float(charged[1]) <= 1 and 0 <= float(charged[2]) <= 1e-6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+INTERRUPTED_RUN = ["--epsilon", "1", "--delta", "1e-6", "--queries", "marginals:1", "--bounds", "a=0:3", "b=0:3",
+                   "--bins", "a=4", "b=4", "--seed", "0", "-q"]
+
+
+@pytest.mark.parametrize("where, charged", [
+    ("synthdp.api.public_schema", "; no privacy budget was charged (no private step had run)"),
+    ("synthdp.api.finish", "; the privacy ledger had been charged epsilon=1, delta=1e-06 by the private steps"),
+    ("synthdp.files.csvfile.dump_json", "; the privacy ledger had been charged epsilon=1, delta=1e-06 by the private "
+                                        "steps"),
+])
+def test_an_interrupt_says_what_the_ledger_was_charged(where, charged, tmp_path, monkeypatch, capsys):
+    """Before the first private step nothing; after the filter opened (select-measure-estimate charges its whole
+    budget then, docs/privacy.md §8.4) or while the outputs are written, what the release spent."""
+    from synthdp.files.outputs import Interrupted
+
+    (tmp_path / "in.csv").write_text("a,b\n" + "1,2\n3,0\n" * 50)
+    argv = ["generate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--report",
+            str(tmp_path / "r.json"), *INTERRUPTED_RUN]
+
+    def interrupt(*args, **kwargs):
+        raise Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(where, interrupt)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert f"synthdp: interrupted (SIGINT); nothing was written{charged}" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_the_charge_an_interrupt_states_is_what_the_run_reports(tmp_path, capsys):
+    (tmp_path / "in.csv").write_text("a,b\n" + "1,2\n3,0\n" * 50)
+    assert main(["generate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--report",
+                 str(tmp_path / "r.json"), *INTERRUPTED_RUN]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert f"epsilon={report['epsilon_spent']:.6g}, delta={report['delta_spent']:.3g}" == "epsilon=1, delta=1e-06"
 
 
 def test_progress_lines_in_logs_with_an_estimate_and_without_times_under_prsma():

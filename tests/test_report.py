@@ -152,6 +152,37 @@ def test_texts_print_rho_and_epsilon_as_floats_and_the_json_keeps_them_exact(dem
     assert texts and not [t for t in texts if re.search(r"\d{7,}/\d", t)], texts
     assert Fraction(rep.rho_budget) == Fraction(rep.plan["rho"]["value"])  # exact, not rounded
     assert Fraction(rep.rho_spent) <= Fraction(rep.rho_budget)
+    exact = decimals_beside_exact_values(json.loads(json.dumps(rep.to_dict())))
+    assert {"rho_budget", "rho_spent", "epsilon", "delta", "rho", "sigma2", "value"} <= exact  # at every depth
+
+
+def decimals_beside_exact_values(obj) -> set[str]:
+    """Check that every exact value ``"KEY": "p/q"`` of ``obj`` has ``"KEY_decimal"`` beside it, its nearest float,
+    and no other key ends in ``_decimal``; return the keys of the exact values."""
+    from fractions import Fraction
+
+    found: set[str] = set()
+    if isinstance(obj, list):
+        for item in obj:
+            found |= decimals_beside_exact_values(item)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(value, str) and re.fullmatch(r"-?\d+(/\d+)?", value):
+                assert obj[f"{key}_decimal"] == float(Fraction(value)), (key, value)
+                found.add(key)
+            elif key.endswith("_decimal"):
+                assert key[:-len("_decimal")] in obj, key
+            found |= decimals_beside_exact_values(value)
+    return found
+
+
+def test_with_decimals_on_a_small_case():
+    from synthdp.report import with_decimals
+
+    given = {"rho": "1/20", "n": 3, "note": "rho=1/20 of the budget", "events": [{"delta": "0", "x": None}]}
+    assert with_decimals(given) == {"rho": "1/20", "rho_decimal": 0.05, "n": 3, "note": "rho=1/20 of the budget",
+                                    "events": [{"delta": "0", "delta_decimal": 0.0, "x": None}]}
+    assert list(with_decimals(given)) == ["rho", "rho_decimal", "n", "note", "events"]  # each beside its value
 
 
 @pytest.mark.parametrize("options, rows, why", [

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.data import AggregatedData
+from synthdp.core.derived import add_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
@@ -80,7 +81,8 @@ class Encoder:
         absent = [n for n in self.schema.names if n not in by_name]
         if absent:
             raise SchemaError(f"columns {absent} of the schema are missing from the data, which has {list(by_name)}")
-        extra = [n for n in by_name if n not in self.schema.names]
+        derived = {d.name for d in self.schema.derived}  # declared: never read (docs/privacy.md §10.10)
+        extra = [n for n in by_name if n not in self.schema.names and n not in derived]
         if extra:
             warnings.warn(f"ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=2)
         codes = np.empty((len(df), len(self.schema)), dtype=np.int64)
@@ -109,11 +111,13 @@ class Encoder:
         Numeric columns become their bin label (``numeric="label"``) or a value
         drawn uniformly inside the bin (``numeric="uniform"``, an integer for
         integer columns), which needs an explicit ``rng``. This randomness is
-        post-processing and does not affect privacy.
+        post-processing and does not affect privacy.  The schema's derived
+        columns are then computed from the decoded ones (docs/privacy.md §10.10).
         """
         codes = self.domain.check_codes(codes)
         if numeric not in ("label", "uniform"):
             raise InputError(f"numeric must be 'label' or 'uniform', got {numeric!r}")
+        check_derived_output(self.schema, numeric)
         if numeric == "uniform" and not isinstance(rng, np.random.Generator):
             raise InputError("numeric='uniform' draws values inside bins; pass rng=np.random.default_rng(seed)")
         columns = {}
@@ -124,7 +128,17 @@ class Encoder:
                 columns[attr.name] = _decode_labels(attr, codes[:, j])
             else:
                 columns[attr.name] = _decode_uniform(attr, codes[:, j], rng)
-        return pd.DataFrame(columns, columns=list(self.schema.names))
+        return add_derived(pd.DataFrame(columns, columns=list(self.schema.names)), self.schema.derived)
+
+
+def check_derived_output(schema: Schema, numeric: str) -> None:
+    """Refuse derived columns when numeric columns come back as cell labels, which have no year and no sum
+    (public inputs only: checked before a run's first private step, docs/privacy.md §10.10)."""
+    if schema.derived and numeric != "uniform":
+        names = [d.name for d in schema.derived]
+        raise InputError(f"derived columns {names} are computed from decoded values, and numeric={numeric!r} "
+                         "writes cell labels: use numeric='uniform' (CLI --numeric uniform), or drop the derived "
+                         "columns")
 
 
 def _value(series: pd.Series, row: int) -> Any:

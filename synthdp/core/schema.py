@@ -45,6 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 
@@ -637,10 +638,14 @@ class Schema:
 
     attributes: tuple[Attribute, ...]
     missing_values: tuple[str, ...] = ()
+    #: Columns declared public functions of attributes (docs/privacy.md §10.10): never modelled, computed from the
+    #: decoded columns after sampling (:mod:`synthdp.core.derived`).
+    derived: tuple[Derived, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attributes", tuple(self.attributes))
         object.__setattr__(self, "missing_values", tuple(str(t) for t in self.missing_values))
+        object.__setattr__(self, "derived", tuple(self.derived))
         if not self.attributes:
             raise SchemaError("a schema needs at least one attribute")
         if not all(isinstance(a, Attribute) for a in self.attributes):
@@ -648,6 +653,11 @@ class Schema:
         if len(set(self.names)) != len(self.names):
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
             raise SchemaError(f"duplicate column names in schema: {dup}")
+        names = [d.name for d in self.derived]
+        if len(set(names)) != len(names):
+            raise SchemaError(f"derived columns {sorted({n for n in names if names.count(n) > 1})} are declared twice")
+        for column in self.derived:
+            column.check(self)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -685,8 +695,8 @@ class Schema:
         if given != pending:
             raise SchemaError(f"with_bounds needs bounds for exactly the columns {sorted(pending)}; "
                               f"got {sorted(given)}")
-        return Schema(tuple(replace(a, bounds=tuple(released[a.name]), clip=True) if a.name in pending else a
-                            for a in self.attributes), self.missing_values)
+        return replace(self, attributes=tuple(replace(a, bounds=tuple(released[a.name]), clip=True)
+                                              if a.name in pending else a for a in self.attributes))
 
     @property
     def to_discretise(self) -> tuple[str, ...]:
@@ -695,13 +705,14 @@ class Schema:
 
     def with_placeholder_cells(self, cells: int) -> "Schema":
         """For sizing only: each column :attr:`to_discretise` as ``cells`` public equal-width bins (over its bounds,
-        or ``(0, cells)`` where they are still to be learned), real-valued; never used to encode data."""
+        or ``(0, cells)`` where they are still to be learned), real-valued, without derived columns; never used to
+        encode data."""
         pending = set(self.to_discretise)
         attributes = tuple(
             replace(a, origin="public", bounds=a.bounds or (0.0, float(cells)), bins=cells, cuts=(), dtype="float64",
                     format=None, decimals=None, clip=True)
             if a.name in pending else a for a in self.attributes)
-        return Schema(attributes, self.missing_values)
+        return replace(self, attributes=attributes, derived=())
 
     def with_cuts(self, released: Mapping[str, Sequence[float]]) -> "Schema":
         """This schema with the cells of the columns :attr:`to_discretise` fixed to the ``released`` cut points.
@@ -716,7 +727,7 @@ class Schema:
         attributes = tuple(
             replace(a, origin="learned", cuts=tuple(released[a.name]), bins=len(released[a.name]) + 1)
             if a.name in pending else a for a in self.attributes)
-        return Schema(attributes, self.missing_values)
+        return replace(self, attributes=attributes)
 
     def with_equal_width(self) -> "Schema":
         """This schema with the columns :attr:`to_discretise` cut into public equal-width bins instead.
@@ -732,7 +743,7 @@ class Schema:
         pending = set(self.to_discretise)
         attributes = tuple(replace(a, origin="public", bins=bins(a)) if a.name in pending and a.bounds else a
                            for a in self.attributes)
-        return Schema(attributes, self.missing_values)
+        return replace(self, attributes=attributes)
 
     @property
     def read_off(self) -> tuple[str, ...]:
@@ -765,7 +776,7 @@ class Schema:
                                  dtype=attr.dtype if attr.dtype is not None else labels_dtype(labels),
                                  origin="learned")
             attributes.append(attr)
-        return Schema(tuple(attributes), self.missing_values)
+        return replace(self, attributes=tuple(attributes))
 
     @classmethod
     def from_dataframe(
@@ -787,6 +798,7 @@ class Schema:
         clip: bool = False,
         max_categories: int = 100,
         unsafe_public_categories: bool = False,
+        derived: Mapping[str, str] | None = None,
     ) -> "Schema":
         """Build a schema for the columns of ``df``.
 
@@ -839,9 +851,14 @@ class Schema:
             a :class:`PrivacyWarning` says so. Default: such columns get the
             origin ``"learn"`` and their domains are learned privately by
             partition selection (docs/privacy.md §9).
+        derived : columns that are public functions of others, ``{name: "date.year"}`` or ``{name: "a - b"}``
+            (:mod:`synthdp.core.derived`): left out of the schema's attributes, whether or not ``df`` has them, and
+            computed after sampling (docs/privacy.md §10.10).
         """
         if not isinstance(df, pd.DataFrame):
             raise SchemaError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        declared = parse_derived(derived)
+        df = df.drop(columns=[c for c in df.columns if str(c) in {d.name for d in declared}])
         if df.empty:
             raise SchemaError(f"the DataFrame is empty (shape {df.shape}); a schema needs at least one row and column")
         columns = [str(c) for c in df.columns]
@@ -945,7 +962,7 @@ class Schema:
                 PrivacyWarning,
                 stacklevel=2,
             )
-        schema = cls(tuple(attributes), missing_values)
+        schema = cls(tuple(attributes), missing_values, declared)
         logger.debug("schema from DataFrame: %d columns, to learn: %s", len(schema), list(schema.to_learn))
         return schema
 
@@ -976,6 +993,7 @@ class Schema:
             "version": SCHEMA_VERSION,
             "missing_values": list(self.missing_values),
             "attributes": [a.to_dict() for a in self.attributes],
+            **({"derived": {d.name: d.expression for d in self.derived}} if self.derived else {}),
         }
 
     @classmethod
@@ -989,11 +1007,11 @@ class Schema:
             parts = [f"{e.get('column')} ({', '.join(e.get('read', []))})" for e in data[DRAFT_KEY] if isinstance(e, dict)]
             raise SchemaError(f"the schema is a draft: these parts were read off the data: {'; '.join(parts) or '-'}. "
                               f"Replace them with public values, then delete the {DRAFT_KEY!r} entry")
-        unknown = sorted(set(data) - {"format", "version", "missing_values", "attributes"})
+        unknown = sorted(set(data) - {"format", "version", "missing_values", "attributes", "derived"})
         if unknown:
             raise SchemaError(f"schema has unknown keys {unknown}")
         attributes = tuple(Attribute.from_dict(a) for a in data.get("attributes", ()))
-        return cls(attributes, tuple(data.get("missing_values", ())))
+        return cls(attributes, tuple(data.get("missing_values", ())), parse_derived(data.get("derived")))
 
     def to_json(self) -> str:
         """The schema as JSON text."""

@@ -393,7 +393,8 @@ def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: st
     if absent:
         raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema or the privacy unit; its columns "
                           f"are {list(columns)}")
-    extra = [c for c in columns if c not in schema.names and c != unit and c not in dropped]
+    derived = {d.name for d in schema.derived}  # declared derived columns are never read (docs/privacy.md §10.10)
+    extra = [c for c in columns if c not in schema.names and c != unit and c not in dropped and c not in derived]
     if extra:
         warnings.warn(f"{path}: ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=4)
 

@@ -146,6 +146,9 @@ class MethodOutput:
     #: Warnings for the release summary, read off released values only (e.g. :func:`~synthdp.methods.measure_method.
     #: joint_warning`).
     warnings: list[str] = field(default_factory=list)
+    #: The released estimate the records were drawn from (``sample(rows, generator)``, docs/privacy.md §10.9);
+    #: None when the records are released as they are (the game's plays), which are then the model.
+    model: Any = None
 
 
 class Method(ABC):

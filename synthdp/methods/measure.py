@@ -343,6 +343,8 @@ class MeasureRelease:
     rounds: int
     rho_spent: Fraction
     model_total: float
+    #: The estimate the records were drawn from: the graphical model or its reweighted sample (§8.7, §10.9).
+    estimate: GraphicalModel | WeightedSample
 
 
 # --------------------------------------------------------------------------
@@ -944,7 +946,7 @@ def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, co
     final = _estimate(run, measured, iters, support, growth)
     rows = n_rows if n_rows is not None else max(1, int(round(measured.model.total)))
     return MeasureRelease(final.sample(rows, run.generator), measured.paid, rounds, run.budget - run.left(),
-                          measured.model.total)
+                          measured.model.total, final)
 
 
 def _noise_family(budget: Fraction, *, relation: str, ledger, n_rows: int | None, oracle: OracleSelection | None,

@@ -311,7 +311,7 @@ class MeasureMethod(Method):
             selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
             workload = sme.workload_marginals(inputs.query_class, real.domain)
             return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [],
-                                joint_warning(result.measurements, real.domain, workload))
+                                joint_warning(result.measurements, real.domain, workload), result.estimate)
         oracle = plan.oracle
         filter_ledger = zcdp if zcdp is not None else self.open_filter(plan, ledger)
         result = sme.measure(real, inputs.query_class, budget=rho, ledger=filter_ledger,
@@ -326,7 +326,7 @@ class MeasureMethod(Method):
         warned = [] if oracle is not None else \
             joint_warning(result.measurements, real.domain, sme.workload_marginals(inputs.query_class, real.domain))
         return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [],
-                            warned)
+                            warned, result.estimate)
 
     def choices(self, plan: MeasurePlan) -> dict[str, dict]:
         out = {"epsilon" if plan.pure else "rho": plan.rho.to_dict(), "marginals": plan.marginals.to_dict()}
