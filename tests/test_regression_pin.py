@@ -55,15 +55,15 @@ CASES = {
 
 #: case -> (release, cells, table): see the module docstring.  Re-pin here, one line per case.
 PINS = {
-    "game-pure-marginals": ('d663ca0cc6801a4b', '42b945923136ec9e', 'b6688ecfc9aafb8d'),
-    "game-zcdp-parities": ('2985a59ab1d3fecb', '48d1880858da19ea', 'd4edfa89c236c671'),
-    "measure-pure-marginals": ('aea1539bacf09dc8', 'bd60de1c0835d37c', '9624661b25f798ee'),
-    "measure-zcdp-conjunctions": ('9d399a8a80981ee5', 'b6feddd23560a263', '771f2d7b39052c34'),
-    "measure-zcdp-learned-domain": ('43396151b732a916', '026be7b4f9336eac', '1976c36239a71d8e'),
-    "measure-zcdp-marginals": ('dd73d9f63d14273e', '4d24973907390bd5', '86a8a7d8f323b50f'),
-    "measure-zcdp-privtree": ('72dacf4a2a454619', 'af8a909e5dbbb64e', 'bcf9bded44098bf9'),
-    "measure-zcdp-units": ('06aa2a6038b51fc6', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
-    "measure-zcdp-wide": ('a7b089a2488a9285', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
+    "game-pure-marginals": ('586753d3f3417aee', '42b945923136ec9e', 'b6688ecfc9aafb8d'),
+    "game-zcdp-parities": ('2c5a4274350caed8', '48d1880858da19ea', 'd4edfa89c236c671'),
+    "measure-pure-marginals": ('773c202f596d7bd2', 'bd60de1c0835d37c', '9624661b25f798ee'),
+    "measure-zcdp-conjunctions": ('88d748387d68d259', 'b6feddd23560a263', '771f2d7b39052c34'),
+    "measure-zcdp-learned-domain": ('27040de94ba1a1bc', '026be7b4f9336eac', '1976c36239a71d8e'),
+    "measure-zcdp-marginals": ('dfbbfb640eef3c60', '4d24973907390bd5', '86a8a7d8f323b50f'),
+    "measure-zcdp-privtree": ('4eec88f60078b9f3', 'af8a909e5dbbb64e', 'bcf9bded44098bf9'),
+    "measure-zcdp-units": ('b3749349443b0734', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
+    "measure-zcdp-wide": ('36ceb3103ceda0a9', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }
 
 N_ROWS = 300
