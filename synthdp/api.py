@@ -36,6 +36,7 @@ from synthdp.config import SynthesisConfig, options_doc, signature
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
 from synthdp.engines import get_engine
@@ -152,7 +153,8 @@ def stating_spend(ledger: Ledger):
     except SynthDPError as error:
         if not ledger.events:
             raise
-        note = (f" This refusal came after private steps that ran on the data and were charged "
+        stop = "" if str(error).rstrip().endswith(".") else "."
+        note = (f"{stop} This refusal came after private steps that ran on the data and were charged "
                 f"{ledger.total()}; nothing was released, but a new run on the same data spends again "
                 "(docs/privacy.md §10.1).")
         raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
@@ -184,7 +186,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             df = engine.read(df)
             if df.empty:
                 raise InputError("the input table is empty: nothing to synthesise")
-        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6)
+        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
+            check_raw_rows(df, config, engine)
             chosen = choose_bound(df, config, ledger, rng)
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
@@ -229,7 +232,9 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
         schema = resolve_schema(None, config.schema, collected)
     else:
         if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
+            rows = len(df)
             df = bounding.apply(df)
+            warn_dropped_rows(rows, len(df), bounding.k)
         df, stripped = strip_text(df)
         schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
@@ -240,10 +245,37 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     return df, schema, stripped
 
 
+#: The share of the rows that contribution bounding may drop before the owner is warned (docs/privacy.md §10.8).
+DROPPED_SHARE = 0.2
+
+
+def warn_dropped_rows(before: int, after: int, k: int) -> None:
+    """Tell the owner, by an :func:`owner_warning`, when keeping at most ``k`` rows per unit dropped more than
+    :data:`DROPPED_SHARE` of the rows.  Reads the private row counts: never in the release (§10.8)."""
+    if before and (before - after) / before > DROPPED_SHARE:
+        owner_warning(f"keeping at most max_rows_per_unit={k} rows per unit dropped {before - after} of the "
+                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} rows of "
+                      "each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
+                      "the data), or aggregate each unit's rows first")
+
+
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
     """The columns a CSV reader keeps as text even when it infers types: the privacy unit's (``007`` and ``7`` are
     two units); the readers of a run read every field as text anyway (docs/privacy.md §10.1)."""
     return () if config.privacy_unit is None else (config.privacy_unit,)
+
+
+def check_raw_rows(df: pd.DataFrame, config: SynthesisConfig, engine) -> None:
+    """Before ``k`` is chosen privately: the schema built and every value checked on the raw rows, as the tally
+    pass checks the kept rows later, so that the refusals that need no budget come before any spend
+    (docs/privacy.md §10.8).  The schema's warnings are given once, by the run itself."""
+    if config.privacy_unit not in df.columns:
+        raise InputError(f"privacy unit column {config.privacy_unit!r} is not in the data, whose columns are "
+                         f"{list(df.columns)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows, schema, _ = public_schema(df.drop(columns=[config.privacy_unit]), config, None, [])
+        engine.tally(rows, schema)
 
 
 def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
