@@ -53,6 +53,7 @@ from synthdp.methods import game_method
 from synthdp.methods.base import MethodOutput
 from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
+from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
 
 log = logging.getLogger(__name__)
@@ -204,6 +205,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         real = build(df, schema, plan, engine, dask_bounding)     # count: the Dask engine bounds units as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
         data = finish(output, schema, config)                     # post-processing: resample, decode
+        for finding in check_release(data, schema):               # post-processing of the release (§10.8)
+            collected.append(finding.text)
+            warnings.warn(finding.text, ReleaseWarning, stacklevel=3)
         if stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
