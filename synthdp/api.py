@@ -45,7 +45,7 @@ from synthdp.files import sources
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
+from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, check_rows, learn_bounds, range_threshold
 from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
@@ -344,7 +344,14 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
                          f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
                          f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
     cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
-    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen)
+
+    def check_bounds(before: Plan, data: Tallies) -> None:  # before any private step: reads n, for the owner
+        if schema.to_bound:
+            epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
+            check_rows(data, schema.to_bound, range_threshold(epsilon_b / ledger.contribution_bound),
+                       epsilon=config.epsilon)
+
+    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen, check=check_bounds)
     bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
         epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
@@ -374,9 +381,13 @@ def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
     return 1
 
 
-def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None,
+                     check: Callable[[Plan, Tallies], None] | None = None):
     """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
     their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
+
+    ``check(before, tallies)`` runs once the tallies are taken, before any private step: the later steps' checks
+    of the table's size (docs/privacy.md §10.8).
 
     A method with a zCDP filter (docs/privacy.md §8.4) learns them jointly by
     Gaussian partition selection inside it (§10.5); otherwise each column by
@@ -390,6 +401,8 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
         data = tallies()  # values checked while tallying: the last refusals, still before any private step
+        if check is not None:
+            check(before, data)
         if planned.columns:
             partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
                                       epsilon=config.epsilon)
@@ -406,6 +419,8 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
+    if check is not None:
+        check(before, data)
     if selection is not None:
         partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")

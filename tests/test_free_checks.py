@@ -18,7 +18,6 @@ from synthdp.accounting.ledger import Ledger
 from synthdp.api import stating_spend
 from synthdp.core.errors import SchemaError
 from synthdp.core.owner import OwnerWarning
-from synthdp.core.schema import Schema
 
 RUN = dict(epsilon=1.0, delta=1e-6, random_state=0, progress=False)
 AFTER_A_CHARGE = "This refusal came after private steps"
@@ -88,3 +87,26 @@ def test_bounding_that_drops_most_rows_warns_the_owner_only():
         warnings.simplefilter("error", OwnerWarning)
         generate_synthetic(df, "marginals:2", privacy_unit="pid", max_rows_per_unit=30,
                            categories={"city": ["north", "south"]}, bounds={"size": (1, 4), "amount": (0, 100)}, **RUN)
+
+
+def test_bounds_no_range_can_reach_are_refused_by_column_before_any_charge():
+    """344 rows, five columns to bound at a threshold of about 500 rows: every number came back near 0."""
+    from tests.test_release_check import NUMERIC, small_table
+
+    message = str(pytest.raises(Exception, generate_synthetic, small_table(344), "marginals:2", learn_bounds=NUMERIC,
+                                categories={"kind": ["flat", "house"]}, **RUN).value)
+    assert all(repr(c) in message for c in NUMERIC) and "'price' 344" in message, message
+    assert "give public bounds" in message and AFTER_A_CHARGE not in message
+
+
+def test_bounds_from_few_rows_warn_the_owner_only():
+    from tests.test_release_check import small_table
+
+    df = small_table(600)
+    with pytest.warns(OwnerWarning, match=r"the bounds of \['price'\] .* few present values \('price' 600\)"):
+        result = generate_synthetic(df, "marginals:2", learn_bounds=["price"],
+                                    bounds={"rooms": (1, 8), "area": (0.0, 300.0), "year": (1900, 2020),
+                                            "lat": (30.0, 45.0)},
+                                    categories={"kind": ["flat", "house"], "city": sorted(df["city"].unique())},
+                                    **RUN)
+    assert "600" not in str(result.report.warnings)
