@@ -406,6 +406,7 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
         if planned.columns:
             partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
                                       epsilon=config.epsilon)
+            partition.warn_rare_values(data.labels, planned.columns[0].threshold, schema.to_learn)
             _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
         learned = partition.learn_domains(data, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
@@ -423,6 +424,7 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
         check(before, data)
     if selection is not None:
         partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        partition.warn_rare_values(data.labels, selection.threshold, schema.to_learn)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)
     learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,

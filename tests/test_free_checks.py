@@ -110,3 +110,21 @@ def test_bounds_from_few_rows_warn_the_owner_only():
                                     categories={"kind": ["flat", "house"], "city": sorted(df["city"].unique())},
                                     **RUN)
     assert "600" not in str(result.report.warnings)
+
+
+@pytest.mark.parametrize("method,delta", [("measure", 1e-6), ("game", 1e-6)])
+def test_a_column_of_rare_values_warns_the_owner_by_name_before_any_step(method, delta):
+    """An ID column and a 1000-value column were emptied silently; a column of common values is not named."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    df = pd.DataFrame({"id": [f"id-{i}" for i in range(n)], "code": rng.choice([f"c{i}" for i in range(1000)], n),
+                       "kind": rng.choice(["a", "b"], n)})
+    with pytest.warns(OwnerWarning) as caught:
+        result = generate_synthetic(df, "marginals:1", method=method, **{**RUN, "delta": delta})
+    texts = [str(w.message) for w in caught if w.category is OwnerWarning]
+    assert any("column 'id' will come back mostly missing: 3000 of its 3000" in t and "like an ID" in t
+               and "--drop id" in t for t in texts), texts
+    assert any("column 'code' will come back mostly missing: 3000 of its 3000" in t and "(951 values)" in t
+               for t in texts), texts
+    assert not any("'kind'" in t for t in texts)
+    assert not any("will come back mostly missing" in w for w in result.report.warnings)
