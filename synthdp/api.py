@@ -142,8 +142,8 @@ def stating_spend(ledger: Ledger):
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`privtree_cap`; the values the domain steps read are checked
-    while they are tallied, §10.7).  A few can only come after one: a
+    fit, :func:`privtree_cap`; every column's values are checked while the
+    table is tallied, §10.7, §10.8).  A few can only come after one: a
     model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
     used: the owner is told what the ledger was charged, so that a new run is
