@@ -258,8 +258,8 @@ def warn_dropped_rows(before: int, after: int, k: int) -> None:
     :data:`DROPPED_SHARE` of the rows.  Reads the private row counts: never in the release (§10.8)."""
     if before and (before - after) / before > DROPPED_SHARE:
         owner_warning(f"keeping at most max_rows_per_unit={k} rows per unit dropped {before - after} of the "
-                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} rows of "
-                      "each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
+                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} "
+                      "rows of each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
                       "the data), or aggregate each unit's rows first")
 
 

@@ -32,8 +32,8 @@ from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
-__all__ = ["BOUNDS_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "check_rows", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges", "bucket_of",
-           "learn_bounds", "noisy_range", "range_threshold"]
+__all__ = ["BOUNDS_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges",
+           "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold"]
 
 #: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
 GRID_LOW = 10

@@ -499,5 +499,5 @@ def warn_rare_values(labels: dict[str, dict[str, int]], tau: int, columns: tuple
             distinct = "every value distinct, like an ID" if len(counts) == present else f"{len(counts)} values"
             owner_warning(f"column {column!r} will come back mostly missing: {rare} of its {present} present rows "
                           f"hold values that fewer than {tau} rows hold ({distinct}), and partition selection keeps "
-                          f"a value only when about {tau} rows hold it; drop the column (from the DataFrame; CLI --drop "
-                          f"{column}), give its categories publicly, or group its values into fewer, larger ones")
+                          f"a value only when about {tau} rows hold it; drop the column (from the DataFrame; CLI "
+                          f"--drop {column}), give its categories publicly, or group its values into fewer, larger ones")
