@@ -279,7 +279,8 @@ def check_raw_rows(df: pd.DataFrame, config: SynthesisConfig, engine) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows, schema, _ = public_schema(df.drop(columns=[config.privacy_unit]), config, None, [])
-        engine.tally(rows, schema)
+    require_delta_for_bounds(schema, budget(config)[1])
+    engine.tally(rows, schema)
 
 
 def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
@@ -338,11 +339,7 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
     if not any(Tallies.columns(schema)):
         return (partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
                 Discretisation(schema, (), Fraction(0), Fraction(0)), None)
-    if schema.to_bound and not delta:
-        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
-                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
-                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
-                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
+    require_delta_for_bounds(schema, delta)
     cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
 
     def check_bounds(before: Plan, data: Tallies) -> None:  # before any private step: reads n, for the owner
@@ -364,6 +361,15 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
                      relation=config.relation,
                      max_cells=cap)
     return learned, bounded, cut, zcdp
+
+
+def require_delta_for_bounds(schema, delta) -> None:
+    """Refuse columns without public bounds under pure DP: learning bounds (§10.4) needs a delta.  Public inputs."""
+    if schema.to_bound and not delta:
+        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
+                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
+                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
+                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
 
 
 def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:

@@ -128,3 +128,14 @@ def test_a_column_of_rare_values_warns_the_owner_by_name_before_any_step(method,
                for t in texts), texts
     assert not any("'kind'" in t for t in texts)
     assert not any("will come back mostly missing" in w for w in result.report.warnings)
+
+
+def test_learning_bounds_without_a_delta_is_refused_before_the_private_choice_of_k():
+    from synthdp.core.errors import InputError
+
+    df = table().assign(pid=lambda d: [f"p{i % 150}" for i in range(len(d))])
+    with pytest.raises(InputError) as caught:
+        generate_synthetic(df, "marginals:2", epsilon=1.0, random_state=0, progress=False, privacy_unit="pid",
+                           max_rows_per_unit="auto", learn_bounds=["amount"], categories={"city": ["north", "south"]},
+                           bounds={"size": (1, 4)}, bins={"size": 4})
+    assert "needs a delta" in str(caught.value) and AFTER_A_CHARGE not in str(caught.value)
