@@ -36,6 +36,7 @@ from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
 from synthdp.engines import get_engine
@@ -44,7 +45,7 @@ from synthdp.files import sources
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, learn_bounds
+from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, check_rows, learn_bounds, range_threshold
 from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
@@ -53,6 +54,7 @@ from synthdp.methods.game_defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords
 from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
+from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
 
 log = logging.getLogger(__name__)
@@ -140,8 +142,8 @@ def stating_spend(ledger: Ledger):
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`privtree_cap`; the values the domain steps read are checked
-    while they are tallied, §10.7).  A few can only come after one: a
+    fit, :func:`privtree_cap`; every column's values are checked while the
+    table is tallied, §10.7, §10.8).  A few can only come after one: a
     model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
     used: the owner is told what the ledger was charged, so that a new run is
@@ -162,7 +164,8 @@ def stating_spend(ledger: Ledger):
     except SynthDPError as error:
         if not ledger.events:
             raise
-        note = (f" This refusal came after private steps that ran on the data and were charged "
+        stop = "" if str(error).rstrip().endswith(".") else "."
+        note = (f"{stop} This refusal came after private steps that ran on the data and were charged "
                 f"{ledger.total()}; nothing was released, but a new run on the same data spends again "
                 "(docs/privacy.md §10.1).")
         raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
@@ -199,7 +202,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             df = engine.read(df)
             if df.empty:
                 raise InputError("the input table is empty: nothing to synthesise")
-        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6)
+        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
+            check_raw_rows(df, config, engine)
             chosen = choose_bound(df, config, ledger, rng)
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
@@ -216,6 +220,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         real = build(df, schema, plan, engine, dask_bounding)     # count: the Dask engine bounds units as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
         data = finish(output, schema, config)                     # post-processing: resample, decode
+        for finding in check_release(data, schema):               # post-processing of the release (§10.8)
+            collected.append(finding.text)
+            warnings.warn(finding.text, ReleaseWarning, stacklevel=3)
         if stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
@@ -248,7 +255,9 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
         schema = resolve_schema(None, config.schema, collected)
     else:
         if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
+            rows = len(df)
             df = bounding.apply(df)
+            warn_dropped_rows(rows, len(df), bounding.k)
         df, stripped = strip_text(df)
         schema = resolve_schema(df, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
@@ -264,10 +273,38 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     return df, schema, stripped
 
 
+#: The share of the rows that contribution bounding may drop before the owner is warned (docs/privacy.md §10.8).
+DROPPED_SHARE = 0.2
+
+
+def warn_dropped_rows(before: int, after: int, k: int) -> None:
+    """Tell the owner, by an :func:`owner_warning`, when keeping at most ``k`` rows per unit dropped more than
+    :data:`DROPPED_SHARE` of the rows.  Reads the private row counts: never in the release (§10.8)."""
+    if before and (before - after) / before > DROPPED_SHARE:
+        owner_warning(f"keeping at most max_rows_per_unit={k} rows per unit dropped {before - after} of the "
+                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} "
+                      "rows of each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
+                      "the data), or aggregate each unit's rows first")
+
+
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
     """The columns a CSV reader keeps as text even when it infers types: the privacy unit's (``007`` and ``7`` are
     two units); the readers of a run read every field as text anyway (docs/privacy.md §10.1)."""
     return () if config.privacy_unit is None else (config.privacy_unit,)
+
+
+def check_raw_rows(df: pd.DataFrame, config: SynthesisConfig, engine) -> None:
+    """Before ``k`` is chosen privately: the schema built and every value checked on the raw rows, as the tally
+    pass checks the kept rows later, so that the refusals that need no budget come before any spend
+    (docs/privacy.md §10.8).  The schema's warnings are given once, by the run itself."""
+    if config.privacy_unit not in df.columns:
+        raise InputError(f"privacy unit column {config.privacy_unit!r} is not in the data, whose columns are "
+                         f"{list(df.columns)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows, schema, _ = public_schema(df.drop(columns=[config.privacy_unit]), config, None, [])
+    require_delta_for_bounds(schema, budget(config)[1])
+    engine.tally(rows, schema)
 
 
 def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
@@ -326,13 +363,16 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
     if not any(Tallies.columns(schema)):
         return (partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
                 Discretisation(schema, (), Fraction(0), Fraction(0)), None)
-    if schema.to_bound and not delta:
-        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
-                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
-                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
-                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
+    require_delta_for_bounds(schema, delta)
     cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
-    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen)
+
+    def check_bounds(before: Plan, data: Tallies) -> None:  # before any private step: reads n, for the owner
+        if schema.to_bound:
+            epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
+            check_rows(data, schema.to_bound, range_threshold(epsilon_b / ledger.contribution_bound),
+                       epsilon=config.epsilon)
+
+    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen, check=check_bounds)
     bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
     if schema.to_bound:
         epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
@@ -345,6 +385,15 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
                      relation=config.relation,
                      max_cells=cap)
     return learned, bounded, cut, zcdp
+
+
+def require_delta_for_bounds(schema, delta) -> None:
+    """Refuse columns without public bounds under pure DP: learning bounds (§10.4) needs a delta.  Public inputs."""
+    if schema.to_bound and not delta:
+        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
+                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
+                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
+                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
 
 
 def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
@@ -362,9 +411,13 @@ def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
     return 1
 
 
-def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None,
+                     check: Callable[[Plan, Tallies], None] | None = None):
     """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
     their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
+
+    ``check(before, tallies)`` runs once the tallies are taken, before any private step: the later steps' checks
+    of the table's size (docs/privacy.md §10.8).
 
     A method with a zCDP filter (docs/privacy.md §8.4) learns them jointly by
     Gaussian partition selection inside it (§10.5); otherwise each column by
@@ -378,9 +431,12 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                              contribution_bound=ledger.contribution_bound)
         before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
         data = tallies()  # values checked while tallying: the last refusals, still before any private step
+        if check is not None:
+            check(before, data)
         if planned.columns:
             partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
                                       epsilon=config.epsilon)
+            partition.warn_rare_values(data.labels, planned.columns[0].threshold, schema.to_learn)
             _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
         learned = partition.learn_domains(data, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
                                           relation=config.relation)
@@ -394,8 +450,11 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
+    if check is not None:
+        check(before, data)
     if selection is not None:
         partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
+        partition.warn_rare_values(data.labels, selection.threshold, schema.to_learn)
         _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
     zcdp = before.method.open_filter(before.method_plan, ledger)
     learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,

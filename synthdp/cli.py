@@ -177,7 +177,9 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "cuts": (("--cuts",), dict(action="append", nargs="+", metavar="COL=C1,C2,...", syntax="E.g. --cuts age=25,45,65")),
     "datetimes": (("--datetime",), dict(action="append", nargs="+", metavar="COL[=FORMAT]",
                                         syntax="E.g. --datetime joined=%%d/%%m/%%Y")),
-    "learn_bounds": (("--learn-bounds",), dict(action="append", nargs="+", metavar="COL[=DTYPE]")),
+    "learn_bounds": (("--learn-bounds",), dict(action="append", nargs="+", metavar="COL[=DTYPE]",
+                                               syntax="synthdp schema also takes 'all' (every column of numbers "
+                                                      "without public bounds).")),
     "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="E.g. --decimals fnlwgt=0")),
     "nullable": (("--nullable",), dict(nargs="+", metavar="COL")),
     "derived": (("--derived",), dict(action="append", nargs="+", metavar="COL=EXPR",
@@ -771,7 +773,8 @@ def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--learn-categories", nargs="+", metavar="COL",
                    help="categorical columns whose categories are left to be learned privately instead of read off "
                         "the data ('all': every column not made numeric by --bounds, --bins, --cuts, --datetime or "
-                        "--learn-bounds; leave an ID column out with --drop); needs a delta at generate "
+                        "--learn-bounds, nor a column of numbers, which gets bounds to review or --learn-bounds all; "
+                        "leave an ID column out with --drop); needs a delta at generate "
                         "(docs/privacy.md §9, §10.5)")
     _schema_options(s, omit=("schema", "unsafe_public_categories", "derived"))
     s.set_defaults(func=cmd_schema)

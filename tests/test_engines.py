@@ -474,6 +474,25 @@ def test_dask_tally_refuses_a_value_naming_file_and_row_before_any_private_step(
                            **dict(RUN, schema=schema))
 
 
+def test_dask_tally_refuses_a_bad_value_of_a_public_column_before_any_private_step(cluster, tmp_path, monkeypatch):
+    """A column the domain steps do not read is checked in the tally pass too (docs/privacy.md §10.8): it was
+    refused by the counting pass, after partition selection and the bounds had spent."""
+    from synthdp.api import generate_synthetic
+    import synthdp.mechanisms.noise as noise
+
+    df = make_table(400, seed=2)[["size", "age"]]
+    schema = Schema.from_dataframe(df, categories={"size": [0, 1, 2, 3, 4]}, learn_bounds=["age"])
+    assert "size" not in schema.to_learn
+    df.loc[333, "size"] = 9
+    df.iloc[:200].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[200:].to_csv(tmp_path / "b.csv", index=False)
+    monkeypatch.setattr(noise, "discrete_laplace", lambda *a: (_ for _ in ()).throw(AssertionError("noise")))
+    with pytest.raises(SchemaError, match=r"b\.csv.*value '?9'? in row 133, column 'size' is outside its declared "
+                                          r"domain.*nothing was spent or released"):
+        generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
+                           **dict(RUN, schema=schema))
+
+
 def _cli(cluster, source, out, schema_file, *extra):
     from synthdp.cli import main
 

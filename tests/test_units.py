@@ -308,11 +308,25 @@ def test_rows_per_unit_score_and_its_sensitivity_by_brute_force():
         for _ in range(30):
             rows = rng.integers(1, 12, rng.integers(1, 40))
             scores = rows_per_unit_scores(rows, 10, quantile)
-            expected = [-abs(b * int((rows <= k).sum()) - a * len(rows)) for k in range(1, 11)]
+            capped = np.minimum(rows, 10)  # the largest k stands for "10 or more" (Proposition 10.64)
+            expected = [-abs(b * int((capped <= k).sum()) - a * len(rows)) for k in range(1, 11)]
             assert scores.tolist() == expected
             for m in (1, 5, 11, 40):  # one more unit, with m rows
                 moved = np.abs(rows_per_unit_scores(np.r_[rows, m], 10, quantile) - scores).max()
                 assert moved <= max(a, b - a)
+
+
+def test_auto_k_takes_the_largest_k_when_every_unit_has_more_rows():
+    """Every unit holds more rows than ``AUTO_MAX_ROWS``: ``k`` is the largest candidate, not a uniform draw over
+    1..32 (the score was flat there: a table of about 187 rows per unit got k=6 and lost 97% of its rows)."""
+    from synthdp.mechanisms.units import AUTO_MAX_ROWS, choose_rows_per_unit
+
+    rng = np.random.default_rng(5)
+    pid = np.repeat([f"p{i}" for i in range(2000)], rng.integers(40, 60, 2000))
+    df = pd.DataFrame({"pid": pid})
+    chosen = [choose_rows_per_unit(df, "pid", epsilon=Fraction(1, 20), rng=PrivateRandom(seed), relation="add-remove",
+                                   ledger=Ledger(Fraction(1), Fraction(0))).k for seed in range(20)]
+    assert set(chosen) == {AUTO_MAX_ROWS}, chosen
 
 
 def test_auto_k_is_charged_ahead_and_reported(monkeypatch):

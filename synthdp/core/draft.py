@@ -123,18 +123,29 @@ def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *
                      bounds={name: (lo.strftime(fmt), hi.strftime(fmt))})
 
 
-def _categories(series: pd.Series, max_categories: int) -> list[str]:
-    """The labels of the values of ``series`` (sorted), refused beyond ``max_categories``."""
+def _categories(series: pd.Series) -> list[str]:
+    """The labels of the values of ``series``, sorted."""
     uniques = list(pd.unique(series.dropna()))
     try:
         uniques.sort()
     except TypeError:
         uniques.sort(key=category_label)
-    if len(uniques) > max_categories:
-        raise SchemaError(f"column {series.name!r} has {len(uniques)} distinct values, more than --max-categories "
-                          f"{max_categories}: give it public bounds (--bounds), raise --max-categories, or leave "
-                          f"it out (--drop {series.name})")
     return [category_label(u) for u in uniques]
+
+
+def _over_cap_error(over: dict[str, int], numeric: set[str], max_categories: int) -> SchemaError:
+    """One refusal naming every column with more distinct values than ``max_categories``, with advice that fits
+    each column's kind (bounds for numbers, dropping or learning for text)."""
+    lines = []
+    for col, count in over.items():
+        advice = (f"give it public bounds (--bounds {col}=LO:HI) or have them learned (--learn-bounds {col}) instead "
+                  "of --categorical" if col in numeric else
+                  f"leave it out (--drop {col}: an ID column says nothing a synthetic table can keep), learn its "
+                  f"categories privately (--learn-categories {col}: values held by few rows come back missing), "
+                  "or group its values into fewer")
+        lines.append(f"column {col!r} has {count} distinct values: {advice}")
+    return SchemaError(f"{len(over)} column(s) have more distinct values than --max-categories {max_categories} "
+                       "(or raise it):\n  " + "\n  ".join(lines))
 
 
 def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | None) -> str:
@@ -173,7 +184,12 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     ``"categories"``, ``"bounds"``, ``"decimals"`` (a real column's values all written with that many),
     ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`) and/or ``"missing"``.
 
-    ``learn_categories`` (public; ``["all"]``: every column not numeric by the options above) names categorical
+    ``learn_bounds`` may hold ``"all"`` (mapped to a dtype): every column of numbers without public bounds, cells,
+    a datetime format, ``categorical`` or ``learn_categories``.  A column more than ``max_categories`` values
+    would be drafted from is refused, all such columns in one message.
+
+    ``learn_categories`` (public; ``["all"]``: every column not numeric by the options above, nor a column of
+    numbers, which is drafted with bounds to review instead) names categorical
     columns whose categories are left to be learned privately (origin ``"learn"``, text, with the missing
     value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too.
     """
@@ -186,15 +202,21 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
                     else dict.fromkeys(learn_bounds or (), "float64"))
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
-                         ("--datetime", datetimes), ("--learn-bounds", learn_bounds), ("--decimals", decimals),
-                         ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
+                         ("--datetime", datetimes), ("--learn-bounds", set(learn_bounds) - {"all"}),
+                         ("--decimals", decimals), ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
     missing = {col: col in nullable or bool(df[col].isna().any()) for col in columns}
+    # the draft reads types off the data for the owner's review: "all" never turns a column of numbers into text
+    numbers = {c for c in columns if c not in categorical and _is_number(df[c])}
+    if "all" in learn_bounds:
+        dtype = learn_bounds.pop("all")
+        given_kind = set(bounds) | set(bins) | set(cuts) | set(datetimes) | (learn - {"all"})
+        learn_bounds = {**{c: dtype for c in columns if c in numbers and c not in given_kind}, **learn_bounds}
     public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes or c in learn_bounds]
     if "all" in learn:
-        learn = set(columns) - set(public)
+        learn = set(columns) - set(public) - numbers
     clash = sorted(learn & set(public))
     if clash:
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
@@ -204,7 +226,7 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         datetimes=datetimes, learn_bounds=learn_bounds, decimals={c: k for c, k in decimals.items() if c in public},
         discretise=discretise,
         nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
-    attributes, read_off = [], []
+    attributes, read_off, over = [], [], {}
     for col in columns:
         series = df[col].rename(col)
         read = ["missing"] if missing[col] and col not in nullable else []
@@ -229,7 +251,10 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
                                   "numeric columns")
-            labels = _categories(series, max_categories)
+            labels = _categories(series)
+            if len(labels) > max_categories:  # every such column named in one refusal, after the loop
+                over[col] = len(labels)
+                continue
             read.insert(0, "categories")
             if pd.api.types.is_bool_dtype(series.dtype):
                 dtype = "bool"
@@ -240,6 +265,8 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                                "dtype": dtype})
         if read:
             read_off.append({"column": col, "read": read})
+    if over:
+        raise _over_cap_error(over, {c for c in over if _is_number(df[c])}, max_categories)
     out = {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION, "missing_values": list(missing_values),
            "attributes": attributes}
     Schema.from_dict(out)  # a draft must be a valid schema once its marker is removed

@@ -35,7 +35,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 
-__all__ = ["Encoder", "category_counts", "numeric_values"]
+__all__ = ["Encoder", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -176,15 +176,32 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
     missing = codes == _MISSING
     if missing.any():
         if attr.missing_code is None:
-            head = (f"column {attr.name!r} has a missing value in row {_first(missing)}, but its schema has no "
-                    "missing category; declare it with")
-            raise SchemaError(
-                f"{head} nullable=[{attr.name!r}] (or \"missing\": true in the schema file), or fill the missing "
-                "values",
-                cli=f"{head} --nullable {attr.name} (or \"missing\": true in the --schema file), or fill the missing "
-                    "values")
+            raise missing_value_error(attr, _first(missing))
         codes[missing] = attr.missing_code
     return codes
+
+
+def missing_value_error(attr: Attribute, row: int) -> SchemaError:
+    """The refusal of a missing value in row ``row`` of a column ``attr`` that is not declared nullable."""
+    head = (f"column {attr.name!r} has a missing value in row {row}, but its schema has no missing category; "
+            "declare it with")
+    return SchemaError(
+        f"{head} nullable=[{attr.name!r}] (or \"missing\": true in the schema file), or fill the missing values.",
+        cli=f"{head} --nullable {attr.name} (or \"missing\": true in the --schema file), or fill the missing values.")
+
+
+def check_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> None:
+    """Refuse, naming the row, a value of a column with a public domain that encoding would refuse (a value
+    outside its categories or bounds, text in a numeric column, a fraction in an integer column, a missing value
+    where none is declared).  Costs nothing: it reads the values against public inputs only (docs/privacy.md §10.8).
+    """
+    _encode_column(attr, series, tuple(str(t) for t in missing_values))
+
+
+def first_missing(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> int | None:
+    """The first row of a numeric column that is missing (NA or a missing token), or None."""
+    missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
+    return _first(missing) if missing.any() else None
 
 
 def _distinct_labels(series: pd.Series, missing_values: tuple[str, ...],

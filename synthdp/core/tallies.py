@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.data import weighted_bincount
-from synthdp.core.encoding import category_counts, numeric_values
+from synthdp.core.encoding import category_counts, check_column, first_missing, missing_value_error, numeric_values
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, reads_as, typed_label, value_kind
 
-__all__ = ["NumberTally", "Tallies", "as_tallies"]
+__all__ = ["NumberTally", "Tallies", "as_tallies", "check_untallied"]
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,7 @@ class Tallies:
             raise InputError(f"columns {absent} whose domain is to be learned are missing from the data, which has "
                              f"{list(by_name)}")
         labels = {c: _label_counts(df[by_name[c]], schema[c], schema.missing_values) for c in text}
-        numbers = {c: NumberTally.of(numeric_values(schema[c], df[by_name[c]], schema.missing_values))
-                   for c in numeric}
+        numbers = {c: _number_tally(df[by_name[c]], schema[c], schema.missing_values) for c in numeric}
         return cls(labels, numbers, len(df))
 
     @classmethod
@@ -108,6 +107,30 @@ class Tallies:
         numbers = {c: NumberTally.of(np.concatenate([p.numbers[c].values for p in parts]),
                                      np.concatenate([p.numbers[c].counts for p in parts])) for c in first.numbers}
         return cls(labels, numbers, sum(p.rows for p in parts))
+
+
+def check_untallied(df: pd.DataFrame, schema: Schema) -> None:
+    """Refuse, naming its row, a value that encoding would refuse in a column the tallies do not read (a column
+    with a public domain), so that every value of the table is checked before any private step and not in the
+    counting pass after the domain steps have spent (docs/privacy.md §10.8).  Not a private step."""
+    tallied = {name for columns in Tallies.columns(schema) for name in columns}
+    by_name = {str(c): c for c in df.columns}
+    absent = [a.name for a in schema.attributes if a.name not in by_name]
+    if absent:
+        raise SchemaError(f"columns {absent} of the schema are missing from the data, which has {list(by_name)}")
+    for attr in schema.attributes:
+        if attr.name not in tallied:
+            check_column(attr, df[by_name[attr.name]], schema.missing_values)
+
+
+def _number_tally(series: pd.Series, attr: Attribute, missing_values: tuple[str, ...]) -> NumberTally:
+    """The tally of a numeric column whose bounds or cells are to be learned, after encoding's checks (a missing
+    value where the column is not declared nullable included)."""
+    if not attr.missing:
+        row = first_missing(attr, series, missing_values)
+        if row is not None:
+            raise missing_value_error(attr, row)
+    return NumberTally.of(numeric_values(attr, series, missing_values))
 
 
 def _label_counts(series: pd.Series, attr: Attribute, missing_values: tuple[str, ...]) -> dict[str, int]:

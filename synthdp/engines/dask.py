@@ -40,7 +40,7 @@ from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
-from synthdp.core.tallies import Tallies
+from synthdp.core.tallies import Tallies, check_untallied
 from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, file_columns, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
@@ -235,11 +235,12 @@ def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: in
 
 
 def _checked_tally(df: pd.DataFrame, schema: Schema, part: Part, first: int) -> Tallies:
-    """The batch's tallies; a value the schema refuses is an error naming the part and its row."""
+    """The batch's tallies; a value the schema refuses, in any column, is an error naming the part and its row."""
     try:
+        check_untallied(df, schema)  # every column, before any private step (docs/privacy.md §10.8)
         return Tallies.of_frame(df, schema)
     except SchemaError as exc:
-        raise SchemaError(f"{part.where(first)}: {exc}; nothing was spent or released") from None
+        raise SchemaError(f"{part.where(first)}: {str(exc).rstrip('.')}; nothing was spent or released") from None
 
 
 def _empty(schema: Schema) -> _Counts:

@@ -15,7 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
-from synthdp.core.tallies import Tallies
+from synthdp.core.tallies import Tallies, check_untallied
 from synthdp.files.sources import ReadOptions, Source, read_table, strip_text
 from synthdp.engines.keys import aggregate
 
@@ -44,8 +44,11 @@ class PandasEngine:
         return read_table(source, self.options, columns=schema.names if schema is not None else None)
 
     def tally(self, source: pd.DataFrame | Source, schema: Schema) -> Tallies:
-        """What the private domain steps read of the table (docs/privacy.md §10.7), text values stripped."""
-        return Tallies.of_frame(strip_text(self.read(source, schema))[0], schema)
+        """What the private domain steps read of the table (docs/privacy.md §10.7), text values stripped; every
+        other column's values checked too, so that nothing is refused after a private step (§10.8)."""
+        df = strip_text(self.read(source, schema))[0]
+        check_untallied(df, schema)
+        return Tallies.of_frame(df, schema)
 
     def count(self, source: pd.DataFrame | Source, schema: Schema) -> AggregatedData:
         """Distinct encoded rows of the table (text values stripped of surrounding spaces) with their counts."""

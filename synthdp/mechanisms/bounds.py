@@ -25,13 +25,15 @@ import pandas as pd
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.data import weighted_bincount
+from synthdp.core.errors import InputError
+from synthdp.core.owner import owner_warning
 from synthdp.core.schema import Schema, value_kind
 from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
-__all__ = ["BOUNDS_SHARE", "FAILURE", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges", "bucket_of",
-           "learn_bounds", "noisy_range", "range_threshold"]
+__all__ = ["BOUNDS_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges",
+           "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold"]
 
 #: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
 GRID_LOW = 10
@@ -82,6 +84,36 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
     if integer:
         lo, hi = float(math.floor(lo)), float(math.ceil(hi))
     return (lo, hi) if lo < hi else (lo, lo + 1.0)
+
+
+#: Warn the owner when a column to bound has fewer present values than this many times the threshold.
+FEW_ROWS_FACTOR = 4
+
+
+def check_rows(tallies: Tallies, columns: tuple[str, ...], threshold: int, *, epsilon: float) -> None:
+    """Refuse the columns to bound whose present values cannot fill one bucket to ``threshold``; warn the owner
+    about those that barely can (docs/privacy.md §10.8).
+
+    Runs before any private step and reads the private counts, for the data owner only: a refusal releases
+    nothing, and the warning (:func:`~synthdp.core.owner.owner_warning`) never goes into the release, which
+    either does not happen or is the same as without the check.
+    """
+    present = {c: tallies.numbers[c].rows for c in columns}
+    remedy = (f"give public bounds, e.g. legal or physical limits (bounds={{{columns[0]!r}: (lo, hi)}}, CLI --bounds "
+              f"{columns[0]}=LO:HI), raise epsilon (now {epsilon:g}), or drop the column")
+    short = {c: rows for c, rows in present.items() if rows < threshold}
+    if short:
+        held = ", ".join(f"{c!r} {rows}" for c, rows in short.items())
+        raise InputError(f"learning the bounds of {list(short)} privately (docs/privacy.md §10.4) keeps a range of "
+                         f"the grid only when about {threshold} rows fall in it, and these columns have fewer present "
+                         f"values ({held}): no range would be kept, the bounds would fall back to about 0 and every "
+                         f"value would be clipped there; {remedy}")
+    few = {c: rows for c, rows in present.items() if rows < FEW_ROWS_FACTOR * threshold}
+    if few:
+        held = ", ".join(f"{c!r} {rows}" for c, rows in few.items())
+        owner_warning(f"the bounds of {list(few)} are learned privately with a threshold of {threshold} rows per "
+                      f"range of the grid, and these columns have few present values ({held}): their bounds may "
+                      f"leave out much of the data, which is then clipped to them; {remedy}")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ import pandas as pd
 
 from synthdp.accounting.ledger import ADD_REMOVE, Ledger, as_delta, as_epsilon, check_relation
 from synthdp.core.errors import InputError
+from synthdp.core.owner import owner_warning
 from synthdp.core.schema import Schema, label_order
 from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
@@ -47,6 +48,8 @@ from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = [
+    "EMPTIED_SHARE",
+    "warn_rare_values",
     "DOMAIN_DELTA_SHARE",
     "DOMAIN_EPSILON_SHARE",
     "DomainLearning",
@@ -475,3 +478,26 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
                       f"{tau / rows:.0%} of the {rows} rows: at most {rows // tau} value(s) per column can be kept, "
                       f"the "
                       f"rest become missing; {remedy}", UserWarning, stacklevel=3)
+
+
+#: Warn the owner when more than this share of a column's present rows hold values below the threshold.
+EMPTIED_SHARE = Fraction(1, 2)
+
+
+def warn_rare_values(labels: dict[str, dict[str, int]], tau: int, columns: tuple[str, ...]) -> None:
+    """Warn the owner, by column, when most present rows of a column to learn hold values that fewer than ``tau``
+    rows hold (an ID column, a column of many rare values): those rows come back missing (docs/privacy.md §10.8).
+
+    Before any private step, for the data owner only (:func:`~synthdp.core.owner.owner_warning`): it reads the
+    exact counts, so it never goes into the release and no choice of the run depends on it.
+    """
+    for column in columns:
+        counts = np.fromiter(labels[column].values(), dtype=np.int64)
+        present = int(counts.sum())
+        rare = int(counts[counts < tau].sum())
+        if present and rare > EMPTIED_SHARE * present:
+            distinct = "every value distinct, like an ID" if len(counts) == present else f"{len(counts)} values"
+            owner_warning(f"column {column!r} will come back mostly missing: {rare} of its {present} present rows "
+                          f"hold values that fewer than {tau} rows hold ({distinct}), and partition selection keeps "
+                          f"a value only when about {tau} rows hold it; drop the column (from the DataFrame; CLI "
+                          f"--drop {column}), give its categories publicly, or group its values into fewer, larger ones")

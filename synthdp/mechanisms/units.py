@@ -157,8 +157,12 @@ class ChosenBound:
 
 
 def rows_per_unit_scores(rows: np.ndarray, max_rows: int, quantile: Fraction) -> np.ndarray:
-    """``u(k) = -|b #{units with <= k rows} - a #units|`` for ``k = 1..max_rows``, ``quantile = a/b`` (integers)."""
-    held = np.cumsum(np.bincount(np.minimum(rows, max_rows + 1), minlength=max_rows + 2))[1:max_rows + 1]
+    """``u(k) = -|b #{units with min(rows, max_rows) <= k} - a #units|`` for ``k = 1..max_rows``, ``quantile = a/b``.
+
+    The largest candidate stands for "``max_rows`` or more" (Proposition 10.64): every unit counts as held by it,
+    so when most units hold more rows than any candidate the choice leans to ``max_rows`` instead of being flat.
+    """
+    held = np.cumsum(np.bincount(np.minimum(rows, max_rows), minlength=max_rows + 1))[1:max_rows + 1]
     return -np.abs(quantile.denominator * held - quantile.numerator * len(rows))
 
 

@@ -1,0 +1,29 @@
+"""Messages for the data owner's eyes only (docs/privacy.md §10.8).
+
+Some advice can only be given by reading the private table outside the
+privacy guarantee: how many rows bounding dropped, that a column has a few
+rows too few for what was asked of it.  Such a message goes to the person
+running synthdp (a Python warning of category :class:`OwnerWarning`, and the
+log), never into the release: the report's ``warnings`` never hold one, and
+no choice of the run depends on one.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+__all__ = ["OwnerWarning", "owner_warning"]
+
+log = logging.getLogger(__name__)
+
+
+class OwnerWarning(UserWarning):
+    """Advice read off the private data for the owner only: not differentially private, never released."""
+
+
+def owner_warning(text: str) -> None:
+    """Warn the owner with ``text`` (read off the private data: never put it in a release)."""
+    log.warning("for the data owner only, not for release: %s", text)
+    warnings.warn(f"{text} (for the data owner only: read off the private data, not part of the release)",
+                  OwnerWarning, stacklevel=3)

@@ -1,0 +1,75 @@
+"""A self-check of a released table, read from the table alone (docs/privacy.md §10.8).
+
+A run can release a table that says little: a column that comes back mostly
+missing (its values fell below partition selection's threshold, or were
+clipped away), a single value, or numbers piled in the lowest or highest
+cell (bounds learned from too few rows).  These checks read the synthetic
+table and the released schema only -- post-processing, so they cost nothing
+and their warnings may go into the release report -- and name each column
+with what to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from synthdp.core.encoding import Encoder
+from synthdp.core.schema import Schema
+
+__all__ = ["MOSTLY_MISSING", "PILED", "ColumnFinding", "ReleaseWarning", "check_release"]
+
+#: A column is reported when more than this share of its synthetic rows is missing.
+MOSTLY_MISSING = 0.5
+#: A numeric column is reported when more than this share of its present rows is in its lowest or highest cell.
+PILED = 0.5
+
+
+class ReleaseWarning(UserWarning):
+    """A column of the released table says little (:func:`check_release`); the same text is in the report."""
+
+
+@dataclass(frozen=True)
+class ColumnFinding:
+    """One column of a released table that says little, and why (a sentence naming it and the remedy)."""
+
+    column: str
+    problem: str
+    text: str
+
+
+def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
+    """The columns of the synthetic ``data`` (encoded with the released ``schema``) that come back mostly
+    missing, with a single value, or piled in an end cell.  Reads the release only: free (§10.8)."""
+    if data.empty:
+        return []
+    codes = Encoder(schema).encode(data)
+    findings = []
+    for j, attr in enumerate(schema.attributes):
+        column = codes[:, j]
+        missing = column == attr.missing_code if attr.missing else np.zeros(len(column), dtype=bool)
+        present = column[~missing]
+        cells = attr.size - int(attr.missing)
+        if missing.mean() > MOSTLY_MISSING:
+            findings.append(ColumnFinding(attr.name, "missing", (
+                f"column {attr.name!r} comes back {missing.mean():.0%} missing: "
+                + ("few of its values were held by enough rows to be learned; give its categories publicly, or drop "
+                   "the column" if attr.kind == "categorical" else
+                   "give it public bounds, or drop the column"))))
+        elif len(present) and len(np.unique(present)) == 1 and cells > 1:
+            findings.append(ColumnFinding(attr.name, "single", (
+                f"column {attr.name!r} comes back with a single {'value' if attr.kind == 'categorical' else 'cell'} "
+                f"({attr.labels[int(present[0])]}); "
+                + ("give its categories publicly, or drop the column" if attr.kind == "categorical" else
+                   "give it public bounds or cuts, or drop the column"))))
+        elif attr.kind == "numeric" and cells > 2 and len(present):
+            for cell, end in ((0, "lowest"), (cells - 1, "highest")):
+                share = float(np.mean(present == cell))
+                if share > PILED:
+                    findings.append(ColumnFinding(attr.name, "piled", (
+                        f"column {attr.name!r}: {share:.0%} of its values are in its {end} cell "
+                        f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, give it public "
+                        "bounds (legal or physical limits)")))
+    return findings
