@@ -130,14 +130,14 @@ def _datetimes(items: list | None) -> dict[str, str | None] | None:
     return out or None
 
 
-def _learn_bounds(items: list | None) -> dict[str, str] | None:
-    """``--learn-bounds COL[=DTYPE] ...``: each column and its public output dtype (float64 unless given)."""
-    out = {}
+def _learn_bounds(items: list | None) -> dict[str, str | None] | None:
+    """``--learn-bounds COL[=DTYPE] ...``: each column and its public output dtype (None: real, or the schema's)."""
+    out: dict[str, str | None] = {}
     for item in _flat(items):
         name, sep, dtype = item.partition("=")
         if not name or (sep and dtype not in ("int64", "float64")):
             raise InputError(f"--learn-bounds expects COL or COL=int64|float64, got {item!r}")
-        out[name] = dtype if sep else "float64"
+        out[name] = dtype if sep else None
     return out or None
 
 
@@ -377,7 +377,7 @@ def cmd_generate(args) -> int:
         if config.schema is not None:
             _check_schema_columns(config.schema, [c for c in df.columns if c not in _unit(args)], args.input)
         result = synthesize(df, config)
-    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
+    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output, result.schema))]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)

@@ -34,7 +34,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 
-__all__ = ["Encoder", "category_counts", "numeric_values"]
+__all__ = ["Encoder", "category_counts", "numeric_values", "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -356,8 +356,10 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     except (ValueError, TypeError) as exc:  # e.g. dates with and without a time zone in one column
         raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
                           "them in one form, with or without a time zone") from None
-    nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
-    return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
+    if not isinstance(stamps.dtype, pd.DatetimeTZDtype):  # wall-clock times of the column's zone (UTC: none)
+        stamps = stamps.dt.tz_localize(attr.time_zone or "UTC")
+    nanoseconds = stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+    return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds.astype(np.int64).astype(np.float64) / 1e9)
 
 
 def _result_dtype(attr: Attribute) -> Any:
@@ -389,17 +391,6 @@ def _decode_labels(attr: Attribute, codes: np.ndarray) -> pd.Series:
     return pd.Series(_take(list(attr.labels[: attr.bins]), codes, attr.missing))
 
 
-#: Seconds in a day: a column whose public format writes dates alone comes back as whole days.
-_DAY = 86_400
-#: ``strptime`` directives that read a time of day.
-_TIME_DIRECTIVES = ("%H", "%I", "%M", "%S", "%f", "%p", "%X", "%c", "%T", "%R", "%z", "%Z", "%s")
-
-
-def _date_only(fmt: str | None) -> bool:
-    """A public datetime format with a date and no time of day (``"%Y-%m-%d"``): values are whole days."""
-    return fmt is not None and not any(d in fmt for d in _TIME_DIRECTIVES)
-
-
 def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
     """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
@@ -411,9 +402,38 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
         drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
-    if attr.is_datetime:  # whole seconds (whole days for a date format) since 1970, back to datetimes (NaT: missing)
-        unit = _DAY if _date_only(attr.format) else 1
-        return pd.Series(pd.to_datetime(np.floor(out / unit) * unit, unit="s")).astype(attr.dtype)
+    if attr.is_datetime:  # whole units of the public precision since 1970, back to datetimes (NaT: missing)
+        return _datetimes(attr, out)
     if attr.decimals is not None:  # the column's public precision, inside the bounds
         out = np.clip(np.round(out, attr.decimals), *attr.bounds)
     return pd.Series(out).astype(_result_dtype(attr) or np.float64)
+
+
+def _datetimes(attr: Attribute, seconds: np.ndarray) -> pd.Series:
+    """Seconds since 1970 (NaN: missing) as the column's datetimes, cut to whole units of its public precision
+    (:attr:`~synthdp.core.schema.Attribute.date_unit`) on its own clock (a day starts at midnight in its zone),
+    tz-aware in that zone when the column is (docs/privacy.md §10.1)."""
+    stamps = pd.Series(pd.to_datetime(seconds, unit="s"))
+    zone = attr.time_zone
+    if zone is not None:
+        stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(zone).dt.tz_localize(None)
+    stamps = stamps.dt.floor(pd.Timedelta(seconds=attr.date_unit))
+    if zone is not None:  # a wall time met twice (autumn): the later one; skipped (spring): the next valid one
+        stamps = stamps.dt.tz_localize(zone, ambiguous=np.zeros(len(stamps), dtype=bool),
+                                       nonexistent="shift_forward")
+    return stamps.astype(attr.dtype)
+
+
+def written_form(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """``df`` as a CSV file writes it: each datetime column of ``schema`` with a public format as text in that format
+    (its written form: a literal ``Z``, an offset, dates without a time; missing stays missing); the rest as is.
+
+    Post-processing of a decoded table (docs/privacy.md §10.1)."""
+    formatted = {a.name: a.format for a in schema.attributes if a.is_datetime and a.format and a.name in df.columns}
+    if not formatted:
+        return df
+    out = df.copy()
+    for name, fmt in formatted.items():
+        column = pd.to_datetime(out[name])
+        out[name] = column.dt.strftime(fmt).where(column.notna(), None)
+    return out
