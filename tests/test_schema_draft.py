@@ -192,8 +192,8 @@ def test_a_text_column_of_dates_is_drafted_as_a_datetime_column_with_its_format(
 
 def test_dates_of_a_date_format_come_back_as_whole_days(tmp_path, capsys):
     signup = _from_reviewed_draft(_dated(1), tmp_path, capsys)["signup"]
-    assert signup.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()  # midnight: written as dates, no time of day
-    days = pd.to_datetime(signup)
+    assert signup.str.fullmatch(r"\d{2}/\d{2}/\d{4}").all()  # written in its format: dates, no time of day
+    days = pd.to_datetime(signup, format="%d/%m/%Y")
     assert days.between("2021-01-01", "2023-06-19").all() and days.nunique() > 30
 
 

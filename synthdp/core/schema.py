@@ -660,6 +660,18 @@ def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_
     return not present.empty and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
+def _owner_kind(dtype: Any, *, nullable: bool) -> Literal["int", "float"] | None:
+    """Whether the owner typed a DataFrame column as integers or reals (docs/privacy.md §10.1), where pandas cannot
+    have chosen that type for them: a nullable extension dtype (``Int64``, ``Float64``) always; a numpy integer or
+    float dtype only for a column that is not nullable (where a missing value, which turns numpy integers into
+    floats, is refused before any private step); None otherwise."""
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        return None
+    if nullable and isinstance(dtype, np.dtype):
+        return None
+    return "int" if pd.api.types.is_integer_dtype(dtype) else "float" if pd.api.types.is_float_dtype(dtype) else None
+
+
 def _check_known(option: str, keys: Iterable[str], columns: Sequence[str]) -> None:
     """Raise when an option names columns the DataFrame does not have."""
     unknown = [k for k in keys if k not in columns]
@@ -987,11 +999,10 @@ class Schema:
             dtypes[col] = datetime_dtype(datetimes[col], zone)
         for col in learn_bounds:
             if learn_bounds[col] is None and col not in dtypes:
-                whole = (pd.api.types.is_integer_dtype(typed[col]) and not pd.api.types.is_bool_dtype(typed[col])
-                         and col not in decimals)
+                whole = _owner_kind(typed[col], nullable=col in nullable) == "int" and col not in decimals
                 learn_bounds[col] = "int64" if whole else "float64"
         for col in bounds:  # a real column: declared decimals, or a float dtype the owner gave (§10.1)
-            if col not in dtypes and (col in decimals or pd.api.types.is_float_dtype(typed[col])):
+            if col not in dtypes and (col in decimals or _owner_kind(typed[col], nullable=col in nullable) == "float"):
                 dtypes[col] = "float64"
 
         attributes, read_off, unbounded = [], [], []
