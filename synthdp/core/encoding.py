@@ -32,7 +32,7 @@ import pandas as pd
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
+from synthdp.core.schema import Attribute, Schema, category_label, reads_zone, typed_label, value_kind
 
 __all__ = ["Encoder", "category_counts", "numeric_values", "written_form"]
 
@@ -317,12 +317,15 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     fractional = ~np.isnan(values) & (values != np.floor(values))
     if not attr.is_datetime and value_kind(attr.dtype) == "int" and fractional.any():
         row = _first(fractional)
+        head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is not a whole number, but its "
+                f"bounds are written as integers, which declares an integer column (its synthetic values would be "
+                f"whole numbers; docs/privacy.md §10.1)")
         raise SchemaError(
-            f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is not a whole number, but its bounds "
-            f"are written as integers, which declares an integer column (its synthetic values would be whole "
-            f"numbers); "
-            f"write the bounds with a decimal point for a real column (bounds={{{attr.name!r}: (0.0, 1.0)}}, CLI "
-            f"--bounds {attr.name}=0.0:1), or round the column first")
+            f"{head}; for a real column write the bounds with a decimal point (bounds={{{attr.name!r}: (0.0, 1.0)}}), "
+            f"declare its decimals (decimals={{{attr.name!r}: 2}}) or its dtype (dtypes={{{attr.name!r}: "
+            f"'float64'}}), or round the column first",
+            cli=f"{head}; for a real column write the bounds with a decimal point (--bounds {attr.name}=0.0:1) or "
+                f"declare its decimals (--decimals {attr.name}=K), or round the column first")
     if attr.bounds is None:  # still to be learned (docs/privacy.md §10.4): clipped once they are
         return values
     lo, hi = attr.bounds
@@ -350,9 +353,10 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     """
     present = series.where(~missing)
     try:
-        stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce")
+        utc = reads_zone(attr.format)  # every value has its offset: one instant whatever the offset it is written in
+        stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce", utc=utc)
         if attr.format and (stamps.isna() & ~missing).any():
-            stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce"))
+            stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce", utc=utc))
     except (ValueError, TypeError) as exc:  # e.g. dates with and without a time zone in one column
         raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
                           "them in one form, with or without a time zone") from None

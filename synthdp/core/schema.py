@@ -71,6 +71,7 @@ __all__ = [
     "public_dtype",
     "read_json",
     "reads_as",
+    "reads_zone",
     "timestamp_seconds",
     "typed_label",
     "value_kind",
@@ -582,10 +583,15 @@ def format_unit(fmt: str | None) -> int:
     return min((unit for directive, unit in _TIME_UNITS if directive in fmt), default=DAY_SECONDS)
 
 
+def reads_zone(fmt: str | None) -> bool:
+    """Whether a public datetime format reads an offset or a zone (``%z``, ``%Z``): its values are instants."""
+    return fmt is not None and any(d in fmt for d in _ZONE_DIRECTIVES)
+
+
 def datetime_dtype(fmt: str | None = None, zone: str | None = None) -> str:
     """The dtype of a datetime column: tz-aware in ``zone`` (the owner's typing), in UTC when its format reads an
     offset or a zone (the values are instants), else :data:`DATETIME_DTYPE`."""
-    if zone is None and fmt is not None and any(d in fmt for d in _ZONE_DIRECTIVES):
+    if zone is None and reads_zone(fmt):
         zone = "UTC"
     return DATETIME_DTYPE if zone is None else f"datetime64[ns, {zone}]"
 
@@ -606,13 +612,16 @@ def is_date_bound(value: Any) -> bool:
 def timestamp_seconds(value: Any, fmt: str | None = None, zone: str | None = None) -> float:
     """A public datetime bound (text, ``datetime``, ``pd.Timestamp``) in seconds since 1970; numbers as they are.
 
-    Text is read with the column's format (or as ISO 8601); a bound without a zone is a time of the column's
+    Text is read with the column's format, else as ISO 8601; a bound without a zone is a time of the column's
     ``zone`` (UTC for a tz-naive column).
     """
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         return float(value)
     try:
-        stamp = pd.Timestamp(pd.to_datetime(value, format=fmt) if isinstance(value, str) and fmt else value)
+        stamp = pd.Timestamp(pd.to_datetime(value, format=fmt, errors="coerce") if isinstance(value, str) and fmt
+                             else value)
+        if stamp is pd.NaT and isinstance(value, str):  # ISO 8601 too, as the column's values (encoding)
+            stamp = pd.Timestamp(pd.to_datetime(value, format="ISO8601"))
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"cannot read datetime bound {value!r}" + (f" with format {fmt!r}" if fmt else "") +
                           f": {exc}") from None
@@ -993,6 +1002,13 @@ class Schema:
                                   f"--bounds {undated[0]}=2000-01-01..2030-12-31, declare the column categorical "
                                   f"(--categorical {undated[0]}), or, with --delta, have its bounds learned "
                                   f"privately (--learn-bounds {undated[0]})")
+        unformatted = sorted(col for col, fmt in datetimes.items() if fmt is None)
+        if unformatted:  # public: the options alone, never whether the values happen to fall at midnight
+            example = unformatted[0]
+            warnings.warn(f"datetime column(s) {unformatted} have no format: their values are read as ISO 8601 and "
+                          f"come back as timestamps to the second; give the format (datetimes={{{example!r}: "
+                          f"'%Y-%m-%d'}}, CLI --datetime {example}=%Y-%m-%d) for dates alone or another written form "
+                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=2)
         for col in datetimes:
             zone = datetime_zone(dtypes[col]) if col in dtypes else (
                 str(typed[col].tz) if isinstance(typed[col], pd.DatetimeTZDtype) else None)
