@@ -58,7 +58,7 @@ def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
     assert flags_report == file_report
     syn = pd.read_csv(tmp_path / "file.csv")
     assert syn["amount"].round(2).eq(syn["amount"]).all() and syn["age"].between(17, 90).all()
-    assert pd.to_datetime(syn["joined"]).between("2020-01-01", "2024-12-31").all()
+    assert pd.to_datetime(syn["joined"], format="%d/%m/%Y").between("2020-01-01", "2024-12-31").all()
 
 
 def test_the_draft_of_public_columns_reads_nothing_off_the_data():
