@@ -162,6 +162,10 @@ def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     options = dict(learn_bounds=["sales"], nullable=["sales"], categories={"c": ["a", "b"]}, bounds={"price": (0.0, 60.0)})
     assert Schema.from_dataframe(df, **options) == Schema.from_dataframe(gap, **options)
     assert Schema.from_dataframe(gap.astype({"sales": "Int64"}), **options)["sales"].dtype == "int64"
+    # text (a CSV as synthdp reads it) has no type: real, and the owner is told how to declare integers
+    with pytest.warns(UserWarning, match=r"\['sales'\] have bounds to learn and no declared type.*'sales': 'int64'"):
+        text = Schema.from_dataframe(df.astype(str), **options)
+    assert text["sales"].dtype == "float64"
 
 
 def test_a_datetime64_column_may_have_its_bounds_learned():

@@ -231,11 +231,12 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         read = ["missing"] if missing[col] and col not in nullable else []
         if col in given:
             attributes.append(given[col])
-            read = read + (["dtype"] if given[col]["dtype"] != untyped[col]["dtype"] else [])
-            if given[col]["dtype"] == "float64" and col not in decimals and _is_number(series) \
-                    and (places := _drafted_decimals(series)) is not None:
-                given[col]["decimals"] = places  # a real column's precision, as for one whose bounds are read off
-                read.append("decimals")
+            if given[col]["dtype"] != untyped[col]["dtype"]:  # typed by the values: under review, with its precision
+                read.append("dtype")
+                if given[col]["dtype"] == "float64" and col not in decimals \
+                        and (places := _drafted_decimals(series)) is not None:
+                    given[col]["decimals"] = places
+                    read.append("decimals")
         elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "

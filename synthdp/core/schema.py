@@ -1013,6 +1013,13 @@ class Schema:
             zone = datetime_zone(dtypes[col]) if col in dtypes else (
                 str(typed[col].tz) if isinstance(typed[col], pd.DatetimeTZDtype) else None)
             dtypes[col] = datetime_dtype(datetimes[col], zone)
+        untyped = sorted(col for col in learn_bounds if learn_bounds[col] is None and col not in dtypes
+                         and col not in decimals and _owner_kind(typed[col], nullable=col in nullable) is None)
+        if untyped:  # public: the options and the owner's typing alone
+            warnings.warn(f"column(s) {untyped} have bounds to learn and no declared type: they come back as real "
+                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI --learn-bounds "
+                          f"{untyped[0]}=int64) or a real column's precision with decimals (docs/privacy.md §10.1)",
+                          UserWarning, stacklevel=2)
         for col in learn_bounds:
             if learn_bounds[col] is None and col not in dtypes:
                 whole = _owner_kind(typed[col], nullable=col in nullable) == "int" and col not in decimals
