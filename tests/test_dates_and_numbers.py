@@ -159,7 +159,8 @@ def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     assert (out["price"] == out["price"].round(2)).all() and (out["price"] != out["price"].round()).any()
     # a nullable numpy integer column may be pandas' floats at the next missing value: the same (real) type either way
     gap = pd.concat([df, pd.DataFrame({"sales": [np.nan], "c": ["a"], "price": [1.0]})], ignore_index=True)
-    options = dict(learn_bounds=["sales"], nullable=["sales"], categories={"c": ["a", "b"]}, bounds={"price": (0.0, 60.0)})
+    options = dict(learn_bounds=["sales"], nullable=["sales"], categories={"c": ["a", "b"]},
+                   bounds={"price": (0.0, 60.0)})
     assert Schema.from_dataframe(df, **options) == Schema.from_dataframe(gap, **options)
     assert Schema.from_dataframe(gap.astype({"sales": "Int64"}), **options)["sales"].dtype == "int64"
     # text (a CSV as synthdp reads it) has no type: real, and the owner is told how to declare integers

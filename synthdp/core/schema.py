@@ -1017,8 +1017,9 @@ class Schema:
                          and col not in decimals and _owner_kind(typed[col], nullable=col in nullable) is None)
         if untyped:  # public: the options and the owner's typing alone
             warnings.warn(f"column(s) {untyped} have bounds to learn and no declared type: they come back as real "
-                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI --learn-bounds "
-                          f"{untyped[0]}=int64) or a real column's precision with decimals (docs/privacy.md §10.1)",
+                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI "
+                          f"--learn-bounds {untyped[0]}=int64) or a real column's precision with decimals "
+                          f"(docs/privacy.md §10.1)",
                           UserWarning, stacklevel=2)
         for col in learn_bounds:
             if learn_bounds[col] is None and col not in dtypes:
