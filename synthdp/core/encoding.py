@@ -361,7 +361,7 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
         raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
                           "them in one form, with or without a time zone") from None
     if not isinstance(stamps.dtype, pd.DatetimeTZDtype):  # wall-clock times of the column's zone (UTC: none)
-        stamps = stamps.dt.tz_localize(attr.time_zone or "UTC")
+        stamps = _localized(stamps, attr.time_zone or "UTC")
     nanoseconds = stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
     return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds.astype(np.int64).astype(np.float64) / 1e9)
 
@@ -422,10 +422,15 @@ def _datetimes(attr: Attribute, seconds: np.ndarray) -> pd.Series:
     if zone is not None:
         stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(zone).dt.tz_localize(None)
     stamps = stamps.dt.floor(pd.Timedelta(seconds=attr.date_unit))
-    if zone is not None:  # a wall time met twice (autumn): the later one; skipped (spring): the next valid one
-        stamps = stamps.dt.tz_localize(zone, ambiguous=np.zeros(len(stamps), dtype=bool),
-                                       nonexistent="shift_forward")
+    if zone is not None:
+        stamps = _localized(stamps, zone)
     return stamps.astype(attr.dtype)
+
+
+def _localized(wall: pd.Series, zone: str) -> pd.Series:
+    """Wall-clock times as times of ``zone``: one met twice (autumn) is the later, one skipped (spring) the next
+    valid time; never missing."""
+    return wall.dt.tz_localize(zone, ambiguous=np.zeros(len(wall), dtype=bool), nonexistent="shift_forward")
 
 
 def written_form(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
