@@ -13,7 +13,7 @@ import pytest
 import synthdp
 from synthdp.cli import main
 from synthdp.core.draft import DRAFT_KEY, draft_schema
-from synthdp.core.encoding import numeric_values
+from synthdp.core.encoding import Encoder, numeric_values
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import DAY_SECONDS, Schema, format_unit, timestamp_seconds
 
@@ -84,8 +84,16 @@ def test_a_tz_aware_column_comes_back_in_its_zone_and_days_start_at_its_midnight
     assert out.between(pd.Timestamp("2019-12-01", tz=zone), pd.Timestamp("2022-01-01", tz=zone)).all()
     days = _run(df, bounds={"when": ("2019-12-01", "2022-01-01")}, datetimes={"when": "%Y-%m-%d"}).data["when"]
     assert (days.dt.hour == 0).all() and (days.dt.minute == 0).all()  # midnight in Paris, not in UTC
-    # a bound without a zone is a wall-clock time of the column's zone
+    # a bound, or a value, without a zone is a wall-clock time of the column's zone
     assert timestamp_seconds("2021-01-01", zone=zone) == pd.Timestamp("2020-12-31T23:00:00Z").value / 1e9
+    schema = Schema.from_dataframe(df, bounds={"when": ("2019-12-01", "2022-01-01")}, categories={"c": ["a", "b"]})
+    naive = numeric_values(schema["when"], pd.Series(["2021-06-01T00:00:00"]))
+    assert naive[0] == pd.Timestamp("2021-05-31T22:00:00Z").value / 1e9
+    # decoding keeps the instant: values drawn in a cell re-encode into that cell
+    encoder = Encoder(schema)
+    codes = np.random.default_rng(0).integers(0, schema["when"].bins, (20_000, 2)) % [schema["when"].bins, 2]
+    again = encoder.encode(encoder.decode(codes, numeric="uniform", rng=np.random.default_rng(1)))
+    assert (again == codes).all()
 
 
 def test_one_instant_written_with_different_offsets_encodes_to_one_value():
@@ -154,8 +162,10 @@ def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     n = 4000
     df = pd.DataFrame({"sales": rng.integers(0, 500, n), "c": rng.choice(["a", "b"], n),
                        "price": rng.uniform(1, 60, n).round(2)})
-    out = _run(df, learn_bounds=["sales", "price"], decimals={"price": 2}).data
+    result = _run(df, learn_bounds=["sales", "price"], decimals={"price": 2})
+    out = result.data
     assert out["sales"].dtype == np.int64 and out["price"].dtype == np.float64
+    assert all(float(b).is_integer() for b in result.schema["sales"].bounds)  # released bounds rounded outwards
     assert (out["price"] == out["price"].round(2)).all() and (out["price"] != out["price"].round()).any()
     # a nullable numpy integer column may be pandas' floats at the next missing value: the same (real) type either way
     gap = pd.concat([df, pd.DataFrame({"sales": [np.nan], "c": ["a"], "price": [1.0]})], ignore_index=True)
