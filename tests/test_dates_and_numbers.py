@@ -160,7 +160,8 @@ def test_cli_declared_decimals_make_a_column_with_integer_bounds_real(tmp_path, 
 def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     rng = np.random.default_rng(0)
     n = 4000
-    df = pd.DataFrame({"sales": rng.integers(0, 500, n), "c": rng.choice(["a", "b"], n),
+    sales = np.where(rng.random(n) < 0.3, 0, rng.integers(0, 500, n))  # zeros: a bucket of fractional edges
+    df = pd.DataFrame({"sales": sales, "c": rng.choice(["a", "b"], n),
                        "price": rng.uniform(1, 60, n).round(2)})
     result = _run(df, learn_bounds=["sales", "price"], decimals={"price": 2})
     out = result.data
