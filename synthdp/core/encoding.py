@@ -360,9 +360,11 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     except (ValueError, TypeError) as exc:  # e.g. dates with and without a time zone in one column
         raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
                           "them in one form, with or without a time zone") from None
-    if not isinstance(stamps.dtype, pd.DatetimeTZDtype):  # wall-clock times of the column's zone (UTC: none)
-        stamps = _localized(stamps, attr.time_zone or "UTC")
-    nanoseconds = stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+    if not isinstance(stamps.dtype, pd.DatetimeTZDtype) and attr.time_zone is not None:
+        stamps = _localized(stamps, attr.time_zone)  # wall-clock times of the column's zone
+    if isinstance(stamps.dtype, pd.DatetimeTZDtype):  # instants, as UTC (a tz-naive column's times are UTC)
+        stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
+    nanoseconds = stamps.to_numpy(dtype="datetime64[ns]")
     return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds.astype(np.int64).astype(np.float64) / 1e9)
 
 
