@@ -99,8 +99,8 @@ def _number(text: str) -> int | float:
 
 def _bounds(value: str) -> tuple[int | float, int | float]:
     """``LO:HI`` with finite numbers and ``LO < HI``; integers as written (``17:90`` declares an integer column,
-    ``0.0:100`` a real one); ``LO..HI`` with dates for a datetime column (kept as text, read with its
-    format); a ValueError says what is wrong."""
+    ``0.0:100`` a real one); ``LO..HI`` with dates declares a datetime column (kept as text, read with its
+    format, else as ISO 8601; docs/privacy.md §10.1); a ValueError says what is wrong."""
     lo, sep, hi = value.partition("..") if ".." in value else value.partition(":")
     if not sep:
         raise ValueError("write the bounds as LO:HI, e.g. age=17:90 (dates: LO..HI, e.g. 2020-01-01..2024-12-31)")
@@ -109,7 +109,7 @@ def _bounds(value: str) -> tuple[int | float, int | float]:
     except ValueError:
         if sep == "..":
             return lo, hi
-        raise ValueError(f"{lo!r} and {hi!r} must both be numbers (dates: LO..HI with --datetime COL)") from None
+        raise ValueError(f"{lo!r} and {hi!r} must both be numbers (dates: LO..HI, e.g. 2020-01-01..2024-12-31)") from None
     if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
         raise ValueError("bounds must be finite numbers (not nan or inf)")
     if lo_f == hi_f:
