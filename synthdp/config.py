@@ -161,7 +161,7 @@ class SynthesisConfig:
         bins, free.""")
     datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
         Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
-        dates, written back as datetimes. The format is their precision (%Y-%m-%d: whole days) and written form
+        dates, written back as datetimes. The format is their precision (without a time of day: whole days) and written form
         (none: ISO 8601, whole seconds). Bounds written as dates, and a datetime64 column of a DataFrame (tz-aware
         or not), make a datetime column too (docs/privacy.md §10.1).""")
     learn_bounds: Mapping[str, str] | Sequence[str] | None = option(None, group="schema", doc="""
