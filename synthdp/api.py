@@ -73,12 +73,14 @@ class SyntheticResult:
     model: FittedModel | None = None
 
     def save(self, path: str | Path) -> None:
-        """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule)."""
-        write_table(self.data, path)
+        """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule);
+        a CSV writes datetime columns in their public formats."""
+        write_table(self.data, path, schema=self.schema)
 
     def to_csv(self, path: str | Path) -> None:
-        """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename)."""
-        write_table(self.data, path, fmt="csv")
+        """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename); datetime columns
+        in their public formats."""
+        write_table(self.data, path, fmt="csv", schema=self.schema)
 
 
 def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):

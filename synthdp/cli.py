@@ -84,8 +84,8 @@ def _number(text: str) -> int | float:
 
 def _bounds(value: str) -> tuple[int | float, int | float]:
     """``LO:HI`` with finite numbers and ``LO < HI``; integers as written (``17:90`` declares an integer column,
-    ``0.0:100`` a real one); ``LO..HI`` with dates for a datetime column (kept as text, read with its
-    format); a ValueError says what is wrong."""
+    ``0.0:100`` a real one); ``LO..HI`` with dates declares a datetime column (kept as text, read with its
+    format, else as ISO 8601; docs/privacy.md §10.1); a ValueError says what is wrong."""
     lo, sep, hi = value.partition("..") if ".." in value else value.partition(":")
     if not sep:
         raise ValueError("write the bounds as LO:HI, e.g. age=17:90 (dates: LO..HI, e.g. 2020-01-01..2024-12-31)")
@@ -94,7 +94,7 @@ def _bounds(value: str) -> tuple[int | float, int | float]:
     except ValueError:
         if sep == "..":
             return lo, hi
-        raise ValueError(f"{lo!r} and {hi!r} must both be numbers (dates: LO..HI with --datetime COL)") from None
+        raise ValueError(f"{lo!r} and {hi!r} must both be numbers (dates: LO..HI, e.g. 2020-01-01..2024-12-31)") from None
     if not (math.isfinite(lo_f) and math.isfinite(hi_f)):
         raise ValueError("bounds must be finite numbers (not nan or inf)")
     if lo_f == hi_f:
@@ -115,14 +115,14 @@ def _datetimes(items: list | None) -> dict[str, str | None] | None:
     return out or None
 
 
-def _learn_bounds(items: list | None) -> dict[str, str] | None:
-    """``--learn-bounds COL[=DTYPE] ...``: each column and its public output dtype (float64 unless given)."""
-    out = {}
+def _learn_bounds(items: list | None) -> dict[str, str | None] | None:
+    """``--learn-bounds COL[=DTYPE] ...``: each column and its public output dtype (None: real, or the schema's)."""
+    out: dict[str, str | None] = {}
     for item in _flat(items):
         name, sep, dtype = item.partition("=")
         if not name or (sep and dtype not in ("int64", "float64")):
             raise InputError(f"--learn-bounds expects COL or COL=int64|float64, got {item!r}")
-        out[name] = dtype if sep else "float64"
+        out[name] = dtype if sep else None
     return out or None
 
 
@@ -369,7 +369,7 @@ def cmd_generate(args) -> int:
     result = None
     try:
         result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
-        jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
+        jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output, result.schema))]
         if args.report:
             jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
         if args.save_model:
@@ -428,7 +428,7 @@ def cmd_sample(args) -> int:
         raise InputError(f"-n {args.rows}: {error}") from None
     model = FittedModel.load(args.model)
     data = model.sample(args.rows, random_state=args.seed)
-    write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output))])
+    write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output, model.schema))])
     print(f"output: {args.output} ({len(data)} rows drawn from the model in {args.model}: post-processing of its "
           "release, no privacy cost)")
     return 0

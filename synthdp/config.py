@@ -167,14 +167,16 @@ class SynthesisConfig:
         bins, free.""")
     datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
         Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
-        dates, written back as datetimes.""")
+        dates, written back as datetimes. The format is their precision (without a time of day: whole days) and written form
+        (none: ISO 8601, whole seconds). Bounds written as dates, and a datetime64 column of a DataFrame (tz-aware
+        or not), make a datetime column too (docs/privacy.md §10.1).""")
     learn_bounds: Mapping[str, str] | Sequence[str] | None = option(None, group="schema", doc="""
         Numeric columns without public bounds whose bounds are learned privately (a list, or {column: 'int64' or
-        'float64'}, the output dtype; float64 by default) from a twentieth of the budget (docs/privacy.md §10.4;
-        needs delta).""")
+        'float64'}, the output dtype; by default int64 for an integer column of a DataFrame that is not nullable,
+        else float64) from a twentieth of the budget (docs/privacy.md §10.4; needs delta).""")
     decimals: Mapping[str, int] | None = option(None, group="schema", doc="""
         Public precision of float columns, by column: synthetic values are rounded to that many decimals
-        (post-processing).""")
+        (post-processing); declared decimals make a column real, whatever its bounds.""")
     categories: Mapping[str, Sequence[Any]] | None = option(None, group="schema", doc="""
         Public category lists, by column: the values a categorical column may take (others are refused).""")
     nullable: Sequence[str] | None = option(None, group="schema", doc="""

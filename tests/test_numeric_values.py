@@ -56,27 +56,34 @@ def test_labels_only_on_request():
 
 @pytest.mark.parametrize("discretise", ["privtree", "equal-width"])
 def test_a_table_and_its_float_typed_copy_release_the_same(discretise):
-    """pandas turns an integer column with one missing entry into floats: the output may not follow it."""
+    """pandas turns an integer column with one missing entry into floats: the output of a nullable column may not
+    follow it (docs/privacy.md §10.1; a column that is not nullable refuses a missing entry instead)."""
     df = _table(300)
     copy = df.assign(age=df["age"].astype(float))
     outs = [synthdp.generate_synthetic(d, "marginals:2", epsilon=2.0, delta=1e-9, bounds=BOUNDS, clip=True,
                                        categories={"group": ["a", "b"]}, discretise=discretise, random_state=3,
-                                       progress=False) for d in (df, copy)]
+                                       nullable=["age"], progress=False) for d in (df, copy)]
     pd.testing.assert_frame_equal(outs[0].data, outs[1].data)
     assert outs[0].report.to_dict() == outs[1].report.to_dict()
 
 
-def test_integer_or_real_output_follows_how_the_bounds_are_written_never_the_frame():
+def test_integer_or_real_output_follows_the_bounds_as_written_or_the_owners_float_dtype():
     from synthdp.cli import _bounds
 
-    depth = pd.DataFrame({"depth": [61.5, 12.25, 3.0]})
+    depth = pd.DataFrame({"depth": ["61.5", "12.25", "3.0"]})  # text, as synthdp's readers hold a CSV
     as_ints = Schema.from_dataframe(depth, bounds={"depth": (0, 100)}, discretise="privtree")
     as_reals = Schema.from_dataframe(depth, bounds={"depth": (0.0, 100.0)}, discretise="privtree")
     assert as_ints["depth"].dtype == "int64" and as_reals["depth"].dtype == "float64"
     assert _bounds("0:100") == (0, 100) and isinstance(_bounds("0:100")[0], int)
     assert _bounds("0.0:100") == (0.0, 100) and isinstance(_bounds("0.0:100")[0], float)
-    same = Schema.from_dataframe(depth.astype(int), bounds={"depth": (0.0, 100.0)}, discretise="privtree")
-    assert same == as_reals  # the frame's dtype plays no part
+    same = Schema.from_dataframe(depth.astype(float).astype(int), bounds={"depth": (0.0, 100.0)},
+                                 discretise="privtree")
+    assert same == as_reals  # bounds written as reals make a real column whatever the frame
+    owner = Schema.from_dataframe(depth.astype(float), bounds={"depth": (0, 100)}, discretise="privtree")
+    assert owner == as_reals  # the owner typed the column float: a real column (docs/privacy.md §10.1)
+    nullable = Schema.from_dataframe(depth.astype(float), bounds={"depth": (0, 100)}, nullable=["depth"],
+                                     discretise="privtree")
+    assert nullable["depth"].dtype == "int64"  # numpy floats of a nullable column may be pandas' doing: not read
 
 
 def _dated(n: int = 600) -> pd.DataFrame:
@@ -123,8 +130,9 @@ def test_cli_datetime_option(tmp_path):
                  "--bounds", "when=01/01/2020..31/12/2025", "--datetime", "when=%d/%m/%Y", "--categorical", "flag",
                  "--queries", "marginals:2"])
     assert code == 0
-    written = pd.read_csv(out, parse_dates=["when"])
-    assert pd.api.types.is_datetime64_any_dtype(written["when"])
+    written = pd.read_csv(out)["when"]
+    assert written.str.fullmatch(r"\d{2}/\d{2}/\d{4}").all()  # in its format, as the input wrote it
+    assert pd.to_datetime(written, format="%d/%m/%Y").between("2020-01-01", "2025-12-31").all()
 
 
 def test_decimals_round_values_to_the_public_precision_so_point_masses_come_back():
@@ -135,4 +143,6 @@ def test_decimals_round_values_to_the_public_precision_so_point_masses_come_back
     assert Schema.from_json(schema.to_json())["claim"].decimals == 2
     with pytest.raises(synthdp.core.errors.SchemaError, match="decimals of 'n' must be an integer from 0 to 15 on a "
                                                               "float column"):
-        Schema.from_dataframe(pd.DataFrame({"n": [1]}), bounds={"n": (0, 9)}, decimals={"n": 2})
+        Schema.from_dataframe(pd.DataFrame({"n": [1]}), bounds={"n": (0, 9)}, decimals={"n": 2}, dtypes={"n": "int64"})
+    implied = Schema.from_dataframe(pd.DataFrame({"n": ["1.5"]}), bounds={"n": (0, 9)}, decimals={"n": 1})
+    assert implied["n"].dtype == "float64" and implied["n"].decimals == 1  # declared decimals imply a real column

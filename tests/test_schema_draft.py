@@ -58,7 +58,7 @@ def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
     assert flags_report == file_report
     syn = pd.read_csv(tmp_path / "file.csv")
     assert syn["amount"].round(2).eq(syn["amount"]).all() and syn["age"].between(17, 90).all()
-    assert pd.to_datetime(syn["joined"]).between("2020-01-01", "2024-12-31").all()
+    assert pd.to_datetime(syn["joined"], format="%d/%m/%Y").between("2020-01-01", "2024-12-31").all()
 
 
 def test_the_draft_of_public_columns_reads_nothing_off_the_data():
@@ -192,8 +192,8 @@ def test_a_text_column_of_dates_is_drafted_as_a_datetime_column_with_its_format(
 
 def test_dates_of_a_date_format_come_back_as_whole_days(tmp_path, capsys):
     signup = _from_reviewed_draft(_dated(1), tmp_path, capsys)["signup"]
-    assert signup.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()  # midnight: written as dates, no time of day
-    days = pd.to_datetime(signup)
+    assert signup.str.fullmatch(r"\d{2}/\d{2}/\d{4}").all()  # written in its format: dates, no time of day
+    days = pd.to_datetime(signup, format="%d/%m/%Y")
     assert days.between("2021-01-01", "2023-06-19").all() and days.nunique() > 30
 
 

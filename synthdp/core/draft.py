@@ -25,7 +25,7 @@ from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
-                                 value_kind)
+                                 format_unit, is_datetime_dtype, value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
 
@@ -100,6 +100,14 @@ def _one_date_format(text: pd.Series) -> tuple[str | None, pd.Series | None]:
     return None, None
 
 
+def _date_bounds(parsed: pd.Series, fmt: str | None) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """The first and last date, rounded outwards to whole units of the precision ``fmt`` writes (one unit apart
+    when they are equal), never widened further (docs/privacy.md §10.1)."""
+    unit = pd.Timedelta(seconds=format_unit(fmt))
+    lo, hi = parsed.min().floor(unit), parsed.max().ceil(unit)
+    return lo, (hi if hi > lo else lo + unit)
+
+
 def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *, missing: bool,
                       clip: bool) -> dict[str, Any] | None:
     """A text column with more distinct values than ``max_categories`` whose every value reads as a date in the
@@ -115,12 +123,18 @@ def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *
     fmt, parsed = _one_date_format(text)
     if fmt is None:
         return None
-    lo, hi = parsed.min(), parsed.max()
-    if lo == hi:
-        lo, hi = lo - pd.Timedelta(days=1), hi + pd.Timedelta(days=1)
+    lo, hi = _date_bounds(parsed, fmt)
     name = str(series.name)
     return _as_given(series, discretise, missing=missing, clip=clip, datetimes={name: fmt},
                      bounds={name: (lo.strftime(fmt), hi.strftime(fmt))})
+
+
+def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool, clip: bool) -> dict[str, Any]:
+    """A ``datetime64`` column (the owner's typing, docs/privacy.md §10.1) with its first and last instant, in
+    whole seconds, read off as bounds."""
+    name = str(series.name)
+    lo, hi = _date_bounds(series.dropna(), None)
+    return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: (lo, hi)})
 
 
 def _categories(series: pd.Series) -> list[str]:
@@ -182,7 +196,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     (:func:`_drafted_numeric`). Everything else is read off ``df`` and listed under
     :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
     ``"categories"``, ``"bounds"``, ``"decimals"`` (a real column's values all written with that many),
-    ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`) and/or ``"missing"``.
+    ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`), ``"dtype"`` (a column
+    with public bounds made real, or one whose bounds are to be learned made integer, by the type pandas inferred
+    from its values, docs/privacy.md §10.1) and/or ``"missing"``.
 
     ``learn_bounds`` may hold ``"all"`` (mapped to a dtype): every column of numbers without public bounds, cells,
     a datetime format, ``categorical`` or ``learn_categories``.  A column more than ``max_categories`` values
@@ -199,8 +215,7 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     categorical, nullable, learn = set(categorical or ()), set(nullable or ()), set(learn_categories or ())
     bounds, bins, cuts, decimals = dict(bounds or {}), dict(bins or {}), dict(cuts or {}), dict(decimals or {})
     datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
-    learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
-                    else dict.fromkeys(learn_bounds or (), "float64"))
+    learn_bounds = dict(learn_bounds) if isinstance(learn_bounds, Mapping) else dict.fromkeys(learn_bounds or ())
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
                          ("--datetime", datetimes), ("--learn-bounds", set(learn_bounds) - {"all"}),
                          ("--decimals", decimals), ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
@@ -221,23 +236,38 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     if clash:
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
                           "--learn-bounds make numeric; learn a categorical column's categories, or drop its bounds")
-    given = {a.name: a.to_dict() for a in Schema.from_dataframe(
-        df[public], bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
-        datetimes=datetimes, learn_bounds=learn_bounds, decimals={c: k for c, k in decimals.items() if c in public},
-        discretise=discretise,
-        nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
+    def build(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+        return {a.name: a.to_dict() for a in Schema.from_dataframe(
+            frame, bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
+            datetimes=datetimes, learn_bounds=learn_bounds,
+            decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
+            nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
+
+    given = build(df[public])
+    # a dtype pandas inferred from the values (a CSV read for the draft) types a column the options leave open:
+    # read off, unless the options alone (the frame held as objects, as generate holds a CSV) type it the same
+    untyped = build(df[public].astype(object))
     attributes, read_off, over = [], [], {}
     for col in columns:
         series = df[col].rename(col)
         read = ["missing"] if missing[col] and col not in nullable else []
         if col in given:
             attributes.append(given[col])
+            if given[col]["dtype"] != untyped[col]["dtype"]:  # typed by the values: under review, with its precision
+                read.append("dtype")
+                if given[col]["dtype"] == "float64" and col not in decimals \
+                        and (places := _drafted_decimals(series)) is not None:
+                    given[col]["decimals"] = places
+                    read.append("decimals")
         elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
                                   "numeric columns")
             attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": None, "origin": "learn"})
             read = []
+        elif col not in categorical and is_datetime_dtype(series.dtype) and series.notna().any():
+            attributes.append(_drafted_typed_datetime(series, discretise, missing=missing[col], clip=clip))
+            read.insert(0, "bounds")
         elif col not in categorical and _is_number(series) and series.notna().any():
             attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
                                                decimals=decimals.get(col)))

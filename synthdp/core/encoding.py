@@ -33,9 +33,10 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.derived import add_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
+from synthdp.core.schema import Attribute, Schema, category_label, reads_zone, typed_label, value_kind
 
-__all__ = ["Encoder", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values"]
+__all__ = ["Encoder", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values",
+           "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -348,12 +349,15 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     fractional = ~np.isnan(values) & (values != np.floor(values))
     if not attr.is_datetime and value_kind(attr.dtype) == "int" and fractional.any():
         row = _first(fractional)
+        head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is not a whole number, but its "
+                f"bounds are written as integers, which declares an integer column (its synthetic values would be "
+                f"whole numbers; docs/privacy.md §10.1)")
         raise SchemaError(
-            f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is not a whole number, but its bounds "
-            f"are written as integers, which declares an integer column (its synthetic values would be whole "
-            f"numbers); "
-            f"write the bounds with a decimal point for a real column (bounds={{{attr.name!r}: (0.0, 1.0)}}, CLI "
-            f"--bounds {attr.name}=0.0:1), or round the column first")
+            f"{head}; for a real column write the bounds with a decimal point (bounds={{{attr.name!r}: (0.0, 1.0)}}), "
+            f"declare its decimals (decimals={{{attr.name!r}: 2}}) or its dtype (dtypes={{{attr.name!r}: "
+            f"'float64'}}), or round the column first",
+            cli=f"{head}; for a real column write the bounds with a decimal point (--bounds {attr.name}=0.0:1) or "
+                f"declare its decimals (--decimals {attr.name}=K), or round the column first")
     if attr.bounds is None:  # still to be learned (docs/privacy.md §10.4): clipped once they are
         return values
     lo, hi = attr.bounds
@@ -381,14 +385,19 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     """
     present = series.where(~missing)
     try:
-        stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce")
+        utc = reads_zone(attr.format)  # every value has its offset: one instant whatever the offset it is written in
+        stamps = pd.to_datetime(present, format=attr.format or "ISO8601", errors="coerce", utc=utc)
         if attr.format and (stamps.isna() & ~missing).any():
-            stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce"))
+            stamps = stamps.fillna(pd.to_datetime(present, format="ISO8601", errors="coerce", utc=utc))
     except (ValueError, TypeError) as exc:  # e.g. dates with and without a time zone in one column
         raise SchemaError(f"datetime column {attr.name!r} holds dates that cannot be read together ({exc}); write "
                           "them in one form, with or without a time zone") from None
-    nanoseconds = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
-    return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds / 1e9)
+    if not isinstance(stamps.dtype, pd.DatetimeTZDtype) and attr.time_zone is not None:
+        stamps = _localized(stamps, attr.time_zone)  # wall-clock times of the column's zone
+    if isinstance(stamps.dtype, pd.DatetimeTZDtype):  # instants, as UTC (a tz-naive column's times are UTC)
+        stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
+    nanoseconds = stamps.to_numpy(dtype="datetime64[ns]")
+    return np.where(stamps.isna().to_numpy(), np.nan, nanoseconds.astype(np.int64).astype(np.float64) / 1e9)
 
 
 def _result_dtype(attr: Attribute) -> Any:
@@ -420,17 +429,6 @@ def _decode_labels(attr: Attribute, codes: np.ndarray) -> pd.Series:
     return pd.Series(_take(list(attr.labels[: attr.bins]), codes, attr.missing))
 
 
-#: Seconds in a day: a column whose public format writes dates alone comes back as whole days.
-_DAY = 86_400
-#: ``strptime`` directives that read a time of day.
-_TIME_DIRECTIVES = ("%H", "%I", "%M", "%S", "%f", "%p", "%X", "%c", "%T", "%R", "%z", "%Z", "%s")
-
-
-def _date_only(fmt: str | None) -> bool:
-    """A public datetime format with a date and no time of day (``"%Y-%m-%d"``): values are whole days."""
-    return fmt is not None and not any(d in fmt for d in _TIME_DIRECTIVES)
-
-
 def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
     """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
@@ -442,9 +440,43 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
         drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
-    if attr.is_datetime:  # whole seconds (whole days for a date format) since 1970, back to datetimes (NaT: missing)
-        unit = _DAY if _date_only(attr.format) else 1
-        return pd.Series(pd.to_datetime(np.floor(out / unit) * unit, unit="s")).astype(attr.dtype)
+    if attr.is_datetime:  # whole units of the public precision since 1970, back to datetimes (NaT: missing)
+        return _datetimes(attr, out)
     if attr.decimals is not None:  # the column's public precision, inside the bounds
         out = np.clip(np.round(out, attr.decimals), *attr.bounds)
     return pd.Series(out).astype(_result_dtype(attr) or np.float64)
+
+
+def _datetimes(attr: Attribute, seconds: np.ndarray) -> pd.Series:
+    """Seconds since 1970 (NaN: missing) as the column's datetimes, cut to whole units of its public precision
+    (:attr:`~synthdp.core.schema.Attribute.date_unit`) on its own clock (a day starts at midnight in its zone),
+    tz-aware in that zone when the column is (docs/privacy.md §10.1)."""
+    stamps = pd.Series(pd.to_datetime(seconds, unit="s"))
+    zone = attr.time_zone
+    if zone is not None:
+        stamps = stamps.dt.tz_localize("UTC").dt.tz_convert(zone).dt.tz_localize(None)
+    stamps = stamps.dt.floor(pd.Timedelta(seconds=attr.date_unit))
+    if zone is not None:
+        stamps = _localized(stamps, zone)
+    return stamps.astype(attr.dtype)
+
+
+def _localized(wall: pd.Series, zone: str) -> pd.Series:
+    """Wall-clock times as times of ``zone``: one met twice (autumn) is the later, one skipped (spring) the next
+    valid time; never missing."""
+    return wall.dt.tz_localize(zone, ambiguous=np.zeros(len(wall), dtype=bool), nonexistent="shift_forward")
+
+
+def written_form(df: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """``df`` as a CSV file writes it: each datetime column of ``schema`` with a public format as text in that format
+    (its written form: a literal ``Z``, an offset, dates without a time; missing stays missing); the rest as is.
+
+    Post-processing of a decoded table (docs/privacy.md §10.1)."""
+    formatted = {a.name: a.format for a in schema.attributes if a.is_datetime and a.format and a.name in df.columns}
+    if not formatted:
+        return df
+    out = df.copy()
+    for name, fmt in formatted.items():
+        column = pd.to_datetime(out[name])
+        out[name] = column.dt.strftime(fmt).where(column.notna(), None)
+    return out

@@ -30,6 +30,7 @@ differential-privacy guarantee and says so with a :class:`PrivacyWarning`.
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import math
@@ -51,6 +52,7 @@ from synthdp.core.errors import InputError, SchemaError
 
 __all__ = [
     "DATETIME_DTYPE",
+    "DAY_SECONDS",
     "DEFAULT_BINS",
     "MISSING_LABEL",
     "NUMERIC_KINDS",
@@ -60,11 +62,17 @@ __all__ = [
     "Schema",
     "category_label",
     "column_kind",
+    "datetime_dtype",
+    "datetime_zone",
+    "format_unit",
+    "is_date_bound",
+    "is_datetime_dtype",
     "label_order",
     "labels_dtype",
     "public_dtype",
     "read_json",
     "reads_as",
+    "reads_zone",
     "timestamp_seconds",
     "typed_label",
     "value_kind",
@@ -294,10 +302,11 @@ class Attribute:
         derived from the public categories or bounds, never from the data.
     coded : categorical only; values are already the integer codes
         ``0..len(categories)-1`` (private-pgm style), labels ``"0", "1", ...``.
-    format : datetime columns (dtype :data:`DATETIME_DTYPE`) only: the ``strptime``
-        format of their text (None: any format pandas parses). A datetime column is
+    format : datetime columns (dtype :data:`DATETIME_DTYPE`, or ``datetime64[ns, TZ]`` for a
+        time zone) only: the ``strptime`` format of their text (None: ISO 8601), which is
+        also their precision (:attr:`date_unit`) and written form. A datetime column is
         a numeric column of timestamps in seconds since 1970 (bounds, cuts and cells
-        in seconds), written back as datetimes.
+        in seconds; bounds may be given as dates), written back as datetimes.
     decimals : float columns only: values are written rounded to this many decimals (public;
         e.g. 2 for amounts of money, so that a point mass such as 0.00 comes back as itself).
     cuts : numeric only; increasing interior cell boundaries ``lo < c_1 < ... <= hi``
@@ -370,6 +379,8 @@ class Attribute:
     def _check_numeric(self) -> None:
         if self.categories or self.coded or self.origin == "read-off":
             raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be read off")
+        if self.is_datetime and self.time_zone is None:  # a format reading an offset holds instants: UTC (§10.1)
+            object.__setattr__(self, "dtype", datetime_dtype(self.format))
         if self.bounds is None and self.origin == "learn":  # bounds to learn privately (docs/privacy.md §10.4)
             if self.cuts or self.bins not in (None, 1):
                 raise SchemaError(f"numeric column {self.name!r} has no bounds yet and cannot list bins or cuts")
@@ -377,6 +388,9 @@ class Attribute:
             return
         if self.bounds is None or len(self.bounds) != 2:
             raise SchemaError(f"numeric attribute {self.name!r} needs public bounds (lo, hi)")
+        if self.is_datetime:
+            object.__setattr__(self, "bounds", tuple(timestamp_seconds(b, self.format, self.time_zone)
+                                                     for b in self.bounds))
         try:
             lo, hi = (float(b) for b in self.bounds)
         except (TypeError, ValueError):
@@ -434,7 +448,18 @@ class Attribute:
     @property
     def is_datetime(self) -> bool:
         """A numeric column of timestamps (seconds since 1970), written back as datetimes."""
-        return self.dtype == DATETIME_DTYPE
+        return is_datetime_dtype(self.dtype)
+
+    @property
+    def time_zone(self) -> str | None:
+        """The time zone of a tz-aware datetime column (``datetime64[ns, Europe/Paris]``), else None."""
+        return datetime_zone(self.dtype) if self.is_datetime else None
+
+    @property
+    def date_unit(self) -> int:
+        """Seconds in the precision of a datetime column (docs/privacy.md §10.1): its public format's finest
+        field (86400 for dates alone, 60 for hours and minutes), 1 without a format; never read off the values."""
+        return format_unit(self.format)
 
     @property
     def size(self) -> int:
@@ -528,18 +553,84 @@ class Attribute:
 NUMERIC_KINDS: tuple[str, ...] = ("numeric", "datetime")
 #: The dtype of a datetime column (a numeric column of timestamps in seconds since 1970).
 DATETIME_DTYPE = "datetime64[ns]"
+#: ``strptime`` directives of a time of day, finest first, with the seconds of the precision they give.
+_TIME_UNITS = (("%f", 1), ("%S", 1), ("%s", 1), ("%c", 1), ("%X", 1), ("%T", 1), ("%M", 60), ("%R", 60),
+               ("%H", 3600), ("%I", 3600))
+#: Seconds in a day: the precision of a format without a time of day (``%Y-%m-%d``).
+DAY_SECONDS = 86_400
+#: ``strptime`` directives of an offset or zone: such a column holds instants, kept in UTC unless typed otherwise.
+_ZONE_DIRECTIVES = ("%z", "%Z")
 
 
-def timestamp_seconds(value: Any, fmt: str | None = None) -> float:
-    """A public datetime bound (text, ``datetime``, ``pd.Timestamp``) in seconds since 1970; numbers as they are."""
+def is_datetime_dtype(dtype: Any) -> bool:
+    """A pandas datetime dtype (``datetime64[ns]``, ``datetime64[s, UTC]``, ...), given as a name or a dtype."""
+    return dtype is not None and str(dtype).startswith("datetime64")
+
+
+def datetime_zone(dtype: Any) -> str | None:
+    """The time zone of a tz-aware datetime dtype, else None."""
+    try:
+        resolved = pd.api.types.pandas_dtype(dtype)
+    except TypeError:
+        raise SchemaError(f"unknown dtype {dtype!r}; a datetime column's dtype is {DATETIME_DTYPE!r} or "
+                          f"'datetime64[ns, TZ]' (e.g. 'datetime64[ns, UTC]')") from None
+    return str(resolved.tz) if isinstance(resolved, pd.DatetimeTZDtype) else None
+
+
+def format_unit(fmt: str | None) -> int:
+    """Seconds in the precision a public datetime format writes: its finest time field; a day without one."""
+    if fmt is None:
+        return 1
+    return min((unit for directive, unit in _TIME_UNITS if directive in fmt), default=DAY_SECONDS)
+
+
+def reads_zone(fmt: str | None) -> bool:
+    """Whether a public datetime format reads an offset or a zone (``%z``, ``%Z``): its values are instants."""
+    return fmt is not None and any(d in fmt for d in _ZONE_DIRECTIVES)
+
+
+def datetime_dtype(fmt: str | None = None, zone: str | None = None) -> str:
+    """The dtype of a datetime column: tz-aware in ``zone`` (the owner's typing), in UTC when its format reads an
+    offset or a zone (the values are instants), else :data:`DATETIME_DTYPE`."""
+    if zone is None and reads_zone(fmt):
+        zone = "UTC"
+    return DATETIME_DTYPE if zone is None else f"datetime64[ns, {zone}]"
+
+
+def is_date_bound(value: Any) -> bool:
+    """A bound written as a date (a ``datetime``/``date``, ``np.datetime64``, or text that is not a number): it
+    declares a datetime column (docs/privacy.md §10.1)."""
+    if isinstance(value, (datetime.date, np.datetime64)):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return True
+    return False
+
+
+def timestamp_seconds(value: Any, fmt: str | None = None, zone: str | None = None) -> float:
+    """A public datetime bound (text, ``datetime``, ``pd.Timestamp``) in seconds since 1970; numbers as they are.
+
+    Text is read with the column's format, else as ISO 8601; a bound without a zone is a time of the column's
+    ``zone`` (UTC for a tz-naive column).
+    """
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         return float(value)
     try:
-        stamp = pd.to_datetime(value, format=fmt)
+        stamp = pd.Timestamp(pd.to_datetime(value, format=fmt, errors="coerce") if isinstance(value, str) and fmt
+                             else value)
+        if stamp is pd.NaT and isinstance(value, str):  # ISO 8601 too, as the column's values (encoding)
+            stamp = pd.Timestamp(pd.to_datetime(value, format="ISO8601"))
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"cannot read datetime bound {value!r}" + (f" with format {fmt!r}" if fmt else "") +
                           f": {exc}") from None
-    return float(stamp.value) / 1e9
+    if stamp is pd.NaT:
+        raise SchemaError(f"datetime bound {value!r} is missing; give a date")
+    if stamp.tz is None and zone is not None:
+        stamp = stamp.tz_localize(zone)
+    return float(stamp.as_unit("ns").value) / 1e9
 
 
 def column_kind(*, bounded: bool, declared: str | None = None) -> Kind:
@@ -577,6 +668,18 @@ def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_
     present = series.dropna()
     present = present[~present.astype(str).isin(missing_values)]
     return not present.empty and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _owner_kind(dtype: Any, *, nullable: bool) -> Literal["int", "float"] | None:
+    """Whether the owner typed a DataFrame column as integers or reals (docs/privacy.md §10.1), where pandas cannot
+    have chosen that type for them: a nullable extension dtype (``Int64``, ``Float64``) always; a numpy integer or
+    float dtype only for a column that is not nullable (where a missing value, which turns numpy integers into
+    floats, is refused before any private step); None otherwise."""
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        return None
+    if nullable and isinstance(dtype, np.dtype):
+        return None
+    return "int" if pd.api.types.is_integer_dtype(dtype) else "float" if pd.api.types.is_float_dtype(dtype) else None
 
 
 def _check_known(option: str, keys: Iterable[str], columns: Sequence[str]) -> None:
@@ -822,11 +925,16 @@ class Schema:
         cuts : public cut points per bounded column (cells ``[lo, c_1), ..., [c_k, hi]``).
         datetimes : datetime columns, as a list of names or ``{name: strptime format or None}``:
             numeric columns of timestamps (bounds as dates, e.g. ``("2020-01-01", "2024-12-31")``)
-            written back as datetimes (docs/privacy.md §10.3).
+            written back as datetimes (docs/privacy.md §10.3); the format is their precision and
+            written form (:attr:`Attribute.date_unit`). Bounds written as dates (text, ``Timestamp``,
+            ``datetime``) and a ``datetime64`` dtype of ``df`` (the owner's typing, tz-aware or not)
+            declare a datetime column too (docs/privacy.md §10.1).
         learn_bounds : numeric columns without public bounds whose bounds are learned privately
-            (docs/privacy.md §10.4, needs a delta), as a list (real values) or ``{name: dtype}``
-            (``"int64"`` or ``"float64"``); their cells are learned by PrivTree.
-        decimals : public number of decimals per float column: synthetic values are rounded to it.
+            (docs/privacy.md §10.4, needs a delta), as a list or ``{name: dtype}`` (``"int64"`` or
+            ``"float64"``; ``None`` or a list: integers for an integer or ``datetime64`` column of ``df``
+            without declared decimals, the owner's typing, else reals); their cells are learned by PrivTree.
+        decimals : public number of decimals per float column: synthetic values are rounded to it; declared
+            decimals make the column real whatever its bounds.
         discretise : the cells of a bounded column given neither ``bins`` nor
             ``cuts``: ``"equal-width"`` (default here) takes :data:`DEFAULT_BINS`
             equal-width bins; ``"privtree"`` (the default of
@@ -838,9 +946,10 @@ class Schema:
             ``"<missing>"`` value.
         dtypes : public output dtype per column (pandas names such as
             ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``).
-            Default: from the public categories (:func:`values_dtype`), the
-            bounds (:func:`public_dtype`), or the learned labels
-            (:func:`labels_dtype`) -- never from the column's pandas dtype.
+            Default (docs/privacy.md §10.1): from the public categories (:func:`values_dtype`), declared
+            decimals (real), a float or datetime dtype of ``df`` (the owner's typing), the bounds
+            (:func:`public_dtype`), or the learned labels (:func:`labels_dtype`) -- never inferred
+            from the values.
         missing_values : extra tokens meaning "missing" (e.g. ``["?"]``).
         clip : clamp out-of-bounds numeric values instead of raising at encoding.
         max_categories : largest number of categories read off the data
@@ -869,8 +978,7 @@ class Schema:
         cuts = dict(cuts or {})
         datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
         decimals = dict(decimals or {})
-        learn_bounds = (dict(learn_bounds) if isinstance(learn_bounds, Mapping)
-                        else dict.fromkeys(learn_bounds or (), "float64"))
+        learn_bounds = dict(learn_bounds) if isinstance(learn_bounds, Mapping) else dict.fromkeys(learn_bounds or ())
         if discretise not in ("privtree", "equal-width"):
             raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
         dtypes = dict(dtypes or {})
@@ -894,24 +1002,60 @@ class Schema:
             raise SchemaError(f"columns {both} are given both bins and cuts; give one of them")
         for col, dtype in dtypes.items():
             value_kind(dtype)  # a clear error for an unknown dtype name
-        undated = sorted(set(datetimes) - set(bounds))
+        typed = {str(c): df[c].dtype for c in df.columns}  # the owner's typing of a DataFrame (§10.1)
+        for col, pair in bounds.items():
+            if col not in datetimes and isinstance(pair, (tuple, list)) and any(is_date_bound(b) for b in pair):
+                datetimes[col] = None  # bounds written as dates declare a datetime column (§10.1)
+        declared = categorical | set(categories)
+        datetimes.update((col, None) for col, dtype in typed.items()
+                         if is_datetime_dtype(dtype) and col not in datetimes and col not in declared)
+        undated = sorted(set(datetimes) - set(bounds) - set(learn_bounds))
         if undated:
             raise SchemaError(f"datetime column(s) {undated} need public bounds, never read off the data: pass "
-                              f"bounds={{{undated[0]!r}: ('2000-01-01', '2030-12-31')}} (CLI: --bounds "
-                              f"{undated[0]}=2000-01-01..2030-12-31)")
+                              f"bounds={{{undated[0]!r}: ('2000-01-01', '2030-12-31')}}, declare the column "
+                              f"categorical (categorical=[{undated[0]!r}]), or, with a delta, have its bounds "
+                              f"learned privately (learn_bounds=[{undated[0]!r}])",
+                              cli=f"datetime column(s) {undated} need public bounds, never read off the data: pass "
+                                  f"--bounds {undated[0]}=2000-01-01..2030-12-31, declare the column categorical "
+                                  f"(--categorical {undated[0]}), or, with --delta, have its bounds learned "
+                                  f"privately (--learn-bounds {undated[0]})")
+        unformatted = sorted(col for col, fmt in datetimes.items() if fmt is None)
+        if unformatted:  # public: the options alone, never whether the values happen to fall at midnight
+            example = unformatted[0]
+            warnings.warn(f"datetime column(s) {unformatted} have no format: their values are read as ISO 8601 and "
+                          f"come back as timestamps to the second; give the format (datetimes={{{example!r}: "
+                          f"'%Y-%m-%d'}}, CLI --datetime {example}=%Y-%m-%d) for dates alone or another written form "
+                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=2)
         for col in datetimes:
-            bounds[col] = tuple(timestamp_seconds(b, datetimes[col]) for b in bounds[col])
-            dtypes[col] = DATETIME_DTYPE
+            zone = datetime_zone(dtypes[col]) if col in dtypes else (
+                str(typed[col].tz) if isinstance(typed[col], pd.DatetimeTZDtype) else None)
+            dtypes[col] = datetime_dtype(datetimes[col], zone)
+        untyped = sorted(col for col in learn_bounds if learn_bounds[col] is None and col not in dtypes
+                         and col not in decimals and _owner_kind(typed[col], nullable=col in nullable) is None)
+        if untyped:  # public: the options and the owner's typing alone
+            warnings.warn(f"column(s) {untyped} have bounds to learn and no declared type: they come back as real "
+                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI "
+                          f"--learn-bounds {untyped[0]}=int64) or a real column's precision with decimals "
+                          f"(docs/privacy.md §10.1)",
+                          UserWarning, stacklevel=2)
+        for col in learn_bounds:
+            if learn_bounds[col] is None and col not in dtypes:
+                whole = _owner_kind(typed[col], nullable=col in nullable) == "int" and col not in decimals
+                learn_bounds[col] = "int64" if whole else "float64"
+        for col in bounds:  # a real column: declared decimals, or a float dtype the owner gave (§10.1)
+            if col not in dtypes and (col in decimals or _owner_kind(typed[col], nullable=col in nullable) == "float"):
+                dtypes[col] = "float64"
 
         attributes, read_off, unbounded = [], [], []
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
             if col in learn_bounds:
-                if col in bounds or col in bins or col in cuts or col in datetimes:
-                    raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins, cuts or a "
-                                      "datetime format; learn_bounds is for columns without public bounds")
+                if col in bounds or col in bins or col in cuts:
+                    raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins or cuts; "
+                                      "learn_bounds is for columns without public bounds")
                 attributes.append(Attribute(col, "numeric", missing=col in nullable, clip=True, origin="learn",
-                                            dtype=dtypes.get(col) or learn_bounds[col], decimals=decimals.get(col)))
+                                            dtype=dtypes.get(col) or learn_bounds[col], decimals=decimals.get(col),
+                                            format=datetimes.get(col)))
             elif column_kind(bounded=col in bounds) == "numeric":
                 if pd.api.types.is_bool_dtype(series.dtype):
                     raise SchemaError(f"column {col!r} is boolean; declare it categorical instead of giving bounds")

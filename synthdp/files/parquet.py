@@ -13,8 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from synthdp.core.encoding import written_form
 from synthdp.core.errors import InputError
 from synthdp.core.extras import require
+from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
 
 __all__ = ["PARQUET_SUFFIXES", "dump_parquet", "dump_table", "is_parquet", "parquet_file", "read_parquet",
@@ -84,18 +86,25 @@ def table_format(name: str | os.PathLike, option: str = "path") -> str:
                      f".parquet (Excel opens the .csv)")
 
 
-def dump_table(df: pd.DataFrame, path: str | os.PathLike, name: str | os.PathLike) -> None:
-    """Write ``df`` to ``path`` in the format ``name`` (the final output's name) says (:func:`table_format`)."""
+def dump_table(df: pd.DataFrame, path: str | os.PathLike, name: str | os.PathLike,
+               schema: Schema | None = None) -> None:
+    """Write ``df`` to ``path`` in the format ``name`` (the final output's name) says (:func:`table_format`).
+
+    CSV text writes the datetime columns of the table's public ``schema`` in their formats
+    (:func:`~synthdp.core.encoding.written_form`); Parquet keeps them typed.
+    """
     if table_format(name) == "parquet":
         dump_parquet(df, path)
     else:
-        df.to_csv(path, index=False)
+        (df if schema is None else written_form(df, schema)).to_csv(path, index=False)
 
 
-def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = None) -> None:
+def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = None, *,
+                schema: Schema | None = None) -> None:
     """Write ``df`` to ``path`` atomically in the format its name says; ``fmt`` insists on one format.
 
-    Everything is checked (the name's format, the path) before anything is written.
+    Everything is checked (the name's format, the path) before anything is written; ``schema`` as in
+    :func:`dump_table`.
     """
     found = table_format(path)
     if fmt is not None and found != fmt:
@@ -104,7 +113,7 @@ def write_table(df: pd.DataFrame, path: str | os.PathLike, fmt: str | None = Non
     if found == "parquet":
         require_pyarrow()
     out = check_outputs({"output": path})["output"]
-    write_outputs([(out, lambda tmp: dump_table(df, tmp, path))])
+    write_outputs([(out, lambda tmp: dump_table(df, tmp, path, schema))])
 
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:

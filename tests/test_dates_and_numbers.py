@@ -1,0 +1,189 @@
+"""Types by the owner's typing (docs/privacy.md §10.1): dates keep their kind, precision, written form and time
+zone; real and integer columns follow the declarations, the bounds as written, or the owner's dtype."""
+
+from __future__ import annotations
+
+import datetime
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthdp
+from synthdp.cli import main
+from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.encoding import Encoder, numeric_values
+from synthdp.core.errors import SchemaError
+from synthdp.core.schema import DAY_SECONDS, Schema, format_unit, timestamp_seconds
+
+RUN = dict(epsilon=4.0, delta=1e-9, random_state=0, progress=False, discretise="equal-width")
+
+
+def _stamps(n: int = 300, *, seed: int = 0, midnight: bool = False, tz: str | None = None) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    seconds = rng.integers(0, 600, n) * DAY_SECONDS + (0 if midnight else rng.integers(0, DAY_SECONDS, n))
+    return pd.Series(pd.Timestamp("2020-01-01", tz=tz) + pd.to_timedelta(seconds, unit="s"))
+
+
+def _frame(when: pd.Series, seed: int = 0) -> pd.DataFrame:
+    return pd.DataFrame({"when": when, "c": np.random.default_rng(seed).choice(["a", "b"], len(when))})
+
+
+def _run(df: pd.DataFrame, **options) -> synthdp.SyntheticResult:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return synthdp.generate_synthetic(df, "marginals:2", categories={"c": ["a", "b"]}, **RUN, **options)
+
+
+@pytest.mark.parametrize("bounds", [(pd.Timestamp("2019-12-01"), datetime.datetime(2022, 1, 1)),
+                                    ("2019-12-01", "2022-01-01"), (np.datetime64("2019-12-01"), "2022-01-01")])
+def test_a_datetime64_column_is_a_date_column_with_bounds_written_as_dates(bounds):
+    out = _run(_frame(_stamps()), bounds={"when": bounds}).data["when"]
+    assert out.dtype == "datetime64[ns]" and out.notna().all()
+    assert out.between(pd.Timestamp("2019-12-01"), pd.Timestamp("2022-01-01")).all() and out.nunique() > 50
+    # text bounds written as dates declare a datetime column of a text column too (no datetimes= needed)
+    text = _frame(_stamps().dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert Schema.from_dataframe(text, bounds={"when": bounds}, categories={"c": ["a", "b"]})["when"].is_datetime
+
+
+def test_a_datetime64_column_without_bounds_is_refused_naming_it_never_made_categorical():
+    with pytest.raises(SchemaError, match=r"datetime column\(s\) \['when'\] need public bounds.*bounds=\{'when'"):
+        _run(_frame(_stamps()))
+    # declared categorical by the owner: categorical (a few dates as labels)
+    schema = Schema.from_dataframe(_frame(_stamps()), categorical=["when"], categories={"c": ["a", "b"]})
+    assert schema["when"].kind == "categorical"
+
+
+def test_precision_comes_from_the_format_never_from_the_values():
+    """Neighbouring tables, one all at midnight and one not, get one schema: the precision is public."""
+    bounds = {"when": ("2019-12-01", "2022-01-01")}
+    for fmt in (None, "%Y-%m-%d", "%Y-%m-%d %H:%M"):
+        schemas = [Schema.from_dataframe(_frame(_stamps(midnight=m)), bounds=bounds, datetimes={"when": fmt},
+                                         categories={"c": ["a", "b"]}) for m in (True, False)]
+        assert schemas[0] == schemas[1] and schemas[0]["when"].date_unit == format_unit(fmt)
+    days = _run(_frame(_stamps()), bounds=bounds, datetimes={"when": "%Y-%m-%d"}).data["when"]
+    assert (days == days.dt.normalize()).all() and days.nunique() > 50  # dates alone, as the format writes
+    minutes = _run(_frame(_stamps()), bounds=bounds, datetimes={"when": "%Y-%m-%d %H:%M"}).data["when"]
+    assert (minutes.dt.second == 0).all() and (minutes.dt.minute != 0).any()
+    with pytest.warns(UserWarning, match=r"datetime column\(s\) \['when'\] have no format.*to the second"):
+        Schema.from_dataframe(_frame(_stamps(midnight=True)), bounds=bounds, categories={"c": ["a", "b"]})
+
+
+def test_format_unit_is_the_finest_field_of_the_format():
+    cases = {None: 1, "%Y-%m-%d": DAY_SECONDS, "%d/%m/%Y": DAY_SECONDS, "%Y-%m": DAY_SECONDS, "%Y-%m-%d %H": 3600,
+             "%Y-%m-%d %H:%M": 60, "%d/%m/%Y %I:%M %p": 60, "%Y-%m-%dT%H:%M:%SZ": 1, "%Y-%m-%dT%H:%M:%S.%f%z": 1}
+    assert {fmt: format_unit(fmt) for fmt in cases} == cases
+
+
+def test_a_tz_aware_column_comes_back_in_its_zone_and_days_start_at_its_midnight():
+    zone = "Europe/Paris"
+    df = _frame(_stamps(tz=zone))
+    out = _run(df, bounds={"when": ("2019-12-01", "2022-01-01")}).data["when"]
+    assert str(out.dt.tz) == str(df["when"].dt.tz) == zone
+    assert out.between(pd.Timestamp("2019-12-01", tz=zone), pd.Timestamp("2022-01-01", tz=zone)).all()
+    days = _run(df, bounds={"when": ("2019-12-01", "2022-01-01")}, datetimes={"when": "%Y-%m-%d"}).data["when"]
+    assert (days.dt.hour == 0).all() and (days.dt.minute == 0).all()  # midnight in Paris, not in UTC
+    # a bound, or a value, without a zone is a wall-clock time of the column's zone
+    assert timestamp_seconds("2021-01-01", zone=zone) == pd.Timestamp("2020-12-31T23:00:00Z").value / 1e9
+    schema = Schema.from_dataframe(df, bounds={"when": ("2019-12-01", "2022-01-01")}, categories={"c": ["a", "b"]})
+    naive = numeric_values(schema["when"], pd.Series(["2021-06-01T00:00:00"]))
+    assert naive[0] == pd.Timestamp("2021-05-31T22:00:00Z").value / 1e9
+    # decoding keeps the instant: values drawn in a cell re-encode into that cell
+    encoder = Encoder(schema)
+    codes = np.random.default_rng(0).integers(0, schema["when"].bins, (20_000, 2)) % [schema["when"].bins, 2]
+    again = encoder.encode(encoder.decode(codes, numeric="uniform", rng=np.random.default_rng(1)))
+    assert (again == codes).all()
+
+
+def test_one_instant_written_with_different_offsets_encodes_to_one_value():
+    schema = Schema.from_dataframe(pd.DataFrame({"t": ["x"]}), bounds={"t": ("2013-01-01", "2014-01-01")},
+                                   datetimes={"t": "%Y-%m-%dT%H:%M:%S%z"})
+    text = pd.Series(["2013-01-01T10:00:00Z", "2013-01-01T12:00:00+02:00", "2013-01-01T05:00:00-0500"])
+    values = numeric_values(schema["t"], text)
+    assert schema["t"].dtype == "datetime64[ns, UTC]"
+    assert (values == pd.Timestamp("2013-01-01T10:00:00Z").value / 1e9).all()
+
+
+@pytest.mark.parametrize(("fmt", "pattern"), [("%Y-%m-%dT%H:%M:%SZ", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"),
+                                              ("%Y-%m-%dT%H:%M:%S%z", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000"),
+                                              ("%d/%m/%Y", r"\d\d/\d\d/\d{4}")])
+def test_the_csv_output_keeps_the_written_form_of_the_format(tmp_path, fmt, pattern):
+    source, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    _frame(_stamps(200)).assign(when=lambda d: d["when"].dt.tz_localize("UTC").dt.strftime(fmt)).to_csv(
+        source, index=False)
+    assert main(["generate", str(source), "-o", str(out), "--epsilon", "4", "--delta", "1e-9", "--seed", "0", "-q",
+                 "--datetime", f"when={fmt}", "--bounds", "when=2019-12-01..2022-01-01", "--categorical", "c",
+                 "--queries", "marginals:2", "--discretise", "equal-width"]) == 0
+    written = pd.read_csv(out)["when"]
+    assert written.str.fullmatch(pattern).all()
+    assert pd.to_datetime(written, format=fmt, utc=True).between("2019-12-01", "2022-01-01T00:00:00Z").all()
+
+
+def test_the_draft_reads_a_date_columns_first_and_last_date_never_widened():
+    stamps = _stamps(300)
+    days = draft_schema(_frame(stamps.dt.strftime("%Y-%m-%d")))
+    attr = {a["name"]: a for a in days["attributes"]}["when"]
+    first, last = stamps.dt.normalize().min(), stamps.dt.normalize().max()
+    assert attr["bounds"] == [first.value / 1e9, last.value / 1e9] and attr["format"] == "%Y-%m-%d"
+    typed = draft_schema(_frame(stamps))  # a datetime64 column: the owner's typing, bounds to the second
+    attr = {a["name"]: a for a in typed["attributes"]}["when"]
+    assert attr["dtype"] == "datetime64[ns]" and attr["bounds"] == [stamps.min().value / 1e9, stamps.max().value / 1e9]
+    assert {"column": "when", "read": ["bounds"]} in typed[DRAFT_KEY]
+
+
+def test_a_float_column_with_bounds_written_as_integers_is_real():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"wage": rng.uniform(0, 50, 300).round(2), "c": rng.choice(["a", "b"], 300)})
+    schema = Schema.from_dataframe(df, bounds={"wage": (0, 50)}, categories={"c": ["a", "b"]})
+    assert schema["wage"].bounds == (0.0, 50.0) and schema["wage"].dtype == "float64"
+    out = _run(df, bounds={"wage": (0, 50)}).data["wage"]
+    assert out.dtype == np.float64 and (out != out.round()).any() and out.between(0, 50).all()
+
+
+def test_cli_declared_decimals_make_a_column_with_integer_bounds_real(tmp_path, capsys):
+    source, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"depth": rng.uniform(40, 80, 300).round(1), "c": rng.choice(["a", "b"], 300)}).to_csv(
+        source, index=False)
+    args = ["generate", str(source), "-o", str(out), "--epsilon", "4", "--delta", "1e-9", "--seed", "0", "-q",
+            "--categorical", "c", "--queries", "marginals:2", "--bounds", "depth=40:80"]
+    assert main(args) == 2  # integer bounds on text declare an integer column: refused, saying how to make it real
+    error = capsys.readouterr().err
+    assert "not a whole number" in error and "--decimals depth=K" in error and "bounds={" not in error
+    assert not out.exists()
+    assert main([*args, "--decimals", "depth=1"]) == 0
+    depth = pd.read_csv(out)["depth"]
+    assert (depth == depth.round(1)).all() and (depth != depth.round()).any() and depth.between(40, 80).all()
+
+
+def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
+    rng = np.random.default_rng(0)
+    n = 4000
+    sales = np.where(rng.random(n) < 0.3, 0, rng.integers(0, 500, n))  # zeros: a bucket of fractional edges
+    df = pd.DataFrame({"sales": sales, "c": rng.choice(["a", "b"], n),
+                       "price": rng.uniform(1, 60, n).round(2)})
+    result = _run(df, learn_bounds=["sales", "price"], decimals={"price": 2})
+    out = result.data
+    assert out["sales"].dtype == np.int64 and out["price"].dtype == np.float64
+    assert all(float(b).is_integer() for b in result.schema["sales"].bounds)  # released bounds rounded outwards
+    assert (out["price"] == out["price"].round(2)).all() and (out["price"] != out["price"].round()).any()
+    # a nullable numpy integer column may be pandas' floats at the next missing value: the same (real) type either way
+    gap = pd.concat([df, pd.DataFrame({"sales": [np.nan], "c": ["a"], "price": [1.0]})], ignore_index=True)
+    options = dict(learn_bounds=["sales"], nullable=["sales"], categories={"c": ["a", "b"]},
+                   bounds={"price": (0.0, 60.0)})
+    assert Schema.from_dataframe(df, **options) == Schema.from_dataframe(gap, **options)
+    assert Schema.from_dataframe(gap.astype({"sales": "Int64"}), **options)["sales"].dtype == "int64"
+    # text (a CSV as synthdp reads it) has no type: real, and the owner is told how to declare integers
+    with pytest.warns(UserWarning, match=r"\['sales'\] have bounds to learn and no declared type.*'sales': 'int64'"):
+        text = Schema.from_dataframe(df.astype(str), **options)
+    assert text["sales"].dtype == "float64"
+
+
+def test_a_datetime64_column_may_have_its_bounds_learned():
+    df = _frame(_stamps(4000))
+    schema = Schema.from_dataframe(df, learn_bounds=["when"], datetimes={"when": "%Y-%m-%d"},
+                                   categories={"c": ["a", "b"]})
+    assert schema["when"].is_datetime and schema["when"].bounds is None and schema["when"].date_unit == DAY_SECONDS
+    out = _run(df, learn_bounds=["when"], datetimes={"when": "%Y-%m-%d"}).data["when"]
+    assert out.dtype == "datetime64[ns]" and (out == out.dt.normalize()).all()
