@@ -120,6 +120,11 @@ def check_tables(real: pd.DataFrame, synthetic: pd.DataFrame) -> None:
             raise InputError(f"the {side} table must be a pandas DataFrame, got {type(table).__name__}")
         if len(table) == 0:
             raise InputError(f"the {side} table has no rows; nothing to compare")
+    check_same_columns(real, synthetic)
+
+
+def check_same_columns(real: pd.DataFrame, synthetic: pd.DataFrame) -> None:
+    """Refuse two tables whose columns differ, naming the columns each lacks."""
     real_cols, syn_cols = [str(c) for c in real.columns], [str(c) for c in synthetic.columns]
     missing = [c for c in real_cols if c not in syn_cols]
     extra = [c for c in syn_cols if c not in real_cols]

@@ -52,6 +52,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.evaluation.similarity import check_same_columns
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits, QueryInstance, Raw, certify_query
 from synthdp.oracles.brute import BruteForceOracle
@@ -331,13 +332,7 @@ def _aggregate(real, synthetic, schema) -> tuple[AggregatedData, AggregatedData]
                              f"{real.domain.sizes} vs {synthetic.domain.names} with sizes {synthetic.domain.sizes}")
         out = real, synthetic
     elif isinstance(real, pd.DataFrame) and isinstance(synthetic, pd.DataFrame):
-        real_cols, syn_cols = [str(c) for c in real.columns], [str(c) for c in synthetic.columns]
-        missing = [c for c in real_cols if c not in syn_cols]
-        extra = [c for c in syn_cols if c not in real_cols]
-        if missing or extra:
-            parts = ([f"lacks the real table's columns {missing}"] if missing else []) + (
-                [f"has columns {extra} that the real table does not"] if extra else [])
-            raise InputError(f"the synthetic table {' and '.join(parts)}; both tables need the same columns")
+        check_same_columns(real, synthetic)
 
         encoder = Encoder(resolve_schema(real, schema, []))
         out = encoder.to_aggregated(real), encoder.to_aggregated(synthetic)
