@@ -124,7 +124,7 @@ def dependent_table(n: int = 30_000, seed: int = 0) -> pd.DataFrame:
     shows it in the 2-way TVD and the correlation errors.
     """
     rng = np.random.default_rng(seed)
-    size = np.exp(rng.normal(3.5, 0.5, n))
+    size = np.exp(rng.normal(3.5, 0.3, n))
     length = np.round(size * np.exp(rng.normal(0.0, 0.08, n)), 1)
     width = np.round(0.6 * size * np.exp(rng.normal(0.0, 0.08, n)), 1)
     height = np.round(0.3 * size * np.exp(rng.normal(0.0, 0.12, n)), 1)
