@@ -187,6 +187,8 @@ def test_a_run_keeps_round_amounts_and_zeros_and_states_the_selection():
         assert abs((syn == value).mean() - (df["amount"] == value).mean()) < 0.03
     assert "point masses selected first (docs/privacy.md §11.2)" in result.plan.discretised.reason
     assert "point-mass-selection" in str(result.report.zcdp_ledger)
+    reserved = 1e-9 * float(pm.POINT_MASS_DELTA_SHARE)  # reserved before the filter's rho is derived
+    assert f"less {reserved:.3g} for partition selection" in result.plan.method_plan.rho.reason
     off = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, point_masses=False,
                                      bounds={"amount": (0, 100_000), "age": (18, 100)}, random_state=0,
                                      progress=False)
