@@ -33,7 +33,6 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
-from synthdp.core.within_cell import shared_quantiles
 
 __all__ = ["Encoder", "category_counts", "numeric_values"]
 
@@ -109,10 +108,9 @@ class Encoder:
         values become NaN/None/NA.
         Numeric columns become their bin label (``numeric="label"``) or a value
         drawn uniformly inside the bin (``numeric="uniform"``, an integer for
-        integer columns), which needs an explicit ``rng``; columns whose
-        synthetic cells move together share each row's quantile inside the cell
-        (:mod:`synthdp.core.within_cell`, docs/privacy.md §11.3). This randomness is
-        post-processing and does not affect privacy.
+        integer columns), which needs an explicit ``rng`` (a point cell, docs/privacy.md
+        §11.2, gives its value). This randomness is post-processing and does not
+        affect privacy.
         """
         codes = self.domain.check_codes(codes)
         if numeric not in ("label", "uniform"):
@@ -120,14 +118,13 @@ class Encoder:
         if numeric == "uniform" and not isinstance(rng, np.random.Generator):
             raise InputError("numeric='uniform' draws values inside bins; pass rng=np.random.default_rng(seed)")
         columns = {}
-        shared = shared_quantiles(codes, self.schema, rng) if numeric == "uniform" else {}
         for j, attr in enumerate(self.schema.attributes):
             if attr.kind == "categorical":
                 columns[attr.name] = _decode_categorical(attr, codes[:, j])
             elif numeric == "label":
                 columns[attr.name] = _decode_labels(attr, codes[:, j])
             else:
-                columns[attr.name] = _decode_uniform(attr, codes[:, j], rng, shared.get(attr.name))
+                columns[attr.name] = _decode_uniform(attr, codes[:, j], rng)
         return pd.DataFrame(columns, columns=list(self.schema.names))
 
 
@@ -404,23 +401,16 @@ def _date_only(fmt: str | None) -> bool:
     return fmt is not None and not any(d in fmt for d in _TIME_DIRECTIVES)
 
 
-def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator,
-                    quantile: np.ndarray | None = None) -> pd.Series:
-    """A value drawn uniformly in each row's bin (an integer of the bin for integer columns); with ``quantile``
-    (one per row in ``[0, 1)``, docs/privacy.md §11.3) the value at that quantile of the bin instead of a fresh one."""
+def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
+    """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
     bins = codes[present]
-    if quantile is not None:
-        quantile = quantile[present]
     if value_kind(attr.dtype) == "int":
         first, last = attr.integer_ranges
-        if quantile is None:
-            drawn = rng.integers(first[bins], last[bins] + 1)
-        else:
-            drawn = np.minimum(first[bins] + np.floor(quantile * (last[bins] - first[bins] + 1)), last[bins])
+        drawn = rng.integers(first[bins], last[bins] + 1)
     else:  # a draw rounded up onto the cell's upper edge goes to its lower one: a point cell [v, v+) gives v (§11.2)
         low, high = attr.edges[bins], attr.edges[bins + 1]
-        drawn = rng.uniform(low, high) if quantile is None else low + quantile * (high - low)
+        drawn = rng.uniform(low, high)
         drawn = np.where(drawn < high, drawn, low)
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
