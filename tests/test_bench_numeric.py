@@ -83,8 +83,8 @@ def test_the_amounts_table_is_zero_inflated_with_round_values():
 def test_point_mass_shares_and_the_largest_correlation_errors_are_reported():
     table = numeric.Table("amounts", numeric.amounts_table(4000), dict(numeric.AMOUNTS_BOUNDS),
                           {"purpose": [], "status": []}, {})
-    spread = table.data.assign(amount=table.data["amount"] + 1, income=table.data["income"].sample(frac=1, random_state=0)
-                               .to_numpy())
+    shuffled = table.data["income"].sample(frac=1, random_state=0).to_numpy()
+    spread = table.data.assign(amount=table.data["amount"] + 1, income=shuffled)
     scores = numeric.evaluate(table, spread)
     real_zero = float((table.data["amount"] == 0).mean())
     assert scores["point_masses"]["amount=0"] == [round(real_zero, 4), 0.0]

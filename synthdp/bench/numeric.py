@@ -16,11 +16,12 @@ categories (a code book) for its text columns:
   0 for about 85% of the rows and a round 1000, 5000 or 10000 for most of
   the rest, beside an income, an age and two text columns.
 
-Configurations: synthdp's defaults (PrivTree cells, values drawn in the cells),
-synthdp with ten equal-width bins (``discretise="equal-width"``), a bootstrap
-of the real rows (``bootstrap``: the floor a sample of the real table itself
-reaches, not private), and any peer
-whose synthetic tables are found under ``--peers DIR`` as
+Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
+of their own, values drawn in the cells), the same without point masses
+(``no-point-masses``, docs/privacy.md §11.2), synthdp with ten equal-width bins
+(``discretise="equal-width"``), a bootstrap of the real rows (``bootstrap``:
+the floor a sample of the real table itself reaches, not private), and any
+peer whose synthetic tables are found under ``--peers DIR`` as
 ``DIR/<peer>/<table>-<seed>.csv`` with the seconds in ``<table>-<seed>.json``
 (peers such as dpmm run outside this repository; ``--export DIR`` writes each
 real table and its public domain, ``<table>.csv`` and ``<table>.domain.json``,
@@ -212,7 +213,8 @@ def point_mass_shares(table: Table, syn: pd.DataFrame) -> dict[str, list[float]]
     for col, values in POINT_MASSES.get(table.name, {}).items():
         real, fake = table.data[col].to_numpy(float), pd.to_numeric(syn[col], errors="coerce").to_numpy(float)
         for value in values:
-            shares[f"{col}={value:g}"] = [round(float(np.mean(real == value)), 4), round(float(np.mean(fake == value)), 4)]
+            shares[f"{col}={value:g}"] = [round(float(np.mean(real == value)), 4),
+                                          round(float(np.mean(fake == value)), 4)]
     return shares
 
 
@@ -274,15 +276,16 @@ class Row:
     point_masses: dict
 
 
-def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int,
-                discretise: str) -> tuple[pd.DataFrame, float]:
+def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
+                point_masses: bool = True) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
 
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
                                         categories=table.categories, nullable=list(table.categories), clip=True,
                                         decimals=table.decimals or None,
-                                        discretise=discretise, random_state=seed, progress=False)
+                                        discretise=discretise, point_masses=point_masses, random_state=seed,
+                                        progress=False)
     return result.data, time.perf_counter() - start
 
 
@@ -295,6 +298,8 @@ def bootstrap_run(table: Table, *, epsilon: float, delta: float, seed: int) -> t
 
 CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (PrivTree cells, default)": lambda t, **kw: synthdp_run(t, discretise="privtree", **kw),
+    "synthdp (PrivTree cells, no point masses)": lambda t, **kw: synthdp_run(t, discretise="privtree",
+                                                                             point_masses=False, **kw),
     "synthdp (10 equal-width bins)": lambda t, **kw: synthdp_run(t, discretise="equal-width", **kw),
     "bootstrap of the real rows (floor, not private)": bootstrap_run,
 }
@@ -325,7 +330,8 @@ def format_table(rows: list[Row]) -> str:
                      f"{r.correlation:.3f} | {r.pearson_max:.3f} | {r.spearman_max:.3f} | {r.seconds:.0f} |")
     masses = [r for r in rows if r.point_masses]
     if masses:
-        lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |", "|---|---|---|---|"]
+        lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |",
+                  "|---|---|---|---|"]
         for r in masses:
             shares = ", ".join(f"{key} {real:.3f} / {fake:.3f}" for key, (real, fake) in r.point_masses.items())
             lines.append(f"| {r.table} | {r.config} | {r.seed} | {shares} |")
@@ -333,7 +339,9 @@ def format_table(rows: list[Row]) -> str:
 
 
 #: The synthdp configurations by short name (``--methods``).
-METHODS = {"privtree": "synthdp (PrivTree cells, default)", "equal-width": "synthdp (10 equal-width bins)",
+METHODS = {"privtree": "synthdp (PrivTree cells, default)",
+           "no-point-masses": "synthdp (PrivTree cells, no point masses)",
+           "equal-width": "synthdp (10 equal-width bins)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
 TABLES = ("adult", "skewed", "dependent", "amounts")
 
@@ -343,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", default="adult,skewed,dependent,amounts",
                    help="comma list of tables: adult, skewed, dependent, amounts (default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
-                   help="comma list of configurations: privtree (synthdp's default settings), equal-width, "
+                   help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
+                        "(the same without point masses, docs/privacy.md §11.2), equal-width, "
                         "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
     p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")
