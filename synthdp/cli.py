@@ -183,8 +183,8 @@ GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
     "point_masses": (("--no-point-masses",), dict(action="store_false", dest="point_masses",
-                                                  help="keep no point masses of numeric columns (docs/privacy.md "
-                                                       "§11.2): their cells are PrivTree's alone")),
+                                                  syntax="On by default; --no-point-masses keeps none: the cells "
+                                                         "are PrivTree's alone.")),
 }
 #: The hand-written flags of the domain (shared by generate, evaluate and schema), as :data:`GENERATE_FLAGS`.
 SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {

@@ -218,6 +218,7 @@ RULES: dict[str, Rule] = {
                     "or None, got {value!r}"),
     "unsafe_public_categories": Rule(_boolean, _BOOLEAN),
     "clip": Rule(_boolean, _BOOLEAN),
+    "point_masses": Rule(_boolean, _BOOLEAN),
     "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
     # engine
     "engine": choice(ENGINES, "unknown engine {value!r}; choose one of {choices}"),
