@@ -50,7 +50,6 @@ def _select(df, schema, selection, seed=0):
 def test_parameters_are_public_and_do_not_depend_on_n():
     small = pd.DataFrame({"x": [0.0] * 900 + list(np.linspace(1, 99, 100))})
     large = pd.concat([small] * 10, ignore_index=True)
-    schema = _schema(("x", (0.0, 100.0)))
     run = {}
     for name, df in (("small", small), ("large", large)):
         result = synthdp.generate_synthetic(df, "marginals:1", epsilon=1, delta=1e-9, bounds={"x": (0.0, 100.0)},
@@ -61,7 +60,6 @@ def test_parameters_are_public_and_do_not_depend_on_n():
     sel = pm.point_mass_selection(rho=RHO, delta=DELTA, columns=2)
     assert sel.rho == Fraction(2) / (2 * sel.sigma2) and sel.rho <= RHO * pm.POINT_MASS_RHO_SHARE
     assert sel.delta == DELTA * pm.POINT_MASS_DELTA_SHARE and threshold < sel.threshold
-    _ = schema
 
 
 def test_refused_at_delta_zero_and_a_pure_run_keeps_no_point_mass():
