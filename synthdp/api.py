@@ -46,6 +46,7 @@ from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, check_rows, learn_bounds, range_threshold
+from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, point_mass_selection, select_point_masses
 from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
@@ -383,9 +384,15 @@ def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfi
     if not schema.to_discretise:
         return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
     epsilon_d = discretisation_budget(before, len(schema.to_discretise))
+    masses = None
+    if point_masses_planned(config, schema, before):  # docs/privacy.md §11.2, in the filter, before the trees
+        selection = point_mass_selection(rho=before.method.zcdp_budget(before.method_plan), delta=delta,
+                                         columns=len(schema.to_discretise), relation=config.relation,
+                                         contribution_bound=ledger.contribution_bound)
+        masses = select_point_masses(tallies(), bounded.schema, selection=selection, rng=rng, ledger=zcdp,
+                                     relation=config.relation)
     cut = discretise(tallies(), bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
-                     relation=config.relation,
-                     max_cells=cap)
+                     relation=config.relation, max_cells=cap, point_masses=masses)
     return learned, bounded, cut, zcdp
 
 
@@ -396,6 +403,12 @@ def require_delta_for_bounds(schema, delta) -> None:
                          "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
                          f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
                          f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
+
+
+def point_masses_planned(config: SynthesisConfig, schema, plan) -> bool:
+    """Whether the point masses of the columns to discretise are selected privately (docs/privacy.md §11.2): asked
+    for (``point_masses``, the default) and a method with a zCDP filter (which has a delta).  Public inputs only."""
+    return bool(config.point_masses and schema.to_discretise and plan.method.zcdp_budget(plan.method_plan) is not None)
 
 
 def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
@@ -444,10 +457,13 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
                                           relation=config.relation)
         return learned, before, None
     reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
+    # the point masses' delta is reserved with the text columns' before the filter's rho is derived (§11.2)
+    point_delta = delta * POINT_MASS_DELTA_SHARE if point_masses_planned(config, schema, before) else Fraction(0)
     selection = None
-    if reserved:
+    if reserved or point_delta:
         before = make_plan(config, placeholder, chosen_bound=chosen,
-                           learned=partition.DomainLearning(placeholder, (), filter_delta=reserved))
+                           learned=partition.DomainLearning(placeholder, (), filter_delta=reserved + point_delta))
+    if reserved:
         selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
                                               columns=len(schema.to_learn), relation=config.relation,
                                               contribution_bound=ledger.contribution_bound)
@@ -462,7 +478,7 @@ def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisCo
     learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,
                                                relation=config.relation) if selection is not None
                else partition.DomainLearning(schema, ()))
-    return learned, before, zcdp
+    return replace(learned, filter_delta=learned.filter_delta + point_delta), before, zcdp
 
 
 def _state_threshold(config: SynthesisConfig, columns, tau: int, section: str) -> None:

@@ -166,6 +166,9 @@ GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "random_state": (("--seed",), dict(type=int)),
     "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
+    "point_masses": (("--no-point-masses",), dict(action="store_false", dest="point_masses",
+                                                  syntax="On by default; --no-point-masses keeps none: the cells "
+                                                         "are PrivTree's alone.")),
 }
 #: The hand-written flags of the domain (shared by generate, evaluate and schema), as :data:`GENERATE_FLAGS`.
 SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -346,7 +349,7 @@ def generate_options(args) -> dict[str, Any]:
     """The options of ``synthdp generate`` by name: the derived flags' values, then the hand-written ones parsed."""
     options = {name: getattr(args, name) for name in _derived_names(list(GROUPS))}
     options.update(_schema_kwargs(args), query_class=args.queries, random_state=args.seed,
-                   max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet)
+                   max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet, point_masses=args.point_masses)
     return options
 
 

@@ -165,6 +165,10 @@ class SynthesisConfig:
         Cells of a bounded numeric column without public bins or cuts: 'privtree' learns them privately by
         PrivTree from a tenth of the method's budget (docs/privacy.md §10.3); 'equal-width' takes 10 equal-width
         bins, free.""")
+    point_masses: bool = option(True, group="method", doc="""
+        Values many rows of a numeric column hold (0, a round amount) are selected privately and kept as cells of
+        their own before PrivTree, from a twentieth of the method's budget and an eighth of delta
+        (docs/privacy.md §11.2; select-measure-estimate with a delta only).""")
     datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
         Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
         dates, written back as datetimes. The format is their precision (without a time of day: whole days) and written form

@@ -180,7 +180,17 @@ def cells_choice(discretised) -> Choice | None:
                   f"{float(discretised.columns[0].parameters.epsilon):.4g} (eps_d over the rows per privacy "
                   "unit, §10.6), " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho
                                       else f"epsilon = {float(discretised.epsilon):.4g} ahead of the method")
-                  + _cell_cap_note(discretised.columns[0].max_cells))
+                  + _cell_cap_note(discretised.columns[0].max_cells) + _point_mass_note(discretised.point_masses))
+
+
+def _point_mass_note(masses) -> str:
+    """The point masses kept as cells of their own, and what selecting them cost (docs/privacy.md §11.2)."""
+    if masses is None:
+        return ""
+    kept = {c: [f"{v:g}" for v in values] for c, values in masses.values.items() if values}
+    return (f"; point masses selected first (docs/privacy.md §11.2) with threshold {masses.selection.threshold} rows, "
+            f"rho = {float(masses.rho):.4g} and delta = {float(masses.selection.delta):.3g}, kept: "
+            + (", ".join(f"{c} {v}" for c, v in kept.items()) or "none"))
 
 
 def _cell_cap_note(max_cells: int | None) -> str:

@@ -61,3 +61,40 @@ def test_quick_run_writes_under_out_and_bad_options_are_one_line_errors(tmp_path
     assert [r["table"] for r in rows] == ["skewed"] and rows[0]["ks"] < 0.1
     assert main(["bench", "numeric", "--suite", "iris", "--out", str(tmp_path / "x")]) == 2
     assert "--suite: unknown ['iris']" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_the_dependent_table_moves_together_inside_its_bounds():
+    a, b = numeric.dependent_table(3000), numeric.dependent_table(3000)
+    pd.testing.assert_frame_equal(a, b)
+    for col, (lo, hi) in numeric.DEPENDENT_BOUNDS.items():
+        assert a[col].between(lo, hi).all()
+    spearman = a[list(numeric.DEPENDENT_BOUNDS)].corr(method="spearman").to_numpy()
+    assert spearman.min() > 0.85 and spearman[3, 4] > 0.97  # weight and price almost one
+
+
+def test_the_amounts_table_is_zero_inflated_with_round_values():
+    a = numeric.amounts_table(5000)
+    pd.testing.assert_frame_equal(a, numeric.amounts_table(5000))
+    shares = a["amount"].value_counts(normalize=True)
+    assert 0.8 < shares[0] < 0.9 and min(shares[1000], shares[5000], shares[10000]) > 0.01
+    assert a["amount"].dtype == np.int64 and a["amount"].between(*numeric.AMOUNTS_BOUNDS["amount"]).all()
+
+
+def test_point_mass_shares_and_the_largest_correlation_errors_are_reported():
+    table = numeric.Table("amounts", numeric.amounts_table(4000), dict(numeric.AMOUNTS_BOUNDS),
+                          {"purpose": [], "status": []}, {})
+    shuffled = table.data["income"].sample(frac=1, random_state=0).to_numpy()
+    spread = table.data.assign(amount=table.data["amount"] + 1, income=shuffled)
+    scores = numeric.evaluate(table, spread)
+    real_zero = float((table.data["amount"] == 0).mean())
+    assert scores["point_masses"]["amount=0"] == [round(real_zero, 4), 0.0]
+    assert scores["pearson_max"] >= scores["correlation"] and scores["spearman_max"] > 0
+    assert scores["ks_max"] >= scores["ks"]
+
+
+def test_the_bootstrap_floor_resamples_the_real_rows():
+    table = _table()
+    boot, _ = numeric.bootstrap_run(table, epsilon=1.0, delta=1e-9, seed=0)
+    assert len(boot) == len(table.data) and not boot.equals(table.data)
+    assert set(boot["x"]) <= set(table.data["x"])
+    assert numeric.evaluate(table, boot)["ks"] < 0.05

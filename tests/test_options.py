@@ -159,10 +159,11 @@ def test_every_hand_written_flag_reaches_its_option():
                               "--seed", "5", "--quiet", "--method", "game", "--privacy-unit", "pid",
                               "--max-rows-per-unit", "auto", "--categorical", "a", "b", "--bounds", "x=0:9",
                               "--bins", "x=3", "--cuts", "y=1,2", "--datetime", "d=%Y", "--learn-bounds", "z=int64",
-                              "--decimals", "y=2", "--nullable", "a", "--derived", "year=d.year", "net=x - y"])
+                              "--decimals", "y=2", "--nullable", "a", "--derived", "year=d.year", "net=x - y",
+                              "--no-point-masses"])
     options = cli.generate_options(args)
     assert {k: options[k] for k in cli.GENERATE_FLAGS} == dict(
-        query_class="conjunctions", random_state=5, progress=False, max_rows_per_unit="auto")
+        query_class="conjunctions", random_state=5, progress=False, max_rows_per_unit="auto", point_masses=False)
     assert options["method"] == "game"
     assert {k: options[k] for k in cli.SCHEMA_FLAGS if k not in ("schema", "missing")} == dict(
         categorical=["a", "b"], bounds={"x": (0, 9)}, bins={"x": 3}, cuts={"y": [1.0, 2.0]}, datetimes={"d": "%Y"},

@@ -244,7 +244,8 @@ def test_encoder_refuses_cells_not_learned_yet_and_round_trips_learned_cuts():
 
 def test_end_to_end_ledgers_measure_filter_and_game_ahead():
     """Select-measure-estimate: one (epsilon, delta) spend on the run's ledger; the filter's first charges are
-    the joint selection and the trees, then the method, within rho. The game: the trees are pure spends ahead."""
+    the joint selection, the point masses (docs/privacy.md §11.2) and the trees, then the method, within rho. The
+    game: the trees are pure spends ahead (no point masses there)."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.integers(0, 1000, 3000), "y": np.round(rng.exponential(5.0, 3000), 3),
                        "t": rng.choice(["a", "b"], 3000)})
@@ -254,8 +255,9 @@ def test_end_to_end_ledgers_measure_filter_and_game_ahead():
     release = result.report.release
     assert [e["mechanism"] for e in release.ledger] == ["select-measure-estimate"]
     steps = [e["mechanism"] for e in release.zcdp_ledger]
-    assert steps[:3] == ["gaussian-partition-selection", "privtree", "privtree"] and len(steps) > 3
-    method = sum(Fraction(e["rho"]) for e in release.zcdp_ledger[3:])
+    assert steps[:4] == ["gaussian-partition-selection", "point-mass-selection", "privtree", "privtree"]
+    method = sum(Fraction(e["rho"]) for e in release.zcdp_ledger[4:])
+    assert len(steps) > 4
     assert method <= Fraction(release.rho_budget)  # what the filter leaves the method after the first charges
     game = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds=bounds, clip=True,
                                       categories={"t": ["a", "b"]}, method="game", rounds=3, samples_per_round=10,
@@ -284,7 +286,7 @@ def test_a_run_with_privacy_units_and_numeric_columns():
                                         categories={"t": ["a", "b"]}, privacy_unit="person", max_rows_per_unit=3,
                                         random_state=0, progress=False)
     assert result.data["x"].between(0, 999).all() and "person" not in result.data
-    assert [e["mechanism"] for e in result.report.release.zcdp_ledger][:1] == ["privtree"]
+    assert [e["mechanism"] for e in result.report.release.zcdp_ledger][:2] == ["point-mass-selection", "privtree"]
 
 
 def _bfs_key(cut: float) -> tuple[int, float]:

@@ -1,6 +1,6 @@
 """Benchmark: real tables with numeric columns, values in and values out (docs/privacy.md §10.3, §10.5).
 
-Two tables, each with public bounds for its numeric columns and public
+Tables, each with public bounds for its numeric columns and public
 categories (a code book) for its text columns:
 
 * ``adult``: the raw UCI Adult training file (32,561 rows, 6 numeric columns),
@@ -8,24 +8,37 @@ categories (a code book) for its text columns:
 * ``skewed``: a generated table (50,000 rows, seed 0) with six skewed
   continuous or count columns (log-normal income, a zero-inflated Pareto
   claim amount, exponential waiting times, a balance with a point mass at 0,
-  a negative-binomial count, age) and three text columns that depend on them.
+  a negative-binomial count, age) and three text columns that depend on them;
+* ``dependent``: a generated table (30,000 rows, seed 0) of numbers that move
+  together: three lengths of one item, a weight about their product, a price
+  about the weight, and two grades that follow the weight and the price;
+* ``amounts``: a generated loan table (20,000 rows, seed 0) whose amount is
+  0 for about 85% of the rows and a round 1000, 5000 or 10000 for most of
+  the rest, beside an income, an age and two text columns.
 
-Configurations: synthdp's defaults (PrivTree cells, values drawn in the cells),
-synthdp with ten equal-width bins (``discretise="equal-width"``), and any peer
-whose synthetic tables are found under ``--peers DIR`` as
+Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
+of their own, values drawn in the cells), the same without point masses
+(``no-point-masses``, docs/privacy.md §11.2), synthdp with ten equal-width bins
+(``discretise="equal-width"``), a bootstrap of the real rows (``bootstrap``:
+the floor a sample of the real table itself reaches, not private), and any
+peer whose synthetic tables are found under ``--peers DIR`` as
 ``DIR/<peer>/<table>-<seed>.csv`` with the seconds in ``<table>-<seed>.json``
 (peers such as dpmm run outside this repository; ``--export DIR`` writes each
 real table and its public domain, ``<table>.csv`` and ``<table>.domain.json``,
 for them).
 
 Metrics (the owner's non-private evaluation, against the real table): per
-numeric column the Kolmogorov-Smirnov statistic and the Wasserstein-1
-distance divided by the column's public range; the mean total-variation
-distance over all 2-way marginals, numeric columns cut into 20 quantile bins
-of the real data (for evaluation only); the mean absolute difference of the
-numeric columns' Pearson correlations; the wall time.
+numeric column the Kolmogorov-Smirnov statistic (mean and max over the
+columns) and the Wasserstein-1 distance divided by the column's public range;
+the mean total-variation distance over all 2-way marginals, numeric columns
+cut into 20 quantile bins of the real data (for evaluation only); the mean
+and the largest absolute difference of the numeric columns' Pearson
+correlations, the largest of their Spearman correlations; the share of rows
+at each of the table's point masses (a value many rows hold: 0, a round
+amount), real and synthetic; the wall time.
 
-    synthdp bench numeric [--suite adult,skewed] [--methods privtree,equal-width] [--eps 1] [--delta 1e-9]
+    synthdp bench numeric [--suite adult,skewed,dependent,amounts] [--methods privtree,equal-width,bootstrap]
+                          [--eps 1] [--delta 1e-9]
                           [--seeds 1] [--peers DIR] [--export DIR] [--out results/numeric] [--quick]
 """
 
@@ -55,6 +68,17 @@ SKEWED_BOUNDS = {"income": (0.0, 10_000_000.0), "claim": (0.0, 1_000_000.0), "wa
                  "balance": (-100_000.0, 100_000.0), "visits": (0, 500), "age": (0, 120)}
 #: Public precision of the generated table's real columns (as they are recorded).
 SKEWED_DECIMALS = {"income": 2, "claim": 2, "wait": 3, "balance": 2}
+#: Public bounds and precision of the dependent table's numeric columns.
+DEPENDENT_BOUNDS = {"length": (0.0, 500.0), "width": (0.0, 500.0), "height": (0.0, 500.0),
+                    "weight": (0.0, 20_000.0), "price": (0.0, 50_000.0)}
+DEPENDENT_DECIMALS = {"length": 1, "width": 1, "height": 1, "weight": 2, "price": 2}
+#: Public bounds and precision of the loan table's numeric columns (the amount and the age are integers).
+AMOUNTS_BOUNDS = {"amount": (0, 100_000), "income": (0.0, 1_000_000.0), "age": (18, 100)}
+AMOUNTS_DECIMALS = {"income": 2}
+#: The values whose share of rows the benchmark reports, per table (the tables' point masses).
+POINT_MASSES = {"adult": {"capital-gain": (0,), "capital-loss": (0,), "hours-per-week": (40,)},
+                "skewed": {"claim": (0.0,), "balance": (0.0,)},
+                "amounts": {"amount": (0, 1000, 5000, 10000)}}
 #: Quantile bins of a numeric column in the 2-way TVD (evaluation only).
 TVD_BINS = 20
 
@@ -92,6 +116,48 @@ def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
     return df
 
 
+def dependent_table(n: int = 30_000, seed: int = 0) -> pd.DataFrame:
+    """The generated table of numbers that move together: lengths of one item, its weight and price, two grades.
+
+    The three lengths share one log-normal size (Spearman about 0.97 between
+    them), the weight is about their product and the price about the weight,
+    so a synthesiser that keeps each column alone but not their joint shape
+    shows it in the 2-way TVD and the correlation errors.
+    """
+    rng = np.random.default_rng(seed)
+    size = np.exp(rng.normal(3.5, 0.3, n))
+    length = np.round(size * np.exp(rng.normal(0.0, 0.08, n)), 1)
+    width = np.round(0.6 * size * np.exp(rng.normal(0.0, 0.08, n)), 1)
+    height = np.round(0.3 * size * np.exp(rng.normal(0.0, 0.12, n)), 1)
+    weight = np.round(length * width * height / 1000 * np.exp(rng.normal(0.0, 0.1, n)), 2)
+    price = np.round(12.0 * weight * np.exp(rng.normal(0.0, 0.15, n)) + 5.0, 2)
+    grade = np.where(weight > np.quantile(weight, 0.8), "heavy", np.where(weight > np.quantile(weight, 0.3), "medium",
+                                                                          "light"))
+    flip = rng.random(n) < 0.1
+    grade = np.where(flip, rng.choice(["light", "medium", "heavy"], n), grade)
+    tier = np.where(price / np.maximum(weight, 0.01) > 12.5, "premium", "standard")
+    df = pd.DataFrame({"length": length, "width": width, "height": height, "weight": weight, "price": price,
+                       "grade": grade, "tier": tier})
+    for col, (lo, hi) in DEPENDENT_BOUNDS.items():
+        df[col] = df[col].clip(lo, hi)
+    return df
+
+
+def amounts_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    """The generated loan table: an amount that is 0 for about 85% of the rows and round for most of the rest."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    purpose = rng.choice(["car", "home", "study", "other"], n, p=[0.3, 0.3, 0.15, 0.25])
+    income = np.round(np.exp(rng.normal(10.4 + 0.005 * (age - 40), 0.6)), 2)
+    borrows = rng.random(n) < 0.1 + 0.05 * (purpose == "home")
+    round_amount = rng.choice([1000, 5000, 10000], n, p=[0.3, 0.45, 0.25])
+    other_amount = np.clip(np.round(np.exp(rng.normal(8.5, 0.8, n))), 1, 100_000)
+    amount = np.where(borrows, np.where(rng.random(n) < 0.7, round_amount, other_amount), 0).astype(np.int64)
+    status = np.where(borrows, rng.choice(["current", "late", "paid"], n, p=[0.6, 0.1, 0.3]), "none")
+    return pd.DataFrame({"amount": amount, "income": income, "age": age.astype(np.int64), "purpose": purpose,
+                         "status": status})
+
+
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
@@ -100,8 +166,12 @@ def load_table(name: str, rows: int | None = None) -> Table:
         bounds, decimals = ADULT_BOUNDS, {}
     elif name == "skewed":
         data, bounds, decimals = skewed_table(), SKEWED_BOUNDS, SKEWED_DECIMALS
+    elif name == "dependent":
+        data, bounds, decimals = dependent_table(), DEPENDENT_BOUNDS, DEPENDENT_DECIMALS
+    elif name == "amounts":
+        data, bounds, decimals = amounts_table(), AMOUNTS_BOUNDS, AMOUNTS_DECIMALS
     else:
-        raise ValueError(f"unknown table {name!r}; choose adult or skewed")
+        raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
     # The code book: every category the documentation lists (for these tables, the values of the whole file).
     categories = {c: sorted(data[c].dropna().unique().tolist()) for c in data.columns if c not in bounds}
     data = data if rows is None else data.iloc[:rows].reset_index(drop=True)
@@ -131,8 +201,25 @@ def _codes(real: pd.Series, syn: pd.Series, numeric: bool) -> tuple[np.ndarray, 
     return real.astype(str).map(labels).to_numpy(), syn.astype(str).map(labels).to_numpy()
 
 
+def _correlation_errors(real: pd.DataFrame, syn: pd.DataFrame, method: str) -> np.ndarray:
+    """The absolute differences of the pairwise correlations (``method``: pearson or spearman), off the diagonal."""
+    real_corr, syn_corr = real.corr(method=method).to_numpy(), syn.corr(method=method).to_numpy()
+    return np.abs(real_corr - syn_corr)[~np.eye(len(real.columns), dtype=bool)]
+
+
+def point_mass_shares(table: Table, syn: pd.DataFrame) -> dict[str, list[float]]:
+    """For each point mass of the table (:data:`POINT_MASSES`), ``[real share, synthetic share]`` of the rows."""
+    shares = {}
+    for col, values in POINT_MASSES.get(table.name, {}).items():
+        real, fake = table.data[col].to_numpy(float), pd.to_numeric(syn[col], errors="coerce").to_numpy(float)
+        for value in values:
+            shares[f"{col}={value:g}"] = [round(float(np.mean(real == value)), 4),
+                                          round(float(np.mean(fake == value)), 4)]
+    return shares
+
+
 def evaluate(table: Table, syn: pd.DataFrame) -> dict:
-    """KS, Wasserstein over range and correlation error of the numeric columns; mean 2-way TVD."""
+    """KS, Wasserstein over range, correlation errors and point-mass shares of the numeric columns; mean 2-way TVD."""
     from scipy.stats import ks_2samp, wasserstein_distance
 
     real = table.data
@@ -158,11 +245,13 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
         size = max(len(p), len(q))
         tvds.append(0.5 * float(np.abs(np.pad(p, (0, size - len(p))) - np.pad(q, (0, size - len(q)))).sum()))
     syn_numeric = syn[numeric].apply(pd.to_numeric, errors="coerce").astype(float)
-    real_corr, syn_corr = real[numeric].astype(float).corr().to_numpy(), syn_numeric.corr().to_numpy()
-    off = ~np.eye(len(numeric), dtype=bool)
-    corr = float(np.nanmean(np.abs(real_corr - syn_corr)[off]))
-    return {"ks": float(np.mean(ks)), "tvd2": float(np.mean(tvds)), "wasserstein": float(np.mean(w1)),
-            "correlation": corr, "ks_by_column": dict(zip(numeric, np.round(ks, 4).tolist()))}
+    pearson = _correlation_errors(real[numeric].astype(float), syn_numeric, "pearson")
+    spearman = _correlation_errors(real[numeric].astype(float), syn_numeric, "spearman")
+    return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)),
+            "wasserstein": float(np.mean(w1)), "correlation": float(np.nanmean(pearson)),
+            "pearson_max": float(np.nanmax(pearson)), "spearman_max": float(np.nanmax(spearman)),
+            "ks_by_column": dict(zip(numeric, np.round(ks, 4).tolist())),
+            "point_masses": point_mass_shares(table, syn)}
 
 
 # --------------------------------------------------------------------------
@@ -177,27 +266,42 @@ class Row:
     seed: int
     seconds: float
     ks: float
+    ks_max: float
     tvd2: float
     wasserstein: float
     correlation: float
+    pearson_max: float
+    spearman_max: float
     ks_by_column: dict
+    point_masses: dict
 
 
-def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int,
-                discretise: str) -> tuple[pd.DataFrame, float]:
+def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
+                point_masses: bool = True) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
 
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
                                         categories=table.categories, nullable=list(table.categories), clip=True,
                                         decimals=table.decimals or None,
-                                        discretise=discretise, random_state=seed, progress=False)
+                                        discretise=discretise, point_masses=point_masses, random_state=seed,
+                                        progress=False)
     return result.data, time.perf_counter() - start
+
+
+def bootstrap_run(table: Table, *, epsilon: float, delta: float, seed: int) -> tuple[pd.DataFrame, float]:
+    """A bootstrap sample of the real rows (as many as the table has): the floor of the metrics, not private."""
+    start = time.perf_counter()
+    rows = np.random.default_rng(seed).integers(0, len(table.data), len(table.data))
+    return table.data.iloc[rows].reset_index(drop=True), time.perf_counter() - start
 
 
 CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (PrivTree cells, default)": lambda t, **kw: synthdp_run(t, discretise="privtree", **kw),
+    "synthdp (PrivTree cells, no point masses)": lambda t, **kw: synthdp_run(t, discretise="privtree",
+                                                                             point_masses=False, **kw),
     "synthdp (10 equal-width bins)": lambda t, **kw: synthdp_run(t, discretise="equal-width", **kw),
+    "bootstrap of the real rows (floor, not private)": bootstrap_run,
 }
 
 
@@ -216,27 +320,40 @@ def peer_rows(table: Table, peers: Path, seeds: list[int]) -> list[Row]:
 
 def format_table(rows: list[Row]) -> str:
     """A markdown table of the means over seeds."""
-    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns="ks_by_column")
+    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses"])
     means = frame.groupby(["table", "config"], sort=False).mean(numeric_only=True).reset_index()
-    lines = ["| table | configuration | mean KS | mean 2-way TVD | Wasserstein / range | correlation error | s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| table | configuration | mean KS | max KS | mean 2-way TVD | Wasserstein / range | correlation error | "
+             "max Pearson error | max Spearman error | s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in means.itertuples():
-        lines.append(f"| {r.table} | {r.config} | {r.ks:.3f} | {r.tvd2:.3f} | {r.wasserstein:.4f} | "
-                     f"{r.correlation:.3f} | {r.seconds:.0f} |")
+        lines.append(f"| {r.table} | {r.config} | {r.ks:.3f} | {r.ks_max:.3f} | {r.tvd2:.3f} | {r.wasserstein:.4f} | "
+                     f"{r.correlation:.3f} | {r.pearson_max:.3f} | {r.spearman_max:.3f} | {r.seconds:.0f} |")
+    masses = [r for r in rows if r.point_masses]
+    if masses:
+        lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |",
+                  "|---|---|---|---|"]
+        for r in masses:
+            shares = ", ".join(f"{key} {real:.3f} / {fake:.3f}" for key, (real, fake) in r.point_masses.items())
+            lines.append(f"| {r.table} | {r.config} | {r.seed} | {shares} |")
     return "\n".join(lines)
 
 
 #: The synthdp configurations by short name (``--methods``).
-METHODS = {"privtree": "synthdp (PrivTree cells, default)", "equal-width": "synthdp (10 equal-width bins)"}
-TABLES = ("adult", "skewed")
+METHODS = {"privtree": "synthdp (PrivTree cells, default)",
+           "no-point-masses": "synthdp (PrivTree cells, no point masses)",
+           "equal-width": "synthdp (10 equal-width bins)",
+           "bootstrap": "bootstrap of the real rows (floor, not private)"}
+TABLES = ("adult", "skewed", "dependent", "amounts")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench numeric", description=__doc__.split("\n\n")[0])
-    p.add_argument("--suite", default="adult,skewed", help="comma list of tables: adult, skewed (default: %(default)s)")
-    p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width",
-                   help="comma list of synthdp configurations: privtree (the default settings), equal-width "
-                        "(default: %(default)s)")
+    p.add_argument("--suite", default="adult,skewed,dependent,amounts",
+                   help="comma list of tables: adult, skewed, dependent, amounts (default: %(default)s)")
+    p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
+                   help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
+                        "(the same without point masses, docs/privacy.md §11.2), equal-width, "
+                        "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
     p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 (default: %(default)s)")
@@ -267,8 +384,11 @@ def run(argv: list[str] | None = None) -> list[Row]:
             for seed in seeds:
                 syn, seconds = CONFIGS[METHODS[method]](table, epsilon=args.eps, delta=args.delta, seed=seed)
                 rows.append(Row(table.name, METHODS[method], seed, seconds, **evaluate(table, syn)))
-                print(f"{table.name} {method} seed {seed}: KS {rows[-1].ks:.4f}, 2-way TVD {rows[-1].tvd2:.4f}, "
-                      f"{seconds:.0f} s", flush=True)
+                r = rows[-1]
+                print(f"{table.name} {method} seed {seed}: KS {r.ks:.4f} (max {r.ks_max:.4f}), 2-way TVD "
+                      f"{r.tvd2:.4f}, Pearson error max {r.pearson_max:.3f}, Spearman error max "
+                      f"{r.spearman_max:.3f}, {seconds:.0f} s"
+                      + "".join(f", {k} {a:.3f}/{b:.3f}" for k, (a, b) in r.point_masses.items()), flush=True)
         if peers is not None:
             rows += peer_rows(table, peers, seeds)
     out = Path(args.out)

@@ -111,9 +111,10 @@ class Encoder:
         values become NaN/None/NA.
         Numeric columns become their bin label (``numeric="label"``) or a value
         drawn uniformly inside the bin (``numeric="uniform"``, an integer for
-        integer columns), which needs an explicit ``rng``. This randomness is
-        post-processing and does not affect privacy.  The schema's derived
-        columns are then computed from the decoded ones (docs/privacy.md §10.10).
+        integer columns), which needs an explicit ``rng`` (a point cell, docs/privacy.md
+        §11.2, gives its value). This randomness is post-processing and does not
+        affect privacy.  The schema's derived columns are then computed from the
+        decoded ones (docs/privacy.md §10.10).
         """
         codes = self.domain.check_codes(codes)
         if numeric not in ("label", "uniform"):
@@ -436,8 +437,10 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
     if value_kind(attr.dtype) == "int":
         first, last = attr.integer_ranges
         drawn = rng.integers(first[bins], last[bins] + 1)
-    else:
-        drawn = rng.uniform(attr.edges[bins], attr.edges[bins + 1])
+    else:  # a draw rounded up onto the cell's upper edge goes to its lower one: a point cell [v, v+) gives v (§11.2)
+        low, high = attr.edges[bins], attr.edges[bins + 1]
+        drawn = rng.uniform(low, high)
+        drawn = np.where(drawn < high, drawn, low)
     out = np.full(codes.shape, np.nan)
     out[present] = drawn
     if attr.is_datetime:  # whole units of the public precision since 1970, back to datetimes (NaT: missing)

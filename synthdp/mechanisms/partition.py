@@ -382,8 +382,11 @@ class JointSelection:
 
 
 def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: str = ADD_REMOVE,
-                    contribution_bound: int = 1) -> JointSelection:
+                    contribution_bound: int = 1, share: Fraction = JOINT_RHO_SHARE) -> JointSelection:
     """The parameters for learning ``columns`` text columns jointly from a filter of ``rho`` (docs/privacy.md §10.5).
+
+    ``share``: the public share of ``rho`` the selection takes (the point masses of numeric columns, §11.2, take
+    their own).
 
     ``rho`` is the filter's total, ``delta`` the share of delta reserved for
     the selection: ``sigma2`` is rounded **up** from ``J / (2 rho share)``
@@ -400,7 +403,7 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
     if delta <= 0:
         raise InputError("Gaussian partition selection needs delta > 0 (docs/privacy.md §10.5)")
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
-    target = Fraction(rho) * JOINT_RHO_SHARE
+    target = Fraction(rho) * share
     k = contribution_bound
     sigma2 = sigma2_up(Fraction(factor * columns * k * k) / (2 * target))
     charge = Fraction(factor * columns * k * k) / (2 * sigma2)

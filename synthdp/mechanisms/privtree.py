@@ -39,6 +39,7 @@ from synthdp.core.schema import Schema, value_kind
 from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
+from synthdp.mechanisms.point_masses import PointMasses, merged_cuts, outside
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = [
@@ -221,10 +222,11 @@ class DiscretisedColumn:
     cells: int
     charge: str
     max_cells: int | None = None
+    point_masses: tuple[float, ...] = ()
 
     def to_dict(self) -> dict:
         return {"column": self.column, "cells": self.cells, "max_cells": self.max_cells, "charge": self.charge,
-                **self.parameters.to_dict()}
+                "point_masses": list(self.point_masses), **self.parameters.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -232,17 +234,20 @@ class Discretisation:
     """The schema with learned cut points, and per column what PrivTree charged (docs/privacy.md §10.3).
 
     ``epsilon`` is the pure total charged ahead (basic composition) and
-    ``rho`` the total charged to a zCDP filter; one of them is 0.
+    ``rho`` the total charged to a zCDP filter (the trees' and the point-mass
+    selection's, docs/privacy.md §11.2); one of them is 0.
     """
 
     schema: Schema
     columns: tuple[DiscretisedColumn, ...]
     epsilon: Fraction
     rho: Fraction
+    point_masses: PointMasses | None = None
 
 
 def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
-               relation: str = ADD_REMOVE, max_cells: int | None = None) -> Discretisation:
+               relation: str = ADD_REMOVE, max_cells: int | None = None,
+               point_masses: PointMasses | None = None) -> Discretisation:
     """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
 
     ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7), whose values are
@@ -256,12 +261,16 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
     rows the trees run at ``eps_d / k`` (group privacy, §10.6) and are charged
     ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
-    ``max_cells`` (public): the most cells each tree may release (:func:`privtree_cuts`).
+    ``max_cells`` (public): the most cells each column may hold (:func:`privtree_cuts`).
+    ``point_masses``: values already released as cells of their own (docs/privacy.md §11.2); the tree of a
+    column runs over the rows outside them, with at most ``max_cells - 2 |kept|`` cells (at least 1), and the
+    kept values' cut points are added to its own.
     """
 
     columns = schema.to_discretise
     tallies = as_tallies(data, schema)
-    values = {c: tallies.numbers[c].clipped(schema[c].bounds) for c in columns}
+    kept = {c: () if point_masses is None else point_masses.values[c] for c in columns}
+    values = {c: outside(tallies.numbers[c], kept[c], schema[c].bounds) for c in columns}
     # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
     params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
@@ -275,12 +284,16 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
         else:
             ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
             charge = f"epsilon={factor * Fraction(epsilon)}"
-        cuts[column] = privtree_cuts(values[column].values, attr.bounds, integer=value_kind(attr.dtype) == "int",
-                                     params=params, rng=rng.spawn(), max_cells=max_cells,
-                                     counts=values[column].counts)
-        done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge, max_cells))
+        integer = value_kind(attr.dtype) == "int"
+        cap = None if max_cells is None else max(1, max_cells - 2 * len(kept[column]))
+        tree = privtree_cuts(values[column].values, attr.bounds, integer=integer, params=params, rng=rng.spawn(),
+                             max_cells=cap, counts=values[column].counts)
+        cuts[column] = merged_cuts(tree, kept[column], attr.bounds, integer=integer)
+        done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge, max_cells, kept[column]))
     zcdp = isinstance(ledger, ZcdpLedger)
     total = factor * Fraction(epsilon) * len(columns)
     rho = sum((factor * Fraction(epsilon)) ** 2 / 2 for _ in columns) if zcdp else Fraction(0)
+    rho += Fraction(0) if point_masses is None else point_masses.rho
     log.info("discretised %d numeric column(s) by PrivTree at eps_d=%s each", len(columns), params.epsilon)
-    return Discretisation(schema.with_cuts(cuts), tuple(done), Fraction(0) if zcdp else total, Fraction(rho))
+    return Discretisation(schema.with_cuts(cuts), tuple(done), Fraction(0) if zcdp else total, Fraction(rho),
+                          point_masses)

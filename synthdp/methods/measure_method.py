@@ -232,10 +232,10 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
     rho = rho_for_dp(epsilon, delta - reserve - inputs.filter_delta) - inputs.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
-               + (f" less {float(inputs.filter_delta):.3g} for partition selection (§10.5)" if inputs.filter_delta
-                  else "") + ", rounded down"
+               + (f" less {float(inputs.filter_delta):.3g} for partition selection (§10.5, §11.2)"
+                  if inputs.filter_delta else "") + ", rounded down"
                + (f", less the {float(inputs.filter_rho):.4g} spent in the same filter before the method (§10.3, "
-                  "§10.5)" if inputs.filter_rho else ""))
+                  "§10.5, §11.2)" if inputs.filter_rho else ""))
     return MeasurePlan(inputs, Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget,
                        footprint=footprint_choice(inputs, weights, options, oracle is not None))
 
