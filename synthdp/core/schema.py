@@ -1006,9 +1006,9 @@ class Schema:
         for col, pair in bounds.items():
             if col not in datetimes and isinstance(pair, (tuple, list)) and any(is_date_bound(b) for b in pair):
                 datetimes[col] = None  # bounds written as dates declare a datetime column (§10.1)
-        declared = categorical | set(categories)
+        made_categorical = categorical | set(categories)
         datetimes.update((col, None) for col, dtype in typed.items()
-                         if is_datetime_dtype(dtype) and col not in datetimes and col not in declared)
+                         if is_datetime_dtype(dtype) and col not in datetimes and col not in made_categorical)
         undated = sorted(set(datetimes) - set(bounds) - set(learn_bounds))
         if undated:
             raise SchemaError(f"datetime column(s) {undated} need public bounds, never read off the data: pass "
