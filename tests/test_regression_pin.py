@@ -59,9 +59,9 @@ PINS = {
     "game-zcdp-parities": ('2c5a4274350caed8', '48d1880858da19ea', 'd4edfa89c236c671'),
     "measure-pure-marginals": ('773c202f596d7bd2', 'bd60de1c0835d37c', '9624661b25f798ee'),
     "measure-zcdp-conjunctions": ('88d748387d68d259', 'b6feddd23560a263', '771f2d7b39052c34'),
-    "measure-zcdp-learned-domain": ('27040de94ba1a1bc', '026be7b4f9336eac', '1976c36239a71d8e'),
+    "measure-zcdp-learned-domain": ('6033684d3e8f7e3c', '026be7b4f9336eac', '1976c36239a71d8e'),
     "measure-zcdp-marginals": ('dfbbfb640eef3c60', '4d24973907390bd5', '86a8a7d8f323b50f'),
-    "measure-zcdp-privtree": ('4eec88f60078b9f3', 'af8a909e5dbbb64e', 'bcf9bded44098bf9'),
+    "measure-zcdp-privtree": ('9f9e8a7f944ffbb1', 'f9373705097ea250', 'cd8d5050cfcb5f40'),
     "measure-zcdp-units": ('b3749349443b0734', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
     "measure-zcdp-wide": ('36ceb3103ceda0a9', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }
