@@ -607,6 +607,7 @@ def cmd_demo(args) -> int:
     from synthdp.datasets.demo import demo_dataframe, demo_schema
     from synthdp.evaluation.marginals import marginal_errors
     from synthdp.files import csvfile
+    from synthdp.quality import quality_report
 
     df = demo_dataframe(n=args.rows)
     schema = demo_schema()
@@ -628,6 +629,10 @@ def cmd_demo(args) -> int:
     os.makedirs("results", exist_ok=True)
     csvfile.write_csv(result.data, "results/demo-synthetic.csv")
     print("synthetic table: results/demo-synthetic.csv")
+    quality = quality_report(df, result.data, schema, result.report.to_dict())
+    quality.to_html("results/demo-quality.html")
+    print(f"quality report (for the data owner, not for publication): results/demo-quality.html, score "
+          f"{quality.score:.1f} of 100")
     return 0
 
 

@@ -93,7 +93,7 @@ def generate(args: argparse.Namespace, options: dict, read: Callable[[], pd.Data
     else:
         result = accuracy_first(read(), args.queries, target_error=args.target_error, max_epsilon=args.max_epsilon,
                                 epsilon_1=args.epsilon, **shared, **common)
-    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output, result.schema))]
+    jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)

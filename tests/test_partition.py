@@ -352,3 +352,19 @@ def test_a_column_to_learn_with_a_public_dtype_is_planned_and_written_back_in_it
                                           r"public dtype") as refused:
         synthdp.generate_synthetic(odd, "marginals:2", schema=schema, epsilon=1, delta=1e-9, progress=False)
     assert "charged" not in str(refused.value)
+
+
+@pytest.mark.parametrize("low, guess, first", [(2, 2, 2), (2, 5, 9), (2, 40, 3), (3, 1, 1000), (2, 1000, 417)])
+def test_least_passing_finds_the_least_threshold_from_any_guess(low, guess, first):
+    """The threshold search of Gaussian partition selection: the least ``t >= low`` that passes a monotone test,
+    checked against a scan, whether the guess is below, at or above it."""
+    from synthdp.mechanisms.partition import least_passing
+
+    calls = []
+
+    def passes(t):
+        calls.append(t)
+        return t >= first
+
+    assert least_passing(passes, low=low, guess=guess) == max(first, low)
+    assert len(calls) < 30

@@ -263,14 +263,18 @@ def test_a_refusal_after_a_private_step_states_what_was_spent(monkeypatch):
 
 
 def test_a_fraction_in_a_column_whose_bounds_are_integers_is_refused_with_the_fix():
-    """Bounds written as integers declare an integer column (its synthetic values are whole numbers): a value
-    with a fraction is refused, naming the row, the column and the decimal-point fix, instead of being truncated."""
+    """Bounds written as integers declare an integer column (its synthetic values are whole numbers) unless the
+    owner typed it otherwise: in a column of untyped values (text, as a CSV is read) a value with a fraction is
+    refused, naming the row, the column and the decimal-point fix, instead of being truncated; a float column the
+    owner typed (not nullable) stays real (docs/privacy.md §10.1)."""
     import pandas as pd
 
     df = pd.DataFrame({"a": ["u", "v"] * 50, "x": [0.25, 0.5] * 50})
     with pytest.raises(SynthDPError, match=r"row 0, column 'x' is not a whole number.*\(0\.0, 1\.0\)"):
-        synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 1)}, bins={"x": 2},
-                                   categories={"a": ["u", "v"]}, random_state=1, progress=False)
-    out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0.0, 1.0)},
-                                     bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1, progress=False)
-    assert out.data["x"].dtype.kind == "f"
+        synthdp.generate_synthetic(df.astype({"x": object}), "marginals:2", epsilon=1, delta=1e-9,
+                                   bounds={"x": (0, 1)}, bins={"x": 2}, categories={"a": ["u", "v"]},
+                                   random_state=1, progress=False)
+    for bounds in ((0.0, 1.0), (0, 1)):
+        out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": bounds},
+                                         bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1, progress=False)
+        assert out.data["x"].dtype.kind == "f"

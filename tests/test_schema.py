@@ -118,7 +118,10 @@ def test_empty_frame(df):
 
 def test_too_many_categories_names_column_count_and_option():
     df = pd.DataFrame({"id": [f"p{i}" for i in range(150)]})
-    with pytest.raises(SchemaError, match=r"'id' has 150 distinct values, more than max_categories=100; raise max_categories"):
+    with pytest.raises(SchemaError, match=r"'id' has 150 distinct values, more than max_categories=100: a column "
+                                          r"where nearly every row has its own value \(an ID, a name\) says nothing "
+                                          r"a synthetic table can keep, so leave it out \(drop the column; CLI --drop "
+                                          r"id\)"):
         build(df)
     assert build(df, max_categories=150)["id"].size == 150
 

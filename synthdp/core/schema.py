@@ -706,7 +706,10 @@ def _observed_categories(
     if len(present) > max_categories:
         raise SchemaError(
             f"column {series.name!r} has {len(present)} distinct values, more than max_categories="
-            f"{max_categories}; raise max_categories, give its public categories, or give it numeric bounds"
+            f"{max_categories}: a column where nearly every row has its own value (an ID, a name) says nothing a "
+            f"synthetic table can keep, so leave it out (drop the column; CLI --drop {series.name}); otherwise "
+            "group its values into public categories, give it numeric bounds if it holds numbers, or raise "
+            "max_categories"
         )
     has_missing = bool(series.isna().any()) or len(present) < len(labels)
     return tuple(present), has_missing

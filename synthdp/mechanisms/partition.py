@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -408,12 +408,26 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
     sigma2 = sigma2_up(Fraction(factor * columns * k * k) / (2 * target))
     charge = Fraction(factor * columns * k * k) / (2 * sigma2)
     budget, pairs = float(delta), k * columns
-    tau = max(k + 1, k + int(math.sqrt(2 * float(sigma2) * math.log(pairs / budget))))
-    while pairs * gaussian_tail(sigma2, tau - k) > budget:
-        tau += 1
-    while tau > k + 1 and pairs * gaussian_tail(sigma2, tau - k - 1) <= budget:
-        tau -= 1
+    tau = least_passing(lambda t: pairs * gaussian_tail(sigma2, t - k) <= budget, low=k + 1,
+                        guess=k + int(math.sqrt(2 * float(sigma2) * math.log(pairs / budget))))
     return JointSelection(columns, sigma2, charge, delta, tau, k)
+
+
+def least_passing(passes: Callable[[int], bool], *, low: int, guess: int) -> int:
+    """The least integer ``t >= low`` with ``passes(t)``, for a test that, once passed, passes for every larger
+    ``t`` (a tail bound falls as its threshold grows): doubling from ``guess``, then bisection, so a threshold far
+    from its Gaussian guess (a privacy unit of many rows scales sigma by ``k``) costs a few dozen tail sums."""
+    if passes(low):
+        return low
+    failing, step = low, max(guess - low, 1)
+    passing = low + step
+    while not passes(passing):
+        failing, step = passing, 2 * step
+        passing = low + step
+    while passing - failing > 1:
+        middle = (failing + passing) // 2
+        failing, passing = (failing, middle) if passes(middle) else (middle, passing)
+    return passing
 
 
 def learn_domains_jointly(data: pd.DataFrame | Tallies, schema: Schema, *, selection: JointSelection,
