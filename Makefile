@@ -48,7 +48,7 @@ lock:
 	$(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/python -m pip install -q --upgrade pip
 	.venv-lock/bin/python -m pip install -q ".[test,docs]"
-	.venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -v -i -E '^(synthdp|pip|setuptools|wheel)==' \
+	.venv-lock/bin/python -m pip freeze --all --exclude-editable | grep -v -i -E '^(synthdp|pip|setuptools|wheel)( @ |==)' \
 		| sort -f > $(LOCK).new
 	mv $(LOCK).new $(LOCK)
 	rm -rf .venv-lock

@@ -296,3 +296,15 @@ def test_proc_bytes_reads_a_kibibyte_field_and_says_none_when_missing(tmp_path):
     assert proc_bytes(status, "VmHWM") == 1536 * 1024
     assert proc_bytes(status, "VmSwap") is None
     assert proc_bytes(tmp_path / "absent", "MemTotal") is None
+
+
+def test_the_test_lock_pins_every_package_by_version_and_not_synthdp_itself():
+    """requirements/test.lock is a pip constraints file of ``name==version`` lines (make lock writes it): a line
+    naming synthdp (a ``synthdp @ file://...`` from the machine that made it) makes every fresh install fail."""
+    lines = [line for line in (REPO / "requirements" / "test.lock").read_text().splitlines() if line.strip()]
+    assert len(lines) > 20
+    bad = [line for line in lines if not re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.+!-]*", line)
+           or line.lower().startswith(("synthdp", "pip==", "setuptools==", "wheel=="))]
+    assert not bad, bad
+    names = {line.split("==")[0].lower() for line in lines}
+    assert {"numpy", "pandas", "numba", "scipy", "ortools", "pytest"} <= names and not names & {"mbi", "jax"}
