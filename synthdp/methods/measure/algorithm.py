@@ -75,6 +75,7 @@ from synthdp.methods.measure.marginal_counts import marginal_counts
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.game.players import game_instance
+from synthdp.methods.measure.tails import empty_tails
 from synthdp.methods.measure.spanning import (
     adaptive_rounds, candidate_pool, pair_scores, spanning_pairs, unheld, uses_spanning_step,
 )
@@ -712,8 +713,9 @@ def _round_cost(noise: NoiseFamily, spend: _RoundBudget, kind: str) -> Fraction:
 # --------------------------------------------------------------------------
 def _refit(run: _Run, measured: _Measured, iters: int | None = None) -> None:
     """Fit the graphical model to the measurements it holds, warm-started from the last fit."""
-    measured.model = estimators.fit(run.domain, measured.noisy, iters or run.options.estimator.iters,
-                                    warm_start=measured.model)
+    settings = run.options.estimator
+    measured.model = estimators.fit(run.domain, measured.noisy, iters or settings.iters, warm_start=measured.model,
+                                    excluded=empty_tails(run.domain, measured.noisy, sds=settings.tail_sds))
 
 
 def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None:

@@ -1,0 +1,239 @@
+"""Empty tails of numeric columns (docs/privacy.md §8.7): the cells the released readings cut, by brute force and by
+hand; the fit's structural zeros against a brute-force least-squares solution; a release with generous public
+bounds draws no record past the cells that hold real rows; the rule reads released measurements only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthdp
+from synthdp.accounting.zcdp import ZcdpLedger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.measure import algorithm, estimators
+from synthdp.methods.measure.algorithm import MeasureOptions, measure
+from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
+from synthdp.methods.measure.tails import cell_readings, empty_tails
+
+# x: 8 ordered cells and a missing value; b: 2 categories; y: 7 ordered cells
+DOMAIN = Domain(("x", "b", "y"), (9, 2, 7), ordered=(8, 0, 7))
+
+
+def brute_readings(domain: Domain, measurements, attr: int) -> tuple[list[float], float]:
+    """Each cell of each fine measurement containing ``attr`` added, over its variance, to the cell of ``attr`` it
+    lies in; then divided by the summed precisions."""
+    weighted, precision = [0.0] * domain.sizes[attr], 0.0
+    for m in measurements:
+        if m.groups is not None or attr not in m.attrs:
+            continue
+        shape = tuple(domain.sizes[a] for a in m.attrs)
+        variance = m.sigma2 * domain.cells(m.attrs) / domain.sizes[attr]
+        for flat, value in enumerate(m.counts):
+            weighted[np.unravel_index(flat, shape)[m.attrs.index(attr)]] += value / variance
+        precision += 1 / variance
+    return [w / precision for w in weighted], 1 / precision
+
+
+def brute_tails(domain: Domain, measurements, sds: float) -> dict[int, list[bool]]:
+    """The cells outside [first, last] ordered cell reading at least ``sds`` standard deviations, by a loop."""
+    out = {}
+    for attr, ordered in enumerate(domain.ordered):
+        if ordered < 2 or not any(attr in m.attrs and m.groups is None for m in measurements):
+            continue
+        readings, variance = brute_readings(domain, measurements, attr)
+        kept = [c for c in range(ordered) if readings[c] >= sds * variance ** 0.5]
+        if kept:
+            mask = [c < min(kept) or max(kept) < c < ordered for c in range(domain.sizes[attr])]
+            if any(mask):
+                out[attr] = mask
+    return out
+
+
+def random_measurements(gen: np.random.Generator) -> list[NoisyMarginal]:
+    sets = [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2)]
+    chosen = gen.choice(len(sets), size=gen.integers(1, 6), replace=False)
+    out = []
+    for i in chosen:
+        attrs = sets[i]
+        cells = DOMAIN.cells(attrs)
+        truth = np.where(gen.random(cells) < 0.4, 0, gen.integers(0, 400, cells))
+        out.append(NoisyMarginal(attrs, truth + np.round(gen.normal(0, 60, cells)), float(gen.uniform(100, 8000))))
+    return out
+
+
+def test_the_tails_match_a_brute_force_computation_on_random_measurements():
+    gen = np.random.default_rng(0)
+    masked = 0
+    for _ in range(300):
+        measurements, sds = random_measurements(gen), float(gen.choice([1.0, 2.0, 3.0]))
+        got = empty_tails(DOMAIN, measurements, sds=sds)
+        want = brute_tails(DOMAIN, measurements, sds)
+        assert {a: m.tolist() for a, m in got.items()} == want
+        for a in got:
+            readings, variance = cell_readings(DOMAIN, measurements, a)
+            expected, expected_variance = brute_readings(DOMAIN, measurements, a)
+            assert np.allclose(readings, expected) and variance == pytest.approx(expected_variance)
+        masked += len(got)
+    assert masked > 100  # the instances do cut tails
+
+
+def test_hand_worked_tails():
+    """One 1-way reading of sd 100 at 3 sds: cells 2-5 pass (500, 400, 0 inside the range, 320), so 0-1 and 6-7 are
+    cut; the missing value (code 8) never is; a reading of exactly 300 passes."""
+    counts = np.array([50.0, 0.0, 500.0, 400.0, 0.0, 320.0, -20.0, 280.0, 900.0])
+    one = NoisyMarginal((0,), counts, 100.0 ** 2)
+    assert empty_tails(DOMAIN, [one], sds=3).keys() == {0}
+    assert empty_tails(DOMAIN, [one], sds=3)[0].tolist() == [True, True, False, False, False, False, True, True,
+                                                                  False]
+    at_threshold = replace(one, counts=np.where(np.arange(9) == 7, 300.0, counts))
+    assert empty_tails(DOMAIN, [at_threshold], sds=3)[0].tolist() == [True, True] + [False] * 7
+    assert empty_tails(DOMAIN, [one], sds=0) == {}  # the rule off
+    nothing = replace(one, counts=np.full(9, 200.0))
+    assert empty_tails(DOMAIN, [nothing], sds=3) == {}  # no cell passes: nothing is cut
+
+
+def test_readings_combine_measurements_by_inverse_variance():
+    """x measured alone (variance 100^2) and with b (variance 50^2 a cell, two cells summed into each cell of x:
+    5000): the reading is (y1 + 2 y2) / 3 with variance 10^4 / 3."""
+    y1 = np.arange(9, dtype=float) * 30
+    pair = np.arange(18, dtype=float).reshape(9, 2) * 7
+    readings, variance = cell_readings(DOMAIN, [NoisyMarginal((0,), y1, 1e4),
+                                                NoisyMarginal((0, 1), pair.reshape(-1), 2500.0)], 0)
+    assert np.allclose(readings, (y1 + 2 * pair.sum(axis=1)) / 3) and variance == pytest.approx(1e4 / 3)
+
+
+def test_categorical_attributes_and_coarse_measurements_are_not_read():
+    wide = Domain(("x", "b"), (21, 3), ordered=(20, 0))
+    views = CoarseViews(wide)
+    one = NoisyMarginal((0,), np.r_[np.zeros(5), np.full(10, 900.0), np.zeros(6)], 100.0 ** 2)
+    b = NoisyMarginal((1,), np.array([1000.0, 0.0, 0.0]), 1.0)  # categorical: its empty categories stay
+    key = views.coarse((0, 1))
+    coarse = NoisyMarginal((0, 1), np.full(views.cells(key), 1e6), 1.0, views.attr_maps((0, 1)))
+    tails = empty_tails(wide, [one, b], sds=3)
+    assert tails.keys() == {0} and np.flatnonzero(tails[0]).tolist() == [0, 1, 2, 3, 4, 15, 16, 17, 18, 19]
+    assert {a: m.tolist() for a, m in empty_tails(wide, [one, b, coarse], sds=3).items()} == \
+        {a: m.tolist() for a, m in tails.items()}
+
+
+def test_settings_refuse_a_negative_or_infinite_threshold():
+    for bad in (-1.0, float("inf"), True, "3"):
+        with pytest.raises(InputError, match="tail_sds"):
+            EstimatorSettings(tail_sds=bad)
+
+
+def exact_least_squares(domain: Domain, measurements, keep: np.ndarray, total: float) -> np.ndarray:
+    """The minimiser of sum_m ||A_m mu - y_m||^2 / (2 s_m^2) over the full table with sum(mu) = total and mu = 0
+    outside ``keep``, by its KKT system (the model of one clique on every attribute is saturated)."""
+    cells = domain.cells(tuple(range(len(domain))))
+    q, c = np.zeros((cells, cells)), np.zeros(cells)
+    for m in measurements:
+        a = np.zeros((m.counts.size, cells))
+        codes = np.array(np.unravel_index(np.arange(cells), domain.sizes)).T
+        a[domain.flat_index(codes, m.attrs), np.arange(cells)] = 1.0
+        q += a.T @ a / m.sigma2
+        c += a.T @ m.counts / m.sigma2
+    free = np.flatnonzero(keep)
+    k = len(free)
+    system = np.zeros((k + 1, k + 1))
+    system[:k, :k], system[:k, k], system[k, :k] = q[np.ix_(free, free)], 1.0, 1.0
+    solution = np.linalg.solve(system, np.r_[c[free], total])
+    mu = np.zeros(cells)
+    mu[free] = solution[:k]
+    return mu
+
+
+def test_the_fit_puts_no_mass_on_the_tails_and_meets_the_least_squares_solution_on_the_rest():
+    domain = Domain(("x", "b"), (9, 2), ordered=(8, 0))
+    gen = np.random.default_rng(1)
+    truth = np.zeros((9, 2))
+    truth[2:6] = gen.integers(300, 600, (4, 2))
+    truth[8] = [200, 150]  # the missing value, never cut
+    measurements = [NoisyMarginal((0,), truth.sum(axis=1) + np.array([90, 40, 5, -7, 3, 8, 120, 60, 30.0]), 1e4),
+                    NoisyMarginal((1,), truth.sum(axis=0) + np.array([12.0, -9.0]), 900.0),
+                    NoisyMarginal((0, 1), truth.reshape(-1) + np.round(gen.normal(0, 20, 18)), 2500.0)]
+    tails = empty_tails(domain, measurements, sds=3)
+    assert np.flatnonzero(tails[0]).tolist() == [0, 1, 6, 7]  # 3 sds: 173; the tails read about 90, 40 and 120, 60
+    model = estimators.fit(domain, measurements, 3000, excluded=tails)
+    table = model.counts((0, 1)).reshape(9, 2)
+    assert np.all(table[[0, 1, 6, 7]] == 0.0)
+    keep = np.repeat(~tails[0], 2)
+    exact = exact_least_squares(domain, measurements, keep, estimators.estimate_total(measurements))
+    assert np.all(exact[keep] > 0)  # an interior optimum: the model's exponential family can reach it
+    assert np.allclose(table.reshape(-1), exact, atol=0.05)
+    plain = estimators.fit(domain, measurements, 3000)
+    assert plain.counts((0,))[[0, 1, 6, 7]].sum() > 30  # without the zeros the fit follows the tails' noise
+
+
+def generous_table(n: int = 6000, seed: int = 0) -> pd.DataFrame:
+    gen = np.random.default_rng(seed)
+    size = np.exp(gen.normal(3.0, 0.4, n))
+    return pd.DataFrame({"size": np.round(size, 1), "weight": np.round(size ** 1.5 * np.exp(gen.normal(0, 0.1, n)), 1)})
+
+
+BOUNDS = {"size": (0.0, 10_000.0), "weight": (0.0, 100_000.0)}
+
+
+def rows_past_the_real_cells(result, real: pd.DataFrame) -> dict[str, int]:
+    """Per column, synthetic values above the upper edge of the highest cell holding a real row."""
+    out = {}
+    for col, (lo, hi) in BOUNDS.items():
+        edges = np.array([lo, *result.schema[col].cuts, hi])
+        top = edges[np.searchsorted(edges, real[col].max(), side="right")]
+        out[col] = int((result.data[col].astype(float) > top).sum())
+    return out
+
+
+def test_generous_bounds_draw_no_record_past_the_cells_that_hold_real_rows(monkeypatch):
+    """Bounds 250 and 1,000 times the real maxima: no synthetic record above the highest cell holding a real row;
+    with the rule off (the same seed) some fall there, up to hundreds of times the real maximum."""
+    df = generous_table()
+    options = dict(epsilon=1.0, delta=1e-9, bounds=BOUNDS, point_masses=False, random_state=0, progress=False)
+    released = synthdp.generate_synthetic(df, "marginals:2", **options)
+    assert rows_past_the_real_cells(released, df) == {"size": 0, "weight": 0}
+    monkeypatch.setattr(algorithm, "empty_tails", lambda *args, **kw: {})
+    without = synthdp.generate_synthetic(df, "marginals:2", **options)
+    assert sum(rows_past_the_real_cells(without, df).values()) >= 20
+
+
+NUMERIC = Domain(("x", "b"), (40, 2), ordered=(40, 0))
+
+
+def numeric_table(seed: int = 0, tail_rows: int = 0) -> AggregatedData:
+    """Rows in cells 5-20 of x; ``tail_rows`` more in cells 30-39 (what a rule reading true counts would see)."""
+    gen = np.random.default_rng(seed)
+    x = np.r_[gen.integers(5, 21, 3000), gen.integers(30, 40, tail_rows)]
+    return AggregatedData.from_codes(NUMERIC, np.column_stack([x, (x > 12).astype(int)]))
+
+
+def test_the_estimate_is_the_same_whatever_the_real_rows_once_measured(monkeypatch):
+    """Every fit and the release run with the true data swapped for a table with 2,000 rows in the tails: the same
+    seed gives the same records, so the rule and the fit read released measurements only."""
+    options = MeasureOptions(rounds_per_attribute=2, estimator=EstimatorSettings(iters=20, final_iters=60,
+                                                                                 scoring_sample=2000))
+    rho = Fraction(1, 20)
+
+    def run() -> np.ndarray:
+        return measure(numeric_table(), [(0, 1)], budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
+                       rng=PrivateRandom(3), options=options, progress=False).records
+
+    plain = run()
+    patched_data = numeric_table(tail_rows=2000)
+
+    def patched(step):
+        def call(run, measured, *args):
+            swapped = replace(run, data=patched_data, answers=algorithm._TrueCounts(patched_data, run.views))
+            return step(swapped, measured, *args)
+        return call
+
+    monkeypatch.setattr(algorithm, "_refit", patched(algorithm._refit))
+    monkeypatch.setattr(algorithm, "_release", patched(algorithm._release))
+    assert np.array_equal(run(), plain)
+    assert np.count_nonzero(plain[:, 0] >= 30) == 0  # and the tails, empty in the data measured, stay empty
