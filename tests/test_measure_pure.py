@@ -172,9 +172,9 @@ def test_the_estimator_weights_laplace_measurements_by_their_inverse_variance(mo
     fitted = []
     real = measure_module.estimators.fit
 
-    def spy(domain, measurements, iters, warm_start=None):
+    def spy(domain, measurements, iters, warm_start=None, **kw):
         fitted.append(list(measurements))
-        return real(domain, measurements, iters, warm_start=warm_start)
+        return real(domain, measurements, iters, warm_start=warm_start, **kw)
 
     groups = []
     real_weights = measure_module.fit_weights
