@@ -6,8 +6,8 @@ and a fit that keeps counts non-negative follows the positive half of it:
 a few records drawn in cells thousands of units wide then dominate every
 variance of the release.  :func:`empty_tails` reads each numeric column's
 cells off the released fine measurements and returns the ordered cells
-below the first and above the last cell whose combined reading stands at
-least ``sds`` noise standard deviations above zero; the estimator gives
+at each end that read as empty (each cell, and the block they form, within
+a public multiple of its noise standard deviation); the estimator gives
 them a structural zero (:func:`synthdp.methods.measure.estimators.fit`).
 
 Post-processing: the inputs are the released noisy counts, their noise
@@ -46,28 +46,44 @@ def cell_readings(domain: Domain, measurements: Sequence[NoisyMarginal], attr: i
     return None if precision == 0 else (weighted / precision, 1.0 / precision)
 
 
-def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float) -> dict[int, np.ndarray]:
+def _outer_run(readings: np.ndarray, sd: float, *, sds: float, block_sds: float) -> int:
+    """How many cells, from the first of ``readings`` on, read as empty: each below ``sds`` standard deviations
+    and their running sum below ``block_sds`` standard deviations of a sum of as many cells; all of them when
+    none stops the run."""
+    total = 0.0
+    for count, reading in enumerate(readings, 1):
+        total += reading
+        if reading >= sds * sd or total >= block_sds * sd * math.sqrt(count):
+            return count - 1
+    return len(readings)
+
+
+def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float,
+                block_sds: float) -> dict[int, np.ndarray]:
     """Per attribute with at least two ordered cells, a mask (over all its codes) of its empty tails.
 
-    The kept range runs from the first to the last ordered cell whose
-    reading (:func:`cell_readings`) is at least ``sds`` times its noise
-    standard deviation; the ordered cells outside it are masked.  Attributes
-    with nothing to mask (no cell passes, or the range reaches both ends)
-    are left out, as is every attribute when ``sds`` is 0 (the rule off).
-    The missing value and every code past the ordered cells are never masked.
+    From each end of the ordered cells inward, a cell is cut while its
+    reading (:func:`cell_readings`) is below ``sds`` times its noise
+    standard deviation and the summed readings of the cells cut so far with
+    it are below ``block_sds`` times the standard deviation of that sum: the
+    run stops at the first cell, or block, with evidence of mass.  When the
+    two runs would leave no ordered cell, nothing is cut.  Attributes with
+    nothing to cut are left out, as is every attribute when ``sds`` is 0
+    (the rule off).  The missing value and every code past the ordered
+    cells are never cut.
     """
     masks = {}
     for attr, ordered in enumerate(domain.ordered or (0,) * len(domain)):
         found = cell_readings(domain, measurements, attr) if ordered >= 2 and sds > 0 else None
         if found is None:
             continue
-        readings, variance = found
-        passing = np.flatnonzero(readings[:ordered] >= sds * math.sqrt(variance))
-        if passing.size == 0:
+        readings, sd = found[0][:ordered], math.sqrt(found[1])
+        low = _outer_run(readings, sd, sds=sds, block_sds=block_sds)
+        high = ordered - _outer_run(readings[::-1], sd, sds=sds, block_sds=block_sds)
+        if low >= high or (low == 0 and high == ordered):
             continue
         mask = np.zeros(domain.sizes[attr], dtype=bool)
-        mask[:passing[0]] = True
-        mask[passing[-1] + 1:ordered] = True
-        if mask.any():
-            masks[attr] = mask
+        mask[:low] = True
+        mask[high:ordered] = True
+        masks[attr] = mask
     return masks
