@@ -42,9 +42,9 @@ def brute_readings(domain: Domain, measurements, attr: int) -> tuple[list[float]
     return [w / precision for w in weighted], 1 / precision
 
 
-def brute_tails(domain: Domain, measurements, sds: float, block_sds: float) -> dict[int, list[bool]]:
+def brute_tails(domain: Domain, measurements, sds: float) -> dict[int, list[bool]]:
     """At each end, the longest run of cells every prefix of which has each cell below ``sds`` standard deviations
-    and its sum below ``block_sds`` standard deviations of a sum of that many cells; checked prefix by prefix."""
+    and its sum below ``sds`` standard deviations of a sum of that many cells; checked prefix by prefix."""
     out = {}
     for attr, ordered in enumerate(domain.ordered):
         if ordered < 2 or not any(attr in m.attrs and m.groups is None for m in measurements):
@@ -53,7 +53,7 @@ def brute_tails(domain: Domain, measurements, sds: float, block_sds: float) -> d
         sd = variance ** 0.5
 
         def empty(cells: list[int]) -> bool:
-            return all(readings[c] < sds * sd and sum(readings[c] for c in cells[:i + 1]) < block_sds * sd *
+            return all(readings[c] < sds * sd and sum(readings[c] for c in cells[:i + 1]) < sds * sd *
                        (i + 1) ** 0.5 for i, c in enumerate(cells))
 
         low = max(j for j in range(ordered + 1) if empty(list(range(j))))
@@ -80,9 +80,9 @@ def test_the_tails_match_a_brute_force_computation_on_random_measurements():
     masked = 0
     for _ in range(300):
         measurements = random_measurements(gen)
-        sds, block_sds = float(gen.choice([1.0, 2.0, 3.0])), float(gen.choice([1.0, 2.0, 3.0, 1e9]))
-        got = empty_tails(DOMAIN, measurements, sds=sds, block_sds=block_sds)
-        want = brute_tails(DOMAIN, measurements, sds, block_sds)
+        sds = float(gen.choice([1.0, 2.0, 3.0]))
+        got = empty_tails(DOMAIN, measurements, sds=sds)
+        want = brute_tails(DOMAIN, measurements, sds)
         assert {a: m.tolist() for a, m in got.items()} == want
         for a in got:
             readings, variance = cell_readings(DOMAIN, measurements, a)
@@ -93,30 +93,23 @@ def test_the_tails_match_a_brute_force_computation_on_random_measurements():
 
 
 def test_hand_worked_tails():
-    """One 1-way reading of sd 100, cells below 3 sds and blocks below 2 sds of their sum: from the top, 150 and
-    -20 are cut, 320 stops the run; from the bottom, 50 and 100 are cut (their sum 150 < 283), 500 stops it. The
-    missing value (code 8) never is cut; a reading of exactly 3 sds stops the run, and so does a block of exactly
-    2 sds (four cells of 100: 400); a diffuse tail of 150 a cell loses only its outermost
-    cell (two cells sum to 300, past 2 sds), where the cells alone would all be cut."""
+    """One 1-way reading of sd 100 at 3 sds: from the top, 150 and -20 are cut (their sum 130 < 424), 320 stops
+    the run; from the bottom, 50 and 100 are cut, 500 stops it.  The missing value (code 8) never is cut; a cell
+    reading exactly 3 sds stops the run, and so does a block of four cells of 150, each below 3 sds, whose sum is
+    exactly 3 sds of a sum of four (600)."""
     counts = np.array([50.0, 100.0, 500.0, 400.0, 0.0, 320.0, -20.0, 150.0, 900.0])
     one = NoisyMarginal((0,), counts, 100.0 ** 2)
-    tails = empty_tails(DOMAIN, [one], sds=3, block_sds=2)
+    tails = empty_tails(DOMAIN, [one], sds=3)
     assert tails.keys() == {0}
     assert tails[0].tolist() == [True, True, False, False, False, False, True, True, False]
-    at_cell = replace(one, counts=np.where(np.arange(9) == 6, 300.0, counts))  # the cell at 3 sds stops it
-    assert empty_tails(DOMAIN, [at_cell], sds=3, block_sds=10)[0].tolist() == [True, True] + [False] * 5 + [True,
-                                                                                                         False]
-    at_block = replace(one, counts=np.array([50.0, 100.0, 500.0, 400.0, 100.0, 100.0, 100.0, 100.0, 900.0]))
-    assert empty_tails(DOMAIN, [at_block], sds=3, block_sds=2)[0].tolist() == [True, True, False, False, False,
-                                                                               True, True, True, False]  # 400 = 2 sds
-    assert empty_tails(DOMAIN, [one], sds=0, block_sds=2) == {}  # the rule off
+    at_cell = replace(one, counts=np.where(np.arange(9) == 6, 300.0, counts))
+    assert empty_tails(DOMAIN, [at_cell], sds=3)[0].tolist() == [True, True] + [False] * 5 + [True, False]
+    diffuse = replace(one, counts=np.array([50.0, 100.0, 500.0, 400.0, 150.0, 150.0, 150.0, 150.0, 900.0]))
+    assert empty_tails(DOMAIN, [diffuse], sds=3)[0].tolist() == [True, True, False, False, False, True, True, True,
+                                                                  False]
+    assert empty_tails(DOMAIN, [one], sds=0) == {}  # the rule off
     nothing = replace(one, counts=np.array([50.0, -50.0] * 4 + [900.0]))
-    assert empty_tails(DOMAIN, [nothing], sds=3, block_sds=2) == {}  # every cell reads empty: nothing is cut
-    diffuse = replace(one, counts=np.array([0.0, 0.0, 3000.0, 150.0, 150.0, 150.0, 150.0, 150.0, 0.0]))
-    assert empty_tails(DOMAIN, [diffuse], sds=3, block_sds=2)[0].tolist() == [True, True] + [False] * 5 + [True,
-                                                                                                         False]
-    assert empty_tails(DOMAIN, [diffuse], sds=3, block_sds=1e9)[0].tolist() == [True, True, False] + [True] * 5 + [
-        False]  # without the block test the whole diffuse tail would go
+    assert empty_tails(DOMAIN, [nothing], sds=3) == {}  # every cell reads empty: nothing is cut
 
 
 def test_readings_combine_measurements_by_inverse_variance():
@@ -136,17 +129,16 @@ def test_categorical_attributes_and_coarse_measurements_are_not_read():
     b = NoisyMarginal((1,), np.array([1000.0, 0.0, 0.0]), 1.0)  # categorical: its empty categories stay
     key = views.coarse((0, 1))
     coarse = NoisyMarginal((0, 1), np.full(views.cells(key), 1e6), 1.0, views.attr_maps((0, 1)))
-    tails = empty_tails(wide, [one, b], sds=3, block_sds=2)
+    tails = empty_tails(wide, [one, b], sds=3)
     assert tails.keys() == {0} and np.flatnonzero(tails[0]).tolist() == [0, 1, 2, 3, 4, 15, 16, 17, 18, 19]
-    assert {a: m.tolist() for a, m in empty_tails(wide, [one, b, coarse], sds=3, block_sds=2).items()} == \
+    assert {a: m.tolist() for a, m in empty_tails(wide, [one, b, coarse], sds=3).items()} == \
         {a: m.tolist() for a, m in tails.items()}
 
 
 def test_settings_refuse_a_negative_or_infinite_threshold():
-    for name in ("tail_sds", "tail_block_sds"):
-        for bad in (-1.0, float("inf"), True, "3"):
-            with pytest.raises(InputError, match=name):
-                EstimatorSettings(**{name: bad})
+    for bad in (-1.0, float("inf"), True, "3"):
+        with pytest.raises(InputError, match="tail_sds"):
+            EstimatorSettings(tail_sds=bad)
 
 
 def exact_least_squares(domain: Domain, measurements, keep: np.ndarray, total: float) -> np.ndarray:
@@ -179,7 +171,7 @@ def test_the_fit_puts_no_mass_on_the_tails_and_meets_the_least_squares_solution_
     measurements = [NoisyMarginal((0,), truth.sum(axis=1) + np.array([90, 40, 5, -7, 3, 8, 120, 60, 30.0]), 1e4),
                     NoisyMarginal((1,), truth.sum(axis=0) + np.array([12.0, -9.0]), 900.0),
                     NoisyMarginal((0, 1), truth.reshape(-1) + np.round(gen.normal(0, 20, 18)), 2500.0)]
-    tails = empty_tails(domain, measurements, sds=3, block_sds=2)
+    tails = empty_tails(domain, measurements, sds=3)
     assert np.flatnonzero(tails[0]).tolist() == [0, 1, 6, 7]  # 3 sds: 173; the tails read about 90, 40 and 120, 60
     model = estimators.fit(domain, measurements, 3000, excluded=tails)
     table = model.counts((0, 1)).reshape(9, 2)

@@ -715,8 +715,7 @@ def _refit(run: _Run, measured: _Measured, iters: int | None = None) -> None:
     """Fit the graphical model to the measurements it holds, warm-started from the last fit."""
     settings = run.options.estimator
     measured.model = estimators.fit(run.domain, measured.noisy, iters or settings.iters, warm_start=measured.model,
-                                    excluded=empty_tails(run.domain, measured.noisy, sds=settings.tail_sds,
-                                                         block_sds=settings.tail_block_sds))
+                                    excluded=empty_tails(run.domain, measured.noisy, sds=settings.tail_sds))
 
 
 def _hold(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray) -> None:

@@ -48,19 +48,15 @@ class EstimatorSettings:
     final_iters: int = 500
     #: Records drawn from the model to score attribute sets that no clique of the model holds.
     scoring_sample: int = 50_000
-    #: A numeric column's ordered cells at each end get a structural zero while each reads below ``tail_sds``
-    #: noise standard deviations and their block's summed reading below ``tail_block_sds`` standard deviations of
-    #: that sum (docs/privacy.md §8.7, empty tails); ``tail_sds`` 0: off.  Chosen on the generated tables of
-    #: ``synthdp bench numeric`` (dependent, skewed, amounts): ``tail_sds`` among 2, 3 and 4, then
-    #: ``tail_block_sds`` among 1.5, 2 and none.
+    #: A numeric column's ordered cells at each end get a structural zero while each, and the block they form,
+    #: reads below this many noise standard deviations (docs/privacy.md §8.7, empty tails); 0: off.  Chosen among
+    #: 2, 3 and 4 on the generated tables of ``synthdp bench numeric`` (dependent, skewed, amounts).
     tail_sds: float = 3.0
-    tail_block_sds: float = 2.0
 
     def __post_init__(self) -> None:
-        for name in ("tail_sds", "tail_block_sds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                raise InputError(f"{name} must be a number >= 0 (tail_sds 0: no structural zeros), got {value!r}")
+        if isinstance(self.tail_sds, bool) or not isinstance(self.tail_sds, (int, float)) \
+                or not 0 <= self.tail_sds < math.inf:
+            raise InputError(f"tail_sds must be a number >= 0 (0: no structural zeros), got {self.tail_sds!r}")
 
 
 @dataclass(frozen=True)

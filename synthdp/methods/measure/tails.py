@@ -6,7 +6,7 @@ and a fit that keeps counts non-negative follows the positive half of it:
 a few records drawn in cells thousands of units wide then dominate every
 variance of the release.  :func:`empty_tails` reads each numeric column's
 cells off the released fine measurements and returns the ordered cells
-at each end that read as empty (each cell, and the block they form, within
+at each end that read as empty (each cell, and the block they form, below
 a public multiple of its noise standard deviation); the estimator gives
 them a structural zero (:func:`synthdp.methods.measure.estimators.fit`).
 
@@ -46,26 +46,25 @@ def cell_readings(domain: Domain, measurements: Sequence[NoisyMarginal], attr: i
     return None if precision == 0 else (weighted / precision, 1.0 / precision)
 
 
-def _outer_run(readings: np.ndarray, sd: float, *, sds: float, block_sds: float) -> int:
+def _outer_run(readings: np.ndarray, sd: float, *, sds: float) -> int:
     """How many cells, from the first of ``readings`` on, read as empty: each below ``sds`` standard deviations
-    and their running sum below ``block_sds`` standard deviations of a sum of as many cells; all of them when
-    none stops the run."""
+    and their running sum below ``sds`` standard deviations of a sum of as many cells; all of them when none
+    stops the run."""
     total = 0.0
     for count, reading in enumerate(readings, 1):
         total += reading
-        if reading >= sds * sd or total >= block_sds * sd * math.sqrt(count):
+        if reading >= sds * sd or total >= sds * sd * math.sqrt(count):
             return count - 1
     return len(readings)
 
 
-def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float,
-                block_sds: float) -> dict[int, np.ndarray]:
+def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float) -> dict[int, np.ndarray]:
     """Per attribute with at least two ordered cells, a mask (over all its codes) of its empty tails.
 
     From each end of the ordered cells inward, a cell is cut while its
     reading (:func:`cell_readings`) is below ``sds`` times its noise
     standard deviation and the summed readings of the cells cut so far with
-    it are below ``block_sds`` times the standard deviation of that sum: the
+    it are below ``sds`` times the standard deviation of that sum: the
     run stops at the first cell, or block, with evidence of mass.  When the
     two runs would leave no ordered cell, nothing is cut.  Attributes with
     nothing to cut are left out, as is every attribute when ``sds`` is 0
@@ -78,8 +77,8 @@ def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: f
         if found is None:
             continue
         readings, sd = found[0][:ordered], math.sqrt(found[1])
-        low = _outer_run(readings, sd, sds=sds, block_sds=block_sds)
-        high = ordered - _outer_run(readings[::-1], sd, sds=sds, block_sds=block_sds)
+        low = _outer_run(readings, sd, sds=sds)
+        high = ordered - _outer_run(readings[::-1], sd, sds=sds)
         if low >= high or (low == 0 and high == ordered):
             continue
         mask = np.zeros(domain.sizes[attr], dtype=bool)
