@@ -95,8 +95,8 @@ def test_the_tails_match_a_brute_force_computation_on_random_measurements():
 def test_hand_worked_tails():
     """One 1-way reading of sd 100 at 3 sds: from the top, 150 and -20 are cut (their sum 130 < 424), 320 stops
     the run; from the bottom, 50 and 100 are cut, 500 stops it.  The missing value (code 8) never is cut; a cell
-    reading exactly 3 sds stops the run (after -150: its block, 150, is below 3 sds), and so does a block of four cells of 150, each below 3 sds, whose sum is
-    exactly 3 sds of a sum of four (600)."""
+    reading exactly 3 sds stops the run (after -150: its block, 150, is below 3 sds), and so does a block of four
+    cells of 150, each below 3 sds, whose sum is exactly 3 sds of a sum of four (600)."""
     counts = np.array([50.0, 100.0, 500.0, 400.0, 0.0, 320.0, -20.0, 150.0, 900.0])
     one = NoisyMarginal((0,), counts, 100.0 ** 2)
     tails = empty_tails(DOMAIN, [one], sds=3)
