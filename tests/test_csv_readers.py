@@ -56,6 +56,7 @@ CORPUS = [
     ("skipped lines", b"A title\nA notice, with a comma\na,b\n1,2\n", dict(skip_rows=2), True),
     ("a blank skipped line", b"title\n\na,b\n1,2\n", dict(skip_rows=2), True),
     ("a skipped line with a quote", b'"title\nstill title"\na,b\n1,2\n', dict(skip_rows=1), False),
+    ("skipped quoted rows", b'"t\nx,q",1\n"y",2\na,b\n1,2\n', dict(skip_rows=2), False),
     ("one column", b"a\n1\n \n2\n", {}, False),
     ("a header name that is a missing marker", b"a,NA\n1,2\n", {}, False),
     ("an empty header name", b"a,,c\n1,2,3\n", {}, False),
@@ -65,6 +66,7 @@ CORPUS = [
     ("empty file", b"", {}, False),
     ("not UTF-8", b"a,b\ncaf\xe9,1\n", {}, False),
     ("latin-1 declared", b"a,b\ncaf\xe9,1\n", dict(encoding="latin-1"), False),
+    ("UTF-8 bytes declared latin-1", "a,b\ncafé,1\n".encode(), dict(encoding="latin-1"), False),
     ("UTF-8 text", "名前,v\nü, é\n".encode(), {}, True),
     ("tab separated", b"a\tb\n x\t y\n", dict(sep="\t"), True),
     ("semicolons read with commas", b"a;b\n1;2\n", {}, False),
@@ -169,6 +171,16 @@ def test_random_files_read_as_pandas_reads_them(tmp_path):
         reference = pd.read_csv(path, dtype=str, skipinitialspace=True, na_values=["-1"], keep_default_na=True)
         pd.testing.assert_frame_equal(fast, reference, check_exact=True, obj=repr(text))
     assert trials // 20 <= taken <= trials - trials // 20
+
+
+def test_quoted_line_ends_across_pyarrow_blocks(tmp_path, monkeypatch):
+    """A file larger than pyarrow's blocks (1 MB) with a quoted line end in every row: read fast, one frame."""
+    path = tmp_path / "table.csv"
+    path.write_bytes(b"a,b\n" + b"".join(b'"row %d\nsecond line, with a comma",%d\n' % (i, i) for i in range(60_000)))
+    got, taken = _read(path, {}, True, monkeypatch)
+    expected, _ = _read(path, {}, False, monkeypatch)
+    assert taken and len(got) == 60_000
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
 def test_a_file_without_the_quote_is_parsed_without_quoted_line_ends(tmp_path, monkeypatch):

@@ -71,9 +71,10 @@ def _same_options(path: Path, sep: str, encoding: str) -> bool:
 
 
 def _body_start(data: bytes, skip_rows: int) -> int | None:
-    """The offset of the text after the BOM and ``skip_rows`` lines, or ``None`` when pandas could count those
-    lines otherwise (a quote, which may hold a line end, or a carriage return not followed by a line feed)."""
-    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    """The offset of the text after ``skip_rows`` lines, or ``None`` when pandas could count those lines otherwise
+    (a quote, which may hold a line end, or a carriage return not followed by a line feed). Both parsers skip a
+    UTF-8 byte order mark at the start."""
+    start = 0
     for _ in range(skip_rows):
         end = data.find(b"\n", start)
         if end < 0:
