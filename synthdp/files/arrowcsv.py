@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import functools
 import io
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -113,7 +114,8 @@ def read_text(path: Path, *, header: bool, missing: Sequence[str] = (), sep: str
     table = _parse(pa, memoryview(data)[start:], sep=sep, tokens=tokens, quoted=quoted)
     if table is None or table.num_columns < 2 or table.num_rows < 1 + header:
         return None
-    columns = [_text_column(pa, column, tokens=tokens, quoted=quoted) for column in table.columns]
+    with ThreadPoolExecutor(max_workers=min(pa.cpu_count(), table.num_columns)) as pool:  # pyarrow frees the GIL
+        columns = list(pool.map(functools.partial(_text_column, pa, tokens=tokens, quoted=quoted), table.columns))
     if any(column is None for column in columns):
         return None
     if not header:
@@ -164,7 +166,7 @@ def _text_column(pa: ModuleType, column: Any, *, tokens: list[str], quoted: bool
         split = pc.any(pc.match_substring(column, QUOTE)).as_py() or pc.any(pc.starts_with(column, " ")).as_py()
         return None if split else column
     spaced = pc.any(pc.starts_with(column, "  ")).as_py()  # else the parse has made every token null
-    column = pc.utf8_ltrim(column.combine_chunks(), characters=" ")
+    column = pc.utf8_ltrim(column, characters=" ")
     found = pc.is_in(column, value_set=pa.array(tokens, pa.large_string())) if spaced else None
     if spaced and pc.any(found).as_py():
         column = pc.if_else(found, pa.scalar(None, pa.large_string()), column)
