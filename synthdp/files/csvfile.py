@@ -20,8 +20,11 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import READ_AS_TEXT
+from synthdp.files.arrowcsv import read_text
 from synthdp.files.outputs import check_outputs, write_outputs
 
+#: Endings pandas reads as compressed CSV: such a file is read whole (never cut into byte ranges), by pandas.
+COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar")
 #: Separators a file that parses as one column probably uses instead of the one given.
 _OTHER_SEPARATORS = {",": "','", ";": "';'", "\t": "'\\t' (tab)", "|": "'|'"}
 
@@ -61,7 +64,9 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
     :class:`InputError` saying what to pass.
 
     Every field is read as text (missing tokens and pandas' default missing
-    markers such as an empty field as missing): the schema's public type then
+    markers such as an empty field as missing), by pyarrow's parser where it
+    reads the file as pandas' does (:mod:`synthdp.files.arrowcsv`), else by
+    pandas' (the same frame either way): the schema's public type then
     reads each value on its own (docs/privacy.md §10.1), whereas pandas'
     inference types a column by all of its values, so that one ``"x"`` keeps
     ``"001"`` as text where it would otherwise read 1.  ``typed=True`` lets
@@ -84,9 +89,13 @@ def read_csv(path: str | os.PathLike, *, missing: list[str] | None = None, colum
         raise InputError(f"skip_rows (CLI: --skip-rows) must be a whole number >= 0, got {skip_rows!r}")
     options = dict(sep=sep, encoding=encoding, skipinitialspace=True, skiprows=skip_rows)
     dtype = ({(columns.index(c) if columns and c in columns else c): str for c in text} or None) if typed else str
+    fast = not typed and not path.name.lower().endswith(COMPRESSED)
     try:
-        df = pd.read_csv(path, na_values=missing or None, keep_default_na=True, header=None if columns else "infer",
-                         dtype=dtype, **options)
+        df = read_text(path, header=not columns, missing=missing or (), sep=sep, encoding=encoding,
+                       skip_rows=skip_rows) if fast else None
+        if df is None:
+            df = pd.read_csv(path, na_values=missing or None, keep_default_na=True,
+                             header=None if columns else "infer", dtype=dtype, **options)
         header = None if columns else [str(c) for c in pd.read_csv(path, header=None, nrows=1, **options).iloc[0]]
     except pd.errors.EmptyDataError:
         raise InputError(f"input file {str(path)!r} is empty"

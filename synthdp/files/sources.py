@@ -20,10 +20,10 @@ import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import READ_AS_TEXT
-from synthdp.files.csvfile import read_csv
+from synthdp.files.csvfile import COMPRESSED, read_csv
 from synthdp.files.parquet import is_parquet, parquet_file, read_parquet
 
-__all__ = ["ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
+__all__ = ["COMPRESSED", "ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
 
 #: A table given by location: a path, a glob pattern, a directory, or a list of paths.
 Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
@@ -69,10 +69,6 @@ class TableFile:
 
     path: Path
     format: Format
-
-
-#: Endings pandas reads as compressed CSV: such a file is read whole, never cut into byte ranges.
-COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar")
 
 
 def _format(path: Path, named: bool = False) -> Format:
