@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
-from synthdp.methods.measure.coarse import GroupMaps, group_spread, group_sum
+from synthdp.methods.measure.coarse import GroupMaps, group_spread, group_sum, label_spread, label_sum
 from synthdp.methods.measure.junction_tree import Clique, junction_cliques
 
 log = logging.getLogger(__name__)
@@ -52,19 +52,31 @@ class EstimatorSettings:
 class NoisyMarginal:
     """A released measurement: noisy counts (flattened, row-major) on sorted ``attrs`` with noise scale ``sigma2``.
 
-    ``groups``: a coarse measurement (docs/privacy.md §8.11) reads each attribute with a map through its groups of
-    consecutive codes (None: read finely); its counts are on the groups.
+    How it reads the fine cells of the marginal on ``attrs``: every cell (both None); ``groups``, a coarse
+    measurement (docs/privacy.md §8.11), each attribute with a map through its groups of consecutive codes (None:
+    read finely), its counts on the groups; ``labels``, a level of a refined reading (§11.1), a public partial
+    partition: per fine cell (flattened), the measured cell it lies in, or -1 when it is not read.
     """
 
     attrs: Clique
     counts: np.ndarray
     sigma2: float
     groups: GroupMaps | None = None
+    labels: np.ndarray | None = None
 
     def read(self, fine: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them, as a table: through
-        its groups when coarse."""
+        """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them: a table, through its
+        groups when coarse; by label (flattened) for a partial partition."""
+        if self.labels is not None:
+            return label_sum(self.labels, fine, self.counts.size)
         return fine.reshape(shape) if self.groups is None else group_sum(fine.reshape(shape), self.groups)
+
+    def spread(self, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """The adjoint of :meth:`read`: values on the measured cells carried back onto the fine cells (shape
+        ``shape``)."""
+        if self.labels is not None:
+            return label_spread(self.labels, values).reshape(shape)
+        return values.reshape(shape) if self.groups is None else group_spread(values, self.groups)
 
 
 def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
@@ -242,7 +254,7 @@ def _residual(m: NoisyMarginal, fitted: np.ndarray, shape: tuple[int, ...]) -> t
     model's counts summed and the residual spread back (docs/privacy.md §8.11)."""
     read = m.read(fitted, shape)
     diff = read.reshape(-1) - m.counts
-    return diff, diff.reshape(shape) if m.groups is None else group_spread(diff.reshape(read.shape), m.groups)
+    return diff, m.spread(diff.reshape(read.shape), shape)
 
 
 def fit(domain: Domain, measurements: Sequence[NoisyMarginal], iters: int,
