@@ -50,13 +50,16 @@ def in_cell(record: tuple[int, int], cell) -> bool:
     return all(lo <= v < hi for v, (lo, hi) in zip(record, cell))
 
 
-def run_levels(fine, noise_seed=1, sigma2=Fraction(4), split="halves", threshold=2.0, on_draw=None):
-    """The reading with a stand-in for the mechanism: the counts plus seeded integer noise; records what it read."""
+def run_levels(fine, noise_seed=1, sigma2=Fraction(4), split="halves", threshold=2.0, on_draw=None, released=None):
+    """The reading with a stand-in for the mechanism: the counts plus seeded integer noise (or, for level 0, the
+    counts ``released``); records what it read."""
     gen, seen = np.random.default_rng(noise_seed), []
 
     def draw(answers, scale, level):
         seen.append((level, scale, answers.copy()))
         noisy = answers + gen.integers(-3, 4, answers.size)
+        if level == 0 and released is not None:
+            noisy = released
         if on_draw is not None:
             on_draw(level)
         return ("measurement", level), noisy
@@ -129,11 +132,14 @@ def test_the_next_level_reads_released_counts_only():
     scrambled = np.random.default_rng(9).permutation(patched)
     after, _ = run_levels(patched, split="fine", on_draw=lambda level: patched.__setitem__(slice(None), scrambled))
     assert after[1][2].cells == levels[1][2].cells
-    other = fine_counts(diagonal(seed=4))  # another table, the same public domain
-    noisy = levels[0][1]
-    assert next_level(SHAPE, first_level(SHAPE, MAPS), noisy, Fraction(4), 2.0, "fine").cells == \
-        levels[1][2].cells
+    other = fine_counts(diagonal(n=1200, seed=4))  # another table, the same public domain
     assert not np.array_equal(first_level(SHAPE, MAPS).read(other), first_level(SHAPE, MAPS).read(fine))
+    for split in ("halves", "fine"):
+        ours, _ = run_levels(fine, split=split)
+        theirs, _ = run_levels(other, split=split, released=ours[0][1])
+        assert theirs[1][2].cells == ours[1][2].cells
+    assert next_level(SHAPE, first_level(SHAPE, MAPS), levels[0][1], Fraction(4), 2.0, "fine").cells == \
+        levels[1][2].cells
 
 
 OPTIONS = MeasureOptions(rounds_per_attribute=2, cover_fine_mass=1.0,  # the covering step reads the twin
