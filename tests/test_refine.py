@@ -204,3 +204,14 @@ def test_the_fit_meets_a_diagonal_the_groups_miss():
     gap = lambda model: np.abs(model.counts(PAIR) - fine).sum() / data.n
     assert gap(estimators.fit(DOMAIN, exact + [twin, level], 1000)) < 0.05
     assert gap(estimators.fit(DOMAIN, exact + [twin], 1000)) > 0.3
+
+
+def test_a_level_is_not_a_total():
+    """The model's total combines the measurements that read every record; a level reads only the cells it chose."""
+    data = diagonal()
+    fine = fine_counts(data)
+    levels, _ = run_levels(fine, threshold=15.0)
+    twin = NoisyMarginal(PAIR, levels[0][1].astype(float), 1.0, MAPS)
+    level = NoisyMarginal(PAIR, levels[-1][1].astype(float), 1.0, labels=levels[-1][2].labels)
+    assert len(levels) > 1 and levels[-1][1].sum() < 0.9 * data.n  # the level's cells hold part of the table
+    assert estimators.estimate_total([twin, level]) == estimators.estimate_total([twin])

@@ -242,9 +242,12 @@ class GraphicalModel:
 
 
 def estimate_total(measurements: Sequence[NoisyMarginal]) -> float:
-    """Minimum-variance combination of the measured totals (each ``sum(y_r)``, variance ``sigma_r**2 cells_r``)."""
-    weights = np.array([1.0 / (m.sigma2 * m.counts.size) for m in measurements])
-    totals = np.array([float(np.sum(m.counts)) for m in measurements])
+    """Minimum-variance combination of the measured totals (each ``sum(y_r)``, variance ``sigma_r**2 cells_r``) of the
+    measurements that read every record: a level of a refined reading (docs/privacy.md §11.1) reads only the cells
+    it chose, so its sum is not a total."""
+    whole = [m for m in measurements if m.labels is None]
+    weights = np.array([1.0 / (m.sigma2 * m.counts.size) for m in whole])
+    totals = np.array([float(np.sum(m.counts)) for m in whole])
     return max(1.0, float(weights @ totals / weights.sum()))
 
 
