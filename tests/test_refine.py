@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from synthdp.accounting.ledger import Ledger
 from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
@@ -215,3 +216,12 @@ def test_a_level_is_not_a_total():
     level = NoisyMarginal(PAIR, levels[-1][1].astype(float), 1.0, labels=levels[-1][2].labels)
     assert len(levels) > 1 and levels[-1][1].sum() < 0.9 * data.n  # the level's cells hold part of the table
     assert estimators.estimate_total([twin, level]) == estimators.estimate_total([twin])
+
+
+def test_pure_dp_reads_each_twin_in_one_measurement():
+    """Levels are built for the Gaussian only (docs/privacy.md §11.1): under pure DP no measurement is a level."""
+    epsilon = Fraction(20)
+    release = measure(diagonal(), [PAIR], budget=epsilon, relation="add-remove", ledger=Ledger(epsilon, Fraction(0)),
+                      rng=PrivateRandom(0), options=OPTIONS, progress=False, pure=True)
+    assert any(m.groups is not None for m in release.measurements)
+    assert all(m.level is None for m in release.measurements)

@@ -461,17 +461,17 @@ def _measure_one(answers: np.ndarray, attrs: Marginal, sigma2: Fraction, sensiti
     """
     names = tuple(domain.names[a] for a in attrs)
     note = f"{'query' if query else 'coarse marginal' if groups else 'marginal'} {attrs}"
+    cells = None if level is None else answers.size
     if level is not None:
-        note += f" level {level} ({answers.size} cells)"
+        note += f" level {level} ({cells} cells)"
     if isinstance(noise, LaplaceNoise):
         noisy = laplace_measure(answers, rate=sigma2, sensitivity=sensitivity_sq, rng=rng, ledger=ledger,
                                 relation=relation, label=f"{note} rate={float(sigma2):.6g}")
         return Measurement(attrs, names, sigma2, sigma2 * sensitivity_sq, selection_epsilon, selected_by, query,
-                           noise="laplace", groups=groups), noisy
+                           noise="laplace", groups=groups, level=level, cells=cells), noisy
     rho = gaussian_rho(sensitivity_sq, sigma2)
     ledger.charge("gaussian", rho, relation, f"{note} sigma2={float(sigma2):.6g}")
     noisy = answers + discrete_gaussian_array(answers.size, sigma2, rng)
-    cells = None if level is None else answers.size
     return Measurement(attrs, names, sigma2, rho, selection_epsilon, selected_by, query, groups=groups, level=level,
                        cells=cells), noisy
 
