@@ -190,6 +190,8 @@ def test_refine_options_are_checked():
         MeasureOptions(refine_threshold=-1)
     with pytest.raises(InputError, match="refine_coarse_share"):
         MeasureOptions(refine_coarse_share=Fraction(1))
+    with pytest.raises(InputError, match="refine_rounds"):
+        MeasureOptions(refine_rounds="yes")
 
 
 def test_the_fit_meets_a_diagonal_the_groups_miss():
