@@ -143,7 +143,7 @@ def test_the_next_level_reads_released_counts_only():
         levels[1][2].cells
 
 
-OPTIONS = MeasureOptions(rounds_per_attribute=2, cover_fine_mass=1.0, refine_rounds=True,  # the twins: refined
+OPTIONS = MeasureOptions(rounds_per_attribute=2, cover_fine_mass=1.0, refine_split="halves", refine_rounds=True,  # the twins: refined
                          estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=2000),
                          cover_support=5000, cover_iters=20, cover_deep_iters=20)
 

@@ -212,7 +212,10 @@ class MeasureOptions:
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
     #: ``halves`` of every run, or straight into the ``fine`` cells; ``none``: no levels) of the cells whose released
     #: noisy count is at least ``refine_threshold`` noise standard deviations.
-    refine_split: str = "halves"
+    #: Off by default (``none``): with ``halves`` (the better split) the dependent table's 2-way TVD fell from 0.102 to
+    #: 0.088 (eps 1, seeds 0-2) but the loan table's rose from 0.033 to 0.036 and raw Adult's (seed 0) from 0.033 to
+    #: 0.034 (docs/privacy.md §11.1).
+    refine_split: str = "none"
     refine_coarse_share: Fraction = Fraction(1, 2)
     refine_threshold: float = 3.0
     #: Refine the rounds' twins too (their levels go to the graphical model).  Off: on the generated tables (eps 1,
