@@ -6,7 +6,6 @@ diagonal the 8x8 groups miss."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
