@@ -62,6 +62,20 @@ def group_spread(table: np.ndarray, maps: GroupMaps) -> np.ndarray:
     return table
 
 
+def label_sum(labels: np.ndarray, fine: np.ndarray, size: int) -> np.ndarray:
+    """``fine`` (flattened) summed over each label ``0..size-1`` of a public partial partition of its cells
+    (docs/privacy.md §11.1); a cell labelled -1 is not read.  Integer counts stay exact integers."""
+    fine = np.asarray(fine).reshape(-1)
+    kept = labels >= 0
+    out = np.bincount(labels[kept], weights=fine[kept], minlength=size)
+    return np.rint(out).astype(np.int64) if np.issubdtype(fine.dtype, np.integer) else out  # exact below 2**53
+
+
+def label_spread(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The adjoint of :func:`label_sum`: each label's value copied to its cells, 0 in the cells labelled -1."""
+    return np.where(labels >= 0, np.asarray(values, dtype=float)[np.maximum(labels, 0)], 0.0)
+
+
 class CoarseViews:
     """The coarse views a public domain offers, and how a candidate reads the data through them."""
 

@@ -32,7 +32,7 @@ from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
-from synthdp.methods.measure.coarse import GroupMaps, group_spread, group_sum
+from synthdp.methods.measure.coarse import GroupMaps, group_spread, group_sum, label_spread, label_sum
 from synthdp.methods.measure.junction_tree import Clique, junction_cliques
 
 log = logging.getLogger(__name__)
@@ -63,19 +63,31 @@ class EstimatorSettings:
 class NoisyMarginal:
     """A released measurement: noisy counts (flattened, row-major) on sorted ``attrs`` with noise scale ``sigma2``.
 
-    ``groups``: a coarse measurement (docs/privacy.md §8.11) reads each attribute with a map through its groups of
-    consecutive codes (None: read finely); its counts are on the groups.
+    How it reads the fine cells of the marginal on ``attrs``: every cell (both None); ``groups``, a coarse
+    measurement (docs/privacy.md §8.11), each attribute with a map through its groups of consecutive codes (None:
+    read finely), its counts on the groups; ``labels``, a level of a refined reading (§11.1), a public partial
+    partition: per fine cell (flattened), the measured cell it lies in, or -1 when it is not read.
     """
 
     attrs: Clique
     counts: np.ndarray
     sigma2: float
     groups: GroupMaps | None = None
+    labels: np.ndarray | None = None
 
     def read(self, fine: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them, as a table: through
-        its groups when coarse."""
+        """Counts on ``attrs`` (flattened; ``shape`` their sizes) as this measurement reads them: a table, through its
+        groups when coarse; by label (flattened) for a partial partition."""
+        if self.labels is not None:
+            return label_sum(self.labels, fine, self.counts.size)
         return fine.reshape(shape) if self.groups is None else group_sum(fine.reshape(shape), self.groups)
+
+    def spread(self, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """The adjoint of :meth:`read`: values on the measured cells carried back onto the fine cells (shape
+        ``shape``)."""
+        if self.labels is not None:
+            return label_spread(self.labels, values).reshape(shape)
+        return values.reshape(shape) if self.groups is None else group_spread(values, self.groups)
 
 
 def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
@@ -241,9 +253,12 @@ class GraphicalModel:
 
 
 def estimate_total(measurements: Sequence[NoisyMarginal]) -> float:
-    """Minimum-variance combination of the measured totals (each ``sum(y_r)``, variance ``sigma_r**2 cells_r``)."""
-    weights = np.array([1.0 / (m.sigma2 * m.counts.size) for m in measurements])
-    totals = np.array([float(np.sum(m.counts)) for m in measurements])
+    """Minimum-variance combination of the measured totals (each ``sum(y_r)``, variance ``sigma_r**2 cells_r``) of the
+    measurements that read every record: a level of a refined reading (docs/privacy.md §11.1) reads only the cells
+    it chose, so its sum is not a total."""
+    whole = [m for m in measurements if m.labels is None]
+    weights = np.array([1.0 / (m.sigma2 * m.counts.size) for m in whole])
+    totals = np.array([float(np.sum(m.counts)) for m in whole])
     return max(1.0, float(weights @ totals / weights.sum()))
 
 
@@ -253,7 +268,7 @@ def _residual(m: NoisyMarginal, fitted: np.ndarray, shape: tuple[int, ...]) -> t
     model's counts summed and the residual spread back (docs/privacy.md §8.11)."""
     read = m.read(fitted, shape)
     diff = read.reshape(-1) - m.counts
-    return diff, diff.reshape(shape) if m.groups is None else group_spread(diff.reshape(read.shape), m.groups)
+    return diff, m.spread(diff.reshape(read.shape), shape)
 
 
 #: The log-potential of a structural zero: ``exp`` of it is 0 in floating point, and it stays finite, so message

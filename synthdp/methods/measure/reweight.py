@@ -59,7 +59,12 @@ class NoisyGroup:
 
 def marginal_group(domain: Domain, noisy: NoisyMarginal) -> NoisyGroup:
     """A noisy marginal as a group: a record's cell is its mixed-radix index on the marginal's attributes (through
-    their groups for a coarse measurement, docs/privacy.md §8.11)."""
+    their groups for a coarse measurement, docs/privacy.md §8.11), or the label of its cell (-1: not read) for a level
+    of a refined reading (§11.1)."""
+    if noisy.labels is not None:
+        return NoisyGroup(f"level of marginal {noisy.attrs}",
+                          lambda codes: noisy.labels[domain.flat_index(codes, noisy.attrs)], noisy.counts.size,
+                          noisy.counts, noisy.sigma2)
     if noisy.groups is not None:
         return NoisyGroup(f"coarse marginal {noisy.attrs}",
                           lambda codes: coarse_index(domain, codes, noisy.attrs, noisy.groups), noisy.counts.size,

@@ -32,11 +32,11 @@ def cell_readings(domain: Domain, measurements: Sequence[NoisyMarginal], attr: i
     cells into each cell of ``attr`` reads that cell with variance
     ``m * s2``.  Returns the readings (one per code of ``attr``) and their
     common variance, or None when no fine measurement contains ``attr``
-    (coarse ones, docs/privacy.md §8.11, do not read single cells).
+    (coarse ones, docs/privacy.md §8.11, and the levels of a refined reading, §11.1, do not read every cell).
     """
     weighted, precision = np.zeros(domain.sizes[attr]), 0.0
     for m in measurements:
-        if m.groups is not None or attr not in m.attrs:
+        if m.groups is not None or m.labels is not None or attr not in m.attrs:
             continue
         shape = tuple(domain.sizes[a] for a in m.attrs)
         others = tuple(i for i, a in enumerate(m.attrs) if a != attr)
