@@ -51,7 +51,7 @@ from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
 from synthdp.methods.base import MethodOutput
-from synthdp.methods.game_defaults import PLAN_DEFAULTS
+from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords
 from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass

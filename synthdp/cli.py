@@ -37,7 +37,7 @@ from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import RULES
 from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
-from synthdp.methods.game_defaults import PLAN_DEFAULTS
+from synthdp.methods.game.defaults import PLAN_DEFAULTS
 
 log = logging.getLogger("synthdp")
 
@@ -439,7 +439,7 @@ def cmd_sample(args) -> int:
 
 def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     """Attribute sets of the marginals an evaluation looks at."""
-    from synthdp.methods.players import as_workload
+    from synthdp.methods.game.players import as_workload
     from synthdp.queries.spec import parse_query_class
 
     qc = parse_query_class(spec, domain)
@@ -452,7 +452,7 @@ def _workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
 
 def _is_marginal_workload(spec: str, domain) -> bool:
     """Whether ``spec`` is marginals or a workload (per-marginal tables); other classes get the certified worst case."""
-    from synthdp.methods.players import as_workload
+    from synthdp.methods.game.players import as_workload
     from synthdp.queries.complement import base_class
     from synthdp.queries.spec import parse_query_class
 

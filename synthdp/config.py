@@ -13,7 +13,7 @@ a run's settings cannot change under it.
 
 Documentation may name a tuned default of the planner as ``$NAME`` (e.g.
 ``$DEFAULT_SAMPLES``): :func:`option_doc` fills it in from the values it is
-given (:data:`synthdp.methods.game_defaults.PLAN_DEFAULTS`), as the planner imports this module.
+given (:data:`synthdp.methods.game.defaults.PLAN_DEFAULTS`), as the planner imports this module.
 
 This module imports no numpy or pandas (the types ``Schema`` and
 ``QueryClass`` are named for type checkers only): the command line builds

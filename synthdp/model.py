@@ -31,8 +31,8 @@ from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
-from synthdp.methods.estimators import GraphicalModel
-from synthdp.methods.reweight import WeightedSample
+from synthdp.methods.measure.estimators import GraphicalModel
+from synthdp.methods.measure.reweight import WeightedSample
 
 MODEL_FORMAT = "synthdp-model"
 MODEL_VERSION = 1

@@ -9,7 +9,7 @@ released report as it is.
 
 The method comes from the registry (:mod:`synthdp.methods.registry`), and
 its own plan checks its budget: the game replays its planned spends on a
-scratch ledger (:func:`synthdp.methods.game_method.check_budget`), so a
+scratch ledger (:func:`synthdp.methods.game.method.check_budget`), so a
 budget the run cannot keep is refused before the method's first private
 step instead of at round 26 of 50.  Domains learned by
 partition selection (docs/privacy.md §9) are the one private step that comes

@@ -13,7 +13,7 @@ import synthdp
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.evaluation.marginals import marginal_errors
-from synthdp.methods import game_method
+from synthdp.methods.game import method as game_method
 
 FAST = dict(rounds=8, samples_per_round=10, progress=False)
 
@@ -46,7 +46,7 @@ def test_samples_per_round_double_when_the_round_cap_applies(demo):
     """N is DEFAULT_SAMPLES unless the default rule's rounds were cut by the cap; an explicit N always wins."""
     from fractions import Fraction
 
-    from synthdp.methods.game_method import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
+    from synthdp.methods.game.method import CAPPED_SAMPLES, DEFAULT_MAX_ROUNDS, DEFAULT_SAMPLES, game_length
     from synthdp.queries.spec import parse_query_class
 
     qc = parse_query_class("marginals:2", demo[1].domain)
@@ -92,7 +92,7 @@ def test_report_budget_comes_from_ledger_and_never_exceeds(demo, player):
 
 def test_wide_conjunctions_get_sharper_default_rounds():
     from synthdp.core.domain import Domain
-    from synthdp.methods.game_method import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
+    from synthdp.methods.game.method import DEFAULT_EPSILON_PER_ROUND, WIDE_EPSILON_PER_ROUND, default_epsilon_per_round
     from synthdp.queries.spec import parse_query_class
 
     domain = Domain.from_sizes({f"a{i}": 3 for i in range(6)})

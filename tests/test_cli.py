@@ -181,7 +181,7 @@ def test_progress_lines_in_logs_with_an_estimate_and_without_times_under_prsma()
 
 
 def test_prsma_player_hides_its_timings():
-    from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
+    from synthdp.methods.game.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer
 
     assert PRSMAPlayer.timings_private
     assert not getattr(RSPMPlayer, "timings_private", False) and not getattr(WorkloadPlayer, "timings_private", False)

@@ -239,7 +239,7 @@ def test_counting_the_cells_of_all_3_way_marginals_of_200_columns_lists_nothing(
     import time
 
     from synthdp.core.domain import Domain
-    from synthdp.methods.players import workload_size
+    from synthdp.methods.game.players import workload_size
     from synthdp.queries.spec import parse_query_class
 
     domain = Domain(tuple(f"c{i}" for i in range(200)), (2,) * 200)

@@ -21,14 +21,14 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods import coarse as coarse_module
-from synthdp.methods import estimators
-from synthdp.methods import measure as measure_module
-from synthdp.methods.coarse import (
+from synthdp.methods.measure import coarse as coarse_module
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.coarse import (
     COARSE_FROM, GROUPS, CoarseViews, coarse_index, group_map, group_spread, group_sum,
 )
-from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure import MeasureOptions, _scores, candidate_weights, measure
+from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
+from synthdp.methods.measure.algorithm import MeasureOptions, _scores, candidate_weights, measure
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells; d: 10 ordered cells (no view)
 DOMAIN = Domain(("a", "b", "c", "d"), (21, 3, 16, 10), ordered=(20, 0, 16, 10))

@@ -15,11 +15,11 @@ from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods import measure as measure_module
-from synthdp.methods.coverage import (cover_shares, covering_pays, fill, maximal_marginals, precision_level,
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.coverage import (cover_shares, covering_pays, fill, maximal_marginals, precision_level,
                                       rounds_budget, water_level)
-from synthdp.methods.measure import REWEIGHTED_SAMPLE, MeasureOptions, measure
-from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise
+from synthdp.methods.measure.algorithm import REWEIGHTED_SAMPLE, MeasureOptions, measure
+from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 
 
@@ -225,7 +225,7 @@ def test_pure_dp_runs_the_covering_step_only_when_it_pays(min_ratio, covers):
 
 
 def test_the_plan_says_whether_pure_dp_covers():
-    from synthdp.methods.measure_method import covering_note
+    from synthdp.methods.measure.method import covering_note
 
     assert "the rest measures once each workload marginal" in covering_note(DOMAIN, WORKLOAD, OPTIONS, pure=True)
     skip = replace(OPTIONS, cover_min_ratio=Fraction(6))
@@ -313,8 +313,8 @@ def test_cover_share_is_checked():
 def test_footprint_counts_the_covering_reweighting():
     """The plan's memory estimate holds the covering step's design (an entry per measurement and support record,
     twice) when the step runs, and nothing for it when it does not (docs/privacy.md §8.10, step 4)."""
-    from synthdp.methods.footprint import BYTES_PER_DESIGN_ENTRY, SAMPLE_COPIES, footprint
-    from synthdp.methods.measure import candidate_weights
+    from synthdp.methods.measure.footprint import BYTES_PER_DESIGN_ENTRY, SAMPLE_COPIES, footprint
+    from synthdp.methods.measure.algorithm import candidate_weights
 
     cands = list(candidate_weights(WORKLOAD))
     on = footprint(DOMAIN, cands, OPTIONS, n_rows=None, oracle=False)

@@ -15,9 +15,9 @@ from synthdp.queries.conjunctions import Conjunctions
 from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
-from synthdp.methods.game import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,
+from synthdp.methods.game.algorithm import (FTPLDataPlayer, OracleStats, a_priori_bound, discrete_laplace_float, penalty_noise,
                           play_game)
-from synthdp.methods.players import RSPMPlayer, WorkloadPlayer, game_instance
+from synthdp.methods.game.players import RSPMPlayer, WorkloadPlayer, game_instance
 from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a", "b", "c"), (3, 2, 2))

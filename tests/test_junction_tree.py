@@ -1,4 +1,4 @@
-"""The junction tree (:mod:`synthdp.methods.junction_tree`), checked by brute force on small random graphs.
+"""The junction tree (:mod:`synthdp.methods.measure.junction_tree`), checked by brute force on small random graphs.
 
 Each model must hold every measured set in one clique, have exactly the
 maximal cliques of its own (chordal) graph, and link them by a maximum-weight
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from synthdp.core.domain import Domain
-from synthdp.methods.junction_tree import eliminate, junction_cliques, maximal_cliques, spanning_forest
+from synthdp.methods.measure.junction_tree import eliminate, junction_cliques, maximal_cliques, spanning_forest
 
 
 def _random_case(rng: np.random.Generator, d: int) -> tuple[Domain, list[tuple[int, ...]]]:

@@ -1,4 +1,4 @@
-"""The estimator's log-sum-exp (synthdp.methods.estimators._logsumexp) against scipy's, bit for bit.
+"""The estimator's log-sum-exp (synthdp.methods.measure.estimators._logsumexp) against scipy's, bit for bit.
 
 The graphical model's inference runs on it (docs/privacy.md §8.7); it must give
 the very same floats as ``scipy.special.logsumexp`` so that the fitted model,
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from synthdp.methods.estimators import _logsumexp
+from synthdp.methods.measure.estimators import _logsumexp
 
 
 def _same(x, y) -> bool:

@@ -1,4 +1,4 @@
-"""Counts of many marginals at once (synthdp.methods.marginal_counts) against one np.bincount each.
+"""Counts of many marginals at once (synthdp.methods.measure.marginal_counts) against one np.bincount each.
 
 The scores of select-measure-estimate read these counts (docs/privacy.md §8.1);
 any difference would change which candidate the exponential mechanism sees.
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from synthdp.core.domain import Domain
-from synthdp.methods import marginal_counts as mc
-from synthdp.methods.marginal_counts import marginal_counts
+from synthdp.methods.measure import marginal_counts as mc
+from synthdp.methods.measure.marginal_counts import marginal_counts
 
 
 def _bincounts(domain, codes, marginals):

@@ -13,10 +13,10 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods import measure as measure_module
-from synthdp.methods.estimators import EstimatorSettings
-from synthdp.methods.coarse import CoarseViews
-from synthdp.methods.measure import MeasureOptions, _scores, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.estimators import EstimatorSettings
+from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.algorithm import MeasureOptions, _scores, candidate_weights, measure, workload_marginals
 from synthdp.queries.spec import parse_query_class
 
 DOMAIN = Domain(("a", "b", "c", "d", "e"), (2, 3, 2, 4, 2))
@@ -107,8 +107,8 @@ def test_score_sensitivity_by_brute_force():
     """On neighbours, each candidate's score moves by at most the sensitivity the EM is given (§8.3)."""
     data = table()
     release, _ = run(data)
-    from synthdp.methods import estimators
-    from synthdp.methods.estimators import NoisyMarginal
+    from synthdp.methods.measure import estimators
+    from synthdp.methods.measure.estimators import NoisyMarginal
 
     weights = candidate_weights(WORKLOAD)
     model = estimators.fit(DOMAIN, [NoisyMarginal((a,), data.marginal((a,)).reshape(-1) + 0.3, 4.0)
@@ -233,7 +233,7 @@ def test_accuracy_on_a_small_table():
 
 
 def _paid(attrs, selected_by):
-    from synthdp.methods.measure import Measurement
+    from synthdp.methods.measure.algorithm import Measurement
 
     names = tuple(DOMAIN.names[a] for a in attrs)
     return Measurement(attrs, names, Fraction(1), Fraction(1, 100), None if selected_by in ("initial", "cover")
@@ -243,7 +243,7 @@ def _paid(attrs, selected_by):
 def test_the_release_warns_when_the_rounds_selected_no_joint_marginal():
     """Read off the released measurements: no pair selected by the rounds on a pair workload is a warning naming
     the columns with most cells; a selected pair, or a workload of 1-way marginals, is not."""
-    from synthdp.methods.measure_method import joint_warning
+    from synthdp.methods.measure.method import joint_warning
 
     ones = [_paid((a,), "initial") for a in range(len(DOMAIN))]
     covered = ones + [_paid((1,), "exponential")] + [_paid(r, "cover") for r in WORKLOAD]

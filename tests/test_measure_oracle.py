@@ -25,7 +25,7 @@ import pytest
 
 import synthdp
 import synthdp.mechanisms.rspm as rspm_module
-import synthdp.methods.measure_method as measure_method
+import synthdp.methods.measure.method as measure_method
 from adversarial_oracle import AdversarialOracle
 from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
@@ -35,14 +35,14 @@ from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, round_up
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import CLIP_BOUND
 from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho, pure_rho, rho_for_dp
-from synthdp.methods import estimators
-from synthdp.methods import measure as measure_module
-from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure import (
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
+from synthdp.methods.measure.algorithm import (
     REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, measure, query_attributes,
 )
-from synthdp.methods.players import game_instance
-from synthdp.methods.reweight import WeightedSample, fit_weights, marginal_group, query_group
+from synthdp.methods.game.players import game_instance
+from synthdp.methods.measure.reweight import WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits
 from synthdp.oracles.brute import BruteForceOracle
 from synthdp.plan import make_plan

@@ -18,8 +18,8 @@ from synthdp.mechanisms import laplace as laplace_module
 from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.laplace import laplace_mean_abs, laplace_measure, laplace_variance, spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods import measure as measure_module
-from synthdp.methods.measure import measure
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.algorithm import measure
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 
 

@@ -18,9 +18,9 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods import measure as measure_module
-from synthdp.methods.estimators import EstimatorSettings
-from synthdp.methods.measure import (
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.estimators import EstimatorSettings
+from synthdp.methods.measure.algorithm import (
     REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, _round_kind, measure, record_counts, record_scores,
 )
 from synthdp.oracles import get_oracle
@@ -171,7 +171,7 @@ def test_record_candidates_are_the_same_list_on_neighbouring_tables(monkeypatch)
     release can show.  D holds none of the estimate's support; D' adds one
     record, the one a ranking by true counts would move to the front.
     """
-    from synthdp.methods.reweight import WeightedSample
+    from synthdp.methods.measure.reweight import WeightedSample
 
     universe = np.array(list(itertools.product((0, 1), repeat=len(DOMAIN))))
     support = universe[:20]

@@ -13,12 +13,13 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods import estimators, spanning
-from synthdp.methods import measure as measure_module
-from synthdp.methods.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.footprint import check_fits, footprint
-from synthdp.methods.measure import MeasureOptions, candidate_weights, measure, workload_marginals
-from synthdp.methods.spanning import candidate_pool, pair_scores, spanning_pairs, unheld
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure import spanning
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
+from synthdp.methods.measure.footprint import check_fits, footprint
+from synthdp.methods.measure.algorithm import MeasureOptions, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.spanning import candidate_pool, pair_scores, spanning_pairs, unheld
 
 DOMAIN = Domain(tuple(f"a{i}" for i in range(6)), (2, 3, 2, 4, 2, 3))
 PAIRS = list(itertools.combinations(range(6), 2))
@@ -199,7 +200,7 @@ def test_plan_states_the_footprint_and_refuses_before_any_private_step(monkeypat
     from synthdp import plan as plan_module
     from synthdp.bench.width import tree_table
     from synthdp.config import SynthesisConfig
-    from synthdp.methods import measure_method
+    from synthdp.methods.measure import method as measure_method
 
     _, schema, _ = tree_table(40, 10, seed=0)
     config = SynthesisConfig(epsilon=1, delta=1e-9, query_class="marginals:2", schema=schema, method="measure")

@@ -21,8 +21,8 @@ from synthdp.core import parameters
 from synthdp.core.errors import InputError
 from synthdp.methods import registry
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
-from synthdp.methods.game_method import GAME_OPTIONS, planned_spends
-from synthdp.methods.measure_method import ORACLE_OPTIONS
+from synthdp.methods.game.method import GAME_OPTIONS, planned_spends
+from synthdp.methods.measure.method import ORACLE_OPTIONS
 from synthdp.plan import make_plan
 
 

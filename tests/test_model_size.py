@@ -1,8 +1,8 @@
-"""The batched model size (synthdp.methods.model_size) against the junction tree's own count.
+"""The batched model size (synthdp.methods.measure.model_size) against the junction tree's own count.
 
 Select-measure-estimate filters its candidates by the size of the model that
 would hold them (docs/privacy.md §8.4); the batched computation must give
-exactly :func:`synthdp.methods.estimators.model_cells`, or the candidate set
+exactly :func:`synthdp.methods.measure.estimators.model_cells`, or the candidate set
 -- and so the release -- would change.
 """
 
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from synthdp.core.domain import Domain
-from synthdp.methods import model_size
-from synthdp.methods.estimators import junction_cliques, model_cells
-from synthdp.methods.model_size import model_cells_with
+from synthdp.methods.measure import model_size
+from synthdp.methods.measure.estimators import junction_cliques, model_cells
+from synthdp.methods.measure.model_size import model_cells_with
 
 
 def _domain(sizes) -> Domain:

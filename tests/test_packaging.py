@@ -278,7 +278,7 @@ def test_a_model_is_fitted_without_private_pgms_library():
     code = ("import sys\n"
             "import numpy as np\n"
             "from synthdp.core.domain import Domain\n"
-            "from synthdp.methods.estimators import NoisyMarginal, fit\n"
+            "from synthdp.methods.measure.estimators import NoisyMarginal, fit\n"
             "model = fit(Domain(('a', 'b', 'c'), (2, 3, 2)), [NoisyMarginal((0, 1), np.arange(6.0), 1.0),\n"
             "                                             NoisyMarginal((1, 2), np.arange(6.0), 1.0)], iters=5)\n"
             "assert model.cliques == [(0, 1), (1, 2)]\n"

@@ -48,7 +48,7 @@ def test_good_values_pass(name, value):
 def test_the_api_the_synthesizer_and_the_game_use_the_table(demo, monkeypatch):
     """Each caller refuses through the one table: a changed rule message shows up in all three."""
     from synthdp.core import parameters
-    from synthdp.methods.game import FTPLDataPlayer, OracleStats
+    from synthdp.methods.game.algorithm import FTPLDataPlayer, OracleStats
     from synthdp.oracles import Limits, get_oracle
     from synthdp.queries.spec import parse_query_class
 

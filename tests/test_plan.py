@@ -11,8 +11,8 @@ import pytest
 import synthdp
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.methods.game_method import GamePlan, planned_spends
-from synthdp.methods.measure_method import MeasurePlan
+from synthdp.methods.game.method import GamePlan, planned_spends
+from synthdp.methods.measure.method import MeasurePlan
 from synthdp.plan import Plan, make_plan
 
 FAST = dict(rounds=6, samples_per_round=5, progress=False)

@@ -21,8 +21,8 @@ from synthdp.queries.conjunctions import Conjunctions
 from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
-from synthdp.methods.game import FTPLDataPlayer, OracleStats, play_game
-from synthdp.methods.players import PRSMAPlayer
+from synthdp.methods.game.algorithm import FTPLDataPlayer, OracleStats, play_game
+from synthdp.methods.game.players import PRSMAPlayer
 from synthdp.mechanisms.randomness import PrivateRandom
 
 DOMAIN = Domain(("a",), (3,))

@@ -309,7 +309,7 @@ def test_a_cell_cap_releases_the_first_splits_of_the_whole_tree_in_breadth_first
 def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkeypatch):
     """A domain PrivTree would make too large for the method's counts (here a small limit): the cap is chosen from
     public sizes before any private step, every tree stays within it, the run releases, and the plan says so."""
-    import synthdp.methods.measure_method as measure_method
+    import synthdp.methods.measure.method as measure_method
     from synthdp.api import privtree_cap
     from synthdp.config import SynthesisConfig
 

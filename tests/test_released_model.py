@@ -15,8 +15,8 @@ from synthdp.cli import main
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Attribute, Schema
-from synthdp.methods import estimators
-from synthdp.methods.estimators import NoisyMarginal
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure.estimators import NoisyMarginal
 from synthdp.model import FittedModel, ReleasedRecords, load_model
 from synthdp.report import DO_NOT_PUBLISH
 

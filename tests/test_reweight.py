@@ -15,9 +15,9 @@ import pytest
 from scipy.optimize import minimize
 
 from synthdp.core.domain import Domain
-from synthdp.methods import estimators
-from synthdp.methods.estimators import NoisyMarginal
-from synthdp.methods.reweight import CAPPED_GROWTH, fit_weights, marginal_group
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure.estimators import NoisyMarginal
+from synthdp.methods.measure.reweight import CAPPED_GROWTH, fit_weights, marginal_group
 
 TINY = Domain(tuple("abc"), (2, 3, 2))  # 12 records: a large draw holds every one
 PAIRS = [(0, 1), (1, 2), (0, 2)]

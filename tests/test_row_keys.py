@@ -25,10 +25,10 @@ from synthdp.core.keys import count_equal, pack, unpack, word_spans
 from synthdp.engines.keys import aggregate
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger
-from synthdp.methods import measure as measure_module
-from synthdp.methods import spanning
-from synthdp.methods.estimators import EstimatorSettings
-from synthdp.methods.measure import MeasureOptions, OracleSelection, measure, record_counts
+from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import spanning
+from synthdp.methods.measure.estimators import EstimatorSettings
+from synthdp.methods.measure.algorithm import MeasureOptions, OracleSelection, measure, record_counts
 from synthdp.oracles import get_oracle
 from synthdp.queries.spec import parse_query_class
 

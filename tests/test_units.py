@@ -141,7 +141,7 @@ def test_partition_selection_draws_at_the_unit_rate(monkeypatch):
 def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch, query_class):
     """Every Gaussian measurement of a run at k=3 is charged 9/(2 sigma2) (marginals, add/remove), and the noise
     drawn uses that sigma2: the charge matches the noise (a sensitivity left at 1 charges 1/(2 sigma2))."""
-    from synthdp.methods import measure as measure_module
+    from synthdp.methods.measure import algorithm as measure_module
 
     drawn = []
     real = gaussian.discrete_gaussian_array
@@ -278,7 +278,7 @@ def test_record_rounds_measure_one_count_with_sensitivity_k():
     from synthdp.config import SynthesisConfig
     from synthdp.core.encoding import Encoder
     from synthdp.core.schema import Schema
-    from synthdp.methods.measure import measure
+    from synthdp.methods.measure.algorithm import measure
     from synthdp.plan import make_plan
 
     df = visits().drop(columns="pid")

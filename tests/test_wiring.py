@@ -25,7 +25,7 @@ import pytest
 import synthdp.mechanisms.prsma as prsma_module
 import synthdp.mechanisms.rspm as rspm_module
 import synthdp.mechanisms.selection as selection_module
-import synthdp.methods.players as players_module
+import synthdp.methods.game.players as players_module
 from adversarial_oracle import AdversarialOracle, fails_on_record
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
@@ -33,7 +33,7 @@ from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.prsma import prsma, prsma_general, prsma_parameters
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.players import RSPMPlayer, WorkloadPlayer
+from synthdp.methods.game.players import RSPMPlayer, WorkloadPlayer
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import QueryInstance
 from synthdp.queries.complement import ComplementClosed

@@ -43,8 +43,8 @@ from synthdp.evaluation.marginals import marginal_errors
 from synthdp.files.csvfile import write_json
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.game_method import PRSMA_PLAYERS
-from synthdp.methods.measure import measure
+from synthdp.methods.game.method import PRSMA_PLAYERS
+from synthdp.methods.measure.algorithm import measure
 from synthdp.queries.complement import ComplementClosed
 from synthdp.queries.conjunctions import Conjunctions
 from synthdp.queries.workload import Workload

@@ -143,7 +143,7 @@ QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-m
 METHODS = ("auto", "measure", "game")
 #: What the game's query player answers (docs/privacy.md §4.1 and the §4.5 variant).
 RESPONSES = ("round", "union")
-#: The data player's perturbations (:class:`synthdp.methods.game.FTPLDataPlayer`).
+#: The data player's perturbations (:class:`synthdp.methods.game.algorithm.FTPLDataPlayer`).
 FTPL_NOISES = ("two-sided", "one-sided")
 #: Counting engines (:mod:`synthdp.engines`): in memory, or part by part on a Dask cluster.
 ENGINES = ("pandas", "dask")

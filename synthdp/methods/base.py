@@ -143,7 +143,7 @@ class MethodOutput:
     release: dict[str, Any]
     diagnostics: dict[str, Any]
     notes: list[str]
-    #: Warnings for the release summary, read off released values only (e.g. :func:`~synthdp.methods.measure_method.
+    #: Warnings for the release summary, read off released values only (e.g. :func:`~synthdp.methods.measure.method.
     #: joint_warning`).
     warnings: list[str] = field(default_factory=list)
     #: The released estimate the records were drawn from (``sample(rows, generator)``, docs/privacy.md §10.9);

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from synthdp.core.errors import InputError
 from synthdp.methods.base import Method, MethodInputs
-from synthdp.methods.game_method import GameMethod
-from synthdp.methods.measure_method import MeasureMethod
+from synthdp.methods.game.method import GameMethod
+from synthdp.methods.measure.method import MeasureMethod
 
 #: Every method by name, in order of preference for ``auto``.
 METHODS: dict[str, Method] = {}

@@ -22,7 +22,7 @@ from synthdp.queries.complement import Not, base_class
 from synthdp.accounting.ledger import Ledger
 from synthdp.core.data import AggregatedData
 from synthdp.mechanisms.prsma import prsma, prsma_parameters
-from synthdp.methods.game import Selection
+from synthdp.methods.game.algorithm import Selection
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import difference_sensitivity, rspm
 from synthdp.mechanisms.selection import exponential_mechanism, report_noisy_max

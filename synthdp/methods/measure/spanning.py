@@ -25,7 +25,7 @@ import numpy as np
 
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism
-from synthdp.methods.estimators import GraphicalModel
+from synthdp.methods.measure.estimators import GraphicalModel
 
 Marginal = tuple[int, ...]
 

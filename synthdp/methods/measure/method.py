@@ -1,6 +1,6 @@
 """Select-measure-estimate as a method (``method="measure"``): its suitability, plan, run and report section.
 
-The algorithm is :mod:`synthdp.methods.measure` (docs/privacy.md §8).  Its
+The algorithm is :mod:`synthdp.methods.measure.algorithm` (docs/privacy.md §8).  Its
 variants are options of this one object, fixed by public inputs, not objects
 of their own: **pure DP** (no delta: Laplace measurements through the run's
 own ledger, marginal classes only, §10.2) and the **wide-table** spanning
@@ -29,10 +29,10 @@ from synthdp.core.errors import InputError
 from synthdp.core.machine import machine_memory
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms import rspm
-from synthdp.methods import footprint as sizes
-from synthdp.methods import measure as sme
+from synthdp.methods.measure import footprint as sizes
+from synthdp.methods.measure import algorithm as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
-from synthdp.methods.coverage import maximal_marginals, uses_covering_step
+from synthdp.methods.measure.coverage import maximal_marginals, uses_covering_step
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
@@ -113,7 +113,7 @@ def check_sizes(domain, candidates) -> None:
 
 def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Choice:
     """The run's size (rounds, candidates per round, model cells, memory) from public inputs; refuses a run
-    past the machine's memory before any private step (:mod:`synthdp.methods.footprint`)."""
+    past the machine's memory before any private step (:mod:`synthdp.methods.measure.footprint`)."""
     size = sizes.footprint(inputs.query_class.domain, list(weights), options, n_rows=inputs.n_rows, oracle=oracle,
                            pure=inputs.pure)
     sizes.check_fits(size, machine_memory())

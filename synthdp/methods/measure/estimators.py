@@ -7,7 +7,7 @@ tree of the measured attribute sets, fitted by entropic mirror descent with
 an Armijo step on the weighted squared error
 ``sum_r ||mu_r - y_r||**2 / (2 sigma_r**2)``; inference is sum-product message
 passing in log space.  The junction tree is built as private-pgm's library
-builds it (:mod:`synthdp.methods.junction_tree`), so a model has the same
+builds it (:mod:`synthdp.methods.measure.junction_tree`), so a model has the same
 cliques as there; inference, fitting and sampling run in numpy, without that
 library's JAX, whose compilation per new clique structure (seconds to
 minutes) would dominate a run that adds one clique per round.
@@ -30,8 +30,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from synthdp.core.domain import Domain
-from synthdp.methods.coarse import GroupMaps, group_spread, group_sum
-from synthdp.methods.junction_tree import Clique, junction_cliques
+from synthdp.methods.measure.coarse import GroupMaps, group_spread, group_sum
+from synthdp.methods.measure.junction_tree import Clique, junction_cliques
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Select-measure-estimate keeps only candidates whose addition keeps the
 model within a public size cap (docs/privacy.md §8.1, §8.4), so every
 round asks, for each of up to thousands of candidates ``r``, how many cells
 the junction tree of ``cliques + [r]`` would have.
-:func:`synthdp.methods.estimators.model_cells` answers one such question by
+:func:`synthdp.methods.measure.estimators.model_cells` answers one such question by
 building the junction tree; here the same number is computed for a whole
 batch in compiled code, on bit masks, by the same triangulation:
 
@@ -30,7 +30,7 @@ order is exact whenever the cheapest elimination clique is below it, so
 every size below :data:`SATURATED` is exact.
 
 This is post-processing of public values (attribute sets and the domain),
-and it must agree exactly with :func:`~synthdp.methods.estimators.model_cells`
+and it must agree exactly with :func:`~synthdp.methods.measure.estimators.model_cells`
 (``tests/test_model_size.py`` checks it on random clique sets): the cap
 decides which candidates the exponential mechanism sees.
 """
@@ -44,7 +44,7 @@ from numba import njit
 
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.selection_kernel import _bit_length
-from synthdp.methods.estimators import Clique
+from synthdp.methods.measure.estimators import Clique
 
 #: Attributes per int64 word of a bit mask (bit 63, the sign, is left unused).
 BITS = 62

@@ -26,7 +26,7 @@ the current estimate (Delta = 2N, charged eps**2/2 plus its clip), the
 query widened by a fixed rule of the query alone to the marginal on its
 attributes when that has at most ``widen_cells`` cells.  Measurements the
 model's cliques cannot hold are served by the reweighted sample of
-:mod:`synthdp.methods.reweight`.
+:mod:`synthdp.methods.measure.reweight`.
 
 Candidates are the workload's marginals and all their non-empty subsets
 whose addition keeps the model within a public size cap, grown with the
@@ -67,18 +67,18 @@ from synthdp.mechanisms.selection import exponential_mechanism
 from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
-from synthdp.methods import estimators
-from synthdp.methods.coarse import CoarseViews
-from synthdp.methods.coverage import cover_shares, rounds_budget, uses_covering_step
-from synthdp.methods.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
-from synthdp.methods.marginal_counts import marginal_counts
-from synthdp.methods.model_size import model_cells_with
-from synthdp.methods.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
-from synthdp.methods.players import game_instance
-from synthdp.methods.spanning import (
+from synthdp.methods.measure import estimators
+from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
+from synthdp.methods.measure.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
+from synthdp.methods.measure.marginal_counts import marginal_counts
+from synthdp.methods.measure.model_size import model_cells_with
+from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
+from synthdp.methods.game.players import game_instance
+from synthdp.methods.measure.spanning import (
     adaptive_rounds, candidate_pool, pair_scores, spanning_pairs, unheld, uses_spanning_step,
 )
-from synthdp.methods.reweight import (
+from synthdp.methods.measure.reweight import (
     CAPPED_GROWTH, NoisyGroup, WeightedSample, fit_weights, marginal_group, query_group,
 )
 from synthdp.oracles.base import Limits, Oracle

@@ -1,6 +1,6 @@
 """Estimation for measurements no model clique can hold: a reweighted sample of the model (docs/privacy.md §8.7).
 
-The graphical model of :mod:`synthdp.methods.estimators` holds measurements
+The graphical model of :mod:`synthdp.methods.measure.estimators` holds measurements
 on small attribute sets.  A measurement that is not local -- a conjunction
 on many attributes, a parity, a halfspace -- would need a clique on all
 the attributes it mentions.  For those the estimate is a *weighted
@@ -34,8 +34,8 @@ import numpy as np
 from numba import njit
 
 from synthdp.core.domain import Domain
-from synthdp.methods.coarse import coarse_index
-from synthdp.methods.estimators import GraphicalModel, NoisyMarginal
+from synthdp.methods.measure.coarse import coarse_index
+from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.queries.base import QueryClass
 
 log = logging.getLogger(__name__)

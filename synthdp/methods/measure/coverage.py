@@ -11,7 +11,7 @@ is by precision, which grows with cost as ``cost**q``, ``q`` the noise
 family's ``precision_power`` (1 Gaussian, 2 Laplace).  Everything here is a
 function of the public workload, the family's ``q`` and the released
 attribute sets and costs; the measurements themselves are made (and charged)
-by :mod:`synthdp.methods.measure`.
+by :mod:`synthdp.methods.measure.algorithm`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 from synthdp.core.errors import InputError, InternalError
 from synthdp.mechanisms.laplace import epsilon_down
-from synthdp.methods.spanning import uses_spanning_step
+from synthdp.methods.measure.spanning import uses_spanning_step
 
 Marginal = tuple[int, ...]
 

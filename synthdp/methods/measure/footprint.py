@@ -15,16 +15,16 @@ from typing import Any, Sequence
 
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
-from synthdp.methods.coarse import CoarseViews
-from synthdp.methods.coverage import uses_covering_step
-from synthdp.methods.spanning import adaptive_rounds, uses_spanning_step
+from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.coverage import uses_covering_step
+from synthdp.methods.measure.spanning import adaptive_rounds, uses_spanning_step
 
 #: Bytes per model cell: potentials, marginals, beliefs, factors and gradients, and the trial step's copies.
 BYTES_PER_MODEL_CELL = 96
 #: Bytes per code of a record matrix (int64), and the copies a draw keeps (codes, keys, permutation).
 BYTES_PER_CODE, SAMPLE_COPIES = 8, 3
 #: Bytes per (measurement, support record) entry of the reweighting's design: a float64 and an int32 index, in the
-#: sparse matrix and in its transpose (``synthdp.methods.reweight``).
+#: sparse matrix and in its transpose (``synthdp.methods.measure.reweight``).
 BYTES_PER_DESIGN_ENTRY = 24
 
 

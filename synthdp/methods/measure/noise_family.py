@@ -1,6 +1,6 @@
 """The two accountings select-measure-estimate runs under: zCDP with Gaussian noise, pure DP with Laplace noise.
 
-:func:`synthdp.methods.measure.measure` runs one loop (docs/privacy.md §8.1)
+:func:`synthdp.methods.measure.algorithm.measure` runs one loop (docs/privacy.md §8.1)
 and asks a family what a round costs, how to split it between selecting and
 measuring, what the estimator's weight and the scores' noise offset are,
 and what the ledger has spent (the measurement itself is drawn by

@@ -1,6 +1,6 @@
 """The synthetic-data game as a method (``method="game"``): its suitability, plan, run and report section.
 
-The algorithm is :mod:`synthdp.methods.game` (docs/privacy.md §4); this
+The algorithm is :mod:`synthdp.methods.game.algorithm` (docs/privacy.md §4); this
 module fixes its inputs ``T``, ``N``, ``epsilon_0`` and the players from
 public inputs only (§4.1: they are fixed before the data are touched),
 replays the rounds' planned spends on a scratch ledger so that a budget the
@@ -24,12 +24,12 @@ from synthdp.mechanisms.rspm import (clip_probability, default_noise_cap, differ
                                      solver_integer_limit)
 from synthdp.methods.base import (Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability,
                                   settings_of)
-from synthdp.methods.game import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
-from synthdp.methods.game_defaults import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS,
+from synthdp.methods.game.algorithm import FTPLDataPlayer, OracleStats, a_priori_bound, ftpl_scale, play_game
+from synthdp.methods.game.defaults import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_ROUND, DEFAULT_MAX_ROUNDS,
                                            DEFAULT_SAMPLES, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND,
                                            WIDE_EPSILON_PER_ROUND, WIDE_WIDTH)
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
-from synthdp.methods.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer, workload_size
+from synthdp.methods.game.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer, workload_size
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
 from synthdp.queries.complement import base_class

@@ -1,6 +1,6 @@
 """The synthetic-data game's tuned defaults: public constants, named by the options' documentation.
 
-They live apart from :mod:`synthdp.methods.game_method` so that the
+They live apart from :mod:`synthdp.methods.game.method` so that the
 documentation of the options (``$NAME`` in :mod:`synthdp.config`, filled in
 from :data:`PLAN_DEFAULTS`) and the command line's ``--help`` need no numpy.
 """
