@@ -129,3 +129,24 @@ def test_the_command_line_says_when_it_writes(tmp_path, capsys):
     err = capsys.readouterr().err
     _in_order(err, ["synthdp: decoding and checking the records: done in", f"synthdp: writing {out} ...",
                     f"synthdp: writing {out}: done in"])
+
+
+def test_the_rounds_the_budget_allows_bound_the_rounds_that_follow(monkeypatch, capsys):
+    """Every round's line of a run says at most how many rounds can follow; the run then ends within that bound,
+    and the bound is below the cap (it comes from the budget left, not the planned rounds)."""
+    import functools
+    import re
+
+    from synthdp.methods.measure import algorithm
+
+    monkeypatch.setattr(algorithm, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
+    synthdp.generate_synthetic(_table(), "marginals:2", epsilon=1.0, delta=1e-6, bounds={"size": (0, 100)},
+                               categories={"kind": ["a", "b", "big"], "colour": ["red", "green", "blue"]},
+                               random_state=0)
+    err = capsys.readouterr().err
+    rounds = int(re.search(r"measure rounds: stopped at (\d+) rounds", err).group(1))
+    bounds = [(int(done), int(cap), int(most)) for done, cap, most in
+              re.findall(r"measure rounds: (\d+) rounds \(at most (\d+)\).*at most (\d+) more rounds", err)]
+    assert len(bounds) >= 2
+    assert all(done + most >= rounds for done, _, most in bounds), (rounds, bounds)
+    assert any(done + most < cap for done, cap, most in bounds), (rounds, bounds)
