@@ -243,8 +243,8 @@ def flights_table(n: int = 300_000, seed: int = 0) -> pd.DataFrame:
 
 
 def mixed50_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
-    """The generated wide table: 50 columns, 20 numeric (sizes that move together, zero-inflated and round
-    amounts, rates, counts), an age, a date and 28 text columns (2 to 40 values), some following the numbers."""
+    """The generated wide table: 50 columns, 19 numbers (sizes that move together, zero-inflated and round
+    amounts, rates, counts), an age, a date and 29 text columns (2 to 40 values), some following the numbers."""
     rng = np.random.default_rng(seed)
     age = np.clip(np.round(rng.gamma(6.0, 7.0, n) + 16), 18, 99).astype(np.int64)
     scale = np.exp(rng.normal(4.0, 0.5, n))
@@ -263,7 +263,7 @@ def mixed50_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
         columns[f"rate{i}"] = np.round(np.clip(rng.beta(2, 5, n) * 100 + 0.1 * (age - 40) * (i % 2), 0, 100), 2)
     for i in range(4):
         columns[f"count{i}"] = np.minimum(rng.poisson(1 + columns["size0"] / 100 * (i + 1)), 200).astype(np.int64)
-    for i in range(28):  # text columns; every third follows a size or an amount
+    for i in range(29):  # text columns; every third follows a size or an amount
         values = _labels(f"v{i}_", 2 + (i * 7) % 39)
         drawn = _skewed_choice(rng, values, n, 0.6)
         if i % 3 == 0:

@@ -57,7 +57,7 @@ class Phases:
     ``enabled=False`` shows nothing; ``timings=False`` never shows a time;
     ``stream`` defaults to standard error (a terminal or not: the lines are
     the same).  Each line goes to the :mod:`logging` logger of this module
-    too, at INFO.
+    too, at DEBUG (``-v`` shows INFO, which would repeat them).
     """
 
     def __init__(self, *, enabled: bool = True, timings: bool = True, prefix: str = "synthdp",
@@ -67,7 +67,7 @@ class Phases:
 
     def say(self, text: str) -> None:
         """Write ``prefix: text`` as a line of its own (and log it)."""
-        log.info("%s", text)
+        log.debug("%s", text)
         if self.enabled:
             print(f"{self.prefix}: {text}", file=self.stream, flush=True)
 
