@@ -203,10 +203,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     phases = Phases(enabled=config.progress)  # one line as each step starts and ends (never released)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
-        if config.engine != "dask" and not isinstance(df, pd.DataFrame):
-            with phases("reading the table"):
-                df = engine.read(df)
         if config.engine != "dask":
+            with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
+                df = engine.read(df)
             if df.empty:
                 raise InputError("the input table is empty: nothing to synthesise")
         if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
