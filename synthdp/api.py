@@ -22,7 +22,7 @@ import sys
 import textwrap
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -36,6 +36,7 @@ from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.progress import Phases
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
@@ -199,10 +200,12 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
     ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)
     rng = PrivateRandom(config.random_state)
+    phases = Phases(enabled=config.progress)  # one line as each step starts and ends (never released)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
         if config.engine != "dask":
-            df = engine.read(df)
+            with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
+                df = engine.read(df)
             if df.empty:
                 raise InputError("the input table is empty: nothing to synthesise")
         if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
@@ -216,14 +219,19 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         if config.engine != "dask":                               # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
         tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
-        learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
+        with (phases("learning the domains the schema leaves open (privately)") if any(Tallies.columns(schema))
+              else nullcontext()):
+            learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # §9, §10
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
                          bounded=bounded)  # public inputs only: costs no privacy
-        real = build(df, schema, plan, engine, dask_bounding)     # count: the Dask engine bounds units as it counts
+        with phases("counting the encoded rows"):
+            real = build(df, schema, plan, engine, dask_bounding)  # count: the Dask engine bounds units as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
-        data = finish(output, schema, config)                     # post-processing: resample, decode
-        for finding in check_release(data, schema):               # post-processing of the release (§10.8)
+        with phases("decoding and checking the records"):
+            data = finish(output, schema, config)                 # post-processing: resample, decode
+            findings = check_release(data, schema)                # post-processing of the release (§10.8)
+        for finding in findings:
             collected.append(finding.text)
             warnings.warn(finding.text, ReleaseWarning, stacklevel=3)
         if stripped:
@@ -327,7 +335,8 @@ def domain_tallies(df, schema, engine, config: SynthesisConfig, bounding=None) -
     """
     @functools.cache
     def take() -> Tallies:
-        tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
+        with Phases(enabled=config.progress)("tallying the columns whose domains are learned"):
+            tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
         if config.engine == "dask":
             check_delta_against_public_n(config, tallies.rows)
         return tallies

@@ -36,6 +36,7 @@ from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import RULES
+from synthdp.core.progress import Phases
 from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 
@@ -377,7 +378,8 @@ def cmd_generate(args) -> int:
             jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
         if args.save_model:
             jobs.append((outputs["--save-model"], lambda tmp: dump_model(result.model, tmp)))
-        write_outputs(jobs)
+        with Phases(enabled=not args.quiet)(f"writing {', '.join(str(out.target) for out, _ in jobs)}"):
+            write_outputs(jobs)
     except KeyboardInterrupt as interrupt:  # what the ledger was charged, for main's message (docs/privacy.md §10.1)
         if result is not None:  # the release was made: its whole spend
             interrupt.charged = spend_text(result.report.epsilon_spent, result.report.delta_spent)

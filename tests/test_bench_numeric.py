@@ -98,3 +98,31 @@ def test_the_bootstrap_floor_resamples_the_real_rows():
     assert len(boot) == len(table.data) and not boot.equals(table.data)
     assert set(boot["x"]) <= set(table.data["x"])
     assert numeric.evaluate(table, boot)["ks"] < 0.05
+
+
+@pytest.mark.parametrize("make, bounds, columns", [(numeric.flights_table, numeric.FLIGHTS_BOUNDS, 20),
+                                                   (numeric.mixed50_table, numeric.MIXED50_BOUNDS, 50)])
+def test_the_generated_wide_tables_are_seeded_typed_and_inside_their_public_domain(make, bounds, columns):
+    """The flights and mixed50 tables: the same rows for the same seed, the announced columns, a datetime column
+    inside its date bounds, numbers inside theirs, text columns of 2 to 100 values, and a point mass at zero."""
+    a, b = make(4000), make(4000)
+    pd.testing.assert_frame_equal(a, b)
+    assert a.shape == (4000, columns) and not a.isna().any().any()
+    dates = [c for c in a.columns if pd.api.types.is_datetime64_any_dtype(a[c])]
+    assert len(dates) == 1 and a[dates[0]].between(*map(pd.Timestamp, bounds[dates[0]])).all()
+    for col, (lo, hi) in bounds.items():
+        if col not in dates:
+            assert a[col].between(lo, hi).all(), col
+    text = [c for c in a.columns if c not in bounds]
+    assert all(2 <= a[c].nunique() <= 100 for c in text)
+    masses = numeric.POINT_MASSES[make.__name__.removesuffix("_table")]
+    assert all((a[col] == 0).mean() > 0.15 for col in masses)
+
+
+def test_dates_are_scored_in_days_within_their_public_range():
+    data = pd.DataFrame({"when": pd.to_datetime(["2020-01-01", "2020-01-11"] * 50), "x": np.arange(100) % 7,
+                         "c": ["a", "b"] * 50})
+    table = numeric.Table("d", data, {"when": ("2020-01-01", "2020-12-31"), "x": (0, 10)}, {"c": ["a", "b"]}, {})
+    shifted = data.assign(when=data["when"] + pd.Timedelta(days=5))
+    assert numeric.evaluate(table, shifted)["wasserstein"] == pytest.approx(5 / 365 / 2)  # x did not move
+    assert numeric.evaluate(table, data.assign(when=data["when"].dt.strftime("%Y-%m-%d")))["ks"] == 0

@@ -14,7 +14,14 @@ categories (a code book) for its text columns:
   about the weight, and two grades that follow the weight and the price;
 * ``amounts``: a generated loan table (20,000 rows, seed 0) whose amount is
   0 for about 85% of the rows and a round 1000, 5000 or 10000 for most of
-  the rest, beside an income, an age and two text columns.
+  the rest, beside an income, an age and two text columns;
+* ``flights``: a generated flights table (300,000 rows x 20 columns, seed 0)
+  of the shape that set the run-time targets: a flight date, an hour and a
+  minute, a distance, two delays with a point mass at zero and 14 text
+  columns of 2 to 100 values that depend on them;
+* ``mixed50``: a generated wide table (20,000 rows x 50 columns, seed 0):
+  numbers that move together, zero-inflated and round-valued amounts, text
+  columns and a date.
 
 Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
 of their own, values drawn in the cells), the same without point masses
@@ -35,7 +42,11 @@ cut into 20 quantile bins of the real data (for evaluation only); the mean
 and the largest absolute difference of the numeric columns' Pearson
 correlations, the largest of their Spearman correlations; the share of rows
 at each of the table's point masses (a value many rows hold: 0, a round
-amount), real and synthetic; the wall time.
+amount), real and synthetic; the wall time; the peak resident memory of the
+benchmark process when the run ended (``VmHWM``,
+:func:`synthdp.bench.scale.peak_bytes`: a high-water mark that includes the
+tables loaded, so run one table and one configuration per process to read a
+run's own peak).
 
     synthdp bench numeric [--suite adult,skewed,dependent,amounts] [--methods privtree,equal-width,bootstrap]
                           [--eps 1] [--delta 1e-9]
@@ -48,7 +59,7 @@ import argparse
 import itertools
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -57,6 +68,7 @@ import pandas as pd
 
 import synthdp
 from synthdp.bench.options import add_out, add_quick, comma_list, existing_folder, quick
+from synthdp.bench.scale import peak_bytes
 from synthdp.datasets import load_adult_raw
 from synthdp.files.csvfile import write_json
 
@@ -75,10 +87,20 @@ DEPENDENT_DECIMALS = {"length": 1, "width": 1, "height": 1, "weight": 2, "price"
 #: Public bounds and precision of the loan table's numeric columns (the amount and the age are integers).
 AMOUNTS_BOUNDS = {"amount": (0, 100_000), "income": (0.0, 1_000_000.0), "age": (18, 100)}
 AMOUNTS_DECIMALS = {"income": 2}
+#: Public bounds of the flights table's numeric columns (dates for the flight date) and its precision.
+FLIGHTS_BOUNDS = {"date": ("2013-01-01", "2013-12-31"), "hour": (0, 23), "minute": (0, 59), "distance": (0, 5_000),
+                  "dep_delay": (-60, 1_500), "arr_delay": (-90, 1_500)}
+#: Public bounds and precision of the wide mixed table's numeric columns (and its date).
+MIXED50_BOUNDS = {"opened": ("2000-01-01", "2024-12-31"), "age": (18, 100),
+                  **{f"size{i}": (0.0, 1_000.0) for i in range(6)}, **{f"amount{i}": (0, 100_000) for i in range(5)},
+                  **{f"rate{i}": (0.0, 100.0) for i in range(4)}, **{f"count{i}": (0, 200) for i in range(4)}}
+MIXED50_DECIMALS = {**{f"size{i}": 1 for i in range(6)}, **{f"rate{i}": 2 for i in range(4)}}
 #: The values whose share of rows the benchmark reports, per table (the tables' point masses).
 POINT_MASSES = {"adult": {"capital-gain": (0,), "capital-loss": (0,), "hours-per-week": (40,)},
                 "skewed": {"claim": (0.0,), "balance": (0.0,)},
-                "amounts": {"amount": (0, 1000, 5000, 10000)}}
+                "amounts": {"amount": (0, 1000, 5000, 10000)},
+                "flights": {"dep_delay": (0,), "arr_delay": (0,)},
+                "mixed50": {"amount0": (0, 1000, 5000), "amount1": (0,)}}
 #: Quantile bins of a numeric column in the 2-way TVD (evaluation only).
 TVD_BINS = 20
 
@@ -92,6 +114,8 @@ class Table:
     bounds: dict
     categories: dict
     decimals: dict
+    #: The written form of each datetime column (its public precision: whole days here).
+    datetimes: dict = field(default_factory=dict)
 
 
 def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
@@ -158,6 +182,98 @@ def amounts_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
                          "status": status})
 
 
+def _labels(prefix: str, count: int) -> np.ndarray:
+    """``count`` text values ``prefix00``, ``prefix01``, ... (a code book)."""
+    return np.array([f"{prefix}{i:02d}" for i in range(count)])
+
+
+def _skewed_choice(rng: np.random.Generator, labels: np.ndarray, n: int, shape: float = 1.1) -> np.ndarray:
+    """``n`` draws of ``labels`` with Zipf-like shares (the first most frequent), as airports and carriers are."""
+    weights = 1.0 / np.arange(1, len(labels) + 1) ** shape
+    return labels[rng.choice(len(labels), n, p=weights / weights.sum())]
+
+
+def flights_table(n: int = 300_000, seed: int = 0) -> pd.DataFrame:
+    """The generated flights table: 20 columns, a date, hour and minute, a distance, two delays, 14 text columns.
+
+    The delays are 0 for about a fifth of the flights (a point mass), late
+    flights cluster in the evening and by carrier, the arrival delay follows
+    the departure delay; the route fixes the distance band and the text
+    columns (2 to 100 values) hang off the carrier, the airports and the
+    delay, as in the public flights data this table stands for.
+    """
+    rng = np.random.default_rng(seed)
+    carrier = _skewed_choice(rng, _labels("C", 16), n, 0.8)
+    origin = _skewed_choice(rng, _labels("A", 100), n)
+    dest = _skewed_choice(rng, _labels("A", 100), n)
+    day = rng.integers(0, 365, n)
+    date = pd.Timestamp("2013-01-01") + pd.to_timedelta(day, unit="D")
+    hour = np.clip(np.round(rng.normal(13, 4.5, n)), 5, 23).astype(np.int64)
+    minute = (rng.integers(0, 12, n) * 5).astype(np.int64)
+    route = (pd.Series(origin).str[1:].astype(int).to_numpy() * 7 + pd.Series(dest).str[1:].astype(int).to_numpy())
+    distance = np.clip(np.round(200 + (route % 97) * 25 + rng.normal(0, 30, n)), 50, 4_983).astype(np.int64)
+    lateness = 0.1 * (hour - 13) + (pd.Series(carrier).str[1:].astype(int).to_numpy() % 5) * 0.15
+    on_time = rng.random(n) < 0.22
+    dep_delay = np.where(on_time, 0, np.round(rng.exponential(12 * np.exp(lateness), n) - 6)).astype(np.int64)
+    arr_delay = np.where(on_time & (rng.random(n) < 0.8), 0,
+                         np.round(dep_delay + rng.normal(-5, 12, n))).astype(np.int64)
+    late = dep_delay > 15
+    df = pd.DataFrame({
+        "date": date, "hour": hour, "minute": minute, "distance": distance, "dep_delay": dep_delay,
+        "arr_delay": arr_delay, "carrier": carrier, "origin": origin, "dest": dest,
+        "weekday": date.day_name().to_numpy(),
+        "season": np.array(["winter", "spring", "summer", "autumn"])[(date.month.to_numpy() % 12) // 3],
+        "cancelled": np.where(rng.random(n) < 0.02 + 0.03 * late, "yes", "no"),
+        "diverted": np.where(rng.random(n) < 0.005, "yes", "no"),
+        "aircraft": _skewed_choice(rng, _labels("T", 40), n, 0.7),
+        "delay_cause": np.where(late, rng.choice(["carrier", "weather", "nas", "security", "late_aircraft"], n,
+                                                 p=[0.3, 0.1, 0.3, 0.02, 0.28]), "none"),
+        "terminal": _skewed_choice(rng, _labels("T", 9), n, 0.5),
+        "gate": _skewed_choice(rng, _labels("G", 60), n, 0.3),
+        "distance_band": np.array(["short", "medium", "long"])[np.digitize(distance, [800, 2_000])],
+        "part_of_day": np.array(["morning", "afternoon", "evening"])[np.digitize(hour, [12, 18])],
+        "tail_maker": np.where(pd.Series(carrier).str[1:].astype(int).to_numpy() % 3 == 0,
+                               rng.choice(["boeing", "airbus", "embraer"], n, p=[0.6, 0.3, 0.1]),
+                               rng.choice(["boeing", "airbus", "embraer"], n, p=[0.3, 0.6, 0.1])),
+    })
+    for col, (lo, hi) in FLIGHTS_BOUNDS.items():
+        if col != "date":
+            df[col] = df[col].clip(lo, hi)
+    return df
+
+
+def mixed50_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    """The generated wide table: 50 columns, 19 numbers (sizes that move together, zero-inflated and round
+    amounts, rates, counts), an age, a date and 29 text columns (2 to 40 values), some following the numbers."""
+    rng = np.random.default_rng(seed)
+    age = np.clip(np.round(rng.gamma(6.0, 7.0, n) + 16), 18, 99).astype(np.int64)
+    scale = np.exp(rng.normal(4.0, 0.5, n))
+    columns: dict[str, np.ndarray] = {
+        "opened": (pd.Timestamp("2000-01-01") + pd.to_timedelta(rng.integers(0, 9_000, n), unit="D")).to_numpy(),
+        "age": age}
+    for i in range(6):  # sizes that move together
+        columns[f"size{i}"] = np.clip(np.round(scale * (1 + 0.2 * i) * np.exp(rng.normal(0, 0.1, n)), 1), 0, 1_000)
+    round_amount = rng.choice([1000, 5000], n, p=[0.6, 0.4])
+    for i in range(5):  # zero-inflated; the first two mostly round
+        has = rng.random(n) < 0.15 + 0.05 * i
+        other = np.clip(np.round(np.exp(rng.normal(7.5 + 0.3 * i, 0.9, n))), 1, 100_000)
+        value = np.where(rng.random(n) < (0.7 if i < 2 else 0.0), round_amount, other)
+        columns[f"amount{i}"] = np.where(has, value, 0).astype(np.int64)
+    for i in range(4):
+        columns[f"rate{i}"] = np.round(np.clip(rng.beta(2, 5, n) * 100 + 0.1 * (age - 40) * (i % 2), 0, 100), 2)
+    for i in range(4):
+        columns[f"count{i}"] = np.minimum(rng.poisson(1 + columns["size0"] / 100 * (i + 1)), 200).astype(np.int64)
+    for i in range(29):  # text columns; every third follows a size or an amount
+        values = _labels(f"v{i}_", 2 + (i * 7) % 39)
+        drawn = _skewed_choice(rng, values, n, 0.6)
+        if i % 3 == 0:
+            follows = columns[f"size{i % 6}"] if i % 2 else columns[f"amount{i % 5}"] + 1.0
+            ranks = np.argsort(np.argsort(follows)) * len(values) // n
+            drawn = np.where(rng.random(n) < 0.6, values[np.minimum(ranks, len(values) - 1)], drawn)
+        columns[f"text{i}"] = drawn
+    return pd.DataFrame(columns)
+
+
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
@@ -170,12 +286,17 @@ def load_table(name: str, rows: int | None = None) -> Table:
         data, bounds, decimals = dependent_table(), DEPENDENT_BOUNDS, DEPENDENT_DECIMALS
     elif name == "amounts":
         data, bounds, decimals = amounts_table(), AMOUNTS_BOUNDS, AMOUNTS_DECIMALS
+    elif name == "flights":
+        data, bounds, decimals = flights_table(), FLIGHTS_BOUNDS, {}
+    elif name == "mixed50":
+        data, bounds, decimals = mixed50_table(), MIXED50_BOUNDS, MIXED50_DECIMALS
     else:
         raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
+    datetimes = {c: "%Y-%m-%d" for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])}
     # The code book: every category the documentation lists (for these tables, the values of the whole file).
     categories = {c: sorted(data[c].dropna().unique().tolist()) for c in data.columns if c not in bounds}
     data = data if rows is None else data.iloc[:rows].reset_index(drop=True)
-    return Table(name, data, dict(bounds), categories, dict(decimals))
+    return Table(name, data, dict(bounds), categories, dict(decimals), datetimes)
 
 
 def export(table: Table, folder: Path) -> None:
@@ -190,10 +311,26 @@ def export(table: Table, folder: Path) -> None:
 # --------------------------------------------------------------------------
 # metrics (the owner's evaluation; not private)
 # --------------------------------------------------------------------------
+def as_numbers(values: pd.Series) -> pd.Series:
+    """A numeric column as floats, a datetime column (or dates written as text) as days since 1970; NaN if neither."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return (values - pd.Timestamp(0, tz=getattr(values.dt, "tz", None))).dt.total_seconds() / 86_400
+    numbers = pd.to_numeric(values, errors="coerce")
+    if numbers.isna().all() and values.notna().any():
+        return as_numbers(pd.to_datetime(values, errors="coerce"))
+    return numbers.astype(float)
+
+
+def _range(bounds: tuple) -> float:
+    """The width of a column's public bounds, in the units of :func:`as_numbers`."""
+    lo, hi = as_numbers(pd.Series(list(bounds)))
+    return float(hi - lo)
+
+
 def _codes(real: pd.Series, syn: pd.Series, numeric: bool) -> tuple[np.ndarray, np.ndarray]:
     """Common discrete codes: quantile bins of the real column, or labels (missing as its own value)."""
     if numeric:
-        r, s = pd.to_numeric(real, errors="coerce").to_numpy(float), pd.to_numeric(syn, errors="coerce").to_numpy(float)
+        r, s = as_numbers(real).to_numpy(float), as_numbers(syn).to_numpy(float)
         edges = np.unique(np.nanquantile(r, np.linspace(0, 1, TVD_BINS + 1))[1:-1])
         code = lambda v: np.where(np.isnan(v), len(edges) + 1, np.searchsorted(edges, v, side="right"))  # noqa: E731
         return code(r), code(s)
@@ -211,7 +348,7 @@ def point_mass_shares(table: Table, syn: pd.DataFrame) -> dict[str, list[float]]
     """For each point mass of the table (:data:`POINT_MASSES`), ``[real share, synthetic share]`` of the rows."""
     shares = {}
     for col, values in POINT_MASSES.get(table.name, {}).items():
-        real, fake = table.data[col].to_numpy(float), pd.to_numeric(syn[col], errors="coerce").to_numpy(float)
+        real, fake = as_numbers(table.data[col]).to_numpy(float), as_numbers(syn[col]).to_numpy(float)
         for value in values:
             shares[f"{col}={value:g}"] = [round(float(np.mean(real == value)), 4),
                                           round(float(np.mean(fake == value)), 4)]
@@ -226,13 +363,12 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
     numeric = list(table.bounds)
     ks, w1 = [], []
     for col in numeric:
-        r, s = real[col].dropna().to_numpy(float), pd.to_numeric(syn[col], errors="coerce").dropna().to_numpy(float)
+        r, s = as_numbers(real[col]).dropna().to_numpy(float), as_numbers(syn[col]).dropna().to_numpy(float)
         if len(s) == 0:
             ks.append(1.0), w1.append(1.0)
             continue
-        lo, hi = table.bounds[col]
         ks.append(float(ks_2samp(r, s).statistic))
-        w1.append(float(wasserstein_distance(r, s)) / (hi - lo))
+        w1.append(float(wasserstein_distance(r, s)) / _range(table.bounds[col]))
     codes = {c: _codes(real[c], syn[c], c in table.bounds) for c in real.columns}
     tvds = []
     for a, b in itertools.combinations(real.columns, 2):
@@ -244,9 +380,9 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
         p, q = dist(codes[a][0], codes[b][0]), dist(codes[a][1], codes[b][1])
         size = max(len(p), len(q))
         tvds.append(0.5 * float(np.abs(np.pad(p, (0, size - len(p))) - np.pad(q, (0, size - len(q)))).sum()))
-    syn_numeric = syn[numeric].apply(pd.to_numeric, errors="coerce").astype(float)
-    pearson = _correlation_errors(real[numeric].astype(float), syn_numeric, "pearson")
-    spearman = _correlation_errors(real[numeric].astype(float), syn_numeric, "spearman")
+    syn_numeric, real_numeric = syn[numeric].apply(as_numbers), real[numeric].apply(as_numbers)
+    pearson = _correlation_errors(real_numeric, syn_numeric, "pearson")
+    spearman = _correlation_errors(real_numeric, syn_numeric, "spearman")
     return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)),
             "wasserstein": float(np.mean(w1)), "correlation": float(np.nanmean(pearson)),
             "pearson_max": float(np.nanmax(pearson)), "spearman_max": float(np.nanmax(spearman)),
@@ -274,6 +410,8 @@ class Row:
     spearman_max: float
     ks_by_column: dict
     point_masses: dict
+    #: Peak resident memory of the benchmark process when the row was measured, MB (NaN for a peer's row).
+    peak_mb: float = float("nan")
 
 
 def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
@@ -283,7 +421,7 @@ def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discre
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
                                         categories=table.categories, nullable=list(table.categories), clip=True,
-                                        decimals=table.decimals or None,
+                                        decimals=table.decimals or None, datetimes=table.datetimes or None,
                                         discretise=discretise, point_masses=point_masses, random_state=seed,
                                         progress=False)
     return result.data, time.perf_counter() - start
@@ -323,11 +461,12 @@ def format_table(rows: list[Row]) -> str:
     frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses"])
     means = frame.groupby(["table", "config"], sort=False).mean(numeric_only=True).reset_index()
     lines = ["| table | configuration | mean KS | max KS | mean 2-way TVD | Wasserstein / range | correlation error | "
-             "max Pearson error | max Spearman error | s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "max Pearson error | max Spearman error | s | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in means.itertuples():
         lines.append(f"| {r.table} | {r.config} | {r.ks:.3f} | {r.ks_max:.3f} | {r.tvd2:.3f} | {r.wasserstein:.4f} | "
-                     f"{r.correlation:.3f} | {r.pearson_max:.3f} | {r.spearman_max:.3f} | {r.seconds:.0f} |")
+                     f"{r.correlation:.3f} | {r.pearson_max:.3f} | {r.spearman_max:.3f} | {r.seconds:.0f} | "
+                     f"{r.peak_mb:.0f} |")
     masses = [r for r in rows if r.point_masses]
     if masses:
         lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |",
@@ -343,13 +482,14 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "no-point-masses": "synthdp (PrivTree cells, no point masses)",
            "equal-width": "synthdp (10 equal-width bins)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
-TABLES = ("adult", "skewed", "dependent", "amounts")
+TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench numeric", description=__doc__.split("\n\n")[0])
     p.add_argument("--suite", default="adult,skewed,dependent,amounts",
-                   help="comma list of tables: adult, skewed, dependent, amounts (default: %(default)s)")
+                   help="comma list of tables: adult, skewed, dependent, amounts, flights, mixed50 "
+                        "(default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
                    help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
                         "(the same without point masses, docs/privacy.md §11.2), equal-width, "
@@ -383,11 +523,12 @@ def run(argv: list[str] | None = None) -> list[Row]:
         for method in methods:
             for seed in seeds:
                 syn, seconds = CONFIGS[METHODS[method]](table, epsilon=args.eps, delta=args.delta, seed=seed)
-                rows.append(Row(table.name, METHODS[method], seed, seconds, **evaluate(table, syn)))
+                peak = peak_bytes() / 2**20  # before the evaluation, which is not part of the run
+                rows.append(Row(table.name, METHODS[method], seed, seconds, **evaluate(table, syn), peak_mb=peak))
                 r = rows[-1]
                 print(f"{table.name} {method} seed {seed}: KS {r.ks:.4f} (max {r.ks_max:.4f}), 2-way TVD "
                       f"{r.tvd2:.4f}, Pearson error max {r.pearson_max:.3f}, Spearman error max "
-                      f"{r.spearman_max:.3f}, {seconds:.0f} s"
+                      f"{r.spearman_max:.3f}, {seconds:.0f} s, peak {peak:.0f} MB"
                       + "".join(f", {k} {a:.3f}/{b:.3f}" for k, (a, b) in r.point_masses.items()), flush=True)
         if peers is not None:
             rows += peer_rows(table, peers, seeds)

@@ -47,6 +47,7 @@ import logging
 import math
 import statistics
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Sequence
@@ -57,7 +58,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.core.keys import count_equal
-from synthdp.core.progress import RoundProgress
+from synthdp.core.progress import Phases, RoundProgress
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.mechanisms.gaussian import discrete_gaussian_array, sigma2_up
 from synthdp.mechanisms.laplace import laplace_measure
@@ -436,8 +437,8 @@ class _TrueCounts(dict):
     coarse candidate's are its fine marginal's summed over the groups (docs/privacy.md §8.11)."""
 
     def __init__(self, data: AggregatedData, views: CoarseViews):
-        super().__init__()
-        self.data, self.views = data, views
+        super().__init__()  # the rows column-major: each count reads a few columns of every row
+        self.data, self.views = replace(data, codes=np.asfortranarray(data.codes)), views
 
     def __missing__(self, r: Marginal) -> np.ndarray:
         base = self.views.base(r)
@@ -879,7 +880,7 @@ def _marginal_round(run: _Run, measured: _Measured, spend: _RoundBudget, t: int,
         _hold(run, measured, m, y)
     _refit(run, measured)
     change = float(np.abs(run.views.read(r, measured.model.counts(m.attrs)) - before).sum())
-    bar.update(t, rho=f"{run.spent_share():.0%}", marginal=",".join(m.names), change=f"{change:.0f}")
+    bar.update(t, share=run.spent_share(), marginal=",".join(m.names), change=f"{change:.0f}")
     log.info("measure round %d: %s sigma2=%.6g eps=%.6g change=%.1f", t, m.names, float(spend.scale),
              float(spend.epsilon), change)
     return change <= run.noise.mean_abs(spend.scale) * run.views.cells(r)
@@ -900,7 +901,7 @@ def _wide_round(run: _Run, measured: _Measured, kind: str, oracle: OracleSelecti
         found = _oracle_round(run.data, estimate, oracle, sensitivity_sq=run.noise.sensitivity(), **share)
     if found is not None:
         _serve(run, measured, *found)
-    bar.update(t, rho=f"{run.spent_share():.0%}", marginal=kind)
+    bar.update(t, share=run.spent_share(), marginal=kind)
     log.info("measure round %d: %s selected %s", t, kind,
              "nothing" if found is None else found[0].query or found[0].names)
 
@@ -1003,12 +1004,14 @@ def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, span
     """
     t_max, noise, options = _round_cap(run, spanning), run.noise, run.options
     schedule, t = _first_budget(run, spanning, t_max), 0
-    bar = RoundProgress(t_max, enabled=progress, desc="measure rounds")
+    bar = RoundProgress(t_max, enabled=progress, desc="measure rounds", until_spent=True)
     while True:
         t += 1
         kind, remaining = _round_kind(t, schedule.anneals, oracle, options), run.left()
         last = remaining < 2 * _round_cost(noise, schedule, kind) or t >= t_max
         spend = _last_budget(run, remaining) if last else schedule
+        cheapest = min(_round_cost(noise, schedule, "marginal"), schedule.round_rho)  # annealing only raises it
+        bar.limit(0 if last else min(t_max - t, math.floor((remaining - _round_cost(noise, spend, kind)) / cheapest)))
         if kind == "marginal":
             settled = _marginal_round(run, measured, spend, t, bar)
         else:
@@ -1021,17 +1024,22 @@ def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, span
     return t
 
 
-def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, covered: bool) -> MeasureRelease:
+def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, covered: bool,
+             phases: Phases) -> MeasureRelease:
     """Step 5: refit with more iterations, then draw ``n_rows`` records, or the model's own total (§8.6); after a
     covering step the reweighted sample has the covering settings (``covered``)."""
-    _refit(run, measured, run.options.estimator.final_iters)
+    with phases(f"the final fit ({run.options.estimator.final_iters} steps)"):
+        _refit(run, measured, run.options.estimator.final_iters)
     options = run.options
     support, (iters, growth) = (options.cover_support, _cover_fit(run, measured)) if covered \
         else (options.support, (options.support_final_iters, CAPPED_GROWTH))
-    final = _estimate(run, measured, iters, support, growth)
+    with (phases(f"the reweighted sample ({len(measured.groups)} measurements, {iters} steps)") if measured.groups
+          else nullcontext()):
+        final = _estimate(run, measured, iters, support, growth)
     rows = n_rows if n_rows is not None else max(1, int(round(measured.model.total)))
-    return MeasureRelease(final.sample(rows, run.generator), measured.paid, rounds, run.budget - run.left(),
-                          measured.model.total, final)
+    with phases(f"drawing {rows} records"):
+        records = final.sample(rows, run.generator)
+    return MeasureRelease(records, measured.paid, rounds, run.budget - run.left(), measured.model.total, final)
 
 
 def _noise_family(budget: Fraction, *, relation: str, ledger, n_rows: int | None, oracle: OracleSelection | None,
@@ -1087,10 +1095,14 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     share = options.selection_share if covering or noise.light_tailed else options.uncovered_pure_selection_share
     rounds = replace(run, budget=rounds_budget(budget, options.cover_share, covering),
                      options=replace(options, selection_share=share))
-    measured = _initialise(rounds, spanning)
+    phases = Phases(enabled=progress)
+    with phases(f"measuring the {len(data.domain)} one-way marginals"):
+        measured = _initialise(rounds, spanning)
     if spanning:
-        _spanning_step(rounds, measured)
+        with phases("the spanning step"):
+            _spanning_step(rounds, measured)
     t = _rounds(rounds, measured, oracle, spanning, progress)
     if covering:
-        _cover(run, measured, marginals)
-    return _release(run, measured, n_rows, t, covering)
+        with phases(f"the covering step over {len(marginals)} workload marginals"):
+            _cover(run, measured, marginals)
+    return _release(run, measured, n_rows, t, covering, phases)

@@ -219,8 +219,9 @@ class GraphicalModel:
         each group of records sharing the conditioning values, after a random
         shuffle), which keeps the sample's counts within about one of the
         model's expected counts per group: randomized rounding, as private-pgm does.
+        The records are built column by column (column-major, then returned row-major).
         """
-        codes = np.zeros((rows, len(self.domain)), dtype=np.int64)
+        codes = np.zeros((rows, len(self.domain)), dtype=np.int64, order="F")
         for i, clique in enumerate(self.cliques):
             p = self.parent[i]
             sep = () if p is None else tuple(a for a in clique if a in self.cliques[p])
@@ -249,7 +250,7 @@ class GraphicalModel:
             values = np.unravel_index(cell, _shape(self.domain, new)) if new else ()
             for a, v in zip(new, values):
                 codes[by_group, a] = v
-        return codes
+        return np.ascontiguousarray(codes)
 
 
 def estimate_total(measurements: Sequence[NoisyMarginal]) -> float:

@@ -77,8 +77,12 @@ def marginal_counts(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple
     """``[np.bincount(domain.flat_index(codes, r), minlength=domain.cells(r)) for r in marginals]``, in one pass.
 
     ``codes`` is an ``(n, d)`` matrix of valid codes; each ``r`` a non-empty
-    attribute tuple (its order is the counts' row-major order).
+    attribute tuple (its order is the counts' row-major order).  The codes are
+    read column by column, so they are laid out that way first (one copy):
+    a column of a row-major sample is read with a stride of ``d`` values, and
+    the scoring sample's thousands of wide marginals each read two or three.
     """
+    codes = np.asfortranarray(codes)
     cells_of = {r: math.prod(domain.sizes[a] for a in r) for r in marginals}  # Domain.cells, without its overhead
     narrow = [r for r in cells_of if cells_of[r] <= MAX_BITSET_CELLS]
     counted: dict[tuple[int, ...], np.ndarray] = {}

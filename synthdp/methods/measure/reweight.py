@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import sparse
+from numba import njit
 
 from synthdp.core.domain import Domain
 from synthdp.methods.measure.coarse import coarse_index
@@ -106,23 +106,50 @@ class WeightedSample:
         return self.codes[generator.permutation(index)]
 
 
-def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[sparse.csc_matrix, np.ndarray, np.ndarray]:
-    """The stacked 0/1 matrix (one row per measured cell, one column per support record), answers and 1/sigma2.
+def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each support record's measured cell in every group, the answers, each group's 1/sigma2 and where each group's
+    cells start (and the last ends) among the answers.
 
-    Built column by column from each record's cell in every group (no sort), and kept once: its transpose, which
-    the gradient multiplies by, is the same arrays read as rows.
+    The design is the stacked 0/1 matrix with one row per measured cell and
+    one column per support record; it is kept as its nonzeros alone: row
+    ``g`` of the ``(groups, records)`` array holds each record's row of
+    group ``g`` (``-1``: none), as 32-bit integers when the cells allow.  A
+    covering step's design (1,140 marginals of 50,000 records) then takes
+    230 MB, where a sparse matrix built from it took 1.4 GB on the way (its
+    64-bit cells, their mask, its indices and its data of ones), and the
+    products below read it group by group, so that the counts they add to
+    stay in the cache.
     """
     offsets = np.cumsum([0] + [g.size for g in groups])
-    cells = np.empty((len(codes), len(groups)), dtype=np.int64)
+    cells = np.empty((len(groups), len(codes)), dtype=np.int32 if offsets[-1] < 2**31 else np.int64)
     for j, g in enumerate(groups):
         cell = np.asarray(g.cell(codes), dtype=np.int64)
-        cells[:, j] = np.where(cell >= 0, offsets[j] + cell, -1)
-    kept = cells >= 0
-    indptr = np.concatenate([[0], np.cumsum(kept.sum(axis=1))])
-    matrix = sparse.csc_matrix((np.ones(int(indptr[-1])), cells[kept], indptr), shape=(int(offsets[-1]), len(codes)))
+        cells[j] = np.where(cell >= 0, offsets[j] + cell, -1)
     answers = np.concatenate([np.asarray(g.counts, dtype=float) for g in groups])
-    inv_var = np.concatenate([np.full(g.size, 1.0 / g.sigma2) for g in groups])
-    return matrix, answers, inv_var
+    return cells, answers, np.array([1.0 / g.sigma2 for g in groups]), offsets
+
+
+@njit(cache=True, nogil=True)
+def _product(cells, weights, out):
+    """``out += design @ weights``, group by group: each cell is one group's, so it still gets its records' weights
+    added in record order, as a compressed-column product adds them -- the same sums to the bit."""
+    for g in range(cells.shape[0]):
+        for j in range(cells.shape[1]):
+            c = cells[g, j]
+            if c >= 0:
+                out[c] += weights[j]
+
+
+@njit(cache=True, nogil=True)
+def _transposed_product(cells, values, out):
+    """``out = design.T @ values``, group by group: each record's cells' values are added to zero in group order, as
+    a compressed-row product adds them -- the same sums to the bit."""
+    out[:] = 0.0
+    for g in range(cells.shape[0]):
+        for j in range(cells.shape[1]):
+            c = cells[g, j]
+            if c >= 0:
+                out[j] += values[c]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -131,26 +158,38 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-@dataclass(frozen=True)
 class _SquaredError:
     """The loss ``sum_g ||g(w) - y_g||**2 / (2 sigma_g**2)`` of weights ``w = total * p`` on the support.
 
-    ``residual`` costs one sparse product, ``gradient`` (in ``p``) another, so a refused step pays one.
+    :meth:`value` costs one product with the design (:func:`_design`) and
+    :meth:`gradient` (in ``p``, at the point of the last value) one with its
+    transpose, so a refused step pays one.  The vectors on the measured cells
+    (as many as the covering step's marginals have cells: tens of millions on
+    a wide table) are two buffers made once and filled in place, with the
+    operations of the plain expressions, so the same floats.
     """
 
-    matrix: sparse.csc_matrix
-    answers: np.ndarray
-    inv_var: np.ndarray
-    total: float
+    def __init__(self, cells: np.ndarray, answers: np.ndarray, inv_var: np.ndarray, offsets: np.ndarray,
+                 total: float):
+        self.cells, self.answers, self.inv_var, self.total = cells, answers, inv_var, total
+        self.spans = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))  # each group's measured cells
+        self._residual, self._weighted = np.empty(len(answers)), np.empty(len(answers))
 
-    def residual(self, p: np.ndarray) -> np.ndarray:
-        return self.matrix @ (self.total * p) - self.answers
+    def value(self, p: np.ndarray) -> float:
+        """The loss at ``p``; its residual, weighted by 1/sigma2, is kept for :meth:`gradient`."""
+        residual = self._residual
+        residual.fill(0.0)
+        _product(self.cells, self.total * p, residual)
+        np.subtract(residual, self.answers, out=residual)
+        for (start, stop), weight in zip(self.spans, self.inv_var):
+            np.multiply(weight, residual[start:stop], out=self._weighted[start:stop])
+        return 0.5 * _dot(residual, self._weighted)
 
-    def value(self, residual: np.ndarray) -> float:
-        return 0.5 * _dot(residual, self.inv_var * residual)
-
-    def gradient(self, residual: np.ndarray) -> np.ndarray:
-        return self.total * (self.matrix.T @ (self.inv_var * residual))
+    def gradient(self) -> np.ndarray:
+        """The gradient in ``p`` at the point of the last :meth:`value`."""
+        out = np.empty(self.cells.shape[1])
+        _transposed_product(self.cells, self._weighted, out)
+        return self.total * out
 
 
 #: Armijo's constant: the decrease a step must show, as a share of the first-order decrease it predicts.
@@ -166,7 +205,7 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
 
     ``step`` is the first step size.  A trial step is accepted when its
     loss falls by ``_ARMIJO`` of the decrease its gradient predicts
-    (Armijo's rule); a refused one halves the step and costs one sparse
+    (Armijo's rule); a refused one halves the step and costs one
     product, not two.  After an accepted step the next is Barzilai and
     Borwein's in the entropy's geometry,
     ``<log p' - log p, p' - p> / <grad' - grad, p' - p>`` (the inverse of
@@ -184,8 +223,8 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
     """
     log_p = np.log(np.maximum(start, 1e-300))
     p = start
-    residual = loss.residual(p)
-    value, grad = loss.value(residual), loss.gradient(residual)
+    value = loss.value(p)
+    grad = loss.gradient()
     accepted = 0
     for _ in range(evaluations):
         logits = log_p - step * grad
@@ -194,12 +233,11 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
         mass = trial.sum()
         trial /= mass
         log_trial = logits - np.log(mass)
-        trial_residual = loss.residual(trial)
-        trial_value = loss.value(trial_residual)
+        trial_value = loss.value(trial)
         if value - trial_value < _ARMIJO * _dot(grad, p - trial):
             step *= 0.5
             continue
-        trial_grad = loss.gradient(trial_residual)
+        trial_grad = loss.gradient()
         moved = trial - p
         curvature = _dot(trial_grad - grad, moved)
         predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else CAPPED_GROWTH * step
@@ -223,9 +261,8 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     Post-processing: no privacy cost, nothing read but released answers.
     """
     codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
-    matrix, answers, inv_var = _design(codes, groups)
-    loss = _SquaredError(matrix, answers, inv_var, model.total)
-    first = 1.0 / (model.total * model.total * float(inv_var.max()) * max(1, len(groups)))  # a safe first step
+    loss = _SquaredError(*_design(codes, groups), total=model.total)
+    first = 1.0 / (model.total * model.total * float(loss.inv_var.max()) * max(1, len(groups)))  # a safe first step
     p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters, growth=growth)
-    log.debug("reweighted sample: %d records, %d groups", len(codes), len(groups))
+    log.debug("reweighted sample: %d records, %d groups, %d cells", len(codes), len(groups), len(loss.answers))
     return WeightedSample(model.domain, codes, model.total * p)
