@@ -26,16 +26,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
 from synthdp.accounting.ledger import Ledger
-from synthdp.config import SynthesisConfig, options_doc, signature
+from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.parameters import Relation, check, check_delta_ceiling
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
@@ -57,6 +57,9 @@ from synthdp.plan import Plan, budget, discretisation_budget, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
+
+if TYPE_CHECKING:
+    from synthdp.methods.measure.algorithm import MeasureOptions
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +105,28 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
 
 
 def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
-                       epsilon: float, **options: Any) -> SyntheticResult:
+                       epsilon: float, delta: float | None = None, relation: str = "add-remove",
+                       privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                       random_state: int | None = None, method: str = "auto",
+                       measure_options: MeasureOptions | None = None, point_masses: bool = True,
+                       rounds: int | None = None, epsilon_per_round: float | None = None,
+                       burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                       samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
+                       ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
+                       prsma_max_calls: int = 100_000, work_limit: float | None = None,
+                       data_work_limit: float | None = None, insist: bool = False,
+                       schema: Schema | str | os.PathLike | None = None, categorical: Sequence[str] | None = None,
+                       bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                       cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
+                       datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
+                       learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
+                       decimals: Mapping[str, int] | None = None,
+                       categories: Mapping[str, Sequence[Any]] | None = None, nullable: Sequence[str] | None = None,
+                       missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
+                       clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
+                       engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
+                       numeric: str = "uniform", progress: bool = True,
+                       ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
     ``df`` is a DataFrame or the location of the table (a CSV or Parquet
@@ -130,11 +154,10 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     §10.9).  Domains the options leave open are learned privately, charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
     is never used (it is private under add/remove).
     """
-    return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))
+    options = {name: value for name, value in locals().items() if name != "df"}  # the parameters, as given
+    return synthesize(df, SynthesisConfig(**options))
 
 
-generate_synthetic.__signature__ = signature("df", annotations={"df": "pd.DataFrame | str | os.PathLike"}).replace(
-    return_annotation="SyntheticResult")
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
@@ -191,7 +214,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
                          f"glob; got {type(df).__name__}")
     engine = engine or counting_engine(config)
     collected: list[str] = []
-    delta_note = check_delta(config.delta, config.relation, config.n_rows)  # public inputs only
+    delta_note = check_delta_ceiling(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
         collected.append(delta_note)
         warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
@@ -216,7 +239,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         if config.engine != "dask":                               # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
         tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
-        learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
+        learned, bounded, cut, zcdp = learn_open_domains(tallies, schema, config, ledger, rng, chosen)  # private: §9, §10
         schema = cut.schema
         plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
                          bounded=bounded)  # public inputs only: costs no privacy
@@ -343,7 +366,7 @@ def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
-def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
+def learn_open_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
     """The categories and numeric cells the public inputs leave open, learned privately; and the filter if opened.
 
     ``tallies``: what the steps read of the table, taken on the first call (:func:`domain_tallies`).
@@ -547,7 +570,8 @@ class Synthesizer:
 
     The keyword parameters are those of :func:`generate_synthetic` (one
     :class:`~synthdp.config.SynthesisConfig`, where each is documented),
-    checked here and in :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
+    stored as given and checked by :meth:`fit` (or :meth:`config`) before
+    anything is read, as scikit-learn does.  ``fit`` runs the
     generation once (spending the budget) and sets the fitted attributes
     ``result_``, ``report_``, ``schema_``, ``plan_`` and ``model_`` (the released model,
     :class:`~synthdp.model.FittedModel`); ``sample`` draws fresh rows from the released model,
@@ -555,12 +579,30 @@ class Synthesizer:
     (docs/privacy.md §10.9).
     """
 
-    def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, **options: Any):
-        config = SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options)
-        for name, value in config.to_dict().items():  # scikit-learn: one attribute per parameter, as given
-            setattr(self, name, value)
-
-    __init__.__signature__ = signature("self")
+    def __init__(self, query_class: str | QueryClass = "marginals:3", *,
+                 epsilon: float, delta: float | None = None, relation: str = "add-remove",
+                 privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                 random_state: int | None = None, method: str = "auto", measure_options: MeasureOptions | None = None,
+                 point_masses: bool = True, rounds: int | None = None, epsilon_per_round: float | None = None,
+                 burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                 samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
+                 ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
+                 prsma_max_calls: int = 100_000, work_limit: float | None = None,
+                 data_work_limit: float | None = None, insist: bool = False,
+                 schema: Schema | str | os.PathLike | None = None, categorical: Sequence[str] | None = None,
+                 bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                 cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
+                 datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
+                 learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
+                 decimals: Mapping[str, int] | None = None, categories: Mapping[str, Sequence[Any]] | None = None,
+                 nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
+                 unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
+                 derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
+                 n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
+                 ) -> None:
+        for name, value in locals().items():  # scikit-learn: one attribute per parameter, as given; checked in fit
+            if name != "self":
+                setattr(self, name, value)
 
     def config(self) -> SynthesisConfig:
         """The parameters as a checked :class:`~synthdp.config.SynthesisConfig` (raises on a bad value)."""
@@ -571,8 +613,8 @@ class Synthesizer:
         return {name: getattr(self, name) for name in SynthesisConfig.names()}
 
     def set_params(self, **params: Any) -> "Synthesizer":
-        """Set parameters by name and check them; an unknown name or a bad value raises and changes nothing."""
-        SynthesisConfig.of(**{**self.get_params(), **params})
+        """Set parameters by name, as given (checked by :meth:`fit`); an unknown name raises and changes nothing."""
+        SynthesisConfig.check_names(params)
         for name, value in params.items():
             setattr(self, name, value)
         return self

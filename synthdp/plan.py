@@ -34,7 +34,7 @@ from synthdp.config import SynthesisConfig
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms.privtree import CELL_CAPS, DISCRETISE_SHARE, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
-from synthdp.methods.registry import choose_method
+from synthdp.methods.registry import choose_method, given_options
 from synthdp.queries.base import QueryClass
 from synthdp.queries.spec import capped_width, parse_query_class
 
@@ -127,7 +127,8 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     spec, capped = capped_width(config.query_class, len(schema.domain))
     qc = parse_query_class(spec, schema.domain)
     inputs = MethodInputs(qc, epsilon, delta, Relation(config.relation), config.contribution_bound,
-                          config.to_dict(), whole, given=tuple(config.game_settings()), filter_rho=filter_rho,
+                          config.to_dict(), whole, given=given_options(config.to_dict(), config.defaults()),
+                          filter_rho=filter_rho,
                           filter_delta=filter_delta)
     method, why = choose_method(config.method, inputs)
     return Plan(config, qc, epsilon, delta, inputs.relation, method, why, method.plan(inputs),

@@ -16,12 +16,13 @@ import synthdp
 from synthdp.accounting.ledger import Ledger
 from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.cli import build_parser
-from synthdp.config import GAME_PARAMETERS, ORACLE_PARAMETERS, SynthesisConfig
+from synthdp.config import SynthesisConfig, options_in
 from synthdp.core import parameters
 from synthdp.core.errors import InputError
 from synthdp.methods import registry
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
-from synthdp.methods.game.method import GAME_OPTIONS, planned_spends
+from synthdp.methods.game.method import planned_spends
+from synthdp.methods.game.settings import GameSettings
 from synthdp.methods.measure.method import ORACLE_OPTIONS
 from synthdp.plan import make_plan
 
@@ -36,7 +37,8 @@ def test_the_registry_is_the_one_list_of_methods():
     """The config's rule, the CLI's choices and the options each method reads are the registry's."""
     assert set(parameters.METHODS) == set(registry.method_names()) and registry.method_names()[0] == "auto"
     assert list(_method_choices()) == list(registry.method_names())
-    assert GAME_OPTIONS == set(GAME_PARAMETERS) and ORACLE_OPTIONS == set(ORACLE_PARAMETERS)
+    assert registry.METHODS["game"].options == GameSettings.names() == options_in("game")
+    assert registry.METHODS["measure"].options == ("measure_options",) and ORACLE_OPTIONS <= set(GameSettings.names())
     with pytest.raises(InputError, match="not available.*'auto', 'measure', 'game'"):
         registry.get_method("measure-later")
     with pytest.raises(ValueError, match="already registered"):

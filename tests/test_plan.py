@@ -199,15 +199,15 @@ def test_a_run_the_plan_refuses_is_refused_before_domains_are_learned(monkeypatc
 
 
 def test_the_delta_rule_reads_public_quantities_only_and_its_boundaries_are_exact():
-    from synthdp.core.parameters import MAX_DELTA_ADD_REMOVE, check_delta
+    from synthdp.core.parameters import MAX_DELTA_ADD_REMOVE, check_delta_ceiling
 
-    assert check_delta(MAX_DELTA_ADD_REMOVE, "add-remove") is None
+    assert check_delta_ceiling(MAX_DELTA_ADD_REMOVE, "add-remove") is None
     with pytest.raises(InputError, match="add-remove"):
-        check_delta(MAX_DELTA_ADD_REMOVE * 1.0001, "add-remove")
-    assert check_delta(0.5, "replace-one") is None  # checked against the public n once counted (api.build)
-    assert check_delta(1e-4, "add-remove", n_rows=10_000) is None
-    assert "above 1/n_rows" in check_delta(1e-4, "add-remove", n_rows=10_001)
-    assert check_delta(None, "add-remove", n_rows=1) is None
+        check_delta_ceiling(MAX_DELTA_ADD_REMOVE * 1.0001, "add-remove")
+    assert check_delta_ceiling(0.5, "replace-one") is None  # checked against the public n once counted (api.build)
+    assert check_delta_ceiling(1e-4, "add-remove", n_rows=10_000) is None
+    assert "above 1/n_rows" in check_delta_ceiling(1e-4, "add-remove", n_rows=10_001)
+    assert check_delta_ceiling(None, "add-remove", n_rows=1) is None
 
 
 def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypatch):

@@ -180,6 +180,9 @@ RULES: dict[str, Rule] = {
                         "{name} (CLI: --queries) must be a query class such as 'marginals:3' or 'conjunctions', or "
                         "a QueryClass object; got {value!r}"),
     "method": choice(METHODS, "{name} must be one of {choices}, got {value!r}"),
+    "measure_options": Rule(_optional(lambda v: type(v).__name__ == "MeasureOptions"),
+                            "{name} must be select-measure-estimate's settings, synthdp.MeasureOptions(...), or None; "
+                            "got {value!r}"),
     # game
     "rounds": Rule(_optional(_integer_in(1, MAX_ROUNDS)),
                    f"{{name}} must be a positive integer of at most {MAX_ROUNDS:,} (each round solves N data-player "
@@ -248,7 +251,7 @@ RESOLVED_RULES: dict[str, Rule] = {
 }
 
 
-def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
+def check_delta_ceiling(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
     """Refuse a ``delta`` above the add/remove ceiling; warn above ``1/n_rows`` (docs/privacy.md §1.9).
 
     Only public quantities enter: the fixed :data:`MAX_DELTA_ADD_REMOVE` and the

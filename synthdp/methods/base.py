@@ -160,10 +160,14 @@ class Method(ABC):
 
     name: ClassVar[str]
     title: ClassVar[str]
+    #: The run options this method owns, declared in its package: only it reads them, and setting one to other
+    #: than its default makes ``auto`` choose it (:func:`synthdp.methods.registry.given_options`).
+    options: ClassVar[tuple[str, ...]] = ()
 
     def reads(self, query_class: QueryClass) -> frozenset[str]:
-        """The run options this method reads for ``query_class`` (``auto`` leaves it when others are given)."""
-        return frozenset()
+        """The run options this method reads for ``query_class`` (``auto`` leaves it when others are given): its
+        own by default."""
+        return frozenset(self.options)
 
     @abstractmethod
     def suitability(self, inputs: MethodInputs) -> Suitability:

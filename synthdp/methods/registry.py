@@ -19,6 +19,8 @@ so the choice costs no privacy:
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from synthdp.core.errors import InputError
 from synthdp.methods.base import Method, MethodInputs
 from synthdp.methods.game.method import GameMethod
@@ -38,6 +40,13 @@ def register(method: Method) -> Method:
 
 register(MeasureMethod())
 register(GameMethod())
+
+
+def given_options(options: Mapping[str, Any], defaults: Mapping[str, Any]) -> tuple[str, ...]:
+    """The options some method owns (:attr:`~synthdp.methods.base.Method.options`) that ``options`` sets to other
+    than their ``defaults``: what ``auto`` chooses by (public: the caller's settings)."""
+    return tuple(name for method in METHODS.values() for name in method.options
+                 if options[name] is not defaults[name] and options[name] != defaults[name])
 
 
 def method_names() -> tuple[str, ...]:
