@@ -71,6 +71,9 @@ def test_the_settings_reach_the_plan_and_make_auto_choose_the_method():
         _plan(method="game", measure_options=MeasureOptions(rounds_per_attribute=1))
 
 
-def test_the_option_takes_only_the_settings_object():
+def test_the_option_takes_only_the_settings_object_synthdp_exports():
+    import synthdp
+
+    assert synthdp.MeasureOptions is MeasureOptions
     with pytest.raises(InputError, match="measure_options must be select-measure-estimate's settings"):
         SynthesisConfig(epsilon=1.0, measure_options={"rounds_per_attribute": 1})

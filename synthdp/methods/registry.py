@@ -1,10 +1,9 @@
 """The methods by name, in order of preference, and ``method="auto"``'s choice among them.
 
-Adding a method is one module with a :class:`~synthdp.methods.base.Method`,
-one :func:`register` line here and its name in
-:data:`synthdp.core.parameters.METHODS` (the option's rule and the CLI's
-``--method`` choices, read without loading the methods); the driver plans,
-runs and reports through the registry.
+Adding a method is one package with a :class:`~synthdp.methods.base.Method`
+(its settings, plan, run and release section) and one :func:`register` line
+here: the registry is the one list of methods (the configuration checks
+``method=`` against it), and the driver plans, runs and reports through it.
 
 ``auto`` chooses from public inputs only (:class:`~synthdp.methods.base.MethodInputs`),
 so the choice costs no privacy:
@@ -19,6 +18,7 @@ so the choice costs no privacy:
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Mapping
 
 from synthdp.core.errors import InputError
@@ -40,6 +40,11 @@ def register(method: Method) -> Method:
 
 register(MeasureMethod())
 register(GameMethod())
+
+
+def release_defaults() -> dict[str, Any]:
+    """Every registered method's release fields at their defaults (a copy): the one layout of every release."""
+    return copy.deepcopy({name: value for method in METHODS.values() for name, value in method.release_defaults.items()})
 
 
 def given_options(options: Mapping[str, Any], defaults: Mapping[str, Any]) -> tuple[str, ...]:

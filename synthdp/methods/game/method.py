@@ -346,6 +346,9 @@ class GameMethod(Method):
     name = "game"
     title = "game"
     options = GameSettings.names()
+    release_defaults = dict(query_player="-", query_player_reason="", oracle="-", data_oracle="-", mode="-",
+                            rounds=None, samples_per_round=None, resolution=None, ftpl_scale=None, respond_to=None,
+                            burn_in_rounds=None, ftpl_noise=None, epsilon_per_round="-", accuracy_bound={})
 
     def suitability(self, inputs: MethodInputs) -> Suitability:
         """Serves every class (the plan refuses one not closed under complement); under pure DP it states the

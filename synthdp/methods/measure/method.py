@@ -246,6 +246,10 @@ class MeasureMethod(Method):
     name = "measure"
     title = "select-measure-estimate"
     options = ("measure_options",)
+    #: Its zCDP budget, what its filter spent, every paid measurement and the filter's ledger; the probability
+    #: reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
+    release_defaults = dict(rounds=None, rho_budget=None, rho_spent=None, measurements=[], zcdp_ledger=[],
+                            clip_budget=None)
 
     def reads(self, query_class: QueryClass) -> frozenset[str]:
         """Its settings; and the oracle options for the RSPM rounds over a class that is not a marginal class
