@@ -28,6 +28,9 @@ import pytest
 
 from synthdp.core.machine import proc_bytes
 
+#: Builds, installs and imports the package in fresh processes: ``-m 'not packaging'`` leaves them out.
+pytestmark = pytest.mark.packaging
+
 REPO = Path(__file__).resolve().parents[1]
 #: The layers, bottom to top; a module may import only from its own layer or below.
 LAYERS = {
