@@ -405,10 +405,11 @@ def cmd_generate(args) -> int:
 
 def _synthesize(args, config: SynthesisConfig):
     """The run of ``synthdp generate``: in memory, or part by part on a Dask cluster."""
-    from synthdp.api import synthesize
+    from synthdp.api import check_method, synthesize
     from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
     from synthdp.files.sources import file_columns, list_files
 
+    check_method(config)  # before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
         read = _read_options(args)

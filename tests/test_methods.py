@@ -31,7 +31,7 @@ def test_the_registry_is_the_one_list_of_methods():
     assert registry.method_names() == ("auto", "measure", "game") and not hasattr(parameters, "METHODS")
     with pytest.raises(InputError, match=r"method 'measur' is not available; choose one of \['auto', 'measure', "
                                          r"'game'\]"):
-        SynthesisConfig(epsilon=1, method="measur")
+        synthdp.generate_synthetic("no-such-file.csv", epsilon=1, method="measur")  # before anything is read
     assert registry.METHODS["game"].options == GameSettings.names() == options_in("game")
     assert registry.METHODS["measure"].options == ("measure_options",) and ORACLE_OPTIONS <= set(GameSettings.names())
     with pytest.raises(InputError, match="not available.*'auto', 'measure', 'game'"):
@@ -98,7 +98,7 @@ def test_a_new_method_is_planned_run_and_reported_by_name_without_touching_the_d
     assert res.report.toy_draws == 7 and res.report.to_dict()["toy_draws"] == 7  # its release section
     assert res.report.to_dict()["rho_budget"] is None and res.report.rounds is None  # the others' at their defaults
     with pytest.raises(InputError, match=r"choose one of \['auto', 'measure', 'game', 'uniform'\]"):
-        SynthesisConfig(epsilon=1, method="uniformm")
+        synthdp.generate_synthetic(df, epsilon=1, method="uniformm")
 
 
 def test_a_method_releases_only_the_fields_it_declares(toy):

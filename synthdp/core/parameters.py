@@ -178,7 +178,7 @@ RULES: dict[str, Rule] = {
                         "a QueryClass object; got {value!r}"),
     "method": Rule(lambda v: isinstance(v, str) and v.strip() != "",
                    "{name} must be the name of a method ('auto', 'measure', 'game', ...: the registry's, checked "
-                   "against it when the run's configuration is built), got {value!r}"),
+                   "against it when the run starts), got {value!r}"),
     "measure_options": Rule(_optional(lambda v: type(v).__name__ == "MeasureOptions"),
                             "{name} must be select-measure-estimate's settings, synthdp.MeasureOptions(...), or None; "
                             "got {value!r}"),

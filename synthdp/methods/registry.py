@@ -2,8 +2,8 @@
 
 Adding a method is one package with a :class:`~synthdp.methods.base.Method`
 (its settings, plan, run and release section) and one :func:`register` line
-here: the registry is the one list of methods (the configuration checks
-``method=`` against it), and the driver plans, runs and reports through it.
+here: the registry is the one list of methods (a run checks
+``method=`` against it before it reads anything), and the driver plans, runs and reports through it.
 
 ``auto`` chooses from public inputs only (:class:`~synthdp.methods.base.MethodInputs`),
 so the choice costs no privacy:
