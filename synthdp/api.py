@@ -226,7 +226,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     rng = PrivateRandom(config.random_state)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
-        if config.engine != "dask":
+        if engine.in_memory:
             df = engine.read(df)
             if df.empty:
                 raise InputError("the input table is empty: nothing to synthesise")
@@ -236,9 +236,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
-        df, schema, stripped = public_schema(df, config, bounding, collected)
-        dask_bounding = bounding if config.engine == "dask" else None  # in memory the rows were bounded when read
-        if config.engine != "dask":                               # in memory: replace-one's public n, before learning
+        df, schema, stripped = public_schema(df, config, bounding, collected, in_memory=engine.in_memory)
+        dask_bounding = None if engine.in_memory else bounding  # in memory the rows were bounded when read
+        if engine.in_memory:                                      # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
         tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
         domain = learn_domain(tallies, schema, config, ledger, rng, chosen)  # private: docs/privacy.md §9, §10
@@ -266,16 +266,17 @@ def counting_engine(config: SynthesisConfig):
                                                          text=unit_columns(config)), **options)
 
 
-def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
+def public_schema(df, config: SynthesisConfig, bounding, collected: list[str], *, in_memory: bool = True):
     """``(df, schema, stripped)``: the rows bounded per unit and stripped of surrounding spaces, and the schema.
 
-    With the Dask engine the files are counted part by part on the cluster
-    (:func:`build`), never held here, so the schema must be public.  Refuses a
+    With an engine that does not hold the rows here (``in_memory`` False: Dask
+    counts the files part by part on the cluster, :func:`build`) the schema must
+    be public.  Refuses a
     privacy unit column inside the schema (docs/privacy.md §10.6).  Derived
     columns (``config.derived``, added to a given schema's) are dropped from the
     rows: no private step reads them (docs/privacy.md §10.10).
     """
-    if config.engine == "dask":
+    if not in_memory:
         if config.schema is None:
             raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
                              "--schema): the categories of a column are never read off the data on workers")
@@ -293,7 +294,7 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     if config.derived and config.schema is not None:
         schema = replace(schema, derived=(*schema.derived, *parse_derived(config.derived)))
     check_derived_output(schema, config.numeric)
-    if schema.derived and config.engine != "dask":  # derived columns never reach the model (docs/privacy.md §10.10)
+    if schema.derived and in_memory:  # derived columns never reach the model (docs/privacy.md §10.10)
         df = df.drop(columns=[c for c in df.columns if str(c) in {d.name for d in schema.derived}])
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "

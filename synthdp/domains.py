@@ -62,7 +62,7 @@ def domain_tallies(df, schema, engine, config: SynthesisConfig, bounding=None) -
     @functools.cache
     def take() -> Tallies:
         tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
-        if config.engine == "dask":
+        if not engine.in_memory:  # in memory the driver checked it on the rows it holds
             check_delta_against_public_n(config, tallies.rows)
         return tallies
 
