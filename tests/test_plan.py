@@ -97,7 +97,7 @@ def test_a_budget_beyond_the_public_ceilings_is_refused_before_the_data_are_read
     with pytest.raises(InputError, match=message):
         synthdp.generate_synthetic(df, "marginals:1", schema=schema, **options, **FAST)
     with pytest.raises(InputError, match=message):
-        synthdp.Synthesizer("marginals:1", **options)
+        synthdp.Synthesizer("marginals:1", schema=schema, **options, **FAST).fit(df)  # checked by fit, before reading
 
 
 def test_delta_above_one_over_the_public_n_rows_is_warned_and_reported(demo):
@@ -138,8 +138,8 @@ def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
     assert served.method_plan.oracle is not None and "not a marginal class" in served.method_plan.marginals.reason
     with pytest.raises(InputError, match=r"\['rounds'\] are settings of the game.*method='game'"):
         make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", rounds=3), schema)
-    with pytest.raises(InputError, match="method"):
-        SynthesisConfig(epsilon=1, method="measure-later")
+    with pytest.raises(InputError, match="method 'measure-later' is not available"):
+        make_plan(SynthesisConfig(epsilon=1, method="measure-later"), schema)
 
 
 def test_measure_run_reports_its_plan_ledger_and_measurements(demo):
