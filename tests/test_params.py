@@ -27,7 +27,7 @@ FAST = dict(rounds=4, samples_per_round=5, progress=False)
     ("n_rows", 10**13), ("n_rows", 0), ("n_rows", 1e3),
     ("rounds", 100_000_000), ("rounds", 0), ("samples_per_round", 0), ("burn_in", 1.0),
     ("relation", "neighbours"), ("respond_to", "both"), ("ftpl_noise", "gaussian"), ("numeric", "float"),
-    ("missing", "?"), ("method", "magic"), ("time_limit", 0),
+    ("missing", "?"), ("method", ""), ("method", 3), ("time_limit", 0),
 ])
 def test_every_bad_value_is_refused_with_its_name(name, value):
     with pytest.raises(InputError) as err:
