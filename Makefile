@@ -28,7 +28,7 @@ demo: $(STAMP)
 	$(BIN)/synthdp demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ""

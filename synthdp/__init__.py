@@ -1,6 +1,7 @@
 """synthdp: differentially private synthetic tables with certified solver oracles.
 
-Public entry points: :func:`generate_synthetic` and :class:`Synthesizer`; private
+Public entry points: :func:`generate_synthetic` and :class:`Synthesizer` (with
+:class:`MeasureOptions`, select-measure-estimate's settings); private
 tuning over several configurations (:func:`tune`) and accuracy-first releases
 (:func:`accuracy_first`); the data owner's certified check
 (:func:`worst_case_error`) and quality report
@@ -23,6 +24,7 @@ from synthdp._version import __version__
 
 #: Where each public name lives; :func:`__getattr__` imports it on first use.
 _PUBLIC = {
+    "MeasureOptions": "synthdp.methods.measure.algorithm",
     "Relation": "synthdp.core.parameters",
     "SynthesisConfig": "synthdp.config",
     "Synthesizer": "synthdp.api",
@@ -42,6 +44,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.config import SynthesisConfig
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
+    from synthdp.methods.measure.algorithm import MeasureOptions
     from synthdp.quality import QualityReport, quality_report
     from synthdp.tuning import accuracy_first, tune
 

@@ -15,10 +15,8 @@ A run reads like the algorithm (docs/privacy.md §4):
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import sys
 import textwrap
 import time
 import warnings
@@ -26,16 +24,16 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
 from synthdp.accounting.ledger import Ledger
-from synthdp.config import SynthesisConfig, options_doc, signature
+from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.core.parameters import Relation, check, check_delta
+from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
@@ -45,19 +43,20 @@ from synthdp.engines.pandas import PandasEngine
 from synthdp.files import sources
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
-from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import BOUNDS_SHARE, LearnedBounds, check_rows, learn_bounds, range_threshold
-from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, point_mass_selection, select_point_masses
-from synthdp.mechanisms.privtree import CELL_CAPS, Discretisation, discretise
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
 from synthdp.methods.base import MethodOutput
+from synthdp.methods.registry import get_method
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords
-from synthdp.plan import Plan, budget, discretisation_budget, make_plan
+from synthdp.domains import domain_tallies, learn_domain, require_delta_for_bounds
+from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
+
+if TYPE_CHECKING:
+    from synthdp.methods.measure.algorithm import MeasureOptions
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +102,28 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
 
 
 def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
-                       epsilon: float, **options: Any) -> SyntheticResult:
+                       epsilon: float, delta: float | None = None, relation: str = "add-remove",
+                       privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                       random_state: int | None = None, method: str = "auto",
+                       measure_options: MeasureOptions | None = None, point_masses: bool = True,
+                       rounds: int | None = None, epsilon_per_round: float | None = None,
+                       burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                       samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
+                       ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
+                       prsma_max_calls: int = 100_000, work_limit: float | None = None,
+                       data_work_limit: float | None = None, insist: bool = False,
+                       schema: Schema | str | os.PathLike | None = None, categorical: Sequence[str] | None = None,
+                       bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                       cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
+                       datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
+                       learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
+                       decimals: Mapping[str, int] | None = None,
+                       categories: Mapping[str, Sequence[Any]] | None = None, nullable: Sequence[str] | None = None,
+                       missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
+                       clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
+                       engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
+                       numeric: str = "uniform", progress: bool = True,
+                       ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
     ``df`` is a DataFrame or the location of the table (a CSV or Parquet
@@ -131,11 +151,10 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     §10.9).  Domains the options leave open are learned privately, charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
     is never used (it is private under add/remove).
     """
-    return synthesize(df, SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options))
+    options = {name: value for name, value in locals().items() if name != "df"}  # the parameters, as given
+    return synthesize(df, SynthesisConfig(**options))
 
 
-generate_synthetic.__signature__ = signature("df", annotations={"df": "pd.DataFrame | str | os.PathLike"}).replace(
-    return_annotation="SyntheticResult")
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
@@ -146,7 +165,7 @@ def stating_spend(ledger: Ledger):
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`privtree_cap`; every column's values are checked while the
+    fit, :func:`synthdp.domains.privtree_cap`; every column's values are checked while the
     table is tallied, §10.7, §10.8).  A few can only come after one: a
     model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
@@ -180,6 +199,19 @@ def spend_text(epsilon: float, delta: float | None) -> str:
     return f"epsilon={epsilon:.6g}" + ("" if delta is None else f", delta={delta:.3g}")
 
 
+def check_method(config: SynthesisConfig) -> None:
+    """Refuse a method the registry does not hold (the one list of methods), before anything is read."""
+    if config.method != "auto":
+        get_method(config.method)
+
+
+def _warn_release(findings, collected: list[str]) -> None:
+    """Each finding of the release's self-check (§10.8) as a warning, and into the report's warnings."""
+    for finding in findings:
+        collected.append(finding.text)
+        warnings.warn(finding.text, ReleaseWarning, stacklevel=4)
+
+
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object.
 
@@ -190,9 +222,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
         raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
                          f"glob; got {type(df).__name__}")
+    check_method(config)
     engine = engine or counting_engine(config)
     collected: list[str] = []
-    delta_note = check_delta(config.delta, config.relation, config.n_rows)  # public inputs only
+    delta_note = check_delta_ceiling(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
         collected.append(delta_note)
         warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
@@ -203,7 +236,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     phases = Phases(enabled=config.progress)  # one line as each step starts and ends (never released)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
-        if config.engine != "dask":
+        if engine.in_memory:
             with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
                 df = engine.read(df)
             if df.empty:
@@ -214,26 +247,24 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
         bounding = contribution_bounding(config, rng)  # None without a privacy unit
-        df, schema, stripped = public_schema(df, config, bounding, collected)
-        dask_bounding = bounding if config.engine == "dask" else None  # in memory the rows were bounded when read
-        if config.engine != "dask":                               # in memory: replace-one's public n, before learning
+        df, schema, stripped = public_schema(df, config, bounding, collected, in_memory=engine.in_memory)
+        dask_bounding = None if engine.in_memory else bounding  # in memory the rows were bounded when read
+        if engine.in_memory:                                      # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
         tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
         with (phases("learning the domains the schema leaves open (privately)") if any(Tallies.columns(schema))
               else nullcontext()):
-            learned, bounded, cut, zcdp = learn_domains(tallies, schema, config, ledger, rng, chosen)  # §9, §10
-        schema = cut.schema
-        plan = make_plan(config, schema, learned=learned, chosen_bound=chosen, discretised=cut,
-                         bounded=bounded)  # public inputs only: costs no privacy
+            domain = learn_domain(tallies, schema, config, ledger, rng, chosen)  # private: docs/privacy.md §9, §10
+        schema = domain.schema
+        plan = make_plan(config, schema, learned=domain.learned, chosen_bound=chosen, discretised=domain.discretised,
+                         bounded=domain.bounded)  # public inputs only: costs no privacy
         with phases("counting the encoded rows"):
             real = build(df, schema, plan, engine, dask_bounding)  # count: the Dask engine bounds units as it counts
-        output = plan.method.run(plan.method_plan, real, ledger, rng, zcdp)  # the private part, through the ledger
+        output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # the private part, through the ledger
         with phases("decoding and checking the records"):
             data = finish(output, schema, config)                 # post-processing: resample, decode
             findings = check_release(data, schema)                # post-processing of the release (§10.8)
-        for finding in findings:
-            collected.append(finding.text)
-            warnings.warn(finding.text, ReleaseWarning, stacklevel=3)
+        _warn_release(findings, collected)
         if stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
@@ -249,16 +280,17 @@ def counting_engine(config: SynthesisConfig):
                                                          text=unit_columns(config)), **options)
 
 
-def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
+def public_schema(df, config: SynthesisConfig, bounding, collected: list[str], *, in_memory: bool = True):
     """``(df, schema, stripped)``: the rows bounded per unit and stripped of surrounding spaces, and the schema.
 
-    With the Dask engine the files are counted part by part on the cluster
-    (:func:`build`), never held here, so the schema must be public.  Refuses a
+    With an engine that does not hold the rows here (``in_memory`` False: Dask
+    counts the files part by part on the cluster, :func:`build`) the schema must
+    be public.  Refuses a
     privacy unit column inside the schema (docs/privacy.md §10.6).  Derived
     columns (``config.derived``, added to a given schema's) are dropped from the
     rows: no private step reads them (docs/privacy.md §10.10).
     """
-    if config.engine == "dask":
+    if not in_memory:
         if config.schema is None:
             raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
                              "--schema): the categories of a column are never read off the data on workers")
@@ -276,7 +308,7 @@ def public_schema(df, config: SynthesisConfig, bounding, collected: list[str]):
     if config.derived and config.schema is not None:
         schema = replace(schema, derived=(*schema.derived, *parse_derived(config.derived)))
     check_derived_output(schema, config.numeric)
-    if schema.derived and config.engine != "dask":  # derived columns never reach the model (docs/privacy.md §10.10)
+    if schema.derived and in_memory:  # derived columns never reach the model (docs/privacy.md §10.10)
         df = df.drop(columns=[c for c in df.columns if str(c) in {d.name for d in schema.derived}])
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
@@ -325,178 +357,12 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng:
                                 ledger=ledger, relation=config.relation)
 
 
-def domain_tallies(df, schema, engine, config: SynthesisConfig, bounding=None) -> Callable[[], Tallies]:
-    """What the private domain steps read of the table (docs/privacy.md §10.7), tallied by ``engine`` (in memory,
-    or part by part on a Dask cluster) when a step first asks: after the refusals that need no data, so that
-    none waits for a pass over the files, and before any private step.  Not a private step.
-
-    ``bounding``: the Dask engine keeps at most ``k`` rows per unit as it tallies (in memory ``df`` is bounded
-    already, §10.6).  On Dask the tallies' row count is the first sight of ``n``: replace-one's check runs there.
-    """
-    @functools.cache
-    def take() -> Tallies:
-        with Phases(enabled=config.progress)("tallying the columns whose domains are learned"):
-            tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
-        if config.engine == "dask":
-            check_delta_against_public_n(config, tallies.rows)
-        return tallies
-
-    return take
-
-
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     """The bounding of docs/privacy.md §10.6 (column, ``k``, key from a child of ``rng``), or None without a unit."""
 
     if config.privacy_unit is None:
         return None
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
-
-
-def learn_domains(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None):
-    """The categories and numeric cells the public inputs leave open, learned privately; and the filter if opened.
-
-    ``tallies``: what the steps read of the table, taken on the first call (:func:`domain_tallies`).
-    From a plan made on the schema as given (public inputs only). Under
-    select-measure-estimate the method's zCDP filter is opened first (its whole
-    ``(epsilon, delta)`` charged to ``ledger``): the text columns are learned
-    jointly by Gaussian partition selection (docs/privacy.md §10.5, a tenth of
-    its ``rho`` and a quarter of ``delta``), then the numeric cells by PrivTree
-    (§10.3, a tenth of its ``rho``). Otherwise each text column is learned by
-    discrete-Laplace partition selection (§9) and each numeric column by
-    PrivTree, pure spends ahead of the method. Columns in ``learn_bounds`` get
-    their bounds first (§10.4, a twentieth of the budget; needs a delta).
-    Before any private step a
-    threshold that would keep nothing of a text column is refused, and one
-    that would keep almost nothing is warned about, with the numbers
-    (:func:`synthdp.mechanisms.partition.check_threshold`).
-    Returns ``(learned, bounded, discretised, zcdp)``; ``zcdp`` is None unless opened.
-    """
-    epsilon, delta = budget(config)
-    if not any(Tallies.columns(schema)):
-        return (partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
-                Discretisation(schema, (), Fraction(0), Fraction(0)), None)
-    require_delta_for_bounds(schema, delta)
-    cap = privtree_cap(config, schema, chosen) if schema.to_discretise else None  # before any private step
-
-    def check_bounds(before: Plan, data: Tallies) -> None:  # before any private step: reads n, for the owner
-        if schema.to_bound:
-            epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
-            check_rows(data, schema.to_bound, range_threshold(epsilon_b / ledger.contribution_bound),
-                       epsilon=config.epsilon)
-
-    learned, before, zcdp = learn_categories(tallies, schema, config, ledger, rng, chosen, check=check_bounds)
-    bounded = LearnedBounds(learned.schema, (), Fraction(0), Fraction(0), 0)
-    if schema.to_bound:
-        epsilon_b = discretisation_budget(before, len(schema.to_bound), share=BOUNDS_SHARE)
-        bounded = learn_bounds(tallies(), learned.schema, epsilon=epsilon_b, rng=rng, ledger=zcdp or ledger,
-                               relation=config.relation)
-    if not schema.to_discretise:
-        return learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp
-    epsilon_d = discretisation_budget(before, len(schema.to_discretise))
-    masses = None
-    if point_masses_planned(config, schema, before):  # docs/privacy.md §11.2, in the filter, before the trees
-        selection = point_mass_selection(rho=before.method.zcdp_budget(before.method_plan), delta=delta,
-                                         columns=len(schema.to_discretise), relation=config.relation,
-                                         contribution_bound=ledger.contribution_bound)
-        masses = select_point_masses(tallies(), bounded.schema, selection=selection, rng=rng, ledger=zcdp,
-                                     relation=config.relation)
-    cut = discretise(tallies(), bounded.schema, epsilon=epsilon_d, rng=rng, ledger=zcdp or ledger,
-                     relation=config.relation, max_cells=cap, point_masses=masses)
-    return learned, bounded, cut, zcdp
-
-
-def require_delta_for_bounds(schema, delta) -> None:
-    """Refuse columns without public bounds under pure DP: learning bounds (§10.4) needs a delta.  Public inputs."""
-    if schema.to_bound and not delta:
-        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
-                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
-                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
-                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
-
-
-def point_masses_planned(config: SynthesisConfig, schema, plan) -> bool:
-    """Whether the point masses of the columns to discretise are selected privately (docs/privacy.md §11.2): asked
-    for (``point_masses``, the default) and a method with a zCDP filter (which has a delta).  Public inputs only."""
-    return bool(config.point_masses and schema.to_discretise and plan.method.zcdp_budget(plan.method_plan) is not None)
-
-
-def privtree_cap(config: SynthesisConfig, schema, chosen=None) -> int:
-    """The most cells PrivTree may release per column (docs/privacy.md §10.3): the largest of
-    :data:`~synthdp.mechanisms.privtree.CELL_CAPS` whose plan, with every column to discretise holding that many
-    cells and every column to learn one label, passes the method's size checks; 1 when none does (no split: the
-    plan of the schema as given, checked before any private step).  Public inputs only, before any private step."""
-    placeholder = partition.placeholder_schema(schema)
-    for cells in CELL_CAPS:
-        try:
-            make_plan(config, placeholder.with_placeholder_cells(cells), chosen_bound=chosen)
-        except InputError:
-            continue
-        return cells
-    return 1
-
-
-def learn_categories(tallies: Callable[[], Tallies], schema, config: SynthesisConfig, ledger, rng, chosen=None,
-                     check: Callable[[Plan, Tallies], None] | None = None):
-    """``(learned, before, zcdp)``: the text columns' categories learned privately, the plan the later steps take
-    their budgets from, and the method's zCDP filter if it has one (then opened here, charged to ``ledger``).
-
-    ``check(before, tallies)`` runs once the tallies are taken, before any private step: the later steps' checks
-    of the table's size (docs/privacy.md §10.8).
-
-    A method with a zCDP filter (docs/privacy.md §8.4) learns them jointly by
-    Gaussian partition selection inside it (§10.5); otherwise each column by
-    discrete-Laplace partition selection (§9), pure spends ahead of the method.
-    """
-    epsilon, delta = budget(config)
-    placeholder = partition.placeholder_schema(schema)
-    before = make_plan(config, placeholder, chosen_bound=chosen)  # public: refusals before any private step
-    if before.method.zcdp_budget(before.method_plan) is None:  # no zCDP filter (pure DP, the game: §10.2, §9)
-        planned = partition.planned_learning(schema, epsilon=epsilon, delta=delta, relation=config.relation,
-                                             contribution_bound=ledger.contribution_bound)
-        before = make_plan(config, planned.schema, learned=planned, chosen_bound=chosen)
-        data = tallies()  # values checked while tallying: the last refusals, still before any private step
-        if check is not None:
-            check(before, data)
-        if planned.columns:
-            partition.check_threshold(data.rows, planned.columns[0].threshold, schema.to_learn,
-                                      epsilon=config.epsilon)
-            partition.warn_rare_values(data.labels, planned.columns[0].threshold, schema.to_learn)
-            _state_threshold(config, schema.to_learn, planned.columns[0].threshold, "§9")
-        learned = partition.learn_domains(data, schema, epsilon=epsilon, delta=delta, rng=rng, ledger=ledger,
-                                          relation=config.relation)
-        return learned, before, None
-    reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
-    # the point masses' delta is reserved with the text columns' before the filter's rho is derived (§11.2)
-    point_delta = delta * POINT_MASS_DELTA_SHARE if point_masses_planned(config, schema, before) else Fraction(0)
-    selection = None
-    if reserved or point_delta:
-        before = make_plan(config, placeholder, chosen_bound=chosen,
-                           learned=partition.DomainLearning(placeholder, (), filter_delta=reserved + point_delta))
-    if reserved:
-        selection = partition.joint_selection(rho=before.method.zcdp_budget(before.method_plan), delta=reserved,
-                                              columns=len(schema.to_learn), relation=config.relation,
-                                              contribution_bound=ledger.contribution_bound)
-    data = tallies()  # values checked while tallying: the last refusals, still before any private step
-    if check is not None:
-        check(before, data)
-    if selection is not None:
-        partition.check_threshold(data.rows, selection.threshold, schema.to_learn, epsilon=config.epsilon)
-        partition.warn_rare_values(data.labels, selection.threshold, schema.to_learn)
-        _state_threshold(config, schema.to_learn, selection.threshold, "§10.5")
-    zcdp = before.method.open_filter(before.method_plan, ledger)
-    learned = (partition.learn_domains_jointly(data, schema, selection=selection, rng=rng, ledger=zcdp,
-                                               relation=config.relation) if selection is not None
-               else partition.DomainLearning(schema, ()))
-    return replace(learned, filter_delta=learned.filter_delta + point_delta), before, zcdp
-
-
-def _state_threshold(config: SynthesisConfig, columns, tau: int, section: str) -> None:
-    """Say, before anything is spent, how many rows a value needs to be kept (public: from the budget alone)."""
-    text = (f"learning the categories of {list(columns)} privately (docs/privacy.md {section}): a value is kept when "
-            f"about {tau} rows hold it; give public categories to keep every value")
-    log.info(text)
-    if config.progress:
-        print(f"synthdp: {text}", file=sys.stderr)
 
 
 def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -530,14 +396,6 @@ def build(df, schema, plan: Plan, engine=None, bounding=None):
     return real
 
 
-def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:
-    """Refuse ``delta > 1/n`` under replace-one, where ``n`` is public (docs/privacy.md §1.3); a no-op under
-    add/remove, where ``n`` is private and no abort may depend on it."""
-    if config.relation == Relation.REPLACE_ONE and config.delta is not None and Fraction(config.delta) > Fraction(1, n):
-        raise InputError(f"delta={config.delta} is larger than 1/n = {1 / n:.3g}; choose delta <= 1/n "
-                         "(1/n^2 is customary); checked under replace-one only, where n is public")
-
-
 def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
     """Post-processing of the released codes: an optional resample to ``n_rows``, then decoding."""
 
@@ -556,7 +414,8 @@ class Synthesizer:
 
     The keyword parameters are those of :func:`generate_synthetic` (one
     :class:`~synthdp.config.SynthesisConfig`, where each is documented),
-    checked here and in :meth:`set_params`, so a bad value fails at once.  ``fit`` runs the
+    stored as given and checked by :meth:`fit` (or :meth:`config`) before
+    anything is read, as scikit-learn does.  ``fit`` runs the
     generation once (spending the budget) and sets the fitted attributes
     ``result_``, ``report_``, ``schema_``, ``plan_`` and ``model_`` (the released model,
     :class:`~synthdp.model.FittedModel`); ``sample`` draws fresh rows from the released model,
@@ -564,12 +423,30 @@ class Synthesizer:
     (docs/privacy.md §10.9).
     """
 
-    def __init__(self, query_class: str | QueryClass = "marginals:3", *, epsilon: float, **options: Any):
-        config = SynthesisConfig.of(query_class=query_class, epsilon=epsilon, **options)
-        for name, value in config.to_dict().items():  # scikit-learn: one attribute per parameter, as given
-            setattr(self, name, value)
-
-    __init__.__signature__ = signature("self")
+    def __init__(self, query_class: str | QueryClass = "marginals:3", *,
+                 epsilon: float, delta: float | None = None, relation: str = "add-remove",
+                 privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                 random_state: int | None = None, method: str = "auto", measure_options: MeasureOptions | None = None,
+                 point_masses: bool = True, rounds: int | None = None, epsilon_per_round: float | None = None,
+                 burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                 samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
+                 ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
+                 prsma_max_calls: int = 100_000, work_limit: float | None = None,
+                 data_work_limit: float | None = None, insist: bool = False,
+                 schema: Schema | str | os.PathLike | None = None, categorical: Sequence[str] | None = None,
+                 bounds: Mapping[str, tuple[float, float]] | None = None, bins: Mapping[str, int] | None = None,
+                 cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
+                 datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
+                 learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
+                 decimals: Mapping[str, int] | None = None, categories: Mapping[str, Sequence[Any]] | None = None,
+                 nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
+                 unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
+                 derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
+                 n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
+                 ) -> None:
+        for name, value in locals().items():  # scikit-learn: one attribute per parameter, as given; checked in fit
+            if name != "self":
+                setattr(self, name, value)
 
     def config(self) -> SynthesisConfig:
         """The parameters as a checked :class:`~synthdp.config.SynthesisConfig` (raises on a bad value)."""
@@ -580,8 +457,8 @@ class Synthesizer:
         return {name: getattr(self, name) for name in SynthesisConfig.names()}
 
     def set_params(self, **params: Any) -> "Synthesizer":
-        """Set parameters by name and check them; an unknown name or a bad value raises and changes nothing."""
-        SynthesisConfig.of(**{**self.get_params(), **params})
+        """Set parameters by name, as given (checked by :meth:`fit`); an unknown name raises and changes nothing."""
+        SynthesisConfig.check_names(params)
         for name, value in params.items():
             setattr(self, name, value)
         return self

@@ -31,7 +31,7 @@ import threading
 import warnings
 from typing import Any, Callable, Sequence
 
-from synthdp import cli_tune as tuning
+from synthdp import cli_tune
 from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, SynthDPError
@@ -167,6 +167,10 @@ GENERATE_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "random_state": (("--seed",), dict(type=int)),
     "max_rows_per_unit": (("--max-rows-per-unit",), dict(metavar="K", type=_rows_per_unit)),
     "progress": (("-q", "--quiet"), dict(action="store_true", help="no progress bar")),
+    "measure_options": (("--measure-option",), dict(action="append", nargs="+", metavar="NAME=VALUE",
+                                                    dest="measure_options",
+                                                    syntax="E.g. --measure-option rounds_per_attribute=4 "
+                                                           "cover_share=1/2")),
     "point_masses": (("--no-point-masses",), dict(action="store_false", dest="point_masses",
                                                   syntax="On by default; --no-point-masses keeps none: the cells "
                                                          "are PrivTree's alone.")),
@@ -350,8 +354,17 @@ def generate_options(args) -> dict[str, Any]:
     """The options of ``synthdp generate`` by name: the derived flags' values, then the hand-written ones parsed."""
     options = {name: getattr(args, name) for name in _derived_names(list(GROUPS))}
     options.update(_schema_kwargs(args), query_class=args.queries, random_state=args.seed,
-                   max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet, point_masses=args.point_masses)
+                   max_rows_per_unit=args.max_rows_per_unit, progress=not args.quiet, point_masses=args.point_masses,
+                   measure_options=_measure_options(args.measure_options))
     return options
+
+
+def _measure_options(items: list | None):
+    """``--measure-option NAME=VALUE ...``: select-measure-estimate's settings (loads the method only when given)."""
+    if not items:
+        return None
+    from synthdp.methods.measure.settings import measure_options_from_text
+    return measure_options_from_text(_flat(items))
 
 
 def cmd_generate(args) -> int:
@@ -365,11 +378,11 @@ def cmd_generate(args) -> int:
     if table_format(args.output, "-o") == "parquet":
         require_pyarrow()
     options = generate_options(args)
-    if tuning.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
+    if cli_tune.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
         if args.save_model:
             raise InputError("--save-model is not available with --tune or --target-error yet: save the model of "
                              "the chosen settings with a plain generate run")
-        return tuning.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
+        return cli_tune.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
     result = None
     try:
         result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
@@ -394,10 +407,11 @@ def cmd_generate(args) -> int:
 
 def _synthesize(args, config: SynthesisConfig):
     """The run of ``synthdp generate``: in memory, or part by part on a Dask cluster."""
-    from synthdp.api import synthesize
+    from synthdp.api import check_method, synthesize
     from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
     from synthdp.files.sources import file_columns, list_files
 
+    check_method(config)  # before anything is read
     if args.engine == "dask":  # the files are counted part by part on the cluster, never read here
         _no_skip_rows(args, "--engine dask counts the files part by part")
         read = _read_options(args)
@@ -724,7 +738,7 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
             _schema_options(g)
         else:
             _add_flags(g.add_argument_group(heading), options_in(group), GENERATE_FLAGS)
-    tuning.add_arguments(g)
+    cli_tune.add_arguments(g)
     g.set_defaults(func=cmd_generate)
 
 

@@ -1,71 +1,60 @@
 """The one declaration of a synthesis run's options: :class:`SynthesisConfig`.
 
 Every option of :func:`synthdp.generate_synthetic`, :class:`synthdp.Synthesizer`
-and ``synthdp generate`` is declared here once, as a field with its default,
-its group (:data:`GROUPS`) and its documentation (what it is and why, its
-units, what the default means).  The function's and the class's signatures and
-docstrings, and the command's flags and ``--help``, are derived from these
-fields; each field has exactly one validation rule, in
-:data:`synthdp.core.parameters.RULES` (in the core layer, so that the layers
-below the driver check with the same rules), applied on construction: a bad
-value fails where it is given, before any data are read.  A config is frozen:
-a run's settings cannot change under it.
+and ``synthdp generate`` is declared once, as a field with its default, its
+group (:data:`GROUPS`) and its documentation (what it is and why, its units,
+what the default means): here, or, for the options only one method reads, in
+that method's package (the game's :class:`~synthdp.methods.game.settings.GameSettings`,
+inherited here; select-measure-estimate's settings are one object,
+``measure_options``, whose fields document themselves).  The function's and the
+class's signatures list these fields (a test keeps them equal), their
+docstrings and the command's flags and ``--help`` are derived from them; each
+field has exactly one validation rule, in :data:`synthdp.core.parameters.RULES`
+(in the core layer, so that the layers below the driver check with the same
+rules), applied on construction: a bad value fails where it is given, before
+any data are read.  A config is frozen: a run's settings cannot change under it.
 
 Documentation may name a tuned default of the planner as ``$NAME`` (e.g.
 ``$DEFAULT_SAMPLES``): :func:`option_doc` fills it in from the values it is
-given (:data:`synthdp.methods.game.defaults.PLAN_DEFAULTS`), as the planner imports this module.
+given (:data:`synthdp.methods.game.defaults.PLAN_DEFAULTS`).
 
-This module imports no numpy or pandas (the types ``Schema`` and
-``QueryClass`` are named for type checkers only): the command line builds
-its flags and ``--help`` from it without loading the library.
+This module imports no numpy or pandas (the types ``Schema``, ``QueryClass``
+and ``MeasureOptions`` are named for type checkers only): the command line
+builds its flags and ``--help`` from it without loading the library.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import inspect
 import os
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from synthdp.core.errors import InputError
-from synthdp.core.parameters import check_all, check_delta
+from synthdp.core.options import GROUPS, comment_docs, option
+from synthdp.core.parameters import check_all, check_delta_ceiling
+from synthdp.methods.game.settings import GameSettings
 
 if TYPE_CHECKING:
     from synthdp.core.schema import Schema
+    from synthdp.methods.measure.algorithm import MeasureOptions
     from synthdp.queries.base import QueryClass
 
-#: Tuned defaults that are not ``None`` (docs/benchmarks.md; privacy does not depend on them).
-DEFAULT_THETA = 0.3
-DEFAULT_RESOLUTION = 100
-DEFAULT_NOISE = "one-sided"
-
-#: The groups of options, in the order documentation shows them: name -> heading.
-GROUPS = {
-    "privacy": "privacy: the budget and what it protects",
-    "method": "method: what the release answers and how it is made",
-    "game": "game: options of the synthetic-data game only (setting one makes method 'auto' choose the game)",
-    "schema": "columns and schema: make the domain public instead of learning it privately",
-    "engine": "engine: the counting pass over the records",
-    "output": "output: the rows written (post-processing, no privacy cost)",
-}
-
-
-def option(default: Any = dataclasses.MISSING, *, group: str, doc: str) -> Any:
-    """A field of :class:`SynthesisConfig`: its ``default``, ``group`` (a key of :data:`GROUPS`) and ``doc``."""
-    if group not in GROUPS:
-        raise ValueError(f"unknown option group {group!r}; one of {list(GROUPS)}")
-    return dataclasses.field(default=default, metadata={"group": group, "doc": " ".join(doc.split())})
+__all__ = ["GROUPS", "SynthesisConfig", "option", "option_doc", "options_doc", "options_in", "measure_settings_doc"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class SynthesisConfig:
+class SynthesisConfig(GameSettings):
     """Every option of a run except the data.
 
-    Options left at ``None`` or ``"auto"`` are chosen by
+    The game's options are declared in its package
+    (:class:`~synthdp.methods.game.settings.GameSettings`) and inherited here;
+    select-measure-estimate's tuned settings are one object,
+    ``measure_options``.  Options left at ``None`` or ``"auto"`` are chosen by
     :func:`synthdp.plan.make_plan` from public inputs only (the report's
     ``plan`` says what was chosen and why).
     """
@@ -102,50 +91,10 @@ class SynthesisConfig:
         measurements, a graphical model; without delta pure DP with Laplace measurements, marginal classes only,
         §10.2). 'game': the synthetic-data game (§4; any class, pure DP too). 'auto': measure where it serves the
         class, unless a game option is set; the report's plan says which and why.""")
-
-    # -- game (in the order the plan names them) ------------------------------------------------------------------
-    rounds: int | None = option(None, group="game", doc="""
-        Game rounds T. None: the most rounds whose per-round budget stays at least epsilon_per_round, at most
-        $DEFAULT_MAX_ROUNDS.""")
-    epsilon_per_round: float | None = option(None, group="game", doc="""
-        The per-round budget that fixes the number of rounds when rounds is None (None: the planner's default,
-        $DEFAULT_EPSILON_PER_ROUND for most classes). Give rounds or epsilon_per_round, not both.""")
-    burn_in: float | None = option(None, group="game", doc="""
-        Fraction of first rounds whose samples are not released. None: $ROUND_BURN_IN when the query player
-        answers the round, 0 when it answers the union (which corrects the early plays itself).""")
-    query_player: str = option("auto", group="game", doc="""
-        The private query player: 'rspm', 'prsma', 'prsma-exact' (PRSMA's law under an oracle that cannot fail,
-        one call per round: for accuracy studies), 'exponential', 'noisy-max', or 'auto' (chosen from the class
-        and the budget).""")
-    oracle: str = option("auto", group="game", doc="""
-        Solver of the players' optimisation problems: 'auto', 'exact', 'cpsat', 'cbc', 'maxsat' or 'brute'.
-        select-measure-estimate reads it too for a class it selects from with RSPM.""")
-    samples_per_round: int | None = option(None, group="game", doc="""
-        Records N the data player plays each round. None: $DEFAULT_SAMPLES, or $CAPPED_SAMPLES when the rounds
-        are capped at $DEFAULT_MAX_ROUNDS.""")
-    time_limit: float | None = option(None, group="game", doc="""
-        Seconds per oracle call. Switches RSPM to Mode N, whose privacy is conditional on no solver failure: for
-        experiments only (select-measure-estimate reads it too for a class it selects from with RSPM).""")
-    resolution: int = option(DEFAULT_RESOLUTION, group="game", doc="""
-        Grid of the data player's perturbations: its noise is a multiple of 1/resolution.""")
-    ftpl_theta: float = option(DEFAULT_THETA, group="game", doc="""
-        Scale factor of the data player's follow-the-perturbed-leader noise (tuned; docs/benchmarks.md).""")
-    ftpl_noise: str = option(DEFAULT_NOISE, group="game", doc="""
-        The data player's perturbation: 'two-sided' discrete Laplace (docs/privacy.md §4.3, the accuracy
-        theorem's) or FEM-style 'one-sided' penalties.""")
-    respond_to: str = option("auto", group="game", doc="""
-        What the query player answers: 'round' (this round's samples, the game of docs/privacy.md §4.1) or
-        'union' (the union of all samples so far, §4.5 variant: same privacy, no accuracy theorem). 'auto': the
-        union once each round's budget is at least $UNION_FROM_EPSILON_PER_ROUND.""")
-    prsma_max_calls: int = option(100_000, group="game", doc="""
-        Most oracle calls PRSMA may make in one round.""")
-    work_limit: float | None = option(None, group="game", doc="""
-        Work limit of each PRSMA oracle call (deterministic solver work units; None: the oracle's default).""")
-    data_work_limit: float | None = option(None, group="game", doc="""
-        Work limit of each data-player oracle call (deterministic solver work units; None: the oracle's
-        default).""")
-    insist: bool = option(False, group="game", doc="""
-        PRSMA: keep calling the oracle after a failure, up to prsma_max_calls, instead of stopping.""")
+    measure_options: MeasureOptions | None = option(None, group="method", doc="""
+        Select-measure-estimate's tuned settings, one object: MeasureOptions(rounds_per_attribute=..., ...) from
+        synthdp (CLI: --measure-option NAME=VALUE, repeatable). None: the tuned defaults (docs/benchmarks.md). Setting
+        it makes method 'auto' choose select-measure-estimate. The settings: $MEASURE_SETTINGS""")
 
     # -- columns and schema ---------------------------------------------------------------------------------------
     schema: Schema | str | os.PathLike | None = option(None, group="schema", doc="""
@@ -221,7 +170,7 @@ class SynthesisConfig:
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
-        check_delta(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
+        check_delta_ceiling(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
         self._check_unit()
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("scheduler= is the address of a Dask scheduler; it needs engine='dask'")
@@ -255,10 +204,15 @@ class SynthesisConfig:
     @classmethod
     def of(cls, **options: Any) -> "SynthesisConfig":
         """The config of ``options``; an unknown name is refused with the nearest valid names."""
-        unknown = [name for name in options if name not in cls.names()]
+        cls.check_names(options)
+        return cls(**options)
+
+    @classmethod
+    def check_names(cls, names: Sequence[str]) -> None:
+        """Refuse the names that are not options, each with the nearest valid names."""
+        unknown = [name for name in names if name not in cls.names()]
         if unknown:
             raise InputError("; ".join(_unknown(name, cls.names()) for name in unknown))
-        return cls(**options)
 
     @property
     def contribution_bound(self) -> int:
@@ -275,22 +229,19 @@ class SynthesisConfig:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The option names, in declaration order (grouped as :data:`GROUPS`)."""
-        return tuple(f.name for f in dataclasses.fields(cls))
+        """The option names, group by group (:data:`GROUPS`), in declaration order within a group."""
+        order = list(GROUPS)
+        return tuple(f.name for f in sorted(dataclasses.fields(cls), key=lambda f: order.index(f.metadata["group"])))
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """The default of every option that has one (all but ``epsilon``)."""
-        return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+        fields = cls.__dataclass_fields__
+        return {name: fields[name].default for name in cls.names() if fields[name].default is not dataclasses.MISSING}
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a flat mapping (shallow: values are not copied)."""
         return {name: getattr(self, name) for name in self.names()}
-
-    def game_settings(self) -> list[str]:
-        """The game-only options given a value other than their default (they choose the game under ``auto``)."""
-        defaults = self.defaults()
-        return [name for name in GAME_PARAMETERS if getattr(self, name) != defaults[name]]
 
     def schema_options(self) -> dict[str, Any]:
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
@@ -310,35 +261,31 @@ def _unknown(name: str, valid: Sequence[str]) -> str:
 
 def options_in(group: str) -> tuple[str, ...]:
     """The names of the options of ``group`` (a key of :data:`GROUPS`), in declaration order."""
-    return tuple(f.name for f in dataclasses.fields(SynthesisConfig) if f.metadata["group"] == group)
-
-
-#: Options that only the synthetic-data game reads (docs/privacy.md §4): the ``game`` group.
-GAME_PARAMETERS = options_in("game")
-#: Game options select-measure-estimate also reads for a class it selects from with RSPM (its oracle, Mode N).
-ORACLE_PARAMETERS = ("oracle", "time_limit")
+    fields = SynthesisConfig.__dataclass_fields__
+    return tuple(name for name in SynthesisConfig.names() if fields[name].metadata["group"] == group)
 
 
 def option_doc(name: str, values: Mapping[str, Any] | None = None) -> str:
     """The documentation of option ``name``, with the planner's defaults ``$NAME`` filled in from ``values``."""
     doc = SynthesisConfig.__dataclass_fields__[name].metadata["doc"]
-    return Template(doc).safe_substitute(values or {})
+    return Template(doc).safe_substitute({"MEASURE_SETTINGS": measure_settings_doc(), **(values or {})})
 
 
-def signature(*leading: str, annotations: Mapping[str, str] | None = None) -> inspect.Signature:
-    """The signature of a function taking ``leading`` positional names, ``query_class``, then every option.
+#: Where select-measure-estimate's settings are declared (read as text: the command line loads no numpy).
+MEASURE_SETTINGS_SOURCE = Path(__file__).parent / "methods" / "measure" / "algorithm.py"
 
-    ``query_class`` may be given by position; every other option is keyword-only, as declared (annotations as
-    written in :class:`SynthesisConfig`; ``annotations`` gives those of the ``leading`` names).
-    """
-    first = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                               annotation=(annotations or {}).get(name, inspect.Parameter.empty)) for name in leading]
-    kinds = {"query_class": inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    fields = sorted(dataclasses.fields(SynthesisConfig), key=lambda f: f.name != "query_class")
-    options = [inspect.Parameter(f.name, kinds.get(f.name, inspect.Parameter.KEYWORD_ONLY), annotation=f.type,
-                                 default=inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
-               for f in fields]
-    return inspect.Signature([*first, *options])
+
+def measure_settings_doc() -> str:
+    """Select-measure-estimate's settings, ``name = default: what it is``, read off the declaration of
+    :class:`~synthdp.methods.measure.algorithm.MeasureOptions` (its fields, defaults and the first sentence of
+    their ``#:`` comments, whose rest gives the measurements behind each default) without importing it."""
+    groups: list[tuple[list[str], str]] = []  # fields under one comment block share its text
+    for f in comment_docs(MEASURE_SETTINGS_SOURCE, "MeasureOptions"):
+        if groups and groups[-1][1] == f.first_sentence():
+            groups[-1][0].append(f"{f.name} = {f.default}")
+        else:
+            groups.append(([f"{f.name} = {f.default}"], f.first_sentence()))
+    return "; ".join(f"{', '.join(names)}: {doc}" for names, doc in groups) + "."
 
 
 def options_doc(values: Mapping[str, Any] | None = None, width: int = 100) -> str:
@@ -346,12 +293,11 @@ def options_doc(values: Mapping[str, Any] | None = None, width: int = 100) -> st
     lines = ["Parameters (one declaration: :class:`synthdp.config.SynthesisConfig`)", "-" * 70]
     for group, heading in GROUPS.items():
         lines.append(f"*{heading}*")
-        for f in dataclasses.fields(SynthesisConfig):
-            if f.metadata["group"] == group:
-                default = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
-                lines.append(f"``{f.name}`` : {f.type}, {default}")
-                lines.extend(textwrap.wrap(option_doc(f.name, values), width, initial_indent="    ",
-                                           subsequent_indent="    "))
+        for f in map(SynthesisConfig.__dataclass_fields__.get, options_in(group)):
+            default = "required" if f.default is dataclasses.MISSING else f"default {f.default!r}"
+            lines.append(f"``{f.name}`` : {f.type}, {default}")
+            lines.extend(textwrap.wrap(option_doc(f.name, values), width, initial_indent="    ",
+                                       subsequent_indent="    ", break_on_hyphens=False))
         lines.append("")
     return "\n".join(lines)
 

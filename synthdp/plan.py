@@ -31,10 +31,11 @@ from typing import Any
 
 from synthdp.accounting.ledger import as_delta, as_epsilon
 from synthdp.config import SynthesisConfig
+from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
 from synthdp.mechanisms.privtree import CELL_CAPS, DISCRETISE_SHARE, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
-from synthdp.methods.registry import choose_method
+from synthdp.methods.registry import choose_method, given_options
 from synthdp.queries.base import QueryClass
 from synthdp.queries.spec import capped_width, parse_query_class
 
@@ -127,7 +128,8 @@ def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=Non
     spec, capped = capped_width(config.query_class, len(schema.domain))
     qc = parse_query_class(spec, schema.domain)
     inputs = MethodInputs(qc, epsilon, delta, Relation(config.relation), config.contribution_bound,
-                          config.to_dict(), whole, given=tuple(config.game_settings()), filter_rho=filter_rho,
+                          config.to_dict(), whole, given=given_options(config.to_dict(), config.defaults()),
+                          filter_rho=filter_rho,
                           filter_delta=filter_delta)
     method, why = choose_method(config.method, inputs)
     return Plan(config, qc, epsilon, delta, inputs.relation, method, why, method.plan(inputs),
@@ -216,3 +218,11 @@ def discretisation_budget(plan: Plan, columns: int, *, share: Fraction | None = 
     if rho is not None:
         return column_budget(columns=columns, relation=plan.relation, rho=rho, share=share)
     return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon, share=share)
+
+
+def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:
+    """Refuse ``delta > 1/n`` under replace-one, where ``n`` is public (docs/privacy.md §1.3); a no-op under
+    add/remove, where ``n`` is private and no abort may depend on it."""
+    if config.relation == Relation.REPLACE_ONE and config.delta is not None and Fraction(config.delta) > Fraction(1, n):
+        raise InputError(f"delta={config.delta} is larger than 1/n = {1 / n:.3g}; choose delta <= 1/n "
+                         "(1/n^2 is customary); checked under replace-one only, where n is public")

@@ -76,45 +76,46 @@ class Release:
     rows_written: int
     seeded: bool
     conditional: bool
-    query_player: str = "-"
-    query_player_reason: str = ""
-    oracle: str = "-"
-    data_oracle: str = "-"
-    mode: str = "-"
-    rounds: int | None = None
-    samples_per_round: int | None = None
-    resolution: int | None = None
-    ftpl_scale: float | None = None
-    respond_to: str | None = None
-    burn_in_rounds: int | None = None
-    ftpl_noise: str | None = None
-    epsilon_per_round: str = "-"
-    #: Select-measure-estimate: its zCDP budget, what its filter spent, and every paid measurement.
-    rho_budget: str | None = None
-    rho_spent: str | None = None
-    measurements: list[dict[str, Any]] = field(default_factory=list)
-    zcdp_ledger: list[dict[str, Any]] = field(default_factory=list)
-    #: The probability reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
-    clip_budget: str | None = None
     plan: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: How numeric columns come back (values drawn inside the cells, or cell labels).
     numeric_values: str = ""
     ledger: list[dict[str, Any]] = field(default_factory=list)
     selected_queries: list[str] = field(default_factory=list)
-    accuracy_bound: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     #: The privacy unit (a public column name) and its public bound ``k``: neighbours are one unit of up to ``k``
     #: rows (docs/privacy.md §10.6); None for one row per person.
     privacy_unit: str | None = None
     max_rows_per_unit: int | None = None
+    #: The method's own section (:attr:`~synthdp.methods.base.Method.release_defaults` filled by its run's
+    #: ``MethodOutput.release``): the game's rounds and players, select-measure-estimate's measurements and zCDP
+    #: ledger.  Read as attributes (``release.rounds``).
+    section: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        """A field of the method's section; another method's field has its default (``rho_budget`` of a game)."""
+        if name.startswith("__") or name == "section":
+            raise AttributeError(name)
+        fields = self.method_fields()
+        if name not in fields:
+            raise AttributeError(f"the release has no field {name!r}")
+        return fields[name]
+
+    def method_fields(self) -> dict[str, Any]:
+        """Every method's release fields, at their defaults (:func:`synthdp.methods.registry.release_defaults`),
+        with this run's method's section over them: one layout for every release, so that releases of different
+        methods read and compare alike."""
+        return {**registry.release_defaults(), **self.section}
 
     def to_dict(self) -> dict[str, Any]:
-        """The release as plain data; a pure-DP release has no ``delta`` fields at all (docs/privacy.md §10.2).
+        """The release as plain data, the method's fields beside the common ones; a pure-DP release has no
+        ``delta`` fields at all (docs/privacy.md §10.2).
 
         Exact values (``"rho": "1/20"``) keep their exact text, each with its decimal beside it
         (``"rho_decimal": 0.05``): :func:`with_decimals`.
         """
         out = asdict(self)
+        del out["section"]
+        out.update(self.method_fields())
         if self.delta_budget is None:
             del out["delta_budget"], out["delta_spent"]
         return with_decimals(out)
@@ -249,5 +250,6 @@ def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str
         seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
         ledger=[e.to_dict(pure=pure) for e in output.ledger.events], selected_queries=output.selected_queries,
         warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
-        max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None, **output.release)
+        max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None,
+        section=plan.method.release_section(output.release))
     return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))

@@ -7,11 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from synthdp.cli import BENCHES, main
+
+#: The benchmark commands, run end to end: ``-m 'not integration'`` leaves them out.
+pytestmark = pytest.mark.integration
 
 PARSERS = {name: importlib.import_module(module).build_parser for name, module in BENCHES.items()}
 
@@ -63,13 +67,25 @@ def test_quick_smoke_runs_finish_and_write_under_out(shared_data_dir, tmp_path):
 def test_sigterm_ends_a_bench_stuck_in_a_solver_within_seconds(shared_data_dir, tmp_path):
     """The game on halfspaces sits in CP-SAT for minutes; SIGTERM took almost 5 minutes to act there."""
     env = dict(os.environ, SYNTHDP_DATA_DIR=str(shared_data_dir))
-    proc = subprocess.Popen([sys.executable, "-m", "synthdp.cli", "bench", "classes", "--suite", "nltcs", "--methods",
-                             "game", "--classes", "halfspaces:1", "--rows", "2000", "--dims", "8", "--out",
-                             str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(8)
-    assert proc.poll() is None, proc.communicate()
+    proc = subprocess.Popen([sys.executable, "-m", "synthdp.cli", "-v", "bench", "classes", "--suite", "nltcs",
+                             "--methods", "game", "--classes", "halfspaces:1", "--rows", "2000", "--dims", "8", "--out",
+                             str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    playing = threading.Event()  # set when the run says it starts the game's rounds (its solver calls)
+
+    def read() -> None:
+        for line in proc.stderr:
+            lines.append(line)
+            if "game: " in line and " rounds x " in line:
+                playing.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert playing.wait(timeout=120) and proc.poll() is None, "".join(lines)
     start = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    err = "".join(lines)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert time.monotonic() - start < 15 and "interrupted (SIGTERM); bench classes stopped" in err

@@ -17,6 +17,9 @@ from synthdp.cli import main
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import Schema
 
+#: End-to-end runs of the command line: ``-m 'not integration'`` leaves them out.
+pytestmark = pytest.mark.integration
+
 ADULT_COLUMNS = ("age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,"
                  "capital-gain,capital-loss,hours-per-week,native-country,income")
 ADULT_OPTS = ["--columns", ADULT_COLUMNS, "--missing", "?", "--bounds", "age=17:90", "--bins", "age=8",

@@ -14,6 +14,9 @@ import pytest
 
 from synthdp.cli import main
 
+#: End-to-end runs of the command line on bad input: ``-m 'not integration'`` leaves them out.
+pytestmark = pytest.mark.integration
+
 TABLE = "a,b\n1,2\n3,0\n2,2\n0,1\n"
 GOOD = ["--bounds", "a=0:3", "b=0:3", "--bins", "a=4", "b=4"]
 RUN = ["--epsilon", "1", "--delta", "1e-6", "--queries", "marginals:1", "--rounds", "2", "--seed", "0", "-q"]

@@ -105,7 +105,7 @@ def test_refusals_come_before_anything_is_charged():
         generate_synthetic(plain.drop(columns=["year"]), "marginals:1", derived={"y": "nowhere.year"}, **OPTIONS)
     assert "charged" not in str(info.value)
     with pytest.raises(InputError, match="derived must be a mapping"):
-        Synthesizer(epsilon=1, derived=["year"])
+        Synthesizer(epsilon=1, derived=["year"]).fit(plain)  # checked by fit, before reading
 
 
 def test_parse_reads_names_with_dots_and_spaces():

@@ -26,6 +26,7 @@ import pytest
 import synthdp
 import synthdp.mechanisms.rspm as rspm_module
 import synthdp.methods.measure.method as measure_method
+import synthdp.plan as plan_module
 from adversarial_oracle import AdversarialOracle
 from synthdp.config import SynthesisConfig
 from synthdp.core.data import AggregatedData
@@ -585,7 +586,7 @@ def test_mode_n_release_is_marked_conditional(demo, monkeypatch, failing_oracle_
     """plan_measure picks Mode N when a time limit is given; the release is then marked conditional.
     (The config's refusal of game-only settings is lifted here: the next test covers it.)"""
     df, schema = demo
-    monkeypatch.setattr(SynthesisConfig, "game_settings", lambda self: [])
+    monkeypatch.setattr(plan_module, "given_options", lambda options, defaults: ())
     _mode_n_run(df, schema)
 
 

@@ -15,28 +15,25 @@ import pytest
 import synthdp
 from synthdp.accounting.ledger import Ledger
 from synthdp.accounting.zcdp import rho_for_dp
-from synthdp.cli import build_parser
-from synthdp.config import GAME_PARAMETERS, ORACLE_PARAMETERS, SynthesisConfig
+from synthdp.config import SynthesisConfig, options_in
 from synthdp.core import parameters
 from synthdp.core.errors import InputError
 from synthdp.methods import registry
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
-from synthdp.methods.game.method import GAME_OPTIONS, planned_spends
+from synthdp.methods.game.method import planned_spends
+from synthdp.methods.game.settings import GameSettings
 from synthdp.methods.measure.method import ORACLE_OPTIONS
 from synthdp.plan import make_plan
 
 
-def _method_choices() -> list[str]:
-    generate = next(a for a in build_parser()._subparsers._group_actions[0].choices.values()
-                    if any("--method" in act.option_strings for act in a._actions))
-    return next(act.choices for act in generate._actions if "--method" in act.option_strings)
-
-
 def test_the_registry_is_the_one_list_of_methods():
-    """The config's rule, the CLI's choices and the options each method reads are the registry's."""
-    assert set(parameters.METHODS) == set(registry.method_names()) and registry.method_names()[0] == "auto"
-    assert list(_method_choices()) == list(registry.method_names())
-    assert GAME_OPTIONS == set(GAME_PARAMETERS) and ORACLE_OPTIONS == set(ORACLE_PARAMETERS)
+    """The config checks a method's name against the registry; the options each method owns are its package's."""
+    assert registry.method_names() == ("auto", "measure", "game") and not hasattr(parameters, "METHODS")
+    with pytest.raises(InputError, match=r"method 'measur' is not available; choose one of \['auto', 'measure', "
+                                         r"'game'\]"):
+        synthdp.generate_synthetic("no-such-file.csv", epsilon=1, method="measur")  # before anything is read
+    assert registry.METHODS["game"].options == GameSettings.names() == options_in("game")
+    assert registry.METHODS["measure"].options == ("measure_options",) and ORACLE_OPTIONS <= set(GameSettings.names())
     with pytest.raises(InputError, match="not available.*'auto', 'measure', 'game'"):
         registry.get_method("measure-later")
     with pytest.raises(ValueError, match="already registered"):
@@ -54,6 +51,7 @@ class Uniform(Method):
 
     name = "uniform"
     title = "uniform toy"
+    release_defaults = {"toy_draws": None}
 
     def suitability(self, inputs):
         return Suitability(True, "the toy serves every class")
@@ -66,7 +64,7 @@ class Uniform(Method):
         ledger.spend("uniform", inputs.epsilon, inputs.delta or Fraction(0), inputs.relation, "the toy's charge")
         post = rng.numpy_generator()
         codes = np.column_stack([post.integers(0, k, plan.rows.value) for k in plan.inputs.query_class.domain.sizes])
-        return MethodOutput(codes, ledger, post, False, [], {}, {}, ["the toy read nothing"])
+        return MethodOutput(codes, ledger, post, False, [], {"toy_draws": len(codes)}, {}, ["the toy read nothing"])
 
     def choices(self, plan):
         return {"toy_rows": plan.rows.to_dict()}
@@ -75,16 +73,14 @@ class Uniform(Method):
         return plan.rows
 
     def summary(self, release):
-        return f"uniform toy: {release.rows_written} records drawn uniformly"
+        return f"uniform toy: {release.toy_draws} records drawn uniformly"
 
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The toy registered, and its name in the config's method rule (which the CLI's choices read), for one test."""
+    """The toy registered (last: the preference order), for one test: nothing else names it."""
     toy = Uniform()
     monkeypatch.setitem(registry.METHODS, toy.name, toy)
-    monkeypatch.setitem(parameters.RULES, "method", parameters.choice(registry.method_names(),
-                                                                      "{name} must be one of {choices}"))
     return toy
 
 
@@ -99,12 +95,25 @@ def test_a_new_method_is_planned_run_and_reported_by_name_without_touching_the_d
     assert res.report.plan["toy_rows"] == {"value": 7, "reason": "the toy's fixed size"}
     assert res.report.plan["rows"]["reason"] == "the toy's fixed size"
     assert "uniform toy: 7 records drawn uniformly" in res.report.summary()
-    assert "uniform" in _method_choices()
+    assert res.report.toy_draws == 7 and res.report.to_dict()["toy_draws"] == 7  # its release section
+    assert res.report.to_dict()["rho_budget"] is None and res.report.rounds is None  # the others' at their defaults
+    with pytest.raises(InputError, match=r"choose one of \['auto', 'measure', 'game', 'uniform'\]"):
+        synthdp.generate_synthetic(df, epsilon=1, method="uniformm")
+
+
+def test_a_method_releases_only_the_fields_it_declares(toy):
+    with pytest.raises(ValueError, match=r"released fields it does not declare: \['rho_budget'\]"):
+        toy.release_section({"toy_draws": 3, "rho_budget": "1"})
+    assert toy.release_section({}) == {"toy_draws": None}
 
 
 def test_auto_takes_the_first_method_that_serves(demo, toy, monkeypatch):
-    _, schema = demo
+    df, schema = demo
     monkeypatch.setattr(registry, "METHODS", {toy.name: toy, **registry.METHODS})
+    res = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, schema=schema, random_state=0,
+                                     progress=False)  # auto: planned, run, charged and reported
+    assert res.report.method == "uniform" and res.report.plan["method"]["reason"] == "the toy serves every class"
+    assert res.report.epsilon_spent == 1 and res.report.toy_draws == len(res.data) == 7
     plan = make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema), schema)
     assert plan.method is toy and plan.method_reason == "the toy serves every class"
     game = make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, rounds=3), schema)

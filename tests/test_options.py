@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from fractions import Fraction
 
 import pytest
 
 from synthdp import cli
 from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
-from synthdp.config import GAME_PARAMETERS, GROUPS, SynthesisConfig, option_doc, options_in
+from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import RESOLVED_RULES, RULES
+from synthdp.methods.game.settings import GameSettings
+from synthdp.methods.measure.algorithm import MeasureOptions
 
 FIELDS = dataclasses.fields(SynthesisConfig)
 
@@ -36,7 +39,7 @@ def test_every_option_has_a_group_and_its_documentation():
         doc = option_doc(f.name, PLAN_DEFAULTS)
         assert len(doc) > 20 and doc.endswith((".", ")")), (f.name, doc)
         assert "$" not in doc, f"{f.name}: a $NAME the planner does not define: {doc}"
-    assert GAME_PARAMETERS == options_in("game") and set(options_in("game")) >= {"rounds", "oracle", "time_limit"}
+    assert GameSettings.names() == options_in("game") and set(options_in("game")) >= {"rounds", "oracle", "time_limit"}
 
 
 def test_signatures_and_docstrings_are_the_declaration():
@@ -47,15 +50,23 @@ def test_signatures_and_docstrings_are_the_declaration():
         for f in FIELDS:
             assert params[f.name].default == (inspect.Parameter.empty if f.default is dataclasses.MISSING
                                               else f.default), f.name
+            assert params[f.name].annotation == f.type, f.name  # as written (postponed annotations)
+            expected = "POSITIONAL_OR_KEYWORD" if f.name == "query_class" else "KEYWORD_ONLY"
+            assert params[f.name].kind.name == expected, f.name
     for documented in (generate_synthetic, Synthesizer):
         text = _flat(inspect.getdoc(documented))
         for name in SynthesisConfig.names():
             assert _flat(option_doc(name, PLAN_DEFAULTS)) in text, f"{documented.__name__}: {name}"
 
 
+def test_a_misspelt_keyword_of_the_explicit_signatures_is_refused_by_python():
+    with pytest.raises(TypeError, match="roundz"):
+        generate_synthetic("no-such-file.csv", epsilon=1, roundz=3)
+    with pytest.raises(TypeError, match="roundz"):
+        Synthesizer(epsilon=1, roundz=3)
+
+
 @pytest.mark.parametrize("call", [
-    lambda: generate_synthetic("no-such-file.csv", epsilon=1, roundz=3),
-    lambda: Synthesizer(epsilon=1, roundz=3),
     lambda: Synthesizer(epsilon=1).set_params(roundz=3),
     lambda: SynthesisConfig.of(epsilon=1, roundz=3),
 ])
@@ -137,8 +148,8 @@ def test_every_derived_flag_reaches_its_option():
     (dict(epsilon=1, rounds=5, epsilon_per_round=0.1), "not both"),
 ])
 def test_a_budget_or_unit_out_of_range_is_refused_where_it_is_given(options, message):
-    """The config refuses it on construction: Synthesizer at init, the function and the CLI before reading."""
-    for make in (lambda: SynthesisConfig.of(**options), lambda: Synthesizer(**options),
+    """The config refuses it on construction: Synthesizer.fit, the function and the CLI before reading."""
+    for make in (lambda: SynthesisConfig.of(**options), lambda: Synthesizer(**options).fit("no-such-file.csv"),
                  lambda: generate_synthetic("no-such-file.csv", **options)):
         with pytest.raises(InputError, match=message):
             make()
@@ -160,10 +171,12 @@ def test_every_hand_written_flag_reaches_its_option():
                               "--max-rows-per-unit", "auto", "--categorical", "a", "b", "--bounds", "x=0:9",
                               "--bins", "x=3", "--cuts", "y=1,2", "--datetime", "d=%Y", "--learn-bounds", "z=int64",
                               "--decimals", "y=2", "--nullable", "a", "--derived", "year=d.year", "net=x - y",
-                              "--no-point-masses"])
+                              "--no-point-masses", "--measure-option", "rounds_per_attribute=4", "cover_share=1/2",
+                              "--measure-option", "max_rounds=none"])
     options = cli.generate_options(args)
     assert {k: options[k] for k in cli.GENERATE_FLAGS} == dict(
-        query_class="conjunctions", random_state=5, progress=False, max_rows_per_unit="auto", point_masses=False)
+        query_class="conjunctions", random_state=5, progress=False, max_rows_per_unit="auto", point_masses=False,
+        measure_options=MeasureOptions(rounds_per_attribute=4, cover_share=Fraction(1, 2), max_rounds=None))
     assert options["method"] == "game"
     assert {k: options[k] for k in cli.SCHEMA_FLAGS if k not in ("schema", "missing")} == dict(
         categorical=["a", "b"], bounds={"x": (0, 9)}, bins={"x": 3}, cuts={"y": [1.0, 2.0]}, datetimes={"d": "%Y"},

@@ -28,6 +28,9 @@ import pytest
 
 from synthdp.core.machine import proc_bytes
 
+#: Builds, installs and imports the package in fresh processes: ``-m 'not packaging'`` leaves them out.
+pytestmark = pytest.mark.packaging
+
 REPO = Path(__file__).resolve().parents[1]
 #: The layers, bottom to top; a module may import only from its own layer or below.
 LAYERS = {
@@ -249,9 +252,7 @@ def test_importing_the_command_line_loads_no_numerical_library():
 
 @pytest.mark.parametrize("argv, status", [(["--help"], 0), (["generate", "--help"], 0), (["evaluate", "--help"], 0),
                                           (["--version"], 0), (["generate", "--bad-flag"], 2),
-                                          (["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--bad-flag"], 2),
-                                          (["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--method",
-                                            "best"], 2)])
+                                          (["generate", "in.csv", "-o", "out.csv", "--epsilon", "1", "--bad-flag"], 2)])
 def test_help_version_and_usage_errors_answer_without_the_library(argv, status):
     """The parser is built from light modules: ``--help``, ``--version`` and a mistyped flag load none of
     :data:`HEAVY`; a usage error exits 2 with the usage line and what was wrong."""
@@ -265,11 +266,22 @@ def test_help_version_and_usage_errors_answer_without_the_library(argv, status):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stderr.splitlines()[-1] == f"{status} []", done.stderr
     if status == 2:
-        wrong = "unrecognized arguments: --bad-flag" if "in.csv" in argv and "--bad-flag" in argv else (
-            "argument --method: invalid choice: 'best'" if "best" in argv else "the following arguments are required")
+        wrong = ("unrecognized arguments: --bad-flag" if "in.csv" in argv and "--bad-flag" in argv
+                 else "the following arguments are required")
         assert done.stderr.startswith("usage: synthdp ") and f"error: {wrong}" in done.stderr
     else:
         assert done.stdout.startswith("synthdp " if argv == ["--version"] else "usage: synthdp")
+
+
+def test_an_unknown_method_is_refused_with_the_registry_names_before_reading(tmp_path, capsys):
+    """The registry is the one list of methods: ``--method`` is checked against it when the run is configured
+    (loading the methods), before the input is read (it does not exist here) and with status 2."""
+    from synthdp.cli import main
+
+    out = tmp_path / "out.csv"
+    assert main(["generate", str(tmp_path / "in.csv"), "-o", str(out), "--epsilon", "1", "--method", "best"]) == 2
+    assert "method 'best' is not available; choose one of ['auto', 'measure', 'game']" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_a_model_is_fitted_without_private_pgms_library():

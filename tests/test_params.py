@@ -27,7 +27,7 @@ FAST = dict(rounds=4, samples_per_round=5, progress=False)
     ("n_rows", 10**13), ("n_rows", 0), ("n_rows", 1e3),
     ("rounds", 100_000_000), ("rounds", 0), ("samples_per_round", 0), ("burn_in", 1.0),
     ("relation", "neighbours"), ("respond_to", "both"), ("ftpl_noise", "gaussian"), ("numeric", "float"),
-    ("missing", "?"), ("method", "magic"), ("time_limit", 0),
+    ("missing", "?"), ("method", ""), ("method", 3), ("time_limit", 0),
 ])
 def test_every_bad_value_is_refused_with_its_name(name, value):
     with pytest.raises(InputError) as err:
@@ -57,7 +57,7 @@ def test_the_api_the_synthesizer_and_the_game_use_the_table(demo, monkeypatch):
     with pytest.raises(InputError, match="MARK ftpl_noise"):
         generate_synthetic(df, "marginals:2", epsilon=1, schema=schema, ftpl_noise="x", **FAST)
     with pytest.raises(InputError, match="MARK ftpl_noise"):
-        Synthesizer("marginals:2", epsilon=1, ftpl_noise="x")
+        Synthesizer("marginals:2", epsilon=1, ftpl_noise="x").fit(df)
     qc = parse_query_class("marginals:1", schema.domain)
     with pytest.raises(InputError, match="MARK ftpl_noise"):
         FTPLDataPlayer(qc, get_oracle("exact"), resolution=10, scale=1.0, rng=np.random.default_rng(0),
@@ -113,20 +113,24 @@ def test_signatures_of_api_synthesizer_and_config_agree():
     assert all(getattr(SynthesisConfig(epsilon=1), n) == d for n, d in defaults.items() if n != "epsilon")
 
 
-def test_synthesizer_validates_at_init_and_set_params():
-    with pytest.raises(InputError, match="epsilon"):
-        Synthesizer(epsilon=-1)
+def test_synthesizer_stores_parameters_as_given_and_fit_checks_them_before_reading():
+    """scikit-learn: __init__ and set_params store what they are given; fit refuses a bad value before it reads
+    anything (the table named here does not exist, and the refusal is about the parameter)."""
+    bad = Synthesizer(epsilon=-1, random_state="x")
+    assert bad.epsilon == -1 and bad.random_state == "x"
+    with pytest.raises(InputError, match="epsilon must be a positive"):
+        bad.fit("no-such-file.csv")
     with pytest.raises(InputError, match="random_state"):
-        Synthesizer(epsilon=1, random_state=-1)
+        Synthesizer(epsilon=1, random_state=-1).fit("no-such-file.csv")
     s = Synthesizer("marginals:2", epsilon=1, rounds=5)
-    with pytest.raises(InputError, match="epsilon"):
-        s.set_params(epsilon=float("nan"))
-    with pytest.raises(InputError, match="unknown parameter"):
+    with pytest.raises(InputError, match="unknown parameter 'epsilons'; did you mean 'epsilon'"):
         s.set_params(epsilons=1)
+    assert s.epsilon == 1  # a refused set_params changes nothing
+    s.set_params(epsilon_per_round=0.1)
     with pytest.raises(InputError, match="not both"):
-        s.set_params(epsilon_per_round=0.1)
-    assert s.epsilon == 1 and s.epsilon_per_round is None  # a refused set_params changes nothing
+        s.fit("no-such-file.csv")
     assert s.set_params(epsilon=2, rounds=None) is s and s.get_params()["epsilon"] == 2
+    assert s.config().epsilon_per_round == 0.1
 
 
 def test_synthesizer_get_params_clone_and_fitted_attributes(demo):

@@ -97,7 +97,7 @@ def test_a_budget_beyond_the_public_ceilings_is_refused_before_the_data_are_read
     with pytest.raises(InputError, match=message):
         synthdp.generate_synthetic(df, "marginals:1", schema=schema, **options, **FAST)
     with pytest.raises(InputError, match=message):
-        synthdp.Synthesizer("marginals:1", **options)
+        synthdp.Synthesizer("marginals:1", schema=schema, **options, **FAST).fit(df)  # checked by fit, before reading
 
 
 def test_delta_above_one_over_the_public_n_rows_is_warned_and_reported(demo):
@@ -138,8 +138,8 @@ def test_method_measure_refuses_what_it_cannot_serve_naming_the_game(demo):
     assert served.method_plan.oracle is not None and "not a marginal class" in served.method_plan.marginals.reason
     with pytest.raises(InputError, match=r"\['rounds'\] are settings of the game.*method='game'"):
         make_plan(SynthesisConfig(epsilon=1, delta=1e-9, schema=schema, method="measure", rounds=3), schema)
-    with pytest.raises(InputError, match="method"):
-        SynthesisConfig(epsilon=1, method="measure-later")
+    with pytest.raises(InputError, match="method 'measure-later' is not available"):
+        make_plan(SynthesisConfig(epsilon=1, method="measure-later"), schema)
 
 
 def test_measure_run_reports_its_plan_ledger_and_measurements(demo):
@@ -199,15 +199,15 @@ def test_a_run_the_plan_refuses_is_refused_before_domains_are_learned(monkeypatc
 
 
 def test_the_delta_rule_reads_public_quantities_only_and_its_boundaries_are_exact():
-    from synthdp.core.parameters import MAX_DELTA_ADD_REMOVE, check_delta
+    from synthdp.core.parameters import MAX_DELTA_ADD_REMOVE, check_delta_ceiling
 
-    assert check_delta(MAX_DELTA_ADD_REMOVE, "add-remove") is None
+    assert check_delta_ceiling(MAX_DELTA_ADD_REMOVE, "add-remove") is None
     with pytest.raises(InputError, match="add-remove"):
-        check_delta(MAX_DELTA_ADD_REMOVE * 1.0001, "add-remove")
-    assert check_delta(0.5, "replace-one") is None  # checked against the public n once counted (api.build)
-    assert check_delta(1e-4, "add-remove", n_rows=10_000) is None
-    assert "above 1/n_rows" in check_delta(1e-4, "add-remove", n_rows=10_001)
-    assert check_delta(None, "add-remove", n_rows=1) is None
+        check_delta_ceiling(MAX_DELTA_ADD_REMOVE * 1.0001, "add-remove")
+    assert check_delta_ceiling(0.5, "replace-one") is None  # checked against the public n once counted (api.build)
+    assert check_delta_ceiling(1e-4, "add-remove", n_rows=10_000) is None
+    assert "above 1/n_rows" in check_delta_ceiling(1e-4, "add-remove", n_rows=10_001)
+    assert check_delta_ceiling(None, "add-remove", n_rows=1) is None
 
 
 def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypatch):

@@ -310,7 +310,7 @@ def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkey
     """A domain PrivTree would make too large for the method's counts (here a small limit): the cap is chosen from
     public sizes before any private step, every tree stays within it, the run releases, and the plan says so."""
     import synthdp.methods.measure.method as measure_method
-    from synthdp.api import privtree_cap
+    from synthdp.domains import privtree_cap
     from synthdp.config import SynthesisConfig
 
     monkeypatch.setattr(measure_method, "MAX_COUNTED_CELLS", 200_000)  # 4 triples of K**3 cells: K = 32 fits

@@ -35,7 +35,7 @@ from synthdp.accounting.ledger import Ledger, as_epsilon
 from synthdp.accounting.zcdp import ZcdpLedger, dp_epsilon, rho_for_dp
 from synthdp.bench.figures import epsilon_panels, write_tables_and_figure
 from synthdp.bench.options import add_out, add_quick, comma_list, quick
-from synthdp.config import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA
+from synthdp.methods.game.settings import DEFAULT_NOISE, DEFAULT_RESOLUTION, DEFAULT_THETA
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.datasets import benchmarks_dir, load_coded, load_workload

@@ -138,9 +138,6 @@ class Rule:
 
 #: Query players of the game; ``auto`` chooses among them (:mod:`synthdp.plan`).
 QUERY_PLAYERS = ("auto", "rspm", "prsma", "prsma-exact", "exponential", "noisy-max")
-#: Methods of :func:`synthdp.generate_synthetic`; ``auto`` chooses (:mod:`synthdp.plan`). The registry's names in
-#: its order (:func:`synthdp.methods.registry.method_names`; a test keeps them equal): the ``--method`` choices.
-METHODS = ("auto", "measure", "game")
 #: What the game's query player answers (docs/privacy.md §4.1 and the §4.5 variant).
 RESPONSES = ("round", "union")
 #: The data player's perturbations (:class:`synthdp.methods.game.algorithm.FTPLDataPlayer`).
@@ -179,7 +176,12 @@ RULES: dict[str, Rule] = {
     "query_class": Rule(lambda v: isinstance(v, str) and v.strip() != "" or callable(getattr(v, "separator", None)),
                         "{name} (CLI: --queries) must be a query class such as 'marginals:3' or 'conjunctions', or "
                         "a QueryClass object; got {value!r}"),
-    "method": choice(METHODS, "{name} must be one of {choices}, got {value!r}"),
+    "method": Rule(lambda v: isinstance(v, str) and v.strip() != "",
+                   "{name} must be the name of a method ('auto', 'measure', 'game', ...: the registry's, checked "
+                   "against it when the run starts), got {value!r}"),
+    "measure_options": Rule(_optional(lambda v: type(v).__name__ == "MeasureOptions"),
+                            "{name} must be select-measure-estimate's settings, synthdp.MeasureOptions(...), or None; "
+                            "got {value!r}"),
     # game
     "rounds": Rule(_optional(_integer_in(1, MAX_ROUNDS)),
                    f"{{name}} must be a positive integer of at most {MAX_ROUNDS:,} (each round solves N data-player "
@@ -248,7 +250,7 @@ RESOLVED_RULES: dict[str, Rule] = {
 }
 
 
-def check_delta(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
+def check_delta_ceiling(delta: Any, relation: Any, n_rows: int | None = None) -> str | None:
     """Refuse a ``delta`` above the add/remove ceiling; warn above ``1/n_rows`` (docs/privacy.md §1.9).
 
     Only public quantities enter: the fixed :data:`MAX_DELTA_ADD_REMOVE` and the

@@ -44,6 +44,9 @@ class CountingEngine(Protocol):
     what the private domain steps read of it, before the schema is complete (docs/privacy.md §10.7)."""
 
     name: str
+    #: Whether the driver holds the table's rows (reads, bounds per unit, strips and checks them itself) or the
+    #: engine reads them where it counts (part by part on a cluster), so that only a public schema is possible.
+    in_memory: bool
 
     def count(self, source, schema: Schema) -> AggregatedData:
         """Encode every record of ``source`` with ``schema`` and aggregate to distinct rows."""

@@ -476,6 +476,7 @@ class DaskEngine:
     part_rows: int = DEFAULT_PART_ROWS
     batch_rows: int = DEFAULT_BATCH_ROWS
     name: str = field(default="dask", init=False)
+    in_memory: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None and not isinstance(self.scheduler, str):

@@ -33,6 +33,7 @@ class PandasEngine:
 
     options: ReadOptions = field(default_factory=ReadOptions)
     name: str = field(default="pandas", init=False)
+    in_memory: bool = field(default=True, init=False)
 
     def read(self, source: pd.DataFrame | Source, schema: Schema | None = None) -> pd.DataFrame:
         """The table as a DataFrame (a DataFrame source is returned as is).

@@ -23,6 +23,7 @@ budget, the relation, the contribution bound and the run's options by name).
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
@@ -160,10 +161,17 @@ class Method(ABC):
 
     name: ClassVar[str]
     title: ClassVar[str]
+    #: The run options this method owns, declared in its package: only it reads them, and setting one to other
+    #: than its default makes ``auto`` choose it (:func:`synthdp.methods.registry.given_options`).
+    options: ClassVar[tuple[str, ...]] = ()
+    #: The fields of the method's section of the release, with their values when another method ran (every
+    #: release has every registered method's fields: :func:`synthdp.methods.registry.release_defaults`).
+    release_defaults: ClassVar[Mapping[str, Any]] = {}
 
     def reads(self, query_class: QueryClass) -> frozenset[str]:
-        """The run options this method reads for ``query_class`` (``auto`` leaves it when others are given)."""
-        return frozenset()
+        """The run options this method reads for ``query_class`` (``auto`` leaves it when others are given): its
+        own by default."""
+        return frozenset(self.options)
 
     @abstractmethod
     def suitability(self, inputs: MethodInputs) -> Suitability:
@@ -188,6 +196,14 @@ class Method(ABC):
     @abstractmethod
     def summary(self, release) -> str:
         """The report's line for this method, from the release only."""
+
+    def release_section(self, release: Mapping[str, Any]) -> dict[str, Any]:
+        """The method's section of the release from its run's ``MethodOutput.release``: only the fields it
+        declares (:attr:`release_defaults`), the others at their defaults."""
+        unknown = set(release) - set(self.release_defaults)
+        if unknown:
+            raise ValueError(f"method {self.name!r} released fields it does not declare: {sorted(unknown)}")
+        return {**copy.deepcopy(dict(self.release_defaults)), **release}
 
     def zcdp_budget(self, plan: Any) -> Fraction | None:
         """The zCDP budget of the filter the method spends in (docs/privacy.md §8.4), or None if it has none.

@@ -1,10 +1,9 @@
 """The methods by name, in order of preference, and ``method="auto"``'s choice among them.
 
-Adding a method is one module with a :class:`~synthdp.methods.base.Method`,
-one :func:`register` line here and its name in
-:data:`synthdp.core.parameters.METHODS` (the option's rule and the CLI's
-``--method`` choices, read without loading the methods); the driver plans,
-runs and reports through the registry.
+Adding a method is one package with a :class:`~synthdp.methods.base.Method`
+(its settings, plan, run and release section) and one :func:`register` line
+here: the registry is the one list of methods (a run checks
+``method=`` against it before it reads anything), and the driver plans, runs and reports through it.
 
 ``auto`` chooses from public inputs only (:class:`~synthdp.methods.base.MethodInputs`),
 so the choice costs no privacy:
@@ -18,6 +17,9 @@ so the choice costs no privacy:
 """
 
 from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
 
 from synthdp.core.errors import InputError
 from synthdp.methods.base import Method, MethodInputs
@@ -38,6 +40,18 @@ def register(method: Method) -> Method:
 
 register(MeasureMethod())
 register(GameMethod())
+
+
+def release_defaults() -> dict[str, Any]:
+    """Every registered method's release fields at their defaults (a copy): the one layout of every release."""
+    return copy.deepcopy({name: value for method in METHODS.values() for name, value in method.release_defaults.items()})
+
+
+def given_options(options: Mapping[str, Any], defaults: Mapping[str, Any]) -> tuple[str, ...]:
+    """The options some method owns (:attr:`~synthdp.methods.base.Method.options`) that ``options`` sets to other
+    than their ``defaults``: what ``auto`` chooses by (public: the caller's settings)."""
+    return tuple(name for method in METHODS.values() for name in method.options
+                 if options[name] is not defaults[name] and options[name] != defaults[name])
 
 
 def method_names() -> tuple[str, ...]:

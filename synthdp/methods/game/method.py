@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from fractions import Fraction
 
 from synthdp.accounting.ledger import (Ledger, PRSMABudget, as_epsilon, per_round_epsilon, prsma_per_round,
@@ -29,6 +29,7 @@ from synthdp.methods.game.defaults import (CAPPED_SAMPLES, DEFAULT_EPSILON_PER_R
                                            DEFAULT_SAMPLES, ROUND_BURN_IN, UNION_FROM_EPSILON_PER_ROUND,
                                            WIDE_EPSILON_PER_ROUND, WIDE_WIDTH)
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
+from synthdp.methods.game.settings import GameSettings
 from synthdp.methods.game.players import PRSMAPlayer, RSPMPlayer, WorkloadPlayer, workload_size
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
@@ -40,31 +41,6 @@ log = logging.getLogger(__name__)
 PRSMA_PLAYERS = ("prsma", "prsma-exact")
 #: Largest number of workload cells the exponential player scores each round.
 MAX_SCORED_CELLS = 5_000_000
-
-
-@dataclass(frozen=True)
-class GameSettings:
-    """The run options only the game reads (docs/privacy.md §4), by the names the caller gives them."""
-
-    rounds: int | None
-    epsilon_per_round: float | None
-    burn_in: float | None
-    query_player: str
-    oracle: str
-    samples_per_round: int | None
-    time_limit: float | None
-    resolution: int
-    ftpl_theta: float
-    ftpl_noise: str
-    respond_to: str
-    prsma_max_calls: int
-    work_limit: float | None
-    data_work_limit: float | None
-    insist: bool
-
-
-#: The names of :class:`GameSettings`: setting one makes ``auto`` choose the game.
-GAME_OPTIONS = frozenset(f.name for f in fields(GameSettings))
 
 
 @dataclass(frozen=True)
@@ -369,9 +345,10 @@ class GameMethod(Method):
 
     name = "game"
     title = "game"
-
-    def reads(self, query_class: QueryClass) -> frozenset[str]:
-        return GAME_OPTIONS
+    options = GameSettings.names()
+    release_defaults = dict(query_player="-", query_player_reason="", oracle="-", data_oracle="-", mode="-",
+                            rounds=None, samples_per_round=None, resolution=None, ftpl_scale=None, respond_to=None,
+                            burn_in_rounds=None, ftpl_noise=None, epsilon_per_round="-", accuracy_bound={})
 
     def suitability(self, inputs: MethodInputs) -> Suitability:
         """Serves every class (the plan refuses one not closed under complement); under pure DP it states the

@@ -121,6 +121,7 @@ class MeasureOptions:
     max_rounds: int | None = None
     #: Cells the fitted model may hold once the whole budget is spent (the cap grows linearly with it).
     max_model_cells: int = 1_000_000
+    #: The graphical model's fits: iterations and step rule (an ``EstimatorSettings``, set from Python only).
     estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
     #: Classes served through the oracle: the widest marginals the exponential mechanism enumerates.
     backbone_width: int = 3

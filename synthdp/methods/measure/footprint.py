@@ -83,5 +83,6 @@ def check_fits(estimate: Footprint, available: int | None) -> None:
         raise InputError(f"method 'measure' would need about {estimate.memory_bytes / 2**30:.1f} GB "
                          f"({estimate.summary()}), more than this machine's {available / 2**30:.1f} GB: ask for "
                          "fewer or lower-order queries (e.g. marginals:2), a smaller model cap "
-                         "(MeasureOptions(max_model_cells=...)), a smaller candidate pool, or a coarser schema "
+                         "(measure_options=MeasureOptions(max_model_cells=...); CLI --measure-option max_model_cells=N), a "
+                         "smaller candidate pool (candidate_pool, set the same way), or a coarser schema "
                          "(fewer categories per column)")

@@ -245,10 +245,17 @@ class MeasureMethod(Method):
 
     name = "measure"
     title = "select-measure-estimate"
+    options = ("measure_options",)
+    #: Its zCDP budget, what its filter spent, every paid measurement and the filter's ledger; the probability
+    #: reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
+    release_defaults = dict(rounds=None, rho_budget=None, rho_spent=None, measurements=[], zcdp_ledger=[],
+                            clip_budget=None)
 
     def reads(self, query_class: QueryClass) -> frozenset[str]:
-        """Nothing for a marginal class; the oracle options for the RSPM rounds over any other (§8.1 (b))."""
-        return frozenset() if marginal_workload(query_class) is not None else ORACLE_OPTIONS
+        """Its settings; and the oracle options for the RSPM rounds over a class that is not a marginal class
+        (§8.1 (b))."""
+        return frozenset(self.options) | (frozenset() if marginal_workload(query_class) is not None
+                                          else ORACLE_OPTIONS)
 
     def suitability(self, inputs: MethodInputs) -> Suitability:
         """Where it serves: every marginal class, and with a delta every class whose backbone fits; under pure DP
@@ -274,7 +281,8 @@ class MeasureMethod(Method):
 
     def plan(self, inputs: MethodInputs) -> MeasurePlan:
         """Its zCDP budget and what it selects from (:func:`plan_zcdp`), or its pure-DP plan (:func:`plan_pure`)."""
-        options = sme.MeasureOptions()
+        given = inputs.options.get("measure_options")
+        options = sme.MeasureOptions() if given is None else given
         return plan_pure(inputs, options) if inputs.pure else plan_zcdp(inputs, options)
 
     def zcdp_budget(self, plan: MeasurePlan) -> Fraction | None:

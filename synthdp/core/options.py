@@ -1,0 +1,90 @@
+"""How an option is declared: a dataclass field with its group and documentation, read by every front end.
+
+:class:`synthdp.config.SynthesisConfig` and each method's settings
+(:class:`synthdp.methods.game.settings.GameSettings`) declare their options
+with :func:`option`; the signatures, the docstrings, the command's flags and
+``--help`` are derived from those fields.  :func:`comment_docs` reads the
+``#:`` comments above the fields of a settings dataclass, so that a setting
+documented where it is declared needs nothing else to reach ``--help``.
+
+No numpy or pandas here: the command line builds its flags without loading the library.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The groups of options, in the order documentation shows them: name -> heading.
+GROUPS = {
+    "privacy": "privacy: the budget and what it protects",
+    "method": "method: what the release answers and how it is made",
+    "game": "game: options of the synthetic-data game only (setting one makes method 'auto' choose the game)",
+    "schema": "columns and schema: make the domain public instead of learning it privately",
+    "engine": "engine: the counting pass over the records",
+    "output": "output: the rows written (post-processing, no privacy cost)",
+}
+
+
+def option(default: Any = dataclasses.MISSING, *, group: str, doc: str) -> Any:
+    """A declared option: its ``default``, ``group`` (a key of :data:`GROUPS`) and ``doc``."""
+    if group not in GROUPS:
+        raise ValueError(f"unknown option group {group!r}; one of {list(GROUPS)}")
+    return dataclasses.field(default=default, metadata={"group": group, "doc": " ".join(doc.split())})
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """A field of a settings dataclass as its source declares it: name, default (as written) and ``#:`` comment."""
+
+    name: str
+    default: str
+    doc: str
+
+    def first_sentence(self) -> str:
+        """The comment's first sentence (the rest holds the measurements behind a tuned default)."""
+        return self.doc.partition(". ")[0].rstrip(".")
+
+
+def comment_docs(path: str | Path, class_name: str) -> list[FieldDoc]:
+    """Each field of class ``class_name`` in the source file ``path`` with its default and the ``#:`` comment lines
+    above it.
+
+    A field without comment lines of its own shares the block above the
+    fields before it (``support``, ``support_iters``, ...).  Read from the
+    source text, so that ``--help`` needs no import of the module.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    comments: dict[int, str] = {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT and token.string.startswith("#:"):
+            comments[token.start[0]] = token.string[2:].strip()
+    body = next(node for node in ast.parse(text).body if isinstance(node, ast.ClassDef) and node.name == class_name)
+    docs: list[FieldDoc] = []
+    shared = ""
+    for node in body.body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        line, block = node.lineno - 1, []
+        while line in comments:
+            block.insert(0, comments[line])
+            line -= 1
+        shared = " ".join(block) or shared
+        docs.append(FieldDoc(node.target.id, _default_text(node.value), shared))
+    return docs
+
+
+def _default_text(value: ast.expr | None) -> str:
+    """A field's default as written; ``field(default_factory=F)`` as ``F()``."""
+    if value is None:
+        return ""
+    if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
+        factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+        if factory is not None:
+            return f"{ast.unparse(factory)}()"
+    return ast.unparse(value)
