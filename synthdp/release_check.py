@@ -3,7 +3,8 @@
 A run can release a table that says little: a column that comes back mostly
 missing (its values fell below partition selection's threshold, or were
 clipped away), a single value, or numbers piled in the lowest or highest
-cell (bounds learned from too few rows).  These checks read the synthetic
+cell (bounds learned from too few rows; a cell that comes back holding one value
+is a point mass, §11.2, the shape of the data, and is not reported).  These checks read the synthetic
 table and the released schema only -- post-processing, so they cost nothing
 and their warnings may go into the release report -- and name each column
 with what to do.
@@ -65,9 +66,10 @@ def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
                 + ("give its categories publicly, or drop the column" if attr.kind == "categorical" else
                    "give it public bounds or cuts, or drop the column"))))
         elif attr.kind == "numeric" and cells > 2 and len(present):
+            values = data[attr.name].to_numpy()
             for cell, end in ((0, "lowest"), (cells - 1, "highest")):
                 share = float(np.mean(present == cell))
-                if share > PILED:
+                if share > PILED and pd.unique(values[column == cell]).size > 1:  # one value: a point mass (§11.2)
                     findings.append(ColumnFinding(attr.name, "piled", (
                         f"column {attr.name!r}: {share:.0%} of its values are in its {end} cell "
                         f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, give it public "

@@ -30,9 +30,9 @@ def crafted() -> tuple[pd.DataFrame, Schema]:
         "gone": [None] * 51 + ["a", "b"] * 24 + ["a"],
         "half": [None] * 50 + ["a", "b"] * 25,
         "one": ["b"] * n,
-        "low": np.r_[np.full(51, 1.0), spread[51:]],
-        "high": np.r_[np.full(51, 9.0), spread[51:]],
-        "even": np.r_[np.full(50, 1.0), spread[50:]],
+        "low": np.r_[np.linspace(0.1, 1.9, 51), spread[51:]],
+        "high": np.r_[np.linspace(8.1, 9.9, 51), spread[51:]],
+        "even": np.r_[np.linspace(0.1, 1.9, 50), spread[50:]],
     })
     return df, schema
 
@@ -44,6 +44,16 @@ def test_each_check_names_its_column_and_the_thresholds_are_strict():
     texts = {f.column: f.text for f in check_release(df, schema)}
     assert "51% missing" in texts["gone"] and "single value (b)" in texts["one"]
     assert "lowest cell 0-2" in texts["low"] and "highest cell 8-10" in texts["high"]
+
+
+def test_a_point_mass_in_an_end_cell_is_not_reported_as_piled():
+    """A zero-inflated amount whose zeros are a cell of their own (docs/privacy.md §11.2) comes back with most of
+    its values in the lowest cell, all equal: the data's shape, not a pile from bounds learned on too few rows."""
+    schema = Schema((Attribute("amount", "numeric", bounds=(0.0, 100.0), cuts=(1.0, 50.0, 75.0)),))
+    zeros = pd.DataFrame({"amount": np.r_[np.zeros(90), np.linspace(2.0, 99.0, 10)]})
+    assert check_release(zeros, schema) == []
+    spread = pd.DataFrame({"amount": np.r_[np.linspace(0.0, 0.9, 90), np.linspace(2.0, 99.0, 10)]})
+    assert [f.problem for f in check_release(spread, schema)] == ["piled"]
 
 
 def unnamed_garbage(data: pd.DataFrame, schema: Schema, warnings: list[str]) -> list[str]:
