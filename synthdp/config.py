@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import os
 import textwrap
 from dataclasses import dataclass
@@ -268,13 +269,15 @@ def options_in(group: str) -> tuple[str, ...]:
 def option_doc(name: str, values: Mapping[str, Any] | None = None) -> str:
     """The documentation of option ``name``, with the planner's defaults ``$NAME`` filled in from ``values``."""
     doc = SynthesisConfig.__dataclass_fields__[name].metadata["doc"]
-    return Template(doc).safe_substitute({"MEASURE_SETTINGS": measure_settings_doc(), **(values or {})})
+    settings = {"MEASURE_SETTINGS": measure_settings_doc()} if "$MEASURE_SETTINGS" in doc else {}
+    return Template(doc).safe_substitute({**settings, **(values or {})})
 
 
 #: Where select-measure-estimate's settings are declared (read as text: the command line loads no numpy).
 MEASURE_SETTINGS_SOURCE = Path(__file__).parent / "methods" / "measure" / "algorithm.py"
 
 
+@functools.cache
 def measure_settings_doc() -> str:
     """Select-measure-estimate's settings, ``name = default: what it is``, read off the declaration of
     :class:`~synthdp.methods.measure.algorithm.MeasureOptions` (its fields, defaults and the first sentence of
