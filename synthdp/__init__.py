@@ -24,7 +24,7 @@ from synthdp._version import __version__
 
 #: Where each public name lives; :func:`__getattr__` imports it on first use.
 _PUBLIC = {
-    "MeasureOptions": "synthdp.methods.measure.algorithm",
+    "MeasureOptions": "synthdp.methods.measure.settings",
     "Relation": "synthdp.core.parameters",
     "SynthesisConfig": "synthdp.config",
     "Synthesizer": "synthdp.api",
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.config import SynthesisConfig
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
-    from synthdp.methods.measure.algorithm import MeasureOptions
+    from synthdp.methods.measure.settings import MeasureOptions
     from synthdp.quality import QualityReport, quality_report
     from synthdp.tuning import accuracy_first, tune
 

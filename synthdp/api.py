@@ -56,7 +56,7 @@ from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
 
 if TYPE_CHECKING:
-    from synthdp.methods.measure.algorithm import MeasureOptions
+    from synthdp.methods.measure.settings import MeasureOptions
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from synthdp.methods.game.settings import GameSettings
 
 if TYPE_CHECKING:
     from synthdp.core.schema import Schema
-    from synthdp.methods.measure.algorithm import MeasureOptions
+    from synthdp.methods.measure.settings import MeasureOptions
     from synthdp.queries.base import QueryClass
 
 __all__ = ["GROUPS", "SynthesisConfig", "option", "option_doc", "options_doc", "options_in", "measure_settings_doc"]
@@ -274,13 +274,13 @@ def option_doc(name: str, values: Mapping[str, Any] | None = None) -> str:
 
 
 #: Where select-measure-estimate's settings are declared (read as text: the command line loads no numpy).
-MEASURE_SETTINGS_SOURCE = Path(__file__).parent / "methods" / "measure" / "algorithm.py"
+MEASURE_SETTINGS_SOURCE = Path(__file__).parent / "methods" / "measure" / "settings.py"
 
 
 @functools.cache
 def measure_settings_doc() -> str:
     """Select-measure-estimate's settings, ``name = default: what it is``, read off the declaration of
-    :class:`~synthdp.methods.measure.algorithm.MeasureOptions` (its fields, defaults and the first sentence of
+    :class:`~synthdp.methods.measure.settings.MeasureOptions` (its fields, defaults and the first sentence of
     their ``#:`` comments, whose rest gives the measurements behind each default) without importing it."""
     groups: list[tuple[list[str], str]] = []  # fields under one comment block share its text
     for f in comment_docs(MEASURE_SETTINGS_SOURCE, "MeasureOptions"):

@@ -28,7 +28,8 @@ from synthdp.methods.measure.coarse import (
     COARSE_FROM, GROUPS, CoarseViews, coarse_index, group_map, group_spread, group_sum,
 )
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure.algorithm import MeasureOptions, _scores, candidate_weights, measure
+from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure
+from synthdp.methods.measure.settings import MeasureOptions
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells; d: 10 ordered cells (no view)
 DOMAIN = Domain(("a", "b", "c", "d"), (21, 3, 16, 10), ordered=(20, 0, 16, 10))

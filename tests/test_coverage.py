@@ -18,7 +18,8 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.coverage import (cover_shares, covering_pays, fill, maximal_marginals, precision_level,
                                       rounds_budget, water_level)
-from synthdp.methods.measure.algorithm import REWEIGHTED_SAMPLE, MeasureOptions, measure
+from synthdp.methods.measure.algorithm import REWEIGHTED_SAMPLE, measure
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise
 from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 

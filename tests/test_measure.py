@@ -16,7 +16,8 @@ from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.algorithm import MeasureOptions, _scores, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.queries.spec import parse_query_class
 
 DOMAIN = Domain(("a", "b", "c", "d", "e"), (2, 3, 2, 4, 2))

@@ -12,7 +12,7 @@ from synthdp import cli
 from synthdp.config import SynthesisConfig, option_doc
 from synthdp.core.errors import InputError
 from synthdp.datasets.demo import demo_schema
-from synthdp.methods.measure.algorithm import MeasureOptions
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.settings import measure_options_from_text
 from synthdp.plan import make_plan
 

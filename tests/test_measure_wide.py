@@ -18,7 +18,8 @@ from synthdp.methods.measure import spanning
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.footprint import check_fits, footprint
-from synthdp.methods.measure.algorithm import MeasureOptions, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.algorithm import candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.spanning import candidate_pool, pair_scores, spanning_pairs, unheld
 
 DOMAIN = Domain(tuple(f"a{i}" for i in range(6)), (2, 3, 2, 4, 2, 3))

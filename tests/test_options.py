@@ -19,7 +19,7 @@ from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import RESOLVED_RULES, RULES
 from synthdp.methods.game.settings import GameSettings
-from synthdp.methods.measure.algorithm import MeasureOptions
+from synthdp.methods.measure.settings import MeasureOptions
 
 FIELDS = dataclasses.fields(SynthesisConfig)
 

@@ -21,7 +21,8 @@ from synthdp.methods.measure import estimators
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure.algorithm import MeasureOptions, measure
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.refine import (
     children, depth, first_level, level_shares, next_level, refined_reading,
 )

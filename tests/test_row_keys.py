@@ -28,7 +28,8 @@ from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure import spanning
 from synthdp.methods.measure.estimators import EstimatorSettings
-from synthdp.methods.measure.algorithm import MeasureOptions, OracleSelection, measure, record_counts
+from synthdp.methods.measure.algorithm import OracleSelection, measure, record_counts
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.oracles import get_oracle
 from synthdp.queries.spec import parse_query_class
 

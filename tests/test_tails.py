@@ -18,7 +18,8 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm, estimators
-from synthdp.methods.measure.algorithm import MeasureOptions, measure
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.tails import cell_readings, empty_tails

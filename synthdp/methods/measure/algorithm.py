@@ -71,13 +71,14 @@ from synthdp.accounting.zcdp import (
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
-from synthdp.methods.measure.estimators import EstimatorSettings, GraphicalModel, NoisyMarginal
+from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.game.players import game_instance
 from synthdp.methods.measure.tails import empty_tails
-from synthdp.methods.measure.refine import REFINE_SPLITS, depth, level_shares, refined_reading
+from synthdp.methods.measure.refine import depth, level_shares, refined_reading
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.spanning import (
     adaptive_rounds, candidate_pool, pair_scores, spanning_pairs, unheld, uses_spanning_step,
 )
@@ -106,171 +107,6 @@ LOW_ORDER, MAX_LOW_ORDER_MARGINALS = 3, 200_000
 def marginal_limit(width: int) -> int:
     """Most marginals (with their subsets) the method enumerates when the widest reads ``width`` attributes."""
     return MAX_LOW_ORDER_MARGINALS if width <= LOW_ORDER else MAX_MARGINALS
-
-
-@dataclass(frozen=True)
-class MeasureOptions:
-    """Public settings of the method (chosen on NLTCS and BR2000; docs/privacy.md §8.4, §8.7)."""
-
-    #: Planned rounds per attribute: the first rounds get ``rho / (rounds_per_attribute * d)`` each.
-    #: 8 was chosen among 8, 16, 32 on NLTCS (all 3-way) and BR2000 (64 random 3-way), eps 0.1 and 1.
-    rounds_per_attribute: int = 8
-    #: Share of each round's rho spent on selection (the rest measures).
-    selection_share: Fraction = Fraction(1, 10)
-    #: Public cap on the rounds after initialisation (None: ``rounds_per_attribute * d``).
-    max_rounds: int | None = None
-    #: Cells the fitted model may hold once the whole budget is spent (the cap grows linearly with it).
-    max_model_cells: int = 1_000_000
-    #: The graphical model's fits: iterations and step rule (an ``EstimatorSettings``, set from Python only).
-    estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
-    #: Classes served through the oracle: the widest marginals the exponential mechanism enumerates.
-    backbone_width: int = 3
-    #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).  Off by
-    #: default: on NLTCS (eps 1) RSPM rounds every 12th round raised the certified error over all conjunctions
-    #: from 0.0110 to 0.0120 -- at these budgets RSPM's noise (about 2m/eps counts per separator point)
-    #: swamps the errors left after the backbone and the record rounds (docs/benchmarks.md#measure-defaults).
-    oracle_every: int = 0
-    #: Share of an oracle or record round's rho spent on selecting (RSPM: eps**2/2; EM: eps**2/8); the rest measures.
-    wide_share: Fraction = Fraction(1, 2)
-    #: Records drawn from the estimate for RSPM's objective (its N: Delta = 2N, docs/privacy.md §8.1 (b)).
-    oracle_samples: int = 1000
-    #: An oracle-selected query is widened to the marginal on its attributes when that has at most these cells.
-    widen_cells: int = 64
-    #: Draws from the model whose distinct records are the reweighted estimator's support (docs/privacy.md §8.7),
-    #: and its iterations per fit.
-    support: int = 200_000
-    support_iters: int = 100
-    support_final_iters: int = 400
-    #: Classes served through the oracle: every ``record_every``-th round the exponential mechanism picks one of
-    #: the estimate's ``record_candidates`` most probable records and its count is measured (0: never), once
-    #: the backbone has annealed ``record_after`` times.  On NLTCS (5 seeds, certified error over all
-    #: conjunctions at eps 0.1/0.25/0.5/1): 0.056/0.030/0.019/0.011 with these settings, 0.056/0.033/0.019/0.012
-    #: with records from the start, 0.060/0.030/0.024/0.018 without records; every 4th or 16th round was no better.
-    record_every: int = 8
-    record_candidates: int = 64
-    record_after: int = 1
-    #: Wide tables (docs/privacy.md §8.9): from this many attributes, and when 2-way marginals are candidates, a
-    #: spanning step with ``spanning_share`` of rho comes first (1-way marginals, ``d - 1`` pairs picked by
-    #: Kruskal's rule with the exponential mechanism, then measured), and the adaptive rounds are capped at
-    #: ``ceil(rounds_per_sqrt_attribute * sqrt(d))``.  Chosen on generated tree-structured tables of 50 and 100
-    #: columns (``synthdp bench width``); narrower tables (NLTCS, ADULT, ACS, BR2000) run as before.
-    spanning_from: int = 32
-    spanning_share: Fraction = Fraction(1, 2)
-    rounds_per_sqrt_attribute: int = 4
-    #: A round with more candidates scores this many of them, drawn uniformly with the public generator (§8.9).
-    candidate_pool: int = 5000
-    #: Marginal workloads (no oracle, no spanning step): the share of the budget kept for the covering step
-    #: (docs/privacy.md §8.10), which water-fills it over the workload marginals by what their measurements already
-    #: cost; 0: no covering step.  3/4 was chosen among 0, 1/4, 1/2, 3/4, 7/8 on NLTCS (all 3-way) and BR2000 (64
-    #: random 3-way), eps 0.1 and 1, and kept against 1/2 and 7/8 with the water-filling on NLTCS and BR2000 (64
-    #: random 3-way each): neither was better on both sets (docs/benchmarks.md#measure-defaults).
-    cover_share: Fraction = Fraction(3, 4)
-    #: The covering step's reweighted sample: draws from the model (its support) and trial steps of the final fit.
-    #: On BR2000, 100,000 draws or 400-800 iterations were no more accurate, 25,000 draws or 100 iterations less
-    #: (docs/benchmarks.md#measure-defaults); 130 steps of the capped Barzilai-Borwein rule match 200 of a
-    #: doubling rule on NLTCS and BR2000 at eps 0.1 and 1 with 228 sparse products instead of 400.
-    cover_support: int = 50_000
-    cover_iters: int = 130
-    #: When the covering measurements are precise -- their median noise standard deviation at most
-    #: ``cover_deep_below`` of the model's (noisy) total -- the final fit runs ``cover_deep_iters`` uncapped
-    #: Barzilai-Borwein steps toward the optimum instead (post-processing, read off released values).  On NLTCS
-    #: (all 3-way) and BR2000 (64 random 3-way), seeds 0-2: at eps 1 0.0077 -> 0.0058 and 0.0048 -> 0.0034; at
-    #: NLTCS eps 0.1 (noise 6.6% of the total) the deep fit follows the noise, 0.0372 -> 0.0426, so it stays off
-    #: there (docs/benchmarks.md#measure-defaults).  Never under pure DP: least squares is not the discrete Laplace's
-    #: likelihood, and on BR2000 (eps 1) the deep fit raised the mean from 0.0077 to 0.0086.  0: never.
-    cover_deep_iters: int = 200
-    cover_deep_below: float = 0.04
-    #: Under pure DP (heavy-tailed noise) the covering step runs only when a covering measurement would cost at
-    #: least this many times a first round (``coverage.covering_pays``); zCDP always covers.  Pure DP, seeds 0-4,
-    #: mean max error with / without the covering step, by the ratio of the two costs (``24 d / M`` with the
-    #: defaults, M maximal workload marginals): NLTCS all 3-way (0.69) 0.030 / 0.021 at eps 1 (0.045 / 0.033 at
-    #: 0.5, 0.022 / 0.012 at 2); BR2000 all 3-way (0.92) 0.019 / 0.015; BR2000 200 random 3-way (1.68) 0.0133 /
-    #: 0.0126; BR2000 128 (2.6) 0.0116 / 0.0135; NLTCS 128 (3.0) 0.019 / 0.028; BR2000 64 (5.25) 0.0077 / 0.0098
-    #: (docs/benchmarks.md#measure-defaults).
-    cover_min_ratio: Fraction = Fraction(5, 4)
-    #: Under pure DP without a covering step the rounds must find every marginal themselves, and this share of
-    #: each round selects instead of ``selection_share``.  Pure DP, eps 1, mean max error with 1/10 / 1/4: NLTCS all
-    #: 3-way (seeds 0-4) 0.021 / 0.016 (eps 0.5: 0.033 / 0.030, eps 2: 0.012 / 0.010); BR2000 all 3-way (seeds 0-2)
-    #: 0.015 / 0.012 (eps 0.5: 0.0197 / 0.0195).  With a covering step it was mixed (BR2000 64 random 3-way,
-    #: eps 1: 0.0077 / 0.0087; NLTCS 64: 0.0174 / 0.0149), so ``selection_share`` stays there (docs/benchmarks.md#measure-defaults).
-    uncovered_pure_selection_share: Fraction = Fraction(1, 4)
-    #: The covering step measures a workload marginal that has a coarse twin (docs/privacy.md §8.11) finely only
-    #: when the model puts at least this share of its total in the marginal's cells whose count is at least the
-    #: measurement's noise standard deviation (the cells a fine measurement can correct), else through its twin.
-    #: Generated tables, marginals:3, seeds 0-2 (second table 0-1), mean of the largest error of a 3-way marginal
-    #: on the fine cells / of a 2-way marginal / of a 3-way marginal through the groups, and the mean correlation
-    #: error, with 0 (always fine) / 0.1 / 0.2 / 0.35 / 1 (always coarse): mixed table eps 1 .0038 / .0033 / .0046
-    #: / .0060 / .0131, .0037 / .0036 / .0047 / .0064 / .0125, .0077 / .0046 / .0045 / .0045 / .0040, .064 / .045 /
-    #: .045 / .042 / .042; at eps 0.3 and on a second table 0.1 was as good or better than always fine on every
-    #: measure (docs/benchmarks.md#measure-defaults).
-    cover_fine_mass: float = 0.1
-    #: A coarse twin (docs/privacy.md §8.11) is a candidate only while the model that would hold its fine cells stays
-    #: within this share of the size cap: each twin selected puts its fine cells in the model, and the refits grow
-    #: with them.  Generated tables, eps 1, mean of seeds: 1 / 1/4 / 1/16 gave seconds per run 14.6 / 14.0 / 7.5
-    #: (mixed table, zCDP), 20 / 22 / 9 (second table), 16 / 12.6 / 6.9 (second table, pure DP), with correlation
-    #: errors .045 / .051 / .057, .029 / .025 / .035 and .063 / .066 / .070 (the code before twins: .141, .152, .189)
-    #: (docs/benchmarks.md#measure-defaults).
-    coarse_model_share: float = 1 / 16
-    #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
-    #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
-    #: ``halves`` of every run, or straight into the ``fine`` cells; ``none``: no levels) of the cells whose released
-    #: noisy count is at least ``refine_threshold`` noise standard deviations.
-    #: Off by default (``none``): with ``halves`` (the better split) the dependent table's 2-way TVD fell from 0.102 to
-    #: 0.088 (eps 1, seeds 0-2) but the loan table's rose from 0.033 to 0.036 and raw Adult's (seed 0) from 0.033 to
-    #: 0.034 (docs/privacy.md §11.1).
-    refine_split: str = "none"
-    refine_coarse_share: Fraction = Fraction(1, 2)
-    refine_threshold: float = 3.0
-    #: Refine the rounds' twins too (their levels go to the graphical model).  Off: on the generated tables (eps 1,
-    #: seeds 0-2) it brought the dependent table's 2-way TVD to 0.081 (0.080 with the covering step's twins alone)
-    #: and raised the skewed table's from 0.036 to 0.040 and the loan table's (seed 0) from 0.035 to 0.039.
-    refine_rounds: bool = False
-
-    def __post_init__(self) -> None:
-        if isinstance(self.rounds_per_attribute, bool) or not isinstance(self.rounds_per_attribute, int) \
-                or self.rounds_per_attribute < 1:
-            raise InputError(f"rounds_per_attribute must be a positive integer, got {self.rounds_per_attribute!r}")
-        if not isinstance(self.selection_share, Fraction) or not 0 < self.selection_share < 1:
-            raise InputError(f"selection_share must be a Fraction in (0, 1), got {self.selection_share!r}")
-        if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int)
-                                            or self.max_rounds < 1):
-            raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
-        for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
-                     "support_final_iters", "cover_support", "cover_iters", "cover_deep_iters", "record_candidates",
-                     "spanning_from", "rounds_per_sqrt_attribute", "candidate_pool"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.cover_min_ratio, Fraction) or self.cover_min_ratio < 0:
-            raise InputError(f"cover_min_ratio must be a Fraction >= 0, got {self.cover_min_ratio!r}")
-        for name in ("wide_share", "spanning_share", "uncovered_pure_selection_share"):
-            value = getattr(self, name)
-            if not isinstance(value, Fraction) or not 0 < value < 1:
-                raise InputError(f"{name} must be a Fraction in (0, 1), got {value!r}")
-        if not isinstance(self.cover_share, Fraction) or not 0 <= self.cover_share < 1:
-            raise InputError(f"cover_share must be a Fraction in [0, 1), got {self.cover_share!r}")
-        if isinstance(self.coarse_model_share, bool) or not isinstance(self.coarse_model_share, (int, float)) \
-                or not 0 <= self.coarse_model_share <= 1:
-            raise InputError(f"coarse_model_share must be a number in [0, 1], got {self.coarse_model_share!r}")
-        if isinstance(self.cover_fine_mass, bool) or not isinstance(self.cover_fine_mass, (int, float)) \
-                or not 0 <= self.cover_fine_mass <= 1:
-            raise InputError(f"cover_fine_mass must be a number in [0, 1], got {self.cover_fine_mass!r}")
-        if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
-                or not 0 <= self.cover_deep_below < math.inf:
-            raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
-        if self.refine_split not in REFINE_SPLITS:
-            raise InputError(f"refine_split must be one of {REFINE_SPLITS}, got {self.refine_split!r}")
-        if not isinstance(self.refine_coarse_share, Fraction) or not 0 < self.refine_coarse_share < 1:
-            raise InputError(f"refine_coarse_share must be a Fraction in (0, 1), got {self.refine_coarse_share!r}")
-        if not isinstance(self.refine_rounds, bool):
-            raise InputError(f"refine_rounds must be True or False, got {self.refine_rounds!r}")
-        if isinstance(self.refine_threshold, bool) or not isinstance(self.refine_threshold, (int, float)) \
-                or not 0 <= self.refine_threshold < math.inf:
-            raise InputError(f"refine_threshold must be a number >= 0, got {self.refine_threshold!r}")
-        for name in ("oracle_every", "record_every", "record_after"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"{name} must be an integer >= 0 (0: never), got {value!r}")
 
 
 #: Who chose a measurement: nobody (the initial 1-way marginals), the exponential mechanism over marginals or
