@@ -49,8 +49,8 @@ from synthdp.methods.base import MethodOutput
 from synthdp.methods.registry import get_method
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords
-from synthdp.domains import domain_tallies, learn_domain, require_delta_for_bounds
-from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan
+from synthdp.domains import domain_tallies, learn_domain
+from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan, require_delta_for_bounds
 from synthdp.queries.base import QueryClass
 from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
@@ -165,7 +165,7 @@ def stating_spend(ledger: Ledger):
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`synthdp.domains.privtree_cap`; every column's values are checked while the
+    fit, :func:`synthdp.plan.cell_cap`; every column's values are checked while the
     table is tallied, §10.7, §10.8).  A few can only come after one: a
     model too large for the categories partition selection learned, a
     solver failure in Mode E.  Nothing is released then, but the data were
@@ -251,13 +251,14 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         dask_bounding = None if engine.in_memory else bounding  # in memory the rows were bounded when read
         if engine.in_memory:                                      # in memory: replace-one's public n, before learning
             check_delta_against_public_n(config, len(df))
+        plan = make_plan(config, schema, chosen_bound=chosen)  # public inputs only: every choice and budget, once
         tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
         with (phases("learning the domains the schema leaves open (privately)") if any(Tallies.columns(schema))
               else nullcontext()):
-            domain = learn_domain(tallies, schema, config, ledger, rng, chosen)  # private: docs/privacy.md §9, §10
+            domain = learn_domain(tallies, schema, plan, ledger, rng)  # private: docs/privacy.md §9, §10
+        if any(Tallies.columns(schema)):
+            plan = plan.with_domain(domain)  # the method on the learned domain, with the budgets planned
         schema = domain.schema
-        plan = make_plan(config, schema, learned=domain.learned, chosen_bound=chosen, discretised=domain.discretised,
-                         bounded=domain.bounded)  # public inputs only: costs no privacy
         with phases("counting the encoded rows"):
             real = build(df, schema, plan, engine, dask_bounding)  # count: the Dask engine bounds units as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # the private part, through the ledger

@@ -25,7 +25,7 @@ run depends on ``n``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -33,7 +33,11 @@ from synthdp.accounting.ledger import as_delta, as_epsilon
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
-from synthdp.mechanisms.privtree import CELL_CAPS, DISCRETISE_SHARE, column_budget
+from synthdp.core.tallies import Tallies
+from synthdp.mechanisms import partition
+from synthdp.mechanisms.bounds import BOUNDS_SHARE
+from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, point_mass_selection
+from synthdp.mechanisms.privtree import CELL_CAPS, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method, given_options
 from synthdp.queries.base import QueryClass
@@ -67,6 +71,27 @@ class Plan:
     unit: Choice | None = None
     discretised: Choice | None = None
     bounds: Choice | None = None
+    #: The method's inputs (its budget, fixed here), the query class as asked for (width capped), and what the
+    #: domain stage may spend (:class:`DomainBudget`).
+    inputs: MethodInputs | None = None
+    spec: str | None = None
+    stage: DomainBudget | None = None
+
+    def with_domain(self, domain) -> "Plan":
+        """This plan on the domain the domain stage learned (a :class:`synthdp.domains.DomainStage`): the method
+        planned again on it with the same budgets, and what each part released and cost.  Public: the stage's
+        results are released.  Refuses (an internal error) a stage that spent other than this plan fixed."""
+        planned = self.stage
+        spent = (domain.learned.epsilon + domain.bounded.epsilon + domain.discretised.epsilon, domain.learned.delta,
+                 domain.learned.rho + domain.bounded.rho + domain.discretised.rho, domain.learned.filter_delta)
+        if spent != (planned.epsilon, planned.delta, planned.rho, planned.filter_delta):
+            raise RuntimeError(f"the domain stage spent (epsilon, delta, rho, filter delta) = {spent}, not the "
+                               f"planned {(planned.epsilon, planned.delta, planned.rho, planned.filter_delta)}")
+        qc = parse_query_class(self.spec, domain.schema.domain)
+        inputs = replace(self.inputs, query_class=qc)
+        return replace(self, query_class=qc, inputs=inputs, method_plan=self.method.plan(inputs),
+                       domains=domains_choice(domain.learned), bounds=bounds_choice(domain.bounded),
+                       discretised=cells_choice(domain.discretised))
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
@@ -95,46 +120,129 @@ def budget(config: SynthesisConfig) -> tuple[Fraction, Fraction | None]:
     return as_epsilon(config.epsilon, "epsilon"), delta or None
 
 
-def make_plan(config: SynthesisConfig, schema, *, learned=None, chosen_bound=None, discretised=None,
-              bounded=None) -> Plan:
-    """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost).
+@dataclass(frozen=True)
+class DomainBudget:
+    """What the domain stage may spend, each part fixed by :func:`make_plan` before it runs (public inputs only).
 
-    ``learned`` (a :class:`synthdp.mechanisms.partition.DomainLearning`) is
-    what learning the domains released and spent: released, hence public; the
-    method plans with the budget it left.  ``chosen_bound`` (a
-    :class:`synthdp.mechanisms.units.ChosenBound`) is the privately chosen
-    ``k`` of a privacy unit and its cost, likewise released (docs/privacy.md §10.6).  ``discretised`` (a
-    :class:`synthdp.mechanisms.privtree.Discretisation`) is what PrivTree
-    released and charged: pure spends ahead leave the method less epsilon,
-    charges to the zCDP filter leave select-measure-estimate less rho.
-    ``bounded`` (a :class:`synthdp.mechanisms.bounds.LearnedBounds`) is the
-    same for private bounds (docs/privacy.md §10.4).  Refuses, before the method's first
-    private step, what cannot run: an unknown or unencodable class, a player
-    the budget does not allow, a budget the planned spends would exceed.  The
-    method comes from :func:`synthdp.methods.registry.choose_method`; its own
-    choices from its :meth:`~synthdp.methods.base.Method.plan`, which also
-    checks its budget up front.
+    ``in_filter``: the stage spends inside the method's zCDP filter (docs/privacy.md §8.4), else pure spends
+    ahead of the method.  Per step: ``categories`` (pure, §9: each column's cost, :func:`planned_learning`) or
+    ``selection`` (in the filter, §10.5); ``point_masses`` (§11.2); ``bounds_epsilon`` and ``cells_epsilon``, each
+    column's ``eps_b`` (§10.4) and ``eps_d`` (§10.3); ``max_cells``, the most cells a tree may release.  The totals
+    (``epsilon`` and ``delta`` ahead, ``rho`` and ``filter_delta`` in the filter) are what the method's budget
+    leaves out; :meth:`Plan.with_domain` checks that the stage spent exactly them.
+    """
+
+    in_filter: bool
+    categories: Any = None
+    selection: Any = None
+    point_masses: Any = None
+    bounds_epsilon: Fraction | None = None
+    cells_epsilon: Fraction | None = None
+    max_cells: int | None = None
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    filter_delta: Fraction = Fraction(0)
+
+
+def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
+    """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost); once.
+
+    ``chosen_bound`` (a :class:`synthdp.mechanisms.units.ChosenBound`) is the
+    privately chosen ``k`` of a privacy unit and its cost, released (docs/privacy.md §10.6).  The parts of the
+    domain ``schema`` leaves open (categories, bounds, cells) are planned on placeholders
+    (:func:`synthdp.mechanisms.partition.placeholder_schema`, each column to discretise at the plan's most
+    cells): the method is chosen and every budget fixed here, the domain stage's too (:class:`DomainBudget`),
+    so that the method's budget is public before the first private step.  Refuses, before any private step, what
+    cannot run: an unknown or unencodable class, a player the budget does not allow, a budget the planned spends
+    would exceed.  The method comes from :func:`synthdp.methods.registry.choose_method`; its own choices from its
+    :meth:`~synthdp.methods.base.Method.plan`, which also checks its budget up front; once the domain is
+    learned, :meth:`Plan.with_domain` plans the method again on it, with the same budgets.
     """
     whole, delta = budget(config)
-    epsilon, filter_rho, filter_delta = whole, Fraction(0), Fraction(0)
-    if learned is not None:
-        epsilon, delta = epsilon - learned.epsilon, None if delta is None else delta - learned.delta
-        filter_rho, filter_delta = learned.rho, learned.filter_delta
-    if chosen_bound is not None:
-        epsilon -= chosen_bound.epsilon
-    for ahead in (bounded, discretised):  # pure spends ahead of the method, or charges to the zCDP filter
-        if ahead is not None and ahead.columns:
-            epsilon, filter_rho = epsilon - ahead.epsilon, filter_rho + ahead.rho
+    epsilon = whole - (chosen_bound.epsilon if chosen_bound is not None else 0)
+    require_delta_for_bounds(schema, delta)
     spec, capped = capped_width(config.query_class, len(schema.domain))
-    qc = parse_query_class(spec, schema.domain)
-    inputs = MethodInputs(qc, epsilon, delta, Relation(config.relation), config.contribution_bound,
-                          config.to_dict(), whole, given=given_options(config.to_dict(), config.defaults()),
-                          filter_rho=filter_rho,
-                          filter_delta=filter_delta)
+    placeholder = partition.placeholder_schema(schema) if schema.to_learn else schema
+    inputs = MethodInputs(parse_query_class(spec, placeholder.domain), epsilon, delta, Relation(config.relation),
+                          config.contribution_bound, config.to_dict(), whole,
+                          given=given_options(config.to_dict(), config.defaults()))
     method, why = choose_method(config.method, inputs)
-    return Plan(config, qc, epsilon, delta, inputs.relation, method, why, method.plan(inputs),
-                queries=None if capped is None else Choice(spec, capped), domains=domains_choice(learned), unit=unit_choice(chosen_bound), bounds=bounds_choice(bounded),
-                discretised=cells_choice(discretised))
+    stage = DomainBudget(False)
+    if any(Tallies.columns(schema)):
+        cap = cell_cap(method, inputs, placeholder, spec) if schema.to_discretise else None
+        stage = domain_budget(config, schema, method, inputs, cap)
+        placeholder = placeholder.with_placeholder_cells(cap) if schema.to_discretise else placeholder
+    inputs = replace(inputs, query_class=parse_query_class(spec, placeholder.domain),
+                     epsilon=epsilon - stage.epsilon, delta=None if delta is None else delta - stage.delta,
+                     filter_rho=stage.rho, filter_delta=stage.filter_delta)
+    return Plan(config, inputs.query_class, inputs.epsilon, inputs.delta, inputs.relation, method, why,
+                method.plan(inputs), queries=None if capped is None else Choice(spec, capped),
+                unit=unit_choice(chosen_bound), inputs=inputs, spec=spec, stage=stage)
+
+
+def require_delta_for_bounds(schema, delta) -> None:
+    """Refuse columns without public bounds under pure DP: learning bounds (§10.4) needs a delta.  Public inputs."""
+    if schema.to_bound and not delta:
+        raise InputError(f"columns {list(schema.to_bound)} have no public bounds, and learning them privately "
+                         "(learn_bounds, docs/privacy.md §10.4) needs a delta, like every private domain here. Pass a "
+                         f"delta (e.g. 1e-9), or give public bounds: bounds={{{schema.to_bound[0]!r}: (lo, hi)}} "
+                         f"(CLI --bounds {schema.to_bound[0]}=LO:HI), e.g. legal or physical limits")
+
+
+def cell_cap(method: Method, inputs: MethodInputs, placeholder, spec: str) -> int:
+    """The most cells PrivTree may release per column (docs/privacy.md §10.3): the largest of
+    :data:`~synthdp.mechanisms.privtree.CELL_CAPS` with which the method's plan, every column to discretise
+    holding that many cells and every column to learn one label, passes its size checks; 1 when none does (no
+    split: the method's plan then refuses on the schema as given).  Public sizes only, before any private step."""
+    for cells in CELL_CAPS:
+        try:
+            method.plan(replace(inputs, query_class=parse_query_class(spec, placeholder.with_placeholder_cells(cells)
+                                                                      .domain)))
+        except InputError:
+            continue
+        return cells
+    return 1
+
+
+def domain_budget(config: SynthesisConfig, schema, method: Method, inputs: MethodInputs, cap: int | None
+                  ) -> DomainBudget:
+    """The domain stage's budgets (:class:`DomainBudget`) from public inputs: the shares of docs/privacy.md §9,
+    §10.3-10.5 and §11.2 of the method's budget ``inputs`` (what is left after a privately chosen ``k``).
+
+    A method with a zCDP filter (select-measure-estimate with a delta) gives the
+    stage shares of the filter's ``rho``, derived once the delta the selections
+    reserve is set aside (§10.5, §11.2); otherwise (pure DP, the game) the
+    categories take their share of the whole budget (§9) and bounds and cells
+    their shares of what is left, as pure spends ahead.
+    """
+    relation, k = config.relation, config.contribution_bound
+    factor = 1 if Relation(relation) == Relation.ADD_REMOVE else 2
+    bounded, cut = len(schema.to_bound), len(schema.to_discretise)
+    delta = inputs.delta
+    if method.zcdp_budget(method.plan(inputs)) is None:  # no zCDP filter: pure spends ahead (§9, §10.3, §10.4)
+        whole, _ = budget(config)
+        categories = partition.planned_learning(schema, epsilon=whole, delta=delta, relation=relation,
+                                                contribution_bound=k)
+        left = inputs.epsilon - categories.epsilon
+        eps_b = column_budget(columns=bounded, relation=relation, epsilon=left, share=BOUNDS_SHARE) if bounded else None
+        eps_d = column_budget(columns=cut, relation=relation, epsilon=left) if cut else None
+        ahead = categories.epsilon + factor * (bounded * (eps_b or Fraction(0)) + cut * (eps_d or Fraction(0)))
+        return DomainBudget(False, categories=categories, bounds_epsilon=eps_b, cells_epsilon=eps_d, max_cells=cap,
+                            epsilon=ahead, delta=categories.delta)
+    reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
+    point_delta = delta * POINT_MASS_DELTA_SHARE if config.point_masses and cut else Fraction(0)
+    rho = method.zcdp_budget(method.plan(replace(inputs, filter_delta=reserved + point_delta)))
+    selection = (partition.joint_selection(rho=rho, delta=reserved, columns=len(schema.to_learn), relation=relation,
+                                           contribution_bound=k) if reserved else None)
+    masses = (point_mass_selection(rho=rho, delta=delta, columns=cut, relation=relation, contribution_bound=k)
+              if point_delta else None)
+    eps_b = column_budget(columns=bounded, relation=relation, rho=rho, share=BOUNDS_SHARE) if bounded else None
+    eps_d = column_budget(columns=cut, relation=relation, rho=rho) if cut else None
+    spent = (sum((s.rho for s in (selection, masses) if s is not None), Fraction(0))
+             + bounded * (factor * (eps_b or Fraction(0))) ** 2 / 2 + cut * (factor * (eps_d or Fraction(0))) ** 2 / 2)
+    return DomainBudget(True, selection=selection, point_masses=masses, bounds_epsilon=eps_b, cells_epsilon=eps_d,
+                        max_cells=cap, rho=spent, filter_delta=reserved + point_delta)
 
 
 def domains_choice(learned) -> Choice | None:
@@ -201,23 +309,6 @@ def _cell_cap_note(max_cells: int | None) -> str:
         return ""
     return (f"; at most {max_cells} cells per column, the most with which the method's counts fit its size limits "
             "(decided on public sizes before any private step)")
-
-
-def discretisation_budget(plan: Plan, columns: int, *, share: Fraction | None = None) -> Fraction:
-    """PrivTree's per-column ``eps_d`` (docs/privacy.md §10.3): in the method's zCDP filter, or pure ahead.
-
-    ``share`` replaces PrivTree's share (private bounds use their own, §10.4).
-
-    From the plan made on the schema before discretisation (public inputs
-    only): a method with a zCDP filter (select-measure-estimate) gives the
-    trees ``DISCRETISE_SHARE`` of its ``rho``; the game (or pure DP) that
-    share of its ``epsilon``, ahead.
-    """
-    share = DISCRETISE_SHARE if share is None else share
-    rho = plan.method.zcdp_budget(plan.method_plan)
-    if rho is not None:
-        return column_budget(columns=columns, relation=plan.relation, rho=rho, share=share)
-    return column_budget(columns=columns, relation=plan.relation, epsilon=plan.epsilon, share=share)
 
 
 def check_delta_against_public_n(config: SynthesisConfig, n: int) -> None:

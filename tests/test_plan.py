@@ -19,10 +19,10 @@ FAST = dict(rounds=6, samples_per_round=5, progress=False)
 
 
 def test_make_plan_never_receives_the_data():
-    """The plan's only inputs are the configuration and the public schema, and what the private steps before it
-    released (learned domains, a privately chosen k, learned cells): its choices cost no privacy."""
-    assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "learned", "chosen_bound",
-                                                             "discretised", "bounded"]
+    """The plan's only inputs are the configuration, the public schema and the privately chosen k (released); once
+    the domain is learned it takes only what the domain stage released: its choices cost no privacy."""
+    assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "chosen_bound"]
+    assert list(inspect.signature(Plan.with_domain).parameters) == ["self", "domain"]
 
 
 @pytest.mark.parametrize("options", [
@@ -278,3 +278,55 @@ def test_a_fraction_in_a_column_whose_bounds_are_integers_is_refused_with_the_fi
         out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": bounds},
                                          bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1, progress=False)
         assert out.data["x"].dtype.kind == "f"
+
+
+def _open_table(n: int = 3000, seed: int = 0):
+    """A table whose schema leaves every kind of domain open: text categories, bounds and numeric cells."""
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"city": rng.choice(["north", "south", "east"], n), "grade": rng.choice(["a", "b"], n),
+                         "amount": rng.integers(0, 500, n).astype(float), "age": rng.integers(18, 90, n)})
+
+
+@pytest.mark.parametrize("options", [dict(), dict(method="game", rounds=3, samples_per_round=5)])
+def test_one_plan_per_run_and_the_domain_stage_spends_what_it_fixed(monkeypatch, options):
+    """make_plan runs once per run, before any private step, and fixes the method's budget: the domain stage
+    (categories, bounds, point masses, cells; in the zCDP filter or pure spends ahead of the game) spends exactly
+    the planned shares, and the method keeps the rest."""
+    import synthdp.api as api
+
+    plans = []
+
+    def counted(*args, **kwargs):
+        plans.append(make_plan(*args, **kwargs))
+        return plans[-1]
+
+    monkeypatch.setattr(api, "make_plan", counted)
+    result = synthdp.generate_synthetic(_open_table(), "marginals:2", epsilon=2.0, delta=1e-9, random_state=0,
+                                        progress=False, categorical=["city", "grade"], bounds={"age": (0, 120)},
+                                        learn_bounds=["amount"], **options)
+    assert len(plans) == 1
+    before, after = plans[0], result.plan
+    assert (after.epsilon, after.delta, after.inputs.filter_rho, after.inputs.filter_delta) == \
+        (before.epsilon, before.delta, before.stage.rho, before.stage.filter_delta)
+    assert before.stage.in_filter == (options == {}) and (before.stage.rho > 0) == (options == {})
+    assert after.method is before.method and after.query_class is not before.query_class
+    assert {"domains", "bounds", "discretised"} <= set(result.report.release.plan)
+
+
+def test_a_domain_stage_that_spends_other_than_planned_is_refused_before_the_method_runs(monkeypatch):
+    """Plan.with_domain compares what the stage spent with what make_plan fixed: trees charged at twice their eps_d
+    (a changed cost formula) stop the run before the method's first step."""
+    import synthdp.domains as domains
+    from synthdp.methods.measure.method import MeasureMethod
+
+    real, ran = domains.discretise, []
+    monkeypatch.setattr(domains, "discretise",
+                        lambda data, schema, *, epsilon, **kw: real(data, schema, epsilon=2 * epsilon, **kw))
+    monkeypatch.setattr(MeasureMethod, "run", lambda *args, **kwargs: ran.append(1))
+    with pytest.raises(RuntimeError, match="the domain stage spent"):
+        synthdp.generate_synthetic(_open_table(), "marginals:2", epsilon=2.0, delta=1e-9, random_state=0,
+                                   progress=False, categorical=["city", "grade"],
+                                   bounds={"age": (0, 120), "amount": (0, 500)})
+    assert not ran

@@ -310,8 +310,8 @@ def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkey
     """A domain PrivTree would make too large for the method's counts (here a small limit): the cap is chosen from
     public sizes before any private step, every tree stays within it, the run releases, and the plan says so."""
     import synthdp.methods.measure.method as measure_method
-    from synthdp.domains import privtree_cap
     from synthdp.config import SynthesisConfig
+    from synthdp.plan import make_plan
 
     monkeypatch.setattr(measure_method, "MAX_COUNTED_CELLS", 200_000)  # 4 triples of K**3 cells: K = 32 fits
     rng = np.random.default_rng(0)
@@ -320,7 +320,7 @@ def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkey
                        for i in range(4)})
     bounds = {c: (0.0, 100.0) for c in df.columns}
     config = SynthesisConfig(query_class="marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds)
-    assert privtree_cap(config, Schema.from_dataframe(df, bounds=bounds, discretise="privtree")) == 32
+    assert make_plan(config, Schema.from_dataframe(df, bounds=bounds, discretise="privtree")).stage.max_cells == 32
     result = synthdp.generate_synthetic(df, "marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds, random_state=0,
                                         progress=False)
     columns = result.report.release.plan["discretised"]
