@@ -170,11 +170,13 @@ def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
     method, why = choose_method(config.method, inputs)
     stage = DomainBudget(False)
     if any(Tallies.columns(schema)):
-        cap = cell_cap(method, inputs, placeholder, spec) if schema.to_discretise else None
+        cap = None
+        if schema.to_discretise:
+            cap = cell_cap(method, inputs, placeholder, spec)
+            inputs = replace(inputs, query_class=parse_query_class(spec, placeholder.with_placeholder_cells(cap)
+                                                                   .domain))
         stage = domain_budget(config, schema, method, inputs, cap)
-        placeholder = placeholder.with_placeholder_cells(cap) if schema.to_discretise else placeholder
-    inputs = replace(inputs, query_class=parse_query_class(spec, placeholder.domain),
-                     epsilon=epsilon - stage.epsilon, delta=None if delta is None else delta - stage.delta,
+    inputs = replace(inputs, epsilon=epsilon - stage.epsilon, delta=None if delta is None else delta - stage.delta,
                      filter_rho=stage.rho, filter_delta=stage.filter_delta)
     return Plan(config, inputs.query_class, inputs.epsilon, inputs.delta, inputs.relation, method, why,
                 method.plan(inputs), queries=None if capped is None else Choice(spec, capped),
