@@ -38,7 +38,7 @@ from synthdp.core.progress import Phases
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
-from synthdp.engines import get_engine
+from synthdp.engines import Rows, get_engine
 from synthdp.engines.pandas import PandasEngine
 from synthdp.files import sources
 from synthdp.files.parquet import write_table
@@ -236,23 +236,19 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     phases = Phases(enabled=config.progress)  # one line as each step starts and ends (never released)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
-        if engine.in_memory:
-            with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
-                df = engine.read(df)
-            if df.empty:
-                raise InputError("the input table is empty: nothing to synthesise")
+        with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
+            df = engine.read(df)  # in memory, the rows; on a cluster, the files its passes read part by part
         if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
             check_raw_rows(df, config, engine)
             chosen = choose_bound(df, config, ledger, rng)
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
-        bounding = contribution_bounding(config, rng)  # None without a privacy unit
-        df, schema, stripped = public_schema(df, config, bounding, collected, in_memory=engine.in_memory)
-        dask_bounding = None if engine.in_memory else bounding  # in memory the rows were bounded when read
-        if engine.in_memory:                                      # in memory: replace-one's public n, before learning
-            check_delta_against_public_n(config, len(df))
+        rows = engine.prepare(df, contribution_bounding(config, rng))  # at most k rows per unit (§10.6), text stripped
+        rows, schema = public_schema(rows, config, collected)
+        if rows.n is not None:  # rows held in memory: replace-one's public n, checked before learning
+            check_delta_against_public_n(config, rows.n)
         plan = make_plan(config, schema, chosen_bound=chosen)  # public inputs only: every choice and budget, once
-        tallies = domain_tallies(df, schema, engine, config, dask_bounding)  # what the domain steps read (§10.7)
+        tallies = domain_tallies(rows, schema, engine, config)  # what the domain steps read (§10.7)
         with (phases("learning the domains the schema leaves open (privately)") if any(Tallies.columns(schema))
               else nullcontext()):
             domain = learn_domain(tallies, schema, plan, ledger, rng)  # private: docs/privacy.md §9, §10
@@ -260,14 +256,14 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             plan = plan.with_domain(domain)  # the method on the learned domain, with the budgets planned
         schema = domain.schema
         with phases("counting the encoded rows"):
-            real = build(df, schema, plan, engine, dask_bounding)  # count: the Dask engine bounds units as it counts
+            real = build(rows, schema, plan, engine)  # count: on a cluster, units are bounded as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # the private part, through the ledger
         with phases("decoding and checking the records"):
             data = finish(output, schema, config)                 # post-processing: resample, decode
             findings = check_release(data, schema)                # post-processing of the release (§10.8)
         _warn_release(findings, collected)
-        if stripped:
-            output.notes.append(f"stripped surrounding spaces from text values of columns {stripped}")
+        if rows.stripped:
+            output.notes.append(f"stripped surrounding spaces from text values of columns {list(rows.stripped)}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
         model = FittedModel(output.model or ReleasedRecords(schema.domain, output.codes), schema, config.numeric,
                             report.to_dict())
@@ -281,54 +277,29 @@ def counting_engine(config: SynthesisConfig):
                                                          text=unit_columns(config)), **options)
 
 
-def public_schema(df, config: SynthesisConfig, bounding, collected: list[str], *, in_memory: bool = True):
-    """``(df, schema, stripped)``: the rows bounded per unit and stripped of surrounding spaces, and the schema.
+def public_schema(rows: Rows, config: SynthesisConfig, collected: list[str]) -> tuple[Rows, Schema]:
+    """``(rows, schema)``: the public schema of the run, and the rows without its derived columns.
 
-    With an engine that does not hold the rows here (``in_memory`` False: Dask
-    counts the files part by part on the cluster, :func:`build`) the schema must
-    be public.  Refuses a
-    privacy unit column inside the schema (docs/privacy.md §10.6).  Derived
-    columns (``config.derived``, added to a given schema's) are dropped from the
-    rows: no private step reads them (docs/privacy.md §10.10).
+    Rows the engine reads where it counts (on a cluster, part by part: no frame here) need a public schema.
+    Refuses a privacy unit column inside the schema (docs/privacy.md §10.6).  Derived columns (``config.derived``,
+    added to a given schema's) are dropped from the rows: no private step reads them (docs/privacy.md §10.10).
     """
-    if not in_memory:
-        if config.schema is None:
-            raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
-                             "--schema): the categories of a column are never read off the data on workers")
-        stripped: list[str] = []
-        schema = resolve_schema(None, config.schema, collected)
-    else:
-        if bounding is not None:  # before any other step reads the rows (docs/privacy.md §10.6)
-            rows = len(df)
-            df = bounding.apply(df)
-            warn_dropped_rows(rows, len(df), bounding.k)
-        df, stripped = strip_text(df)
-        schema = resolve_schema(df, config.schema, collected, **config.schema_options())
+    if rows.frame is None and config.schema is None:
+        raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
+                         "--schema): the categories of a column are never read off the data on workers")
+    schema = resolve_schema(rows.frame, config.schema, collected, **config.schema_options())
     if config.missing and config.schema is not None:
         schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
     if config.derived and config.schema is not None:
         schema = replace(schema, derived=(*schema.derived, *parse_derived(config.derived)))
     check_derived_output(schema, config.numeric)
-    if schema.derived and in_memory:  # derived columns never reach the model (docs/privacy.md §10.10)
-        df = df.drop(columns=[c for c in df.columns if str(c) in {d.name for d in schema.derived}])
+    if schema.derived and rows.frame is not None:  # derived columns never reach the model (docs/privacy.md §10.10)
+        derived = {d.name for d in schema.derived}
+        rows = replace(rows, source=rows.frame.drop(columns=[c for c in rows.frame.columns if str(c) in derived]))
     if config.privacy_unit is not None and config.privacy_unit in schema.names:
         raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
                          "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-    return df, schema, stripped
-
-
-#: The share of the rows that contribution bounding may drop before the owner is warned (docs/privacy.md §10.8).
-DROPPED_SHARE = 0.2
-
-
-def warn_dropped_rows(before: int, after: int, k: int) -> None:
-    """Tell the owner, by an :func:`owner_warning`, when keeping at most ``k`` rows per unit dropped more than
-    :data:`DROPPED_SHARE` of the rows.  Reads the private row counts: never in the release (§10.8)."""
-    if before and (before - after) / before > DROPPED_SHARE:
-        owner_warning(f"keeping at most max_rows_per_unit={k} rows per unit dropped {before - after} of the "
-                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} "
-                      "rows of each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
-                      "the data), or aggregate each unit's rows first")
+    return rows, schema
 
 
 def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
@@ -346,9 +317,9 @@ def check_raw_rows(df: pd.DataFrame, config: SynthesisConfig, engine) -> None:
                          f"{list(df.columns)}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows, schema, _ = public_schema(df.drop(columns=[config.privacy_unit]), config, None, [])
+        rows, schema = public_schema(engine.prepare(df.drop(columns=[config.privacy_unit])), config, [])
     require_delta_for_bounds(schema, budget(config)[1])
-    engine.tally(rows, schema)
+    engine.tally(rows.source, schema)
 
 
 def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
@@ -366,23 +337,8 @@ def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
     return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
 
 
-def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """``df`` with surrounding spaces removed from its text values (as the CLI's reader skips them).
-
-    Returns the names of the columns that changed; they go to the
-    diagnostics and a warning, never to the release (which columns had
-    spaces is read off the data).
-    """
-
-    out, changed = sources.strip_text(df)
-    if changed:
-        warnings.warn(f"stripped surrounding spaces from the text values of columns {changed} (the CLI's reader "
-                      "skips them too); give public categories without them", UserWarning, stacklevel=3)
-    return out, changed
-
-
-def build(df, schema, plan: Plan, engine=None, bounding=None):
-    """The data counted by ``engine`` (default: in memory), after the checks that need ``n`` (public under
+def build(rows: Rows, schema, plan: Plan, engine=None):
+    """The rows counted by ``engine`` (default: in memory), after the checks that need ``n`` (public under
     replace-one only).
 
     Under add/remove ``n`` is private (docs/privacy.md §1.3, §4.1: it is never
@@ -390,8 +346,7 @@ def build(df, schema, plan: Plan, engine=None, bounding=None):
     1/n`` and PRSMA's ``K <= n`` are checked under replace-one only.  They are
     checks, not choices: no parameter of the run depends on ``n``.
     """
-    # ``bounding``: the Dask engine bounds the privacy units while it counts (docs/privacy.md §10.6)
-    real = (engine or PandasEngine()).count(df, schema, **({} if bounding is None else {"bounding": bounding}))
+    real = (engine or PandasEngine()).count(rows.source, schema, bounding=rows.bounding)
     check_delta_against_public_n(plan.config, real.n)
     plan.method.check_public_n(plan.method_plan, real.n)
     return real

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from synthdp.config import SynthesisConfig
 from synthdp.core.progress import Phases
 from synthdp.core.tallies import Tallies
+from synthdp.engines.rows import Rows
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import LearnedBounds, check_rows, learn_bounds, range_threshold
 from synthdp.mechanisms.point_masses import select_point_masses
@@ -51,19 +52,18 @@ class DomainStage:
         return self.discretised.schema
 
 
-def domain_tallies(df, schema, engine, config: SynthesisConfig, bounding=None) -> Callable[[], Tallies]:
+def domain_tallies(rows: Rows, schema, engine, config: SynthesisConfig) -> Callable[[], Tallies]:
     """What the private domain steps read of the table (docs/privacy.md §10.7), tallied by ``engine`` (in memory,
-    or part by part on a Dask cluster) when a step first asks: after the refusals that need no data, so that
-    none waits for a pass over the files, and before any private step.  Not a private step.
-
-    ``bounding``: the Dask engine keeps at most ``k`` rows per unit as it tallies (in memory ``df`` is bounded
-    already, §10.6).  On Dask the tallies' row count is the first sight of ``n``: replace-one's check runs there.
+    or part by part on a Dask cluster, at most ``k`` rows per unit as the counting pass keeps) when a step first
+    asks: after the refusals that need no data, so that none waits for a pass over the files, and before any
+    private step.  Not a private step.  Where the rows are not held in memory the tallies' row count is the
+    first sight of ``n``: replace-one's check runs there.
     """
     @functools.cache
     def take() -> Tallies:
         with Phases(enabled=config.progress)("tallying the columns whose domains are learned"):
-            tallies = engine.tally(df, schema, **({} if bounding is None else {"bounding": bounding}))
-        if not engine.in_memory:  # in memory the driver checked it on the rows it holds
+            tallies = engine.tally(rows.source, schema, bounding=rows.bounding)
+        if rows.n is None:  # held in memory, the driver checked it on the rows
             check_delta_against_public_n(config, tallies.rows)
         return tallies
 

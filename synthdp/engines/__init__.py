@@ -20,7 +20,7 @@ private step, it only prepares the input of the mechanisms (docs/privacy.md §1.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import InputError, SynthDPError
@@ -29,8 +29,9 @@ from synthdp.core.parameters import ENGINES
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies
 from synthdp.engines.pandas import PandasEngine
+from synthdp.engines.rows import Rows
 
-__all__ = ["ENGINES", "CountingEngine", "EngineError", "get_engine"]
+__all__ = ["ENGINES", "CountingEngine", "EngineError", "Rows", "get_engine"]
 
 
 
@@ -44,15 +45,21 @@ class CountingEngine(Protocol):
     what the private domain steps read of it, before the schema is complete (docs/privacy.md §10.7)."""
 
     name: str
-    #: Whether the driver holds the table's rows (reads, bounds per unit, strips and checks them itself) or the
-    #: engine reads them where it counts (part by part on a cluster), so that only a public schema is possible.
-    in_memory: bool
 
-    def count(self, source, schema: Schema) -> AggregatedData:
+    def read(self, source) -> Any:
+        """The table as the run first sees it: a DataFrame in memory, or the files a cluster reads part by part."""
+        ...
+
+    def prepare(self, source, bounding=None) -> Rows:
+        """The rows the run reads (:class:`~synthdp.engines.rows.Rows`): at most ``k`` per privacy unit
+        (``bounding``, docs/privacy.md §10.6) and text values stripped, now in memory or on each pass."""
+        ...
+
+    def count(self, source, schema: Schema, bounding=None) -> AggregatedData:
         """Encode every record of ``source`` with ``schema`` and aggregate to distinct rows."""
         ...
 
-    def tally(self, source, schema: Schema) -> Tallies:
+    def tally(self, source, schema: Schema, bounding=None) -> Tallies:
         """Rows per label of each text column, and per value of each numeric column, whose domain is to be learned."""
         ...
 

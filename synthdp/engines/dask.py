@@ -41,6 +41,7 @@ from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 from synthdp.core.tallies import Tallies, check_untallied
+from synthdp.engines.rows import Rows
 from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, file_columns, list_files, strip_text
 from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
@@ -476,7 +477,6 @@ class DaskEngine:
     part_rows: int = DEFAULT_PART_ROWS
     batch_rows: int = DEFAULT_BATCH_ROWS
     name: str = field(default="dask", init=False)
-    in_memory: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if self.scheduler is not None and not isinstance(self.scheduler, str):
@@ -489,6 +489,18 @@ class DaskEngine:
             value = getattr(self, option)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{option} must be a positive integer, got {value!r}")
+
+    def read(self, source: Source) -> Source:
+        """The files as they are: workers read them part by part as each pass counts (a DataFrame is refused)."""
+        if isinstance(source, pd.DataFrame):
+            raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
+                             "files (a DataFrame in memory is counted by engine='pandas')")
+        return source
+
+    def prepare(self, source: Source, bounding: Bounding | None = None) -> Rows:
+        """The files, with the ``bounding`` every pass applies (at most ``k`` rows per privacy unit, by a shuffle
+        of whole units, docs/privacy.md §10.6); workers strip text values as they read."""
+        return Rows(self.read(source), bounding)
 
     @contextlib.contextmanager
     def client(self) -> Iterator[Any]:

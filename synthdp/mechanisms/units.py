@@ -32,13 +32,15 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import InputError
+from synthdp.core.owner import owner_warning
 from synthdp.core.schema import category_label
 from synthdp.accounting.ledger import UNIT_BOUND_LABEL, Ledger, as_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism
 
-__all__ = ["AUTO_EPSILON_SHARE", "AUTO_MAX_ROWS", "AUTO_QUANTILE", "Bounding", "ChosenBound", "bounding_key",
-           "bound_frame", "choose_rows_per_unit", "keep_mask", "unit_hash", "unit_text"]
+__all__ = ["AUTO_EPSILON_SHARE", "AUTO_MAX_ROWS", "AUTO_QUANTILE", "Bounding", "ChosenBound", "DROPPED_SHARE",
+           "bounding_key", "bound_frame", "choose_rows_per_unit", "keep_mask", "unit_hash", "unit_text",
+           "warn_dropped_rows"]
 
 #: ``max_rows_per_unit="auto"``: the public share of epsilon spent choosing ``k``, the largest ``k`` considered
 #: and the quantile of rows per unit aimed at (docs/privacy.md §10.6, Proposition 10.64).
@@ -185,3 +187,17 @@ def choose_rows_per_unit(df: pd.DataFrame, unit: str, *, epsilon: Fraction, rng:
                                  sensitivity=max(a, b - a), rng=rng, ledger=ledger, relation=relation,
                                  label=f"{UNIT_BOUND_LABEL}: k in 1..{max_rows} near quantile {quantile}", ahead=True)
     return ChosenBound(pick + 1, epsilon, max_rows, quantile)
+
+
+#: The share of the rows that contribution bounding may drop before the owner is warned (docs/privacy.md §10.8).
+DROPPED_SHARE = 0.2
+
+
+def warn_dropped_rows(before: int, after: int, k: int) -> None:
+    """Tell the owner, by an :func:`owner_warning`, when keeping at most ``k`` rows per unit dropped more than
+    :data:`DROPPED_SHARE` of the rows.  Reads the private row counts: never in the release (§10.8)."""
+    if before and (before - after) / before > DROPPED_SHARE:
+        owner_warning(f"keeping at most max_rows_per_unit={k} rows per unit dropped {before - after} of the "
+                      f"{before} rows ({(before - after) / before:.0%}); the synthetic table will stand for {k} "
+                      "rows of each unit. Give a larger public max_rows_per_unit (what a unit may hold by the design of "
+                      "the data), or aggregate each unit's rows first")

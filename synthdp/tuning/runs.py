@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from synthdp.api import generate_synthetic, resolve_schema, strip_text
+from synthdp.api import generate_synthetic, resolve_schema
+from synthdp.engines.pandas import PandasEngine
 from synthdp.config import SynthesisConfig, options_in
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
@@ -155,8 +156,6 @@ class Runner:
         check_relation(relation)
         if not isinstance(df, pd.DataFrame):
             raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-        if df.empty:
-            raise InputError("the input table is empty: nothing to synthesise")
         common = check_config(common, "the common configuration", common=True)
         base = SynthesisConfig(epsilon=1.0, query_class=query_class, relation=relation,
                                **common)  # schema options and the unit, checked
@@ -164,9 +163,7 @@ class Runner:
         raw = df
         k = base.contribution_bound  # a public k (refuses 'auto': every run and the score must share one k)
         bounding = None if base.privacy_unit is None else Bounding(base.privacy_unit, k, bounding_key(rng))
-        if bounding is not None:  # first, before anything else reads the rows
-            df = bounding.apply(df)
-        df, _ = strip_text(df)
+        df = PandasEngine().prepare(df, bounding).frame  # at most k rows per unit, first; text values stripped
         schema = resolve_schema(df, base.schema, collected, **base.schema_options())
         if base.missing and base.schema is not None:
             schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *base.missing))))
