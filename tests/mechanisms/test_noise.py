@@ -147,7 +147,7 @@ def test_numpy_generator_is_reproducible_from_the_seed():
 
 def test_private_modules_never_use_numpy_randomness():
     """docs/privacy.md §2.6: privacy-critical code draws only from PrivateRandom (no numpy random, no float noise)."""
-    root = pathlib.Path(__file__).resolve().parents[1] / "synthdp" / "mechanisms"
+    root = pathlib.Path(__file__).resolve().parents[2] / "synthdp" / "mechanisms"
     modules = sorted(path for path in root.glob("*.py") if path.name not in ("__init__.py", "randomness.py"))
     assert len(modules) >= 6
     for path in modules:

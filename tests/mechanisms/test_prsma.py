@@ -1,6 +1,6 @@
 """PRSMA parameters and behaviour (docs/privacy.md §3; the tests of §7.4-§7.5).
 
-The statistical privacy audit of PRSMA lives in ``tests/test_audit.py``.
+The statistical privacy audit of PRSMA lives in ``tests/privacy/test_audit.py``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from synthdp.mechanisms.selection import exponential_mechanism
 from synthdp.mechanisms.units import bound_frame, bounding_key, keep_mask
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.oracles.brute import BruteForceOracle
-from tests.test_rspm import CLOSED_INSTANCE
+from tests.mechanisms.test_rspm import CLOSED_INSTANCE
 
 KEY = np.array([0x1234, 0x5678], dtype=np.uint64)
 CATEGORIES = {"a": ["x", "y", "z"], "b": ["p", "q"]}

@@ -150,7 +150,7 @@ def test_methods_see_public_inputs_only():
                      "budget_epsilon", "given", "filter_rho", "filter_delta"}
 
 
-#: The driver's modules whose functions stay within 60 lines (synthdp/methods/: tests/test_packaging.py), and the
+#: The driver's modules whose functions stay within 60 lines (synthdp/methods/: tests/repository/test_packaging.py), and the
 #: functions not yet split (the parameter list's, issue 29 part A).
 @pytest.mark.parametrize("ahead", [Fraction(0), Fraction(1, 100), Fraction(1, 20)])
 def test_the_filter_is_the_conversion_of_the_methods_budget_whatever_the_steps_ahead_spent_in_it(demo, ahead):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "privacy.md"
 #: The folders whose Python files cite the proofs.
 FOLDERS = ("synthdp", "oracles", "queries", "datasets", "tests")

@@ -31,7 +31,7 @@ from synthdp.core.machine import proc_bytes
 #: Builds, installs and imports the package in fresh processes: ``-m 'not packaging'`` leaves them out.
 pytestmark = pytest.mark.packaging
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: The layers, bottom to top; a module may import only from its own layer or below.
 LAYERS = {
     "synthdp.core": 1, "synthdp.files": 1, "synthdp.datasets": 1, "synthdp.accounting": 2,

@@ -26,7 +26,7 @@ import pytest
 #: The README's examples, run end to end: ``-m 'not integration'`` leaves them out.
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 QUICK = " --rounds 3 --samples-per-round 10 --seed 0"
 #: The same few rounds for the Python example (game options: ``method="auto"`` then runs the game).
 QUICK_OPTIONS = {"rounds": 3, "samples_per_round": 10, "random_state": 0}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 60
 #: The driver (the top of the layers) and the generation methods.
 SHORT = [*(REPO / "synthdp").glob("*.py"), *(REPO / "synthdp" / "methods").rglob("*.py")]
@@ -20,7 +20,7 @@ SHORT = [*(REPO / "synthdp").glob("*.py"), *(REPO / "synthdp" / "methods").rglob
 OUTSIDE_QUERIES = [p for folder in ("synthdp", "oracles", "datasets") for p in (REPO / folder).rglob("*.py")]
 OWN = ("synthdp", "oracles", "queries", "datasets")
 #: The command line imports the library inside each command, so that ``--help`` and usage errors load none of it
-#: (tests/test_packaging.py keeps that true); every other module imports its own modules at the top.
+#: (tests/repository/test_packaging.py keeps that true); every other module imports its own modules at the top.
 LAZY = ("synthdp/cli.py", "synthdp/cli_tune.py")
 
 

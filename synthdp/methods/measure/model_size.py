@@ -31,7 +31,7 @@ every size below :data:`SATURATED` is exact.
 
 This is post-processing of public values (attribute sets and the domain),
 and it must agree exactly with :func:`~synthdp.methods.measure.estimators.model_cells`
-(``tests/test_model_size.py`` checks it on random clique sets): the cap
+(``tests/methods/measure/test_model_size.py`` checks it on random clique sets): the cap
 decides which candidates the exponential mechanism sees.
 """
 

@@ -21,7 +21,7 @@ from synthdp.methods.measure.coverage import (cover_shares, covering_pays, fill,
 from synthdp.methods.measure.algorithm import REWEIGHTED_SAMPLE, measure
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise
-from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
+from tests.methods.measure.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 
 
 def covering_run(data, *, relation="add-remove", budget=Fraction(1, 2), pure=False, seed=0, options=OPTIONS,

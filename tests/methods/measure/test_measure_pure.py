@@ -20,7 +20,7 @@ from synthdp.mechanisms.laplace import laplace_mean_abs, laplace_measure, laplac
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.algorithm import measure
-from tests.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
+from tests.methods.measure.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 
 
 def pure_run(data, relation="add-remove", seed=0, epsilon=Fraction(1), **kw):
