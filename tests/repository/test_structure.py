@@ -3,6 +3,7 @@
 * the driver and the methods have no function over :data:`MAX_LINES` lines;
 * no ``isinstance`` on a concrete query class outside the queries package (behaviour lives on the classes);
 * no import of synthdp's own modules inside a function, except an optional extra marked ``# optional extra``.
+* every test file sits beside the part of the package it tests (``tests/<part>/`` for ``synthdp/<part>/``).
 """
 
 from __future__ import annotations
@@ -89,3 +90,27 @@ def test_own_modules_are_imported_at_the_top():
 def test_the_length_rule_counts_what_it_says(source, expected, tmp_path):
     long = [f for f in _functions(ast.parse(source)) if f.end_lineno - f.lineno + 1 > MAX_LINES]
     assert len(long) == expected
+
+
+#: Test folders that hold no one package part: audits that run several mechanisms and methods against their
+#: privacy claims (privacy/), and checks of the repository itself (docs, citations, packaging, this file, pins).
+CROSS_CUTTING = {"privacy", "repository"}
+
+
+def test_tests_are_laid_out_like_the_package():
+    """Each test file sits where the part it tests sits: ``tests/<part>/`` for ``synthdp/<part>/`` (or the root
+    packages ``queries/``, ``oracles/``, ``datasets/``), the top of ``tests/`` for a top module of ``synthdp/``
+    (``test_<module>...``), or a cross-cutting folder; so a new flat or misplaced file is caught."""
+    top_modules = {p.stem for p in (REPO / "synthdp").glob("*.py")} - {"__init__", "_version"}
+    misplaced = []
+    for path in (REPO / "tests").rglob("test_*.py"):
+        folder = path.parent.relative_to(REPO / "tests")
+        if folder == Path("."):
+            ok = any(path.stem == f"test_{m}" or path.stem.startswith(f"test_{m}_") for m in top_modules)
+        else:
+            ok = (folder.parts[0] in CROSS_CUTTING or (REPO / "synthdp" / folder).is_dir()
+                  or (len(folder.parts) == 1 and folder.parts[0] in OWN and (REPO / folder).is_dir()))
+        if not ok:
+            misplaced.append(str(path.relative_to(REPO)))
+    assert not misplaced, ("test files outside the package's layout (put each beside the part it tests, "
+                           f"tests/<part>/ for synthdp/<part>/): {misplaced}")

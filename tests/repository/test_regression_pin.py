@@ -132,7 +132,7 @@ def test_same_seed_same_release_rows_and_table(name):
     got, pinned = _pin(CASES[name]), Pin(*PINS[name])
     assert got == pinned, (
         f"case {name!r}: {what_changed(got, pinned)}.  If the change is intended, re-pin with one line in "
-        f"tests/test_regression_pin.py PINS:\n    \"{name}\": {tuple(got)!r},")
+        f"tests/repository/test_regression_pin.py PINS:\n    \"{name}\": {tuple(got)!r},")
 
 
 def test_the_message_names_the_part_that_changed():
