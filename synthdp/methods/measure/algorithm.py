@@ -282,6 +282,11 @@ class _TrueCounts(dict):
         self[r] = counts = self.views.read(r, self[base]) if base != r else self.data.marginal(r).reshape(-1)
         return counts
 
+    def forget(self, r: Marginal) -> None:
+        """Drop the counts of ``r`` and of the fine marginal it reads (the covering step's last use of them)."""
+        self.pop(r, None)
+        self.pop(self.views.base(r), None)
+
 
 def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
     """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
@@ -774,6 +779,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
         for m, noisy in found:
             measured.groups.append(marginal_group(run.domain, noisy))
             measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
+        run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again
 
 
 def _refines(run: _Run, r: Marginal) -> bool:
@@ -811,27 +817,43 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
 
     Read off the model (fitted to released measurements), one sample of it drawn with the public generator (for
-    the marginals no clique holds, counted in one pass) and the public scales: post-processing; each
-    measurement's cost is its share either way.
+    the marginals no clique holds, counted :data:`COVER_COUNT_CELLS` cells at a time) and the public scales:
+    post-processing; each measurement's cost is its share either way.
     """
-    views = run.views
-    unheld_sets = [r for r, _ in shares if views.coarse(r) is not None and model.holder(r) is None]
-    counted = {}
-    if unheld_sets:
+    views, total = run.views, model.total
+
+    def fine(counts: np.ndarray, scale: Fraction) -> bool:
+        return counts[counts >= math.sqrt(run.noise.variance(scale))].sum() >= run.options.cover_fine_mass * total
+
+    twinned = [i for i, (r, _) in enumerate(shares) if views.coarse(r) is not None]
+    unheld = [i for i in twinned if model.holder(shares[i][0]) is None]
+    decided = {i: fine(model.counts(shares[i][0]), shares[i][1]) for i in sorted(set(twinned) - set(unheld))}
+    if unheld:
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
-        counted = {r: c * (model.total / len(sample))
-                   for r, c in zip(unheld_sets, marginal_counts(run.domain, sample, unheld_sets))}
-    readings = []
-    for r, scale in shares:
-        twin = views.coarse(r)
-        if twin is not None:
-            counts = counted[r] if r in counted else model.counts(r)
-            fine = counts[counts >= math.sqrt(run.noise.variance(scale))].sum() >= run.options.cover_fine_mass * \
-                model.total
-            readings.append(r if fine else twin)
-        else:
-            readings.append(r)
-    return readings
+        for batch in _count_batches([shares[i][0] for i in unheld], run.domain):
+            counts = marginal_counts(run.domain, sample, [shares[unheld[j]][0] for j in batch])
+            decided.update({unheld[j]: fine(c * (total / len(sample)), shares[unheld[j]][1])
+                            for j, c in zip(batch, counts)})
+    return [r if i not in decided or decided[i] else views.coarse(r) for i, (r, _) in enumerate(shares)]
+
+
+#: The most cells the covering step counts on its sample at once (int64 each: 256 MB); the narrowest first.
+COVER_COUNT_CELLS = 32_000_000
+
+
+def _count_batches(sets: Sequence[Marginal], domain: Domain) -> list[list[int]]:
+    """Positions of ``sets`` in batches of at most :data:`COVER_COUNT_CELLS` cells (one wider set alone), the
+    narrowest first: counted a batch at a time, the counts of a thousand wide marginals are never held at once."""
+    order = sorted(range(len(sets)), key=lambda j: domain.cells(sets[j]))
+    batches, cells = [[]], 0
+    for j in order:
+        size = domain.cells(sets[j])
+        if batches[-1] and cells + size > COVER_COUNT_CELLS:
+            batches.append([])
+            cells = 0
+        batches[-1].append(j)
+        cells += size
+    return batches
 
 
 def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, spanning: bool, progress: bool) -> int:
@@ -864,7 +886,9 @@ def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, span
 def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, covered: bool,
              phases: Phases) -> MeasureRelease:
     """Step 5: refit with more iterations, then draw ``n_rows`` records, or the model's own total (§8.6); after a
-    covering step the reweighted sample has the covering settings (``covered``)."""
+    covering step the reweighted sample has the covering settings (``covered``).  The true counts are dropped
+    first: nothing from here on reads the data."""
+    run.answers.clear()
     with phases(f"the final fit ({run.options.estimator.final_iters} steps)"):
         _refit(run, measured, run.options.estimator.final_iters)
     options = run.options
