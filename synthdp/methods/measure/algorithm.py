@@ -56,6 +56,7 @@ import numpy as np
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
+from synthdp.core.machine import return_freed_memory
 from synthdp.core.errors import InputError
 from synthdp.core.keys import count_equal
 from synthdp.core.progress import Phases, RoundProgress
@@ -279,13 +280,19 @@ class _TrueCounts(dict):
 
     def __missing__(self, r: Marginal) -> np.ndarray:
         base = self.views.base(r)
-        self[r] = counts = self.views.read(r, self[base]) if base != r else self.data.marginal(r).reshape(-1)
+        self[r] = counts = self.views.read(r, self[base]) if base != r else _compact(self.data.marginal(r).reshape(-1))
         return counts
 
     def forget(self, r: Marginal) -> None:
         """Drop the counts of ``r`` and of the fine marginal it reads (the covering step's last use of them)."""
         self.pop(r, None)
         self.pop(self.views.base(r), None)
+
+
+def _compact(counts: np.ndarray) -> np.ndarray:
+    """``counts`` as 32-bit integers when they fit (the same values in half the memory; every use adds them to
+    64-bit noise or floats), else as they are.  Held between rounds, never released."""
+    return counts.astype(np.int32) if counts.size and counts.max() < 2**31 else counts
 
 
 def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
@@ -837,8 +844,8 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     return [r if i not in decided or decided[i] else views.coarse(r) for i, (r, _) in enumerate(shares)]
 
 
-#: The most cells the covering step counts on its sample at once (int64 each: 256 MB); the narrowest first.
-COVER_COUNT_CELLS = 32_000_000
+#: The most cells the covering step counts on its sample at once (int64 each: 64 MB); the narrowest first.
+COVER_COUNT_CELLS = 8_000_000
 
 
 def _count_batches(sets: Sequence[Marginal], domain: Domain) -> list[list[int]]:
@@ -891,6 +898,7 @@ def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, co
     run.answers.clear()
     with phases(f"the final fit ({run.options.estimator.final_iters} steps)"):
         _refit(run, measured, run.options.estimator.final_iters)
+    return_freed_memory()
     options = run.options
     support, (iters, growth) = (options.cover_support, _cover_fit(run, measured)) if covered \
         else (options.support, (options.support_final_iters, CAPPED_GROWTH))
@@ -963,7 +971,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
         with phases("the spanning step"):
             _spanning_step(rounds, measured)
     t = _rounds(rounds, measured, oracle, spanning, progress)
+    return_freed_memory()  # between the steps: the peak, not the values (docs/benchmarks.md, 300k rows)
     if covering:
         with phases(f"the covering step over {len(marginals)} workload marginals"):
             _cover(run, measured, marginals)
+        return_freed_memory()
     return _release(run, measured, n_rows, t, covering, phases)
