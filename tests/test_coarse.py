@@ -28,6 +28,7 @@ from synthdp.methods.measure.coarse import (
 )
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure
+from synthdp.methods.measure.footprint import footprint
 from synthdp.methods.measure.settings import MeasureOptions
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells; d: 10 ordered cells (no view)
@@ -67,6 +68,28 @@ def test_a_view_only_for_numeric_columns_of_many_cells():
     assert views.coarse((0, 2)) == (4, 6) and views.base((4, 6)) == (0, 2)
     assert views.cells((4, 1)) == 9 * 3 and views.cells((4, 6)) == 9 * 8 and views.cells((0, 2)) == 21 * 16
     assert not CoarseViews(Domain(("a", "b"), (21, 16)), groups=GROUPS)  # nothing says the codes are ordered
+
+
+def test_the_runs_and_the_plan_read_through_the_groups_the_setting_gives():
+    """A run with 10 groups measures a's twins through 10 groups and its missing value (11) and c (16 cells, fewer
+    than 20) finely; the plan's candidate count has c's twins with 8 groups and not with 10."""
+    data = table(2000)
+    for groups, expected in ((8, {"a": 9, "c": 8}), (10, {"a": 11})):
+        options = replace(OPTIONS, coarse_groups=groups)
+        release = measure(data, WORKLOAD, budget=Fraction(2), relation="add-remove", ledger=ZcdpLedger(Fraction(2)),
+                          rng=PrivateRandom(0), options=options, progress=False)
+        read = {DOMAIN.names[a]: k for m in release.measurements if m.groups is not None
+                for a, k in zip(m.attrs, m.groups) if k is not None}
+        assert read == expected
+    twins = [footprint(DOMAIN, WORKLOAD, replace(OPTIONS, coarse_groups=g), n_rows=None, oracle=False).candidates
+             for g in (8, 10)]
+    assert twins == [2 * len(WORKLOAD), len(WORKLOAD) + 2]  # every pair has a twin; then (0, 1) and (0, 2) only
+
+
+@pytest.mark.parametrize("groups", [0, -3, 2.5, True])
+def test_a_group_count_that_is_not_a_positive_integer_is_refused(groups):
+    with pytest.raises(InputError, match="coarse_groups must be a positive integer"):
+        MeasureOptions(coarse_groups=groups)
 
 
 def test_the_schema_says_which_codes_are_ordered():
