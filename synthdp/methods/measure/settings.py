@@ -130,7 +130,8 @@ class MeasureOptions:
     #: a correlation; many make each coarse cell's noise outweigh its count.  Generated tables of ``synthdp bench
     #: numeric`` (eps 1, seeds 0-2), 8 / 12 / 16: the dependent table's 2-way TVD 0.099 / 0.088 / 0.085 and largest
     #: Pearson error 0.212 / 0.155 / 0.217, the skewed table's TVD 0.036 / 0.037 / 0.038, the loan table's 0.031 /
-    #: 0.032 / 0.033 (24 and 32: 0.091 and 0.133 on the dependent table, seed 0) (docs/privacy.md §8.11).
+    #: 0.032 / 0.033 (24 and 32: 0.091 and 0.133 on the dependent table, seed 0); at eps 3 more groups pay, at eps 0.3
+    #: 12 is no better than 8 (docs/privacy.md §8.11).
     coarse_groups: int = 12
     #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
