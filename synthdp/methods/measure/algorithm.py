@@ -954,7 +954,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     noise = _noise_family(budget, relation=relation, ledger=ledger, n_rows=n_rows, oracle=oracle, pure=pure)
     marginals = workload_marginals(workload, data.domain) if oracle is None \
         else backbone_marginals(data.domain, options.backbone_width)
-    weights, views = candidate_weights(marginals), CoarseViews(data.domain)  # §8.11: from the public domain
+    weights, views = candidate_weights(marginals), CoarseViews(data.domain, groups=options.coarse_groups)  # §8.11: public
     spanning = uses_spanning_step(len(data.domain), list(weights), options.spanning_from)  # §8.9: public
     covering = uses_covering_step(len(data.domain), list(weights), options, oracle=oracle is not None,
                                   light_tailed=noise.light_tailed)  # §8.10: public

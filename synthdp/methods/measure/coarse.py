@@ -5,8 +5,9 @@ makes every marginal it is in large: two columns of 64 cells make 4,096,
 whose expected noise (``sqrt(2/pi) sigma`` a cell) outweighs any correlation
 at moderate budgets, so the rounds never select a pair and the release
 keeps each column's shape but loses the joint structure.  A *coarse view*
-reads such a column through :data:`GROUPS` runs of consecutive cells, so the
-pair has 64 cells and the rounds can afford it; the column's own fine
+reads such a column through ``groups`` runs of consecutive cells (the public
+setting ``MeasureOptions.coarse_groups``), so the pair has ``groups**2``
+cells and the rounds can afford it; the column's own fine
 cells stay in the model, and the estimator fits the model's counts summed
 over the groups to the coarse measurement.
 
@@ -29,16 +30,11 @@ import numpy as np
 
 from synthdp.core.domain import Domain
 
-#: Groups a coarse view reads a column through ...
-GROUPS = 8
-#: ... when it has at least this many ordered cells (with fewer, the groups would be single cells).
-COARSE_FROM = 2 * GROUPS
-
 Marginal = tuple[int, ...]
 GroupMaps = tuple[np.ndarray | None, ...]
 
 
-def group_map(size: int, ordered: int, groups: int = GROUPS) -> np.ndarray:
+def group_map(size: int, ordered: int, groups: int) -> np.ndarray:
     """Each code's group: the ``ordered`` first codes in ``groups`` runs of consecutive codes whose lengths differ by at
     most one, every other code (a missing value) in a group of its own after them."""
     codes = np.arange(size, dtype=np.int64)
@@ -77,13 +73,16 @@ def label_spread(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 class CoarseViews:
-    """The coarse views a public domain offers, and how a candidate reads the data through them."""
+    """The coarse views a public domain offers, and how a candidate reads the data through them.
 
-    def __init__(self, domain: Domain):
+    A column has a view when it has at least ``2 * groups`` ordered cells (with fewer, most groups would be single
+    cells); ``groups`` is public (``MeasureOptions.coarse_groups``), so the views are a function of public inputs."""
+
+    def __init__(self, domain: Domain, *, groups: int):
         self.domain = domain
         ordered = domain.ordered or (0,) * len(domain)
         self.maps: tuple[np.ndarray | None, ...] = tuple(
-            group_map(size, k) if k >= COARSE_FROM else None for size, k in zip(domain.sizes, ordered))
+            group_map(size, k, groups) if k >= 2 * groups else None for size, k in zip(domain.sizes, ordered))
         self._sizes = tuple(int(m.max()) + 1 if m is not None else s for m, s in zip(self.maps, domain.sizes))
 
     def __bool__(self) -> bool:

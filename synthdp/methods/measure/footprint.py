@@ -59,7 +59,7 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     spanning = uses_spanning_step(d, candidates, options.spanning_from)
     rounds = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning
                                     else options.rounds_per_attribute * d)
-    views = CoarseViews(domain)  # their coarse twins are candidates too (§8.11); their counts are small
+    views = CoarseViews(domain, groups=options.coarse_groups)  # their coarse twins are candidates too (§8.11); their counts are small
     every = len(candidates) + sum(views.coarse(r) is not None for r in candidates)
     scored = min(every, options.candidate_pool)
     cells = sorted((math.prod(domain.sizes[a] for a in r) for r in candidates), reverse=True)

@@ -1,8 +1,9 @@
 """Refined readings of a coarse twin: finer cells where the released counts say the rows are (docs/privacy.md §11.1).
 
-A coarse twin (§8.11) reads numeric columns through 8 groups each, so the
-model learns nothing of their joint shape inside a group cell: three lengths
-of one item, which move together, come out independent within each 8x8 block.
+A coarse twin (§8.11) reads numeric columns through ``coarse_groups`` groups
+each, so the model learns nothing of their joint shape inside a group cell:
+three lengths of one item, which move together, come out independent within
+each block.
 A refined reading measures the twin (level 0), then, level by level, every
 child of the cells whose *released* noisy count passes a public threshold,
 empty children included, down to the fine cells.

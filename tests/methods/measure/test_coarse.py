@@ -21,21 +21,22 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import coarse as coarse_module
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.coarse import (
-    COARSE_FROM, GROUPS, CoarseViews, coarse_index, group_map, group_spread, group_sum,
+    CoarseViews, coarse_index, group_map, group_spread, group_sum,
 )
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure
+from synthdp.methods.measure.footprint import footprint
 from synthdp.methods.measure.settings import MeasureOptions
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells; d: 10 ordered cells (no view)
 DOMAIN = Domain(("a", "b", "c", "d"), (21, 3, 16, 10), ordered=(20, 0, 16, 10))
 WORKLOAD = [(0, 1), (0, 2), (1, 2), (2, 3)]
-OPTIONS = MeasureOptions(rounds_per_attribute=2, estimator=EstimatorSettings(iters=20, final_iters=50,
-                                                                             scoring_sample=2000))
+GROUPS = 8  # the views of DOMAIN's tests read 8 groups: a and c have views (at least 16 ordered cells), d has none
+OPTIONS = MeasureOptions(rounds_per_attribute=2, coarse_groups=GROUPS,
+                         estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=2000))
 
 
 def table(n: int = 600, seed: int = 0) -> AggregatedData:
@@ -49,7 +50,7 @@ def table(n: int = 600, seed: int = 0) -> AggregatedData:
 
 @pytest.mark.parametrize("size,ordered", [(16, 16), (21, 20), (64, 64), (100, 99), (17, 16), (1000, 1000)])
 def test_groups_are_runs_of_consecutive_cells_of_near_equal_length(size, ordered):
-    m = group_map(size, ordered)
+    m = group_map(size, ordered, GROUPS)
     lengths = np.bincount(m[:ordered])
     assert len(lengths) == GROUPS and lengths.max() - lengths.min() <= 1
     assert (np.diff(m) >= 0).all()  # consecutive: a group's codes are one run
@@ -57,13 +58,38 @@ def test_groups_are_runs_of_consecutive_cells_of_near_equal_length(size, ordered
 
 
 def test_a_view_only_for_numeric_columns_of_many_cells():
-    views = CoarseViews(DOMAIN)
+    views = CoarseViews(DOMAIN, groups=GROUPS)
     assert [m is not None for m in views.maps] == [True, False, True, False]
-    assert COARSE_FROM == 16
+    # a view needs twice as many ordered cells as groups: with 9 groups c's 16 cells have none, a's 20 have one
+    assert [m is not None for m in CoarseViews(DOMAIN, groups=9).maps] == [True, False, False, False]
+    assert [m is not None for m in CoarseViews(DOMAIN, groups=10).maps] == [True, False, False, False]
+    assert not CoarseViews(DOMAIN, groups=11)
     assert views.coarse((0, 1)) == (4, 1) and views.coarse((1, 3)) is None and views.coarse((0,)) is None
     assert views.coarse((0, 2)) == (4, 6) and views.base((4, 6)) == (0, 2)
     assert views.cells((4, 1)) == 9 * 3 and views.cells((4, 6)) == 9 * 8 and views.cells((0, 2)) == 21 * 16
-    assert not CoarseViews(Domain(("a", "b"), (21, 16)))  # nothing says the codes are ordered: no view
+    assert not CoarseViews(Domain(("a", "b"), (21, 16)), groups=GROUPS)  # nothing says the codes are ordered
+
+
+def test_the_runs_and_the_plan_read_through_the_groups_the_setting_gives():
+    """A run with 10 groups measures a's twins through 10 groups and its missing value (11) and c (16 cells, fewer
+    than 20) finely; the plan's candidate count has c's twins with 8 groups and not with 10."""
+    data = table(2000)
+    for groups, expected in ((8, {"a": 9, "c": 8}), (10, {"a": 11})):
+        options = replace(OPTIONS, coarse_groups=groups)
+        release = measure(data, WORKLOAD, budget=Fraction(2), relation="add-remove", ledger=ZcdpLedger(Fraction(2)),
+                          rng=PrivateRandom(0), options=options, progress=False)
+        read = {DOMAIN.names[a]: k for m in release.measurements if m.groups is not None
+                for a, k in zip(m.attrs, m.groups) if k is not None}
+        assert read == expected
+    twins = [footprint(DOMAIN, WORKLOAD, replace(OPTIONS, coarse_groups=g), n_rows=None, oracle=False).candidates
+             for g in (8, 10)]
+    assert twins == [2 * len(WORKLOAD), len(WORKLOAD) + 2]  # every pair has a twin; then (0, 1) and (0, 2) only
+
+
+@pytest.mark.parametrize("groups", [0, -3, 2.5, True])
+def test_a_group_count_that_is_not_a_positive_integer_is_refused(groups):
+    with pytest.raises(InputError, match="coarse_groups must be a positive integer"):
+        MeasureOptions(coarse_groups=groups)
 
 
 def test_the_schema_says_which_codes_are_ordered():
@@ -76,7 +102,7 @@ def test_the_schema_says_which_codes_are_ordered():
 
 
 def test_reading_through_groups_matches_counting_mapped_records():
-    data, views = table(), CoarseViews(DOMAIN)
+    data, views = table(), CoarseViews(DOMAIN, groups=GROUPS)
     codes = data.expand()
     for r in [(4, 1), (4, 6), (1, 6), (6, 3)]:
         base, maps = views.base(r), views.groups(r)
@@ -91,7 +117,7 @@ def test_reading_through_groups_matches_counting_mapped_records():
 
 def test_spreading_is_the_adjoint_of_summing():
     gen = np.random.default_rng(1)
-    maps = (group_map(21, 20), None, group_map(16, 16))
+    maps = (group_map(21, 20, GROUPS), None, group_map(16, 16, GROUPS))
     x = gen.normal(size=(21, 3, 16))
     y = gen.normal(size=(9, 3, 8))
     assert math.isclose(float(np.sum(group_sum(x, maps) * y)), float(np.sum(x * group_spread(y, maps))))
@@ -100,7 +126,7 @@ def test_spreading_is_the_adjoint_of_summing():
 def test_coarse_scores_move_by_at_most_the_sensitivity_on_neighbours():
     """Every candidate's score, fine and coarse, moves by at most the largest weight (add/remove) or twice it
     (replace-one) on neighbours, and the bound is attained by a coarse candidate (§8.3, §8.11)."""
-    data, views = table(), CoarseViews(DOMAIN)
+    data, views = table(), CoarseViews(DOMAIN, groups=GROUPS)
     fine = candidate_weights(WORKLOAD)
     weights = fine | views.candidates(fine)
     coarse = [r for r in weights if views.groups(r) is not None]
@@ -132,7 +158,7 @@ def test_coarse_scores_move_by_at_most_the_sensitivity_on_neighbours():
 
 @pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
 def test_coarse_measurements_are_charged_as_marginals_and_measure_the_grouped_counts(monkeypatch, relation, sens_sq):
-    data, views, captured = table(), CoarseViews(DOMAIN), []
+    data, views, captured = table(), CoarseViews(DOMAIN, groups=GROUPS), []
     real = measure_module._measure_one
 
     def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
@@ -162,7 +188,7 @@ def test_coarse_measurements_are_charged_as_marginals_and_measure_the_grouped_co
 
 def test_the_estimator_fits_the_grouped_counts_of_a_coarse_measurement():
     """Exact 1-way measurements and an exact coarse pair: the model's counts summed over the groups meet the pair."""
-    data, views = table(2000), CoarseViews(DOMAIN)
+    data, views = table(2000), CoarseViews(DOMAIN, groups=GROUPS)
     key = views.coarse((0, 2))
     exact = [NoisyMarginal((a,), data.marginal((a,)).reshape(-1).astype(float), 1.0) for a in range(len(DOMAIN))]
     pair = NoisyMarginal((0, 2), views.read(key, data.marginal((0, 2)).reshape(-1)).astype(float), 1.0,
@@ -186,19 +212,20 @@ def mean_correlation(df: pd.DataFrame) -> float:
     return float(c[np.triu_indices(len(c), 1)].mean())
 
 
-def test_many_celled_numeric_columns_keep_their_correlations(monkeypatch):
+def test_many_celled_numeric_columns_keep_their_correlations():
     """Five columns correlated at 0.72, PrivTree's cells (about 70 a column), eps 1: the rounds and the covering step
     measure coarse pairs and the release keeps most of the correlation (0.65); without coarse views it loses most
     of it (0.14)."""
     df = correlated()
     options = dict(epsilon=1.0, delta=1e-9, bounds={c: (0.0, 100.0) for c in df}, random_state=0, progress=False)
     with_views = synthdp.generate_synthetic(df, "marginals:2", **options)
-    monkeypatch.setattr(coarse_module, "COARSE_FROM", 10**9)  # no column has a view
-    without = synthdp.generate_synthetic(df, "marginals:2", **options)
+    no_views = MeasureOptions(coarse_groups=10**6)  # a view would need 2 million cells: no column has one
+    without = synthdp.generate_synthetic(df, "marginals:2", measure_options=no_views, **options)
     real = mean_correlation(df)
     assert real > 0.7
     chosen = [m for m in with_views.report.measurements if m["selected_by"] == "exponential"]
-    assert any(m.get("groups") == {name: GROUPS for name in m["marginal"]} for m in chosen)
+    groups = MeasureOptions().coarse_groups
+    assert any(m.get("groups") == {name: groups for name in m["marginal"]} for m in chosen)
     assert any(m.get("groups") for m in with_views.report.measurements if m["selected_by"] == "cover")
     assert "read numeric columns through groups of their cells" in with_views.report.summary()
     assert mean_correlation(with_views.data) > 0.6 * real > mean_correlation(without.data)
@@ -215,7 +242,8 @@ def test_the_covering_step_reads_finely_only_where_cells_stand_above_the_noise(s
     values[gen.random((n, 4)) < spike] = 50.0
     df = pd.DataFrame(values.round(2), columns=list("pqrs"))
     release = synthdp.generate_synthetic(df, "marginals:3", epsilon=0.5, delta=1e-9, random_state=0, progress=False,
-                                         bounds={c: (0.0, 100.0) for c in df})
+                                         bounds={c: (0.0, 100.0) for c in df},
+                                         measure_options=MeasureOptions(coarse_groups=GROUPS))  # PrivTree: ~20 cells
     cover = [m for m in release.report.measurements if m["selected_by"] == "cover" and not m.get("level")]
     assert cover
     assert all((m.get("groups") is None) == fine for m in cover)
@@ -224,7 +252,7 @@ def test_the_covering_step_reads_finely_only_where_cells_stand_above_the_noise(s
 def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap(monkeypatch):
     """With no share of the size cap a twin is picked only once a model clique holds its fine cells (it adds no
     cells to the model); with the whole cap, before."""
-    data, rho, views = table(), Fraction(2), CoarseViews(DOMAIN)
+    data, rho, views = table(), Fraction(2), CoarseViews(DOMAIN, groups=GROUPS)
     real = measure_module._select
     for share in (0.0, 1.0):
         held = []

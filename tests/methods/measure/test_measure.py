@@ -119,7 +119,8 @@ def test_score_sensitivity_by_brute_force():
 
     def scores(d):
         answers = {r: d.marginal(r).reshape(-1) for r in cands}
-        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2, CoarseViews(DOMAIN),
+        return _scores(cands, weights, answers, model, sample, math.sqrt(2 / math.pi) * 2,
+                       CoarseViews(DOMAIN, groups=OPTIONS.coarse_groups),
                        {r for r in cands if model.holder(r) is None})  # sigma2 = 4
 
     base = scores(data)

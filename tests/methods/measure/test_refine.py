@@ -31,7 +31,8 @@ from synthdp.methods.measure.refine import (
 DOMAIN = Domain(("a", "b", "c"), (21, 3, 16), ordered=(20, 0, 16))
 PAIR = (0, 2)
 SHAPE = (21, 16)
-MAPS = CoarseViews(DOMAIN).attr_maps(PAIR)
+GROUPS = 8  # a's 20 ordered cells and c's 16 are both read through 8 groups
+MAPS = CoarseViews(DOMAIN, groups=GROUPS).attr_maps(PAIR)
 
 
 def diagonal(n: int = 800, seed: int = 0) -> AggregatedData:
@@ -144,7 +145,7 @@ def test_the_next_level_reads_released_counts_only():
 
 
 OPTIONS = MeasureOptions(rounds_per_attribute=2, cover_fine_mass=1.0, refine_split="halves", refine_rounds=True,  # the twins: refined
-                         estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=2000),
+                         coarse_groups=GROUPS, estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=2000),
                          cover_support=5000, cover_iters=20, cover_deep_iters=20)
 
 

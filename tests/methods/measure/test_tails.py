@@ -125,7 +125,7 @@ def test_readings_combine_measurements_by_inverse_variance():
 
 def test_categorical_attributes_and_coarse_measurements_are_not_read():
     wide = Domain(("x", "b"), (21, 3), ordered=(20, 0))
-    views = CoarseViews(wide)
+    views = CoarseViews(wide, groups=8)
     one = NoisyMarginal((0,), np.r_[np.zeros(5), np.full(10, 900.0), np.zeros(6)], 100.0 ** 2)
     b = NoisyMarginal((1,), np.array([1000.0, 0.0, 0.0]), 1.0)  # categorical: its empty categories stay
     key = views.coarse((0, 1))
