@@ -155,9 +155,11 @@ def test_the_loss_and_its_gradient_are_the_sparse_expressions_to_the_bit():
         groups.append(NoisyGroup(f"group {j}", lambda codes, cell=cell: cell, size, gen.normal(50, 20, size),
                                  float(gen.uniform(1, 9))))
     design = _design(np.zeros((records, 1), dtype=np.int64), groups)
+    assert design[0].dtype == np.int16  # every group's cells fit 16 bits
     by_record = design[0].T
     kept = by_record >= 0
-    matrix = sparse.csc_matrix((np.ones(int(kept.sum())), by_record[kept].astype(np.int64),
+    rows = by_record.astype(np.int64) + design[3][:-1]  # a group's cell is its row past the group's offset
+    matrix = sparse.csc_matrix((np.ones(int(kept.sum())), rows[kept],
                                 np.concatenate([[0], np.cumsum(kept.sum(axis=1))])),
                                shape=(len(design[1]), records))
     answers = np.concatenate([g.counts for g in groups])
