@@ -72,7 +72,7 @@ from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
-from synthdp.methods.measure.marginal_counts import marginal_counts
+from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.game.players import game_instance
@@ -113,6 +113,10 @@ def marginal_limit(width: int) -> int:
 #: over the estimate's most probable records (``record``), RSPM, or the covering step (``cover``: a workload
 #: marginal no measurement of the rounds contains, docs/privacy.md §8.10).
 SELECTORS = ("initial", "exponential", "record", "rspm", "cover")
+
+#: Cells of the covering step's sample counts held at once while it chooses fine or coarse readings (§8.11): 16 MB
+#: of counts (a wider marginal is counted alone).
+COVER_BATCH_CELLS = 2**21
 #: Which estimator serves a measurement.
 GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
@@ -814,21 +818,22 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     the marginals no clique holds, counted in one pass) and the public scales: post-processing; each
     measurement's cost is its share either way.
     """
-    views = run.views
+    views, sd = run.views, {r: math.sqrt(run.noise.variance(scale)) for r, scale in shares}
     unheld_sets = [r for r, _ in shares if views.coarse(r) is not None and model.holder(r) is None]
-    counted = {}
-    if unheld_sets:
+    fine_mass: dict[Marginal, float] = {}
+    if unheld_sets:  # counted a batch at a time, each kept only for its fine mass
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
-        counted = {r: c * (model.total / len(sample))
-                   for r, c in zip(unheld_sets, marginal_counts(run.domain, sample, unheld_sets))}
+        for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=COVER_BATCH_CELLS):
+            counts = c * (model.total / len(sample))
+            fine_mass[r] = counts[counts >= sd[r]].sum()
     readings = []
-    for r, scale in shares:
+    for r, _ in shares:
         twin = views.coarse(r)
         if twin is not None:
-            counts = counted[r] if r in counted else model.counts(r)
-            fine = counts[counts >= math.sqrt(run.noise.variance(scale))].sum() >= run.options.cover_fine_mass * \
-                model.total
-            readings.append(r if fine else twin)
+            if r not in fine_mass:
+                counts = model.counts(r)
+                fine_mass[r] = counts[counts >= sd[r]].sum()
+            readings.append(r if fine_mass[r] >= run.options.cover_fine_mass * model.total else twin)
         else:
             readings.append(r)
     return readings
