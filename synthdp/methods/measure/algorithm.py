@@ -114,9 +114,9 @@ def marginal_limit(width: int) -> int:
 #: marginal no measurement of the rounds contains, docs/privacy.md §8.10).
 SELECTORS = ("initial", "exponential", "record", "rspm", "cover")
 
-#: Cells of the covering step's sample counts held at once while it chooses fine or coarse readings (§8.11): 16 MB
-#: of counts (a wider marginal is counted alone).
-COVER_BATCH_CELLS = 2**21
+#: Cells of the sample counts held at once while a round scores its candidates (§8.1) or the covering step chooses
+#: fine or coarse readings (§8.11): 16 MB of counts (a wider marginal is counted alone).
+SCORE_BATCH_CELLS = 2**21
 #: Which estimator serves a measurement.
 GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
@@ -337,19 +337,29 @@ def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: d
     (AIM's ``sqrt(2/pi) sigma`` for the Gaussian, ``1/sinh a`` for the
     Laplace, §10.2).  ``r(p)`` is the model's count (its own total); attribute
     sets no model clique holds (``unheld_sets``) are counted on ``sample``
-    (records drawn from the model, scaled to its total), all in one pass; a
-    coarse candidate reads both through its groups (§8.11).
+    (records drawn from the model, scaled to its total), a batch of
+    :data:`SCORE_BATCH_CELLS` cells at a time; a coarse candidate reads both
+    through its groups (§8.11).
     Both are post-processing of the transcript.
     """
-    wide = list(dict.fromkeys(views.base(r) for r in candidates if r in unheld_sets))  # a twin shares its base's
-    counted = dict(zip(wide, marginal_counts(views.domain, sample, wide))) if wide else {}
     out = np.empty(len(candidates), dtype=np.int64)
+
+    def score(r: Marginal, fine: np.ndarray) -> int:
+        l1 = int(np.abs(answers[r] - np.rint(views.read(r, fine)).astype(np.int64)).sum())
+        return weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
+
+    by_base: dict[Marginal, list[int]] = {}  # a twin shares its base's counts
     for i, r in enumerate(candidates):
-        base = views.base(r)
-        fine = counted[base] * (model.total / len(sample)) if r in unheld_sets else model.counts(base)
-        fitted = views.read(r, fine)
-        l1 = int(np.abs(answers[r] - np.rint(fitted).astype(np.int64)).sum())
-        out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
+        if r in unheld_sets:
+            by_base.setdefault(views.base(r), []).append(i)
+        else:
+            out[i] = score(r, model.counts(views.base(r)))
+    if by_base:  # counted a batch at a time, each base's counts dropped once its candidates are scored
+        batches = marginal_counts_in_batches(views.domain, sample, list(by_base), max_cells=SCORE_BATCH_CELLS)
+        for base, counts in batches:
+            fine = counts * (model.total / len(sample))
+            for i in by_base[base]:
+                out[i] = score(candidates[i], fine)
     return out
 
 
@@ -823,7 +833,7 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     fine_mass: dict[Marginal, float] = {}
     if unheld_sets:  # counted a batch at a time, each kept only for its fine mass
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
-        for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=COVER_BATCH_CELLS):
+        for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=SCORE_BATCH_CELLS):
             counts = c * (model.total / len(sample))
             fine_mass[r] = counts[counts >= sd[r]].sum()
     readings = []
