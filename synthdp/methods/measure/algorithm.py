@@ -73,7 +73,7 @@ from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
-from synthdp.methods.measure.marginal_counts import marginal_counts
+from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.game.players import game_instance
@@ -114,6 +114,10 @@ def marginal_limit(width: int) -> int:
 #: over the estimate's most probable records (``record``), RSPM, or the covering step (``cover``: a workload
 #: marginal no measurement of the rounds contains, docs/privacy.md §8.10).
 SELECTORS = ("initial", "exponential", "record", "rspm", "cover")
+
+#: Cells of the sample counts held at once while a round scores its candidates (§8.1) or the covering step chooses
+#: fine or coarse readings (§8.11): 16 MB of counts (a wider marginal is counted alone).
+SCORE_BATCH_CELLS = 2**21
 #: Which estimator serves a measurement.
 GRAPHICAL_MODEL, REWEIGHTED_SAMPLE = "graphical model", "reweighted sample"
 
@@ -345,19 +349,29 @@ def _scores(candidates: list[Marginal], weights: dict[Marginal, int], answers: d
     (AIM's ``sqrt(2/pi) sigma`` for the Gaussian, ``1/sinh a`` for the
     Laplace, §10.2).  ``r(p)`` is the model's count (its own total); attribute
     sets no model clique holds (``unheld_sets``) are counted on ``sample``
-    (records drawn from the model, scaled to its total), all in one pass; a
-    coarse candidate reads both through its groups (§8.11).
+    (records drawn from the model, scaled to its total), a batch of
+    :data:`SCORE_BATCH_CELLS` cells at a time; a coarse candidate reads both
+    through its groups (§8.11).
     Both are post-processing of the transcript.
     """
-    wide = list(dict.fromkeys(views.base(r) for r in candidates if r in unheld_sets))  # a twin shares its base's
-    counted = dict(zip(wide, marginal_counts(views.domain, sample, wide))) if wide else {}
     out = np.empty(len(candidates), dtype=np.int64)
+
+    def score(r: Marginal, fine: np.ndarray) -> int:
+        l1 = int(np.abs(answers[r] - np.rint(views.read(r, fine)).astype(np.int64)).sum())
+        return weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
+
+    by_base: dict[Marginal, list[int]] = {}  # a twin shares its base's counts
     for i, r in enumerate(candidates):
-        base = views.base(r)
-        fine = counted[base] * (model.total / len(sample)) if r in unheld_sets else model.counts(base)
-        fitted = views.read(r, fine)
-        l1 = int(np.abs(answers[r] - np.rint(fitted).astype(np.int64)).sum())
-        out[i] = weights[r] * (l1 - round(noise_per_cell * answers[r].size))  # size: r's cells
+        if r in unheld_sets:
+            by_base.setdefault(views.base(r), []).append(i)
+        else:
+            out[i] = score(r, model.counts(views.base(r)))
+    if by_base:  # counted a batch at a time, each base's counts dropped once its candidates are scored
+        batches = marginal_counts_in_batches(views.domain, sample, list(by_base), max_cells=SCORE_BATCH_CELLS)
+        for base, counts in batches:
+            fine = counts * (model.total / len(sample))
+            for i in by_base[base]:
+                out[i] = score(candidates[i], fine)
     return out
 
 
@@ -824,43 +838,28 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
 
     Read off the model (fitted to released measurements), one sample of it drawn with the public generator (for
-    the marginals no clique holds, counted :data:`COVER_COUNT_CELLS` cells at a time) and the public scales:
+    the marginals no clique holds, counted :data:`SCORE_BATCH_CELLS` cells at a time) and the public scales:
     post-processing; each measurement's cost is its share either way.
     """
-    views, total = run.views, model.total
-
-    def fine(counts: np.ndarray, scale: Fraction) -> bool:
-        return counts[counts >= math.sqrt(run.noise.variance(scale))].sum() >= run.options.cover_fine_mass * total
-
-    twinned = [i for i, (r, _) in enumerate(shares) if views.coarse(r) is not None]
-    unheld = [i for i in twinned if model.holder(shares[i][0]) is None]
-    decided = {i: fine(model.counts(shares[i][0]), shares[i][1]) for i in sorted(set(twinned) - set(unheld))}
-    if unheld:
+    views, sd = run.views, {r: math.sqrt(run.noise.variance(scale)) for r, scale in shares}
+    unheld_sets = [r for r, _ in shares if views.coarse(r) is not None and model.holder(r) is None]
+    fine_mass: dict[Marginal, float] = {}
+    if unheld_sets:  # counted a batch at a time, each kept only for its fine mass
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
-        for batch in _count_batches([shares[i][0] for i in unheld], run.domain):
-            counts = marginal_counts(run.domain, sample, [shares[unheld[j]][0] for j in batch])
-            decided.update({unheld[j]: fine(c * (total / len(sample)), shares[unheld[j]][1])
-                            for j, c in zip(batch, counts)})
-    return [r if i not in decided or decided[i] else views.coarse(r) for i, (r, _) in enumerate(shares)]
-
-
-#: The most cells the covering step counts on its sample at once (int64 each: 64 MB); the narrowest first.
-COVER_COUNT_CELLS = 8_000_000
-
-
-def _count_batches(sets: Sequence[Marginal], domain: Domain) -> list[list[int]]:
-    """Positions of ``sets`` in batches of at most :data:`COVER_COUNT_CELLS` cells (one wider set alone), the
-    narrowest first: counted a batch at a time, the counts of a thousand wide marginals are never held at once."""
-    order = sorted(range(len(sets)), key=lambda j: domain.cells(sets[j]))
-    batches, cells = [[]], 0
-    for j in order:
-        size = domain.cells(sets[j])
-        if batches[-1] and cells + size > COVER_COUNT_CELLS:
-            batches.append([])
-            cells = 0
-        batches[-1].append(j)
-        cells += size
-    return batches
+        for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=SCORE_BATCH_CELLS):
+            counts = c * (model.total / len(sample))
+            fine_mass[r] = counts[counts >= sd[r]].sum()
+    readings = []
+    for r, _ in shares:
+        twin = views.coarse(r)
+        if twin is not None:
+            if r not in fine_mass:
+                counts = model.counts(r)
+                fine_mass[r] = counts[counts >= sd[r]].sum()
+            readings.append(r if fine_mass[r] >= run.options.cover_fine_mass * model.total else twin)
+        else:
+            readings.append(r)
+    return readings
 
 
 def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, spanning: bool, progress: bool) -> int:

@@ -14,7 +14,7 @@ The counts are the same integers either way.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 from numba import njit
@@ -107,3 +107,22 @@ def marginal_counts(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple
         counted = {r: out[s : s + c] for r, s, c in zip(narrow, starts.tolist(), cells.tolist())}
     return [counted[r] if r in counted else np.bincount(domain.flat_index(codes, r), minlength=cells_of[r])
             for r in marginals]
+
+
+def marginal_counts_in_batches(domain: Domain, codes: np.ndarray, marginals: Sequence[tuple[int, ...]], *,
+                               max_cells: int) -> Iterator[tuple[tuple[int, ...], np.ndarray]]:
+    """Each marginal with its counts as :func:`marginal_counts` gives them, counted a batch of at most
+    ``max_cells`` cells at a time (a wider marginal alone), so that a caller reading each once and dropping it
+    holds one batch's counts, not every marginal's: the covering step's 1,140 triples of a 300,000-row table held
+    1.9 GB of counts at once."""
+    codes = np.asfortranarray(codes)  # once for every batch
+    batch: list[tuple[int, ...]] = []
+    cells = 0
+    for r in [*marginals, None]:
+        width = 0 if r is None else math.prod(domain.sizes[a] for a in r)
+        if batch and (r is None or cells + width > max_cells):
+            yield from zip(batch, marginal_counts(domain, codes, batch))
+            batch, cells = [], 0
+        if r is not None:
+            batch.append(r)
+            cells += width

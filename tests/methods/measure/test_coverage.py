@@ -329,24 +329,8 @@ def test_footprint_counts_the_covering_reweighting():
     assert on.memory_bytes - off.memory_bytes == support + design
 
 
-def test_count_batches_cover_every_set_once_within_the_cell_limit(monkeypatch):
-    """The covering step counts its sample's marginals a batch at a time: every set in exactly one batch, the
-    narrowest first, no batch over the limit unless one set alone is wider."""
-    from synthdp.core.domain import Domain
-
-    monkeypatch.setattr(measure_module, "COVER_COUNT_CELLS", 500)
-    domain = Domain(tuple(f"a{i}" for i in range(6)), (2, 3, 5, 7, 11, 13))
-    sets = [r for k in (1, 2, 3) for r in itertools.combinations(range(6), k)]
-    batches = measure_module._count_batches(sets, domain)
-    assert sorted(j for b in batches for j in b) == list(range(len(sets)))
-    cells = [[domain.cells(sets[j]) for j in b] for b in batches]
-    assert all(sum(c) <= 500 or len(c) == 1 for c in cells)
-    flat = [c for b in cells for c in b]
-    assert flat == sorted(flat) and len(batches) > 1
-
-
-def test_the_covering_step_counts_in_batches_and_drops_the_true_counts_before_the_fit(monkeypatch):
-    """On a table whose covering step reads hundreds of marginals off the model's sample (no clique holds them),
+def test_sample_counts_in_batches_give_the_same_release_and_no_true_count_outlives_the_measurements(monkeypatch):
+    """On a table whose rounds and covering step read marginals off the model's sample (no clique holds them),
     counting them one set at a time gives the same release and table as the default batches; and once the last
     measurement is taken no true count is held: the final fit and the reweighted sample read released values."""
     import synthdp
@@ -359,14 +343,15 @@ def test_the_covering_step_counts_in_batches_and_drops_the_true_counts_before_th
     options = dict(epsilon=1.0, delta=1e-9, bounds=bounds, categories=categories, clip=True,
                    nullable=list(categories), datetimes=table.datetimes, random_state=0, progress=False)
     counted, held = [], []
-    real_batches, real_refit = measure_module._count_batches, measure_module._refit
-    monkeypatch.setattr(measure_module, "_count_batches",
-                        lambda sets, domain: (counted.append(len(sets)), real_batches(sets, domain))[1])
+    real_batches, real_refit = measure_module.marginal_counts_in_batches, measure_module._refit
+    monkeypatch.setattr(measure_module, "marginal_counts_in_batches",
+                        lambda domain, sample, sets, **k: (counted.append(len(sets)),
+                                                           real_batches(domain, sample, sets, **k))[1])
     monkeypatch.setattr(measure_module, "_refit",
                         lambda run, *a, **k: (held.append(len(run.answers)), real_refit(run, *a, **k))[1])
     whole = synthdp.generate_synthetic(data, "marginals:3", **options)
-    assert counted and counted[0] > 20 and held[-1] == 0 and max(held) > 0
-    monkeypatch.setattr(measure_module, "COVER_COUNT_CELLS", 1)
+    assert sum(counted) > 20 and held[-1] == 0 and max(held) > 0
+    monkeypatch.setattr(measure_module, "SCORE_BATCH_CELLS", 1)
     one_by_one = synthdp.generate_synthetic(data, "marginals:3", **options)
     assert one_by_one.report.release.to_dict() == whole.report.release.to_dict()
     assert one_by_one.data.equals(whole.data)

@@ -44,3 +44,27 @@ def test_binary_sample_of_many_words():
     marginals = list(itertools.combinations(range(7), 3))
     for a, b in zip(marginal_counts(domain, codes, marginals), _bincounts(domain, codes, marginals)):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("max_cells", [1, 30, 200, 10_000])
+def test_batches_agree_with_bincount(max_cells, monkeypatch):
+    """Counted a batch at a time: every marginal once, in order, with the counts of one np.bincount; no batch
+    but a single too-wide marginal holds more than ``max_cells`` cells."""
+    rng = np.random.default_rng(7)
+    domain = Domain(tuple(f"a{i}" for i in range(6)), (2, 3, 5, 4, 2, 6))
+    codes = np.stack([rng.integers(0, s, size=500) for s in domain.sizes], axis=1)
+    marginals = [c for k in range(1, 4) for c in itertools.combinations(range(6), k)]
+    seen, batches = [], []
+    real_counts = mc.marginal_counts
+
+    def spy(domain_, codes_, batch):
+        batches.append(list(batch))
+        return real_counts(domain_, codes_, batch)
+
+    monkeypatch.setattr(mc, "marginal_counts", spy)
+    for r, counts in mc.marginal_counts_in_batches(domain, codes, marginals, max_cells=max_cells):
+        seen.append(r)
+        assert np.array_equal(counts, _bincounts(domain, codes, [r])[0]), r
+    assert seen == marginals
+    assert all(len(b) == 1 or sum(domain.cells(r) for r in b) <= max_cells for b in batches)
+    assert (len(batches) == len(marginals)) == (max_cells == 1)

@@ -136,6 +136,31 @@ def test_score_sensitivity_by_brute_force():
     assert moved_add == max_w  # the bound is attained: a halved sensitivity would be wrong
 
 
+@pytest.mark.parametrize("batch_cells", [1, 2**21])
+def test_scores_by_their_definition(batch_cells, monkeypatch):
+    """Each score is ``w_r (|r(D) - round(r(p))|_1 - round(noise_per_cell cells_r))`` with ``r(p)`` the model's
+    counts (held candidates) or the sample's scaled to the model's total (unheld), whatever the batch of counts."""
+    from synthdp.methods.measure import estimators
+    from synthdp.methods.measure.estimators import NoisyMarginal
+
+    monkeypatch.setattr(measure_module, "SCORE_BATCH_CELLS", batch_cells)
+    data = table()
+    weights = candidate_weights(WORKLOAD)
+    model = estimators.fit(DOMAIN, [NoisyMarginal((a,), data.marginal((a,)).reshape(-1) + 0.3, 4.0)
+                                    for a in range(len(DOMAIN))], 10)
+    sample = model.sample(500, np.random.default_rng(0))
+    cands = list(weights)
+    unheld = {r for r in cands if model.holder(r) is None}
+    assert unheld and len(unheld) < len(cands)
+    answers = {r: data.marginal(r).reshape(-1) for r in cands}
+    got = _scores(cands, weights, answers, model, sample, 1.7, CoarseViews(DOMAIN, groups=OPTIONS.coarse_groups), unheld)
+    for r, score in zip(cands, got):
+        fitted = (np.bincount(DOMAIN.flat_index(sample, r), minlength=DOMAIN.cells(r)) * (model.total / len(sample))
+                  if r in unheld else model.counts(r))
+        l1 = np.abs(answers[r] - np.rint(fitted)).sum()
+        assert score == weights[r] * (l1 - round(1.7 * answers[r].size)), r
+
+
 def test_true_n_is_never_read(monkeypatch):
     def refuse(self):
         raise AssertionError("the true number of records was read")

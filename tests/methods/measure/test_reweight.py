@@ -155,9 +155,11 @@ def test_the_loss_and_its_gradient_are_the_sparse_expressions_to_the_bit():
         groups.append(NoisyGroup(f"group {j}", lambda codes, cell=cell: cell, size, gen.normal(50, 20, size),
                                  float(gen.uniform(1, 9))))
     design = _design(np.zeros((records, 1), dtype=np.int64), groups)
+    assert design[0].dtype == np.int16  # every group's cells fit 16 bits
     by_record = design[0].T
     kept = by_record >= 0
-    matrix = sparse.csc_matrix((np.ones(int(kept.sum())), by_record[kept].astype(np.int64),
+    rows = by_record.astype(np.int64) + design[3][:-1]  # a group's cell is its row past the group's offset
+    matrix = sparse.csc_matrix((np.ones(int(kept.sum())), rows[kept],
                                 np.concatenate([[0], np.cumsum(kept.sum(axis=1))])),
                                shape=(len(design[1]), records))
     answers = np.concatenate([g.counts for g in groups])
@@ -169,3 +171,23 @@ def test_the_loss_and_its_gradient_are_the_sparse_expressions_to_the_bit():
         residual = matrix @ (1234.5 * p) - answers
         assert loss.value(p) == 0.5 * float(np.einsum("i,i->", residual, inv_var * residual))
         assert np.array_equal(loss.gradient(), 1234.5 * (matrix.T @ (inv_var * residual)))
+
+
+@pytest.mark.parametrize("size, dtype", [(2**15, np.int16), (2**15 + 1, np.int32)])
+def test_the_design_narrows_to_16_bits_only_when_every_cell_fits(size, dtype):
+    """A group's last cell is ``size - 1``: 32,767 fits 16 bits, 32,768 does not and must not wrap to a negative
+    (unread) cell; the product then still puts each record's weight in its own cell, read past the first group's."""
+    from synthdp.methods.measure.reweight import NoisyGroup, _design, _SquaredError
+
+    records = 4
+    cell = np.array([size - 1, 0, size - 1, -1])
+    groups = [NoisyGroup("small", lambda codes: np.array([0, 1, 1, 0]), 2, np.zeros(2), 1.0),
+              NoisyGroup("wide", lambda codes: cell, size, np.zeros(size), 1.0)]
+    design = _design(np.zeros((records, 1), dtype=np.int64), groups)
+    assert design[0].dtype == dtype
+    loss = _SquaredError(*design, total=1.0)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    expected = np.zeros(2 + size)
+    np.add.at(expected, [0, 1, 1, 0], p)
+    np.add.at(expected, 2 + cell[cell >= 0], p[cell >= 0])
+    assert loss.value(p) == 0.5 * float(np.einsum("i,i->", expected, expected))
