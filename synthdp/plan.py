@@ -48,19 +48,20 @@ from synthdp.queries.spec import capped_width, parse_query_class
 class Plan:
     """A run's settings, built by :func:`make_plan` from public inputs only (it never sees the data).
 
-    ``epsilon``/``delta`` are the method's budget as exact rationals (``delta``
-    None: pure DP): the user's budget less what learning the domains spent
-    ahead (``domains``, docs/privacy.md §9); ``method`` is the method that runs
-    (from :mod:`synthdp.methods.registry`), ``method_reason`` why, and
-    ``method_plan`` its own plan (e.g. a ``GamePlan`` or ``MeasurePlan``),
-    which it runs and reports.
+    ``inputs`` are the method's public inputs: its query class and its budget
+    as exact rationals (``epsilon``, ``delta``; ``delta`` None: pure DP), the
+    user's budget less what the domain stage may spend (``stage``, a
+    :class:`DomainBudget`, docs/privacy.md §9, §10.3-10.5); ``spec`` is the query
+    class as asked for (width capped); ``method`` is the method that runs (from
+    :mod:`synthdp.methods.registry`), ``method_reason`` why, and ``method_plan``
+    its own plan (e.g. a ``GamePlan`` or ``MeasurePlan``), which it runs and
+    reports.
     """
 
     config: SynthesisConfig
-    query_class: QueryClass
-    epsilon: Fraction
-    delta: Fraction | None
-    relation: Relation
+    inputs: MethodInputs
+    spec: str
+    stage: DomainBudget
     method: Method
     method_reason: str
     method_plan: Any
@@ -71,11 +72,26 @@ class Plan:
     unit: Choice | None = None
     discretised: Choice | None = None
     bounds: Choice | None = None
-    #: The method's inputs (its budget, fixed here), the query class as asked for (width capped), and what the
-    #: domain stage may spend (:class:`DomainBudget`).
-    inputs: MethodInputs | None = None
-    spec: str | None = None
-    stage: DomainBudget | None = None
+
+    @property
+    def query_class(self) -> QueryClass:
+        """The class the method serves, on the domain it runs on."""
+        return self.inputs.query_class
+
+    @property
+    def epsilon(self) -> Fraction:
+        """The method's epsilon: the user's less what the steps ahead of it may spend."""
+        return self.inputs.epsilon
+
+    @property
+    def delta(self) -> Fraction | None:
+        """The method's delta (None: pure DP)."""
+        return self.inputs.delta
+
+    @property
+    def relation(self) -> Relation:
+        """The neighbouring relation (docs/privacy.md §1.3)."""
+        return self.inputs.relation
 
     def with_domain(self, domain) -> "Plan":
         """This plan on the domain the domain stage learned (a :class:`synthdp.domains.DomainStage`): the method
@@ -89,7 +105,7 @@ class Plan:
                                f"planned {(planned.epsilon, planned.delta, planned.rho, planned.filter_delta)}")
         qc = parse_query_class(self.spec, domain.schema.domain)
         inputs = replace(self.inputs, query_class=qc)
-        return replace(self, query_class=qc, inputs=inputs, method_plan=self.method.plan(inputs),
+        return replace(self, inputs=inputs, method_plan=self.method.plan(inputs),
                        domains=domains_choice(domain.learned), bounds=bounds_choice(domain.bounded),
                        discretised=cells_choice(domain.discretised))
 
@@ -178,9 +194,8 @@ def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
         stage = domain_budget(config, schema, method, inputs, cap)
     inputs = replace(inputs, epsilon=epsilon - stage.epsilon, delta=None if delta is None else delta - stage.delta,
                      filter_rho=stage.rho, filter_delta=stage.filter_delta)
-    return Plan(config, inputs.query_class, inputs.epsilon, inputs.delta, inputs.relation, method, why,
-                method.plan(inputs), queries=None if capped is None else Choice(spec, capped),
-                unit=unit_choice(chosen_bound), inputs=inputs, spec=spec, stage=stage)
+    return Plan(config, inputs, spec, stage, method, why, method.plan(inputs),
+                queries=None if capped is None else Choice(spec, capped), unit=unit_choice(chosen_bound))
 
 
 def require_delta_for_bounds(schema, delta) -> None:
