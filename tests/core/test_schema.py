@@ -202,7 +202,7 @@ def test_from_domain_file(tmp_path):
 
 
 def test_output_dtypes_come_from_the_public_options_never_from_the_data(frame):
-    """Each column's output type is a function of its public description (issue 16, leak 1)."""
+    """Each column's output type is a function of its public description (docs/privacy.md §10.1)."""
     options = dict(bounds={"age": (17, 90), "score": (0, 2)}, categories={"city": ["Oslo", "Rome"], "member": [0, 1]},
                    nullable=["city", "score"])
     schema = Schema.from_dataframe(frame, **options)

@@ -151,7 +151,7 @@ def test_methods_see_public_inputs_only():
 
 
 #: The driver's modules whose functions stay within 60 lines (synthdp/methods/: tests/repository/test_packaging.py), and the
-#: functions not yet split (the parameter list's, issue 29 part A).
+#: functions not yet split (the parameter list's).
 @pytest.mark.parametrize("ahead", [Fraction(0), Fraction(1, 100), Fraction(1, 20)])
 def test_the_filter_is_the_conversion_of_the_methods_budget_whatever_the_steps_ahead_spent_in_it(demo, ahead):
     """The zCDP filter opened for select-measure-estimate has exactly the ``rho`` that the method's

@@ -1,4 +1,4 @@
-"""The noise each player draws matches what the ledger charges, for the relation in force (issue 16).
+"""The noise each player draws matches what the ledger charges, for the relation in force.
 
 Each test runs a real player or mechanism on a tiny problem, intercepts the
 wire between it and its sampler (the objective or scores handed over, the
