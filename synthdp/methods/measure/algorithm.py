@@ -42,6 +42,7 @@ the model's total comes from the noisy counts (§8.6).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -50,7 +51,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -71,6 +72,7 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.copula import correlations, redraw_within_groups
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -551,6 +553,8 @@ class _Measured:
     paid: list[Measurement] = field(default_factory=list)
     noisy: list[NoisyMarginal] = field(default_factory=list)
     groups: list[NoisyGroup] = field(default_factory=list)
+    #: The marginal measurements among ``groups``, as read (for the copula inside the groups, §8.12).
+    readings: list[NoisyMarginal] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -650,7 +654,23 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
         return model
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
-    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth)
+    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
+                       redraw=_within_groups(run, measured))
+
+
+def _within_groups(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
+    """How the support's records are drawn inside the numeric columns' groups (§8.12): again from a Gaussian copula
+    read off every released marginal measurement, or as the model draws them (None) when the option is off or
+    fewer than two columns have groups.  Post-processing: released counts, the public domain and generator."""
+    columns = [a for a, m in enumerate(run.views.maps) if m is not None]
+    if run.options.within_groups != "copula" or len(columns) < 2:
+        return None
+    maps = {a: run.views.maps[a] for a in columns}
+    corr = correlations(measured.noisy + measured.readings, columns, maps, run.domain)
+    one_way = {a: measured.model.counts((a,)) for a in columns}
+    log.debug("copula inside the groups: correlations %s", np.round(corr, 3).tolist())
+    return functools.partial(redraw_within_groups, columns=columns, maps=maps, one_way=one_way, corr=corr,
+                             domain=run.domain, generator=run.generator)
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:
@@ -778,8 +798,11 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
     if local:
         measured.noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
         _refit(run, measured)
+    elif group is not None:
+        measured.groups.append(group)
     else:
-        measured.groups.append(group or marginal_group(run.domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
+        measured.readings.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
+        measured.groups.append(marginal_group(run.domain, measured.readings[-1]))
     measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
@@ -798,6 +821,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
             m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
             found = [(m, _noisy(run, m, y))]
         for m, noisy in found:
+            measured.readings.append(noisy)
             measured.groups.append(marginal_group(run.domain, noisy))
             measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
         run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again

@@ -22,6 +22,10 @@ from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.refine import REFINE_SPLITS
 
 
+#: How records are placed inside the groups of numeric columns (``MeasureOptions.within_groups``).
+WITHIN_GROUPS = ("copula", "independent")
+
+
 @dataclass(frozen=True)
 class MeasureOptions:
     """Public settings of the method (chosen on NLTCS and BR2000; docs/privacy.md §8.4, §8.7)."""
@@ -118,6 +122,11 @@ class MeasureOptions:
     #: .045 / .042 / .042; at eps 0.3 and on a second table 0.1 was as good or better than always fine on every
     #: measure (docs/benchmarks.md#measure-defaults).
     cover_fine_mass: float = 0.1
+    #: How the reweighted sample's support places records inside the groups of numeric columns read through groups
+    #: (docs/privacy.md §8.12): "copula" draws them again from a Gaussian copula whose correlations are read off the
+    #: released counts on the groups, so columns that move together stay together inside a group; "independent"
+    #: keeps the model's draws (independent inside the groups the measurements read).
+    within_groups: str = "copula"
     #: A coarse twin (docs/privacy.md §8.11) is a candidate only while the model that would hold its fine cells stays
     #: within this share of the size cap: each twin selected puts its fine cells in the model, and the refits grow
     #: with them.  Generated tables, eps 1, mean of seeds: 1 / 1/4 / 1/16 gave seconds per run 14.6 / 14.0 / 7.5
@@ -180,6 +189,8 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
+        if self.within_groups not in WITHIN_GROUPS:
+            raise InputError(f"within_groups must be one of {WITHIN_GROUPS}, got {self.within_groups!r}")
         if self.refine_split not in REFINE_SPLITS:
             raise InputError(f"refine_split must be one of {REFINE_SPLITS}, got {self.refine_split!r}")
         if not isinstance(self.refine_coarse_share, Fraction) or not 0 < self.refine_coarse_share < 1:
