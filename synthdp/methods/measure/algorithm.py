@@ -72,7 +72,7 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.copula import correlations, redraw_within_groups
+from synthdp.methods.measure.copula import correlations, redraw_numbers
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -553,7 +553,7 @@ class _Measured:
     paid: list[Measurement] = field(default_factory=list)
     noisy: list[NoisyMarginal] = field(default_factory=list)
     groups: list[NoisyGroup] = field(default_factory=list)
-    #: The marginal measurements among ``groups``, as read (for the copula inside the groups, §8.12).
+    #: The marginal measurements among ``groups``, as read (for the support's copula, §8.12).
     readings: list[NoisyMarginal] = field(default_factory=list)
 
 
@@ -655,22 +655,23 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
     return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
-                       redraw=_within_groups(run, measured))
+                       redraw=_numeric_support(run, measured))
 
 
-def _within_groups(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
-    """How the support's records are drawn inside the numeric columns' groups (§8.12): again from a Gaussian copula
-    read off every released marginal measurement, or as the model draws them (None) when the option is off or
-    fewer than two columns have groups.  Post-processing: released counts, the public domain and generator."""
+def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
+    """How the reweighted sample's support is drawn (§8.12): with all but one numeric column drawn again from a
+    Gaussian copula read off every released marginal measurement, or as the model draws it (None) when the option
+    says so or fewer than two columns have groups.  Post-processing: released counts, the public domain and
+    generator."""
     columns = [a for a, m in enumerate(run.views.maps) if m is not None]
-    if run.options.within_groups != "copula" or len(columns) < 2:
+    if run.options.numeric_support != "copula" or len(columns) < 2:
         return None
     maps = {a: run.views.maps[a] for a in columns}
     corr = correlations(measured.noisy + measured.readings, columns, maps, run.domain)
     one_way = {a: measured.model.counts((a,)) for a in columns}
-    log.debug("copula inside the groups: correlations %s", np.round(corr, 3).tolist())
-    return functools.partial(redraw_within_groups, columns=columns, maps=maps, one_way=one_way, corr=corr,
-                             domain=run.domain, generator=run.generator)
+    log.debug("the support's copula: correlations %s", np.round(corr, 3).tolist())
+    return functools.partial(redraw_numbers, columns=columns, one_way=one_way, corr=corr, domain=run.domain,
+                             generator=run.generator)
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:

@@ -1,22 +1,22 @@
-"""Numeric columns that move together inside their groups: a Gaussian copula read off released counts (§8.12).
+"""Numeric columns that move together: a Gaussian copula read off released counts shapes the sample (§8.12).
 
 A numeric column's fine cells are read through ``groups`` runs of
 consecutive cells (:mod:`~synthdp.methods.measure.coarse`), so the released
 counts of a numeric pair say how rows fall into pairs of groups but nothing
-about where they lie inside one.  A model fitted to them is independent
-there: two lengths with correlation 0.95 come back as a staircase of
-squares, each filled evenly.  This module puts the rows of the reweighted
-sample's support back on the diagonal inside each square:
+about where they lie inside one, and the model holds few numeric pairs in
+its cliques.  Drawn from the model, two lengths with correlation 0.95 come
+back as a staircase of squares, each filled evenly, and the reweighting
+(which reads the groups) can only move weight between the records drawn.
+This module draws the reweighted sample's support closer to the data:
 
 1. :func:`pair_correlation` estimates, for each pair of numeric columns,
-   the correlation of a bivariate normal whose discretisation at the groups'
-   quantiles best explains the released counts on the pair's groups (the
-   polychoric correlation, by maximum likelihood).
-2. :func:`redraw_within_groups` keeps each drawn record's group in every
-   numeric column (and every other value) and draws its cells inside the
-   groups again, jointly, from the Gaussian copula with those correlations
-   (Gibbs sweeps of truncated normals), each column's cells by the model's
-   one-way counts.
+   the correlation of a bivariate normal whose cells at the groups'
+   quantiles best fit the released counts on the pair's groups (the
+   polychoric correlation); :func:`correlations` puts the pairs together.
+2. :func:`redraw_numbers` keeps, in each record drawn from the model, one
+   numeric column's cell and every other attribute, and draws the other
+   numeric columns' cells from the Gaussian copula with those correlations
+   given it, each column's cells by the model's one-way counts.
 
 The reweighting then fits the support to every measurement as before.
 Everything here reads released counts, the public domain and the public
@@ -35,7 +35,7 @@ from synthdp.core.domain import Domain
 from synthdp.methods.measure.coarse import group_sum
 from synthdp.methods.measure.estimators import NoisyMarginal
 
-#: The largest correlation estimated: the copula stays a density, and cells keep some spread inside a group.
+#: The largest correlation estimated: the copula stays a density.
 MAX_CORRELATION = 0.99
 #: Latent cut points are clipped here (Phi(8) is 1 to 6e-16).
 _LATENT_CLIP = 8.0
@@ -127,63 +127,43 @@ def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], 
     return corr / np.outer(scale, scale)
 
 
-def _truncated_normal(mean: np.ndarray, sd: float, low: np.ndarray, high: np.ndarray,
-                      generator: np.random.Generator) -> np.ndarray:
-    """One draw per row of ``N(mean, sd**2)`` truncated to ``[low, high]``, by the inverse distribution function on
-    the side of 0 where it is precise (an interval above the mean is drawn mirrored)."""
-    a, b = (low - mean) / sd, (high - mean) / sd
-    upper = a > 0
-    a, b = np.where(upper, -b, a), np.where(upper, -a, b)
-    lo, hi = special.ndtr(a), special.ndtr(b)
-    u = lo + generator.random(mean.shape) * (hi - lo)
-    with np.errstate(divide="ignore"):
-        x = np.where(hi > lo, special.ndtri(u), 0.5 * (np.maximum(a, -_LATENT_CLIP) + np.minimum(b, _LATENT_CLIP)))
-    x = np.clip(x, a, b)
-    return mean + sd * np.where(upper, -x, x)
-
-
-def redraw_within_groups(codes: np.ndarray, columns: Sequence[int], maps: dict[int, np.ndarray],
-                         one_way: dict[int, np.ndarray], corr: np.ndarray, domain: Domain,
-                         generator: np.random.Generator, *, sweeps: int = 8) -> np.ndarray:
-    """``codes`` with each record's cells of ``columns`` drawn again inside their groups from a Gaussian copula.
+def redraw_numbers(codes: np.ndarray, columns: Sequence[int], one_way: dict[int, np.ndarray], corr: np.ndarray,
+                   domain: Domain, generator: np.random.Generator) -> np.ndarray:
+    """``codes`` with the cells of all but one of ``columns`` drawn again from a Gaussian copula, given the one.
 
     Column ``c``'s ordered cells get latent intervals from its one-way counts
-    ``one_way[c]`` (``Phi^-1`` of their cumulative shares), a group the union
-    of its cells'.  Each record's latent vector starts inside its cells, then
-    ``sweeps`` Gibbs sweeps draw each coordinate from its normal conditional
-    on the others (correlation ``corr``), truncated to its group; a missing
-    value's coordinate is drawn untruncated and its code kept.  The cell is
-    the one whose latent interval holds the last draw.  Every other value and
-    every group are kept.
+    ``one_way[c]``: ``[Phi^-1(F(v)), Phi^-1(F(v + 1)))`` with ``F`` their
+    cumulative shares.  Each record keeps its cell of one of ``columns``,
+    drawn uniformly (its *anchor*), and a latent value drawn inside that
+    cell's interval (a standard normal when the anchor is missing); the other
+    columns' latent values are drawn from their normal distribution given the
+    anchor's (correlations ``corr``), and each becomes the cell whose interval
+    holds it.  A missing value stays missing; every other attribute is kept.
     """
     codes = codes.copy()
     n, width = len(codes), len(columns)
-    latent, low, high = np.zeros((n, width)), np.empty((n, width)), np.empty((n, width))
-    first, last, inside, edges = np.zeros((n, width), int), np.zeros((n, width), int), np.zeros((n, width), bool), []
-    for i, c in enumerate(columns):
-        k = domain.ordered[c]
-        shares = np.clip(np.asarray(one_way[c][:k], dtype=float), 0.0, None)
-        shares = shares / shares.sum() if shares.sum() > 0 else np.full(k, 1.0 / k)
-        cumulative = np.minimum(np.concatenate([[0.0], np.cumsum(shares)]), 1.0)
-        cumulative[-1] = 1.0
-        edges.append(special.ndtri(cumulative))
-        bounds = np.append(np.flatnonzero(np.diff(maps[c][:k], prepend=-1)), k)
-        inside[:, i] = codes[:, c] < k
-        cell = np.minimum(codes[:, c], k - 1)
-        group = maps[c][cell]
-        first[:, i], last[:, i] = bounds[group], bounds[group + 1] - 1
-        low[:, i] = np.where(inside[:, i], edges[i][first[:, i]], -np.inf)
-        high[:, i] = np.where(inside[:, i], edges[i][last[:, i] + 1], np.inf)
-        start = np.where(inside[:, i], cumulative[cell], 0.0)
-        spread = np.where(inside[:, i], shares[cell], 1.0)
-        latent[:, i] = np.clip(special.ndtri(start + generator.random(n) * spread), -_LATENT_CLIP, _LATENT_CLIP)
-    precision = np.linalg.inv(corr)
-    for _ in range(sweeps):
-        for i in range(width):
-            others = np.delete(np.arange(width), i)
-            mean = -(latent[:, others] @ precision[others, i]) / precision[i, i]
-            latent[:, i] = _truncated_normal(mean, 1.0 / math.sqrt(precision[i, i]), low[:, i], high[:, i], generator)
-    for i, c in enumerate(columns):
-        cell = np.clip(np.searchsorted(edges[i], latent[:, i], side="right") - 1, first[:, i], last[:, i])
-        codes[:, c] = np.where(inside[:, i], cell, codes[:, c])
+    cumulative, edges = [], []
+    for c in columns:
+        shares = np.clip(np.asarray(one_way[c][:domain.ordered[c]], dtype=float), 0.0, None)
+        shares = shares / shares.sum() if shares.sum() > 0 else np.full(len(shares), 1.0 / len(shares))
+        cumulative.append(np.minimum(np.concatenate([[0.0], np.cumsum(shares)]), 1.0))
+        cumulative[-1][-1] = 1.0
+        edges.append(special.ndtri(cumulative[-1]))
+    anchors = generator.integers(0, width, n)
+    for i, a in enumerate(columns):
+        rows = np.flatnonzero(anchors == i)
+        held = codes[rows, a]
+        inside = held < domain.ordered[a]
+        cell = np.minimum(held, domain.ordered[a] - 1)
+        low, high = cumulative[i][cell], cumulative[i][cell + 1]
+        u = np.where(inside, low + generator.random(len(rows)) * (high - low), generator.random(len(rows)))
+        anchor = np.clip(special.ndtri(u), -_LATENT_CLIP, _LATENT_CLIP)
+        rest = [j for j in range(width) if j != i]
+        given = corr[rest, i]
+        spread = np.linalg.cholesky(corr[np.ix_(rest, rest)] - np.outer(given, given) + 1e-12 * np.eye(len(rest)))
+        latent = anchor[:, None] * given[None, :] + generator.standard_normal((len(rows), len(rest))) @ spread.T
+        for j, z in zip(rest, latent.T):
+            c = columns[j]
+            drawn = np.clip(np.searchsorted(edges[j], z, side="right") - 1, 0, domain.ordered[c] - 1)
+            codes[rows, c] = np.where(codes[rows, c] < domain.ordered[c], drawn, codes[rows, c])
     return codes

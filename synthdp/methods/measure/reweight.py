@@ -265,8 +265,8 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     the estimate keeps the resolution of the draw.  :func:`mirror_descent`
     (``iters`` trial steps, Barzilai-Borwein steps capped at ``growth``
     times the last) keeps the total at ``model.total``.  ``redraw``, when
-    given, changes the draws before they become the support (the copula
-    inside the numeric columns' groups, docs/privacy.md §8.12).
+    given, changes the draws before they become the support (numeric columns
+    drawn again from a copula, docs/privacy.md §8.12).
     Post-processing: no privacy cost, nothing read but released answers.
     """
     draws = model.sample(support, generator)
