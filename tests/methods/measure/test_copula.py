@@ -43,7 +43,7 @@ def grouped_normal(r: float, n: int = 30_000, groups: int = 12, seed: int = 0) -
 
 @pytest.mark.parametrize("r", [-0.6, 0.0, 0.5, 0.9, 0.97])
 def test_the_correlation_of_a_grouped_normal_sample_is_recovered(r):
-    assert pair_correlation(grouped_normal(r), 1.0) == pytest.approx(r, abs=0.01)
+    assert pair_correlation(grouped_normal(r)) == pytest.approx(r, abs=0.01)
 
 
 @pytest.mark.parametrize("r", [0.0, 0.5, 0.97])
@@ -51,13 +51,13 @@ def test_noise_on_the_counts_does_not_pull_the_correlation_toward_zero(r):
     """Noise of sd 30 on cells of about 200 records: empty cells read above 0 on average once clipped, and a
     likelihood of clipped counts would read 0.97 as about 0.93; least squares stays within 0.02."""
     table = grouped_normal(r) + np.random.default_rng(5).normal(0, 30, (12, 12))
-    assert pair_correlation(table, 900.0) == pytest.approx(r, abs=0.02)
+    assert pair_correlation(table) == pytest.approx(r, abs=0.02)
 
 
 def test_a_table_with_one_group_with_counts_has_no_correlation():
     table = np.zeros((12, 12))
     table[3, :] = 50
-    assert pair_correlation(table, 1.0) == 0.0
+    assert pair_correlation(table) == 0.0
 
 
 # two numeric columns of 48 ordered cells and a missing value, a category; 12 groups of 4 cells
@@ -116,6 +116,19 @@ def test_the_redraw_keeps_one_cell_of_each_record_every_other_value_and_the_one_
         assert np.abs(one_way(out, a) - one_way(codes, a)).max() / len(codes) < 0.004
     assert np.array_equal(out[:, 1], codes[:, 1])
     assert np.array_equal(out[:, 0] == 48, codes[:, 0] == 48)
+
+
+def test_the_redraw_draws_each_column_by_the_models_one_way_shares():
+    """Shares falling by half from each cell to the next (most records in the first cells), and a cell with none:
+    the redrawn columns keep them, and the empty cell stays empty."""
+    shares = 0.5 ** np.arange(48) * (np.arange(48) != 2)
+    gen = np.random.default_rng(6)
+    codes = np.column_stack([gen.choice(48, 40_000, p=shares / shares.sum()), gen.integers(0, 3, 40_000),
+                             gen.choice(48, 40_000, p=shares / shares.sum())])
+    out = redraw(codes, 0.7)
+    for a in (0, 2):
+        assert np.abs(one_way(out, a) - one_way(codes, a)).max() / len(codes) < 0.01
+        assert one_way(out, a)[2] == 0
 
 
 @pytest.mark.parametrize("r", [0.0, 0.5, 0.95])
