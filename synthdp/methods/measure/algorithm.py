@@ -72,7 +72,7 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.copula import correlations, redraw_numbers
+from synthdp.methods.measure.copula import COPULA_EXPLAINED, correlations, redraw_numbers, strong_columns
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -659,19 +659,24 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
 
 
 def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
-    """How the reweighted sample's support is drawn (§8.12): with all but one numeric column drawn again from a
-    Gaussian copula read off every released marginal measurement, or as the model draws it (None) when the option
-    says so or fewer than two columns have groups.  Post-processing: released counts, the public domain and
+    """How the reweighted sample's support is drawn (§8.12): the numeric columns that move together (read off every
+    released marginal measurement: a correlation of at least ``copula_from`` with another, which a copula fits)
+    drawn again from a Gaussian copula given one of them, or as the model draws them (None) when the option says so
+    or fewer than two columns qualify.  Post-processing: released counts, the public domain, options and
     generator."""
-    columns = [a for a, m in enumerate(run.views.maps) if m is not None]
-    if run.options.numeric_support != "copula" or len(columns) < 2:
+    views = [a for a, m in enumerate(run.views.maps) if m is not None]
+    if run.options.numeric_support != "copula" or len(views) < 2:
         return None
-    maps = {a: run.views.maps[a] for a in columns}
-    corr = correlations(measured.noisy + measured.readings, columns, maps, run.domain)
-    one_way = {a: measured.model.counts((a,)) for a in columns}
-    log.debug("the support's copula: correlations %s", np.round(corr, 3).tolist())
-    return functools.partial(redraw_numbers, columns=columns, one_way=one_way, corr=corr, domain=run.domain,
-                             generator=run.generator)
+    corr, explained = correlations(measured.noisy + measured.readings, views,
+                                   {a: run.views.maps[a] for a in views}, run.domain)
+    strong = strong_columns(corr, explained, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
+    log.debug("the support's copula: correlations %s, explained %s, columns %s", np.round(corr, 3).tolist(),
+              np.round(explained, 3).tolist(), [views[i] for i in strong])
+    if len(strong) < 2:
+        return None
+    columns = [views[i] for i in strong]
+    return functools.partial(redraw_numbers, columns=columns, one_way={a: measured.model.counts((a,)) for a in columns},
+                             corr=corr[np.ix_(strong, strong)], domain=run.domain, generator=run.generator)
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:

@@ -9,7 +9,7 @@ back as a staircase of squares, each filled evenly, and the reweighting
 (which reads the groups) can only move weight between the records drawn.
 This module draws the reweighted sample's support closer to the data:
 
-1. :func:`pair_correlation` estimates, for each pair of numeric columns,
+1. :func:`pair_fit` estimates, for each pair of numeric columns,
    the correlation of a bivariate normal whose cells at the groups'
    quantiles best fit the released counts on the pair's groups (the
    polychoric correlation); :func:`correlations` puts the pairs together.
@@ -26,6 +26,7 @@ generator: post-processing (docs/privacy.md §8.12).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -37,6 +38,11 @@ from synthdp.methods.measure.estimators import NoisyMarginal
 
 #: The largest correlation estimated: the copula stays a density.
 MAX_CORRELATION = 0.99
+#: The share of a pair's departure from independence a copula must explain for the pair to count as moving
+#: together (:func:`strong_columns`): on the generated tables of ``synthdp bench numeric`` every pair of the
+#: dependent table's five measures explains 1.000 of it (no noise, 8 groups), the skewed table's relations between
+#: a claim and the visits 0.98, between the claim and the wait 0.87.
+COPULA_EXPLAINED = 0.9
 #: Latent cut points are clipped here (Phi(8) is 1 to 6e-16).
 _LATENT_CLIP = 8.0
 #: Gauss-Legendre nodes of Plackett's integral for the bivariate normal distribution function.
@@ -62,16 +68,30 @@ def _cuts(margin: np.ndarray) -> np.ndarray:
     return np.clip(special.ndtri(np.clip(shares, 0.0, 1.0)), -_LATENT_CLIP, _LATENT_CLIP)
 
 
-def pair_correlation(table: np.ndarray) -> float:
-    """The polychoric correlation of noisy counts on two columns' ordered groups: the correlation of the bivariate
-    normal whose cells, cut at the margins' quantiles, fit the counts best in least squares; 0 when either margin
-    has fewer than two groups with counts.  Least squares, not a multinomial likelihood: noise makes empty cells
-    read above 0, and read as counts they would pull the correlation toward 0 (0.97 read as 0.93 with noise of sd
-    30 on cells of 200 records); weighting the cells by their variance changed nothing there."""
+@dataclass(frozen=True)
+class PairFit:
+    """A bivariate normal fitted to noisy counts on two columns' ordered groups.
+
+    ``correlation``: the polychoric correlation (least squares); ``explained``: the share of the counts' departure
+    from independence (their squared distance from the fit with correlation 0, less the noise's expected share) that
+    the fit removes, in [0, 1]: near 1 when the columns move together as a copula says, low for a curved or weak
+    relation that a correlation cannot describe.
+    """
+
+    correlation: float
+    explained: float
+
+
+def pair_fit(table: np.ndarray, variance: float = 0.0) -> PairFit:
+    """The bivariate normal whose cells, cut at the margins' normal quantiles, fit ``table`` best in least squares
+    (``variance``: the noise variance of each count); correlation 0 when either margin has fewer than two groups
+    with counts.  Least squares, not a multinomial likelihood: noise makes empty cells read above 0, and read as
+    counts they would pull the correlation toward 0 (0.97 read as 0.93 with noise of sd 30 on cells of 200
+    records); weighting the cells by their variance changed nothing there."""
     table = np.asarray(table, dtype=float)
     rows, cols = np.clip(table.sum(axis=1), 0.0, None), np.clip(table.sum(axis=0), 0.0, None)
     if (rows > 0).sum() < 2 or (cols > 0).sum() < 2:
-        return 0.0
+        return PairFit(0.0, 0.0)
     total = max(float(table.sum()), 1.0)
     hh, kk = np.meshgrid(_cuts(rows), _cuts(cols), indexing="ij")
 
@@ -82,7 +102,10 @@ def pair_correlation(table: np.ndarray) -> float:
 
     found = optimize.minimize_scalar(loss, bounds=(-MAX_CORRELATION, MAX_CORRELATION), method="bounded",
                                      options={"xatol": 1e-4})
-    return float(found.x)
+    noise = variance * table.size
+    signal = loss(0.0) - noise
+    explained = (loss(0.0) - float(found.fun)) / signal if signal > 0 else 0.0
+    return PairFit(float(found.x), float(np.clip(explained, 0.0, 1.0)))
 
 
 def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], domain: Domain
@@ -105,12 +128,12 @@ def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], d
 
 
 def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
-                 domain: Domain) -> np.ndarray:
-    """The copula's correlation matrix over ``columns``: each pair's :func:`pair_correlation` of the
-    inverse-variance mean of the released tables on its groups (0 for a pair no measurement reads), made positive
-    definite (eigenvalues at least 0.01, unit diagonal)."""
+                 domain: Domain) -> tuple[np.ndarray, np.ndarray]:
+    """The copula's correlation matrix over ``columns`` and each pair's explained share: the :func:`pair_fit` of
+    the inverse-variance mean of the released tables on the pair's groups (0 and 0 for a pair no measurement
+    reads); the matrix made positive definite (eigenvalues at least 0.01, unit diagonal)."""
     n = len(columns)
-    corr = np.eye(n)
+    corr, explained = np.eye(n), np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
             a, b = columns[i], columns[j]
@@ -118,12 +141,23 @@ def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], 
                       if (t := _pair_table(m, a, b, maps, domain)) is not None]
             if tables:
                 precision = sum(1.0 / v for _, v in tables)
-                table = sum(t / v for t, v in tables) / precision
-                corr[i, j] = corr[j, i] = pair_correlation(table)
+                fit = pair_fit(sum(t / v for t, v in tables) / precision, 1.0 / precision)
+                corr[i, j] = corr[j, i] = fit.correlation
+                explained[i, j] = explained[j, i] = fit.explained
     values, vectors = np.linalg.eigh(corr)
     corr = (vectors * np.maximum(values, 0.01)) @ vectors.T
     scale = np.sqrt(np.diag(corr))
-    return corr / np.outer(scale, scale)
+    return corr / np.outer(scale, scale), explained
+
+
+def strong_columns(corr: np.ndarray, explained: np.ndarray, *, correlation: float, share: float) -> list[int]:
+    """The indices of the columns that move together with another: a pair whose correlation is at least
+    ``correlation`` in absolute value and whose fit explains at least ``share`` of its departure from
+    independence.  The copula is monotone, so a weak or curved relation (hours of work rising, then falling, with
+    age) is left to the model's draws."""
+    strong = (np.abs(corr) >= correlation) & (explained >= share)
+    np.fill_diagonal(strong, False)
+    return [i for i in range(len(corr)) if strong[i].any()]
 
 
 def redraw_numbers(codes: np.ndarray, columns: Sequence[int], one_way: dict[int, np.ndarray], corr: np.ndarray,

@@ -123,13 +123,14 @@ class MeasureOptions:
     #: measure (docs/benchmarks.md#measure-defaults).
     cover_fine_mass: float = 0.1
     #: How the reweighted sample's support draws the numeric columns read through groups (docs/privacy.md §8.12):
-    #: "copula" keeps one of them in each record drawn from the model and draws the others again from a Gaussian
-    #: copula whose correlations are read off the released counts on their groups, so columns that move together
-    #: stay together; "model" keeps the model's draws (independent inside the groups the measurements read).
-    #: Generated tables of ``synthdp bench numeric``, eps 1, 8 groups, seeds 0-1, 2-way TVD with "model" /
-    #: "copula": dependent 0.083 (12 groups) / 0.052, 0.052; skewed 0.036, 0.036 / 0.034, 0.038; amounts 0.029,
-    #: 0.031 / 0.030, 0.031 (docs/benchmarks.md#numbers-that-move-together).
+    #: "copula" keeps, in each record drawn from the model, one of the columns that move together and draws the
+    #: others again from a Gaussian copula read off the released counts on their groups; "model" keeps the model's
+    #: draws (independent inside the groups the measurements read).  A column moves together with another when
+    #: their correlation is at least ``copula_from`` in absolute value and a copula explains their counts (the
+    #: copula is monotone: a weak or curved relation is left to the model).  Generated tables of ``synthdp bench
+    #: numeric``, eps 1, 8 groups, seeds 0-1, 2-way TVD with "model" / "copula": see docs/benchmarks.md#numeric-columns.
     numeric_support: str = "copula"
+    copula_from: float = 0.5
     #: A coarse twin (docs/privacy.md §8.11) is a candidate only while the model that would hold its fine cells stays
     #: within this share of the size cap: each twin selected puts its fine cells in the model, and the refits grow
     #: with them.  Generated tables, eps 1, mean of seeds: 1 / 1/4 / 1/16 gave seconds per run 14.6 / 14.0 / 7.5
@@ -192,6 +193,9 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
+        if isinstance(self.copula_from, bool) or not isinstance(self.copula_from, (int, float)) \
+                or not 0 <= self.copula_from <= 1:
+            raise InputError(f"copula_from must be a number in [0, 1], got {self.copula_from!r}")
         if self.numeric_support not in NUMERIC_SUPPORTS:
             raise InputError(f"numeric_support must be one of {NUMERIC_SUPPORTS}, got {self.numeric_support!r}")
         if self.refine_split not in REFINE_SPLITS:
