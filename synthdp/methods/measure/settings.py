@@ -142,13 +142,12 @@ class MeasureOptions:
     #: (docs/benchmarks.md#measure-defaults).
     coarse_model_share: float = 1 / 16
     #: Groups a coarse view (docs/privacy.md §8.11) reads a numeric column through, when it has at least twice as
-    #: many ordered cells.  Few groups lose detail the copula of ``numeric_support`` cannot restore; many make each
-    #: coarse cell's noise outweigh its count.  With the copula, on the generated dependent table of ``synthdp bench
-    #: numeric`` (seed 0), 6 / 8 / 12 / 16 groups gave a 2-way TVD of 0.111 / 0.109 / 0.120 / 0.144 at eps 0.3 and
-    #: 0.065 / 0.060 / 0.064 / 0.066 at eps 3; at eps 1 (seeds 0-2) 6 / 8 / 10 / 12 gave 0.059 / 0.060 / 0.065 /
-    #: 0.064, the skewed table 0.037 / 0.036 / 0.037 / 0.038 and the loan table 0.031 / 0.032 / 0.032 / 0.033
-    #: (docs/privacy.md §8.11).
-    coarse_groups: int = 8
+    #: many ordered cells.  Few groups lose detail; many make each coarse cell's noise outweigh its count.  Generated
+    #: tables of ``synthdp bench numeric`` (eps 1, seeds 0-2), 8 / 12 groups with the copula of ``numeric_support``:
+    #: the dependent table's 2-way TVD 0.051 / 0.050 and largest Pearson error 0.064 / 0.053, the skewed table's
+    #: TVD 0.036 / 0.037 and Pearson error 0.250 / 0.307 (its Pareto tail), the 300,000-row flights table 137 s /
+    #: 113 s; without the copula 8 / 12 / 16 gave the dependent table 0.099 / 0.088 / 0.085 (docs/privacy.md §8.11).
+    coarse_groups: int = 12
     #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
     #: ``halves`` of every run, or straight into the ``fine`` cells; ``none``: no levels) of the cells whose released
