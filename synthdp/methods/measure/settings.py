@@ -144,9 +144,9 @@ class MeasureOptions:
     #: Groups a coarse view (docs/privacy.md §8.11) reads a numeric column through, when it has at least twice as
     #: many ordered cells.  Few groups lose detail; many make each coarse cell's noise outweigh its count.  Generated
     #: tables of ``synthdp bench numeric`` (eps 1, seeds 0-2), 8 / 12 groups with the copula of ``numeric_support``:
-    #: the dependent table's 2-way TVD 0.051 / 0.050 and largest Pearson error 0.064 / 0.053, the skewed table's
+    #: the dependent table's 2-way TVD 0.051 / 0.049 and largest Pearson error 0.064 / 0.053, the skewed table's
     #: TVD 0.036 / 0.037 and Pearson error 0.250 / 0.307 (its Pareto tail), the 300,000-row flights table 137 s /
-    #: 113 s; without the copula 8 / 12 / 16 gave the dependent table 0.099 / 0.088 / 0.085 (docs/privacy.md §8.11).
+    #: 133 s; without the copula 8 / 12 / 16 gave the dependent table 0.099 / 0.088 / 0.085 (docs/privacy.md §8.11).
     coarse_groups: int = 12
     #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
