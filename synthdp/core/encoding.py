@@ -259,8 +259,12 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
 def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     """Codes of a numeric column written as bin labels (synthdp's own ``numeric="label"`` output), else None.
 
-    Looked up per distinct value (a column of numbers is told apart at its first distinct value)."""
+    Looked up per distinct value; a column of numbers is told apart by its first value that is not missing,
+    before the column is factorized (a column of bin labels has no other value)."""
     code_of = {label: code for code, label in enumerate(attr.labels)}
+    kept = ~missing
+    if kept.any() and code_of.get(series.iloc[int(kept.argmax())]) is None:
+        return None
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
     lookup = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
     present = np.zeros(len(uniques) + 1, dtype=bool)

@@ -195,3 +195,20 @@ def test_neighbouring_tables_with_a_missing_entry_decode_identically():
         pd.testing.assert_frame_equal(out[0], out[1])
         assert out[0].to_csv(index=False) == out[1].to_csv(index=False)
     assert str(out[0]["age"].dtype) == "Int64" and str(out[0]["kids"].dtype) == "Int64"
+
+
+def test_a_text_column_of_bin_labels_reads_back_as_its_cells_whatever_its_first_rows():
+    """A numeric column read as text holds either bin labels (synthdp's labelled output) or numbers; the first
+    value that is not missing tells them apart, and a column that mixes the two is read as numbers, refusing its
+    first label by its row."""
+    schema = Schema((Attribute("age", "numeric", bounds=(17, 90), bins=8, missing=True, dtype="int64"),),
+                    missing_values=("?",))
+    encoder, text = Encoder(schema), lambda values: pd.DataFrame({"age": pd.Series(values, dtype="str")})
+    labels = list(schema["age"].labels)
+    codes = encoder.encode(text(["?", None, labels[3], labels[0], "?"]))[:, 0].tolist()
+    assert codes == [8, 8, 3, 0, 8] and schema["age"].missing_code == 8
+    assert encoder.encode(text([None, "20", "?", "89"]))[:, 0].tolist() == [8, 0, 8, 7]
+    with pytest.raises(SchemaError, match=rf"value '{labels[2]}' in row 2, numeric column 'age' is not a number"):
+        encoder.encode(text(["?", "20", labels[2]]))
+    with pytest.raises(SchemaError, match=rf"value '{labels[1]}' in row 1, numeric column 'age' is not a number"):
+        encoder.encode(text([None, labels[1], "20"]))
