@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 _UNKNOWN = -2  # code placeholder of a value outside the declared categories
 _MISSING = -1  # code placeholder of a missing value
+_EXACT_WHOLE = 2**53  # whole numbers of smaller magnitude are exactly floats
 
 
 class Encoder:
@@ -280,14 +281,48 @@ def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) ->
     return out
 
 
-def _numbers(series: pd.Series) -> np.ndarray:
-    """Each entry as a float (NaN where missing or not a number); text is parsed once per distinct value."""
+def _numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray:
+    """Each entry as a float (NaN where not a number; an entry marked ``missing`` may be read or not); text is
+    parsed once per distinct value, or in one pass when it is held by Arrow and every entry that is not
+    ``missing`` is a whole number (:func:`_whole_numbers`)."""
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = _whole_numbers(series, missing)
+    if whole is not None:
+        return whole
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
     parsed = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
     parsed = np.append(parsed.to_numpy(dtype=np.float64, na_value=np.nan), np.nan)  # last slot: NA sentinel -1
     return parsed[positions]
+
+
+def _whole_numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
+    """The entries of a text column held by Arrow as floats (NaN where ``missing``), when every other entry is a
+    whole number below 2**53 in magnitude written in ASCII digits after at most one minus sign; else None.
+
+    pandas reads such a text as the integer it spells, and so does Arrow's cast to int64 (whose other forms,
+    such as ``0x1f``, fail the digits check); below 2**53 the integer is exactly a float. One cast replaces
+    factorizing the column, which costs most on a column of many distinct numbers (a CSV's numeric columns,
+    read as text: docs/privacy.md §10.1).
+    """
+    if not (isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(series.array)
+    if missing.any():
+        text = pc.if_else(pa.array(missing), pa.scalar(None, text.type), text)
+    try:
+        whole = pc.cast(text, pa.int64())
+    except pa.ArrowInvalid:
+        return None
+    if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, characters="-"))).as_py():
+        return None  # Arrow also reads hexadecimal; an all-missing column is left to the distinct values
+    extremes = pc.min_max(whole)
+    if max(abs(extremes["min"].as_py()), abs(extremes["max"].as_py())) >= _EXACT_WHOLE:
+        return None
+    return pc.cast(whole, pa.float64()).to_numpy(zero_copy_only=False)
 
 
 def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
@@ -335,7 +370,7 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     if attr.is_datetime:
         values = _timestamps(attr, series, missing)
     else:
-        values = np.where(missing, np.nan, _numbers(series))
+        values = np.where(missing, np.nan, _numbers(series, missing))
     not_number = np.isnan(values) & ~missing
     if not_number.any() and attr.is_datetime:
         row = _first(not_number)
