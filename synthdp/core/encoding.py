@@ -42,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 _UNKNOWN = -2  # code placeholder of a value outside the declared categories
 _MISSING = -1  # code placeholder of a missing value
-_EXACT_WHOLE = 2**53  # whole numbers of smaller magnitude are exactly floats
 
 
 class Encoder:
@@ -298,10 +297,10 @@ def _numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray:
 
 def _whole_numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     """The entries of a text column held by Arrow as floats (NaN where ``missing``), when every other entry is a
-    whole number below 2**53 in magnitude written in ASCII digits after at most one minus sign; else None.
+    whole number of at most 2**53 in magnitude written in ASCII digits after at most one minus sign; else None.
 
     pandas reads such a text as the integer it spells, and so does Arrow's cast to int64 (whose other forms,
-    such as ``0x1f``, fail the digits check); below 2**53 the integer is exactly a float. One cast replaces
+    such as ``0x1f``, fail the digits check); up to 2**53 the integer is exactly a float. One cast replaces
     factorizing the column, which costs most on a column of many distinct numbers (a CSV's numeric columns,
     read as text: docs/privacy.md §10.1).
     """
@@ -313,16 +312,12 @@ def _whole_numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     text = pa.array(series.array)
     if missing.any():
         text = pc.if_else(pa.array(missing), pa.scalar(None, text.type), text)
-    try:
-        whole = pc.cast(text, pa.int64())
-    except pa.ArrowInvalid:
-        return None
     if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, characters="-"))).as_py():
         return None  # Arrow also reads hexadecimal; an all-missing column is left to the distinct values
-    extremes = pc.min_max(whole)
-    if max(abs(extremes["min"].as_py()), abs(extremes["max"].as_py())) >= _EXACT_WHOLE:
+    try:  # Arrow's safe cast to floats refuses an integer beyond 2**53 in magnitude
+        return pc.cast(pc.cast(text, pa.int64()), pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
         return None
-    return pc.cast(whole, pa.float64()).to_numpy(zero_copy_only=False)
 
 
 def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:

@@ -245,9 +245,10 @@ def test_whole_numbers_held_by_arrow_read_as_each_distinct_text_reads():
 
 def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
     missing = np.zeros(2, dtype=bool)
-    assert encoding._whole_numbers(_arrow_text(["-9007199254740991", "007"]), missing).tolist() == [
-        -9007199254740991.0, 7.0]
-    assert encoding._whole_numbers(_arrow_text(["1", "9007199254740992"]), missing) is None
+    assert encoding._whole_numbers(_arrow_text(["-9007199254740992", "007"]), missing).tolist() == [
+        -9007199254740992.0, 7.0]
+    assert encoding._whole_numbers(_arrow_text(["1", "9007199254740993"]), missing) is None
+    assert encoding._whole_numbers(_arrow_text(["1", "-9007199254740994"]), missing) is None
     assert encoding._whole_numbers(_arrow_text(["1", "0x1f"]), missing) is None
     assert encoding._whole_numbers(_arrow_text(["1", "?"]), np.array([False, True])).tolist()[0] == 1.0
     assert encoding._whole_numbers(pd.Series(["1", "2"], dtype=object), missing) is None
