@@ -107,10 +107,9 @@ def read_text(path: Path, *, header: bool, missing: Sequence[str] = (), sep: str
     start = _body_start(data, skip_rows)
     if start is None:
         return None
-    quotes = data.count(QUOTE.encode(), start)
-    if quotes % 2:
+    quoted = data.find(QUOTE.encode(), start) >= 0  # a scan that stops at the first quote; counted only then
+    if quoted and data.count(QUOTE.encode(), start) % 2:
         return None  # with no quote inside a field (checked below), a quoted field is left open at the end
-    quoted = quotes > 0
     table = _parse(pa, memoryview(data)[start:], sep=sep, tokens=tokens, quoted=quoted)
     if table is None or table.num_columns < 2 or table.num_rows < 1 + header:
         return None
