@@ -26,7 +26,8 @@ categories (a code book) for its text columns:
 Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
 of their own, values drawn in the cells), the same without point masses
 (``no-point-masses``, docs/privacy.md §11.2), synthdp with ten equal-width bins
-(``discretise="equal-width"``), a bootstrap of the real rows (``bootstrap``:
+(``discretise="equal-width"``), synthdp without the copula that draws numeric
+columns that move together (``no-copula``, docs/privacy.md §8.12), a bootstrap of the real rows (``bootstrap``:
 the floor a sample of the real table itself reaches, not private), and any
 peer whose synthetic tables are found under ``--peers DIR`` as
 ``DIR/<peer>/<table>-<seed>.csv`` with the seconds in ``<table>-<seed>.json``
@@ -71,6 +72,7 @@ from synthdp.bench.options import add_out, add_quick, comma_list, existing_folde
 from synthdp.bench.scale import peak_bytes
 from synthdp.datasets import load_adult_raw
 from synthdp.files.csvfile import write_json
+from synthdp.methods.measure.settings import MeasureOptions
 
 #: The README's public bounds of raw Adult's numeric columns (written as integers: integer columns).
 ADULT_BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16), "capital-gain": (0, 100_000),
@@ -415,7 +417,8 @@ class Row:
 
 
 def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
-                point_masses: bool = True) -> tuple[pd.DataFrame, float]:
+                point_masses: bool = True, measure_options: MeasureOptions | None = None
+                ) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
 
     start = time.perf_counter()
@@ -423,7 +426,7 @@ def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discre
                                         categories=table.categories, nullable=list(table.categories), clip=True,
                                         decimals=table.decimals or None, datetimes=table.datetimes or None,
                                         discretise=discretise, point_masses=point_masses, random_state=seed,
-                                        progress=False)
+                                        measure_options=measure_options, progress=False)
     return result.data, time.perf_counter() - start
 
 
@@ -439,6 +442,8 @@ CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (PrivTree cells, no point masses)": lambda t, **kw: synthdp_run(t, discretise="privtree",
                                                                              point_masses=False, **kw),
     "synthdp (10 equal-width bins)": lambda t, **kw: synthdp_run(t, discretise="equal-width", **kw),
+    "synthdp (PrivTree cells, no copula)": lambda t, **kw: synthdp_run(
+        t, discretise="privtree", measure_options=MeasureOptions(numeric_support="model"), **kw),
     "bootstrap of the real rows (floor, not private)": bootstrap_run,
 }
 
@@ -481,6 +486,7 @@ def format_table(rows: list[Row]) -> str:
 METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "no-point-masses": "synthdp (PrivTree cells, no point masses)",
            "equal-width": "synthdp (10 equal-width bins)",
+           "no-copula": "synthdp (PrivTree cells, no copula)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
 TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50")
 
@@ -492,7 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
                    help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
-                        "(the same without point masses, docs/privacy.md §11.2), equal-width, "
+                        "(the same without point masses, docs/privacy.md §11.2), equal-width, no-copula (the "
+                        "support drawn as the model draws it, docs/privacy.md §8.12), "
                         "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
     p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")

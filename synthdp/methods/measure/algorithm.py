@@ -42,6 +42,7 @@ the model's total comes from the noisy counts (§8.6).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -50,7 +51,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -71,6 +72,7 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.copula import COPULA_EXPLAINED, correlations, redraw_numbers, strong_columns
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -551,6 +553,8 @@ class _Measured:
     paid: list[Measurement] = field(default_factory=list)
     noisy: list[NoisyMarginal] = field(default_factory=list)
     groups: list[NoisyGroup] = field(default_factory=list)
+    #: The marginal measurements among ``groups``, as read (for the support's copula, §8.12).
+    readings: list[NoisyMarginal] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -650,7 +654,29 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
         return model
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
-    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth)
+    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
+                       redraw=_numeric_support(run, measured))
+
+
+def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
+    """How the reweighted sample's support is drawn (§8.12): the numeric columns that move together (read off every
+    released marginal measurement: a correlation of at least ``copula_from`` with another, which a copula fits)
+    drawn again from a Gaussian copula given one of them, or as the model draws them (None) when the option says so
+    or fewer than two columns qualify.  Post-processing: released counts, the public domain, options and
+    generator."""
+    views = [a for a, m in enumerate(run.views.maps) if m is not None]
+    if run.options.numeric_support != "copula" or len(views) < 2:
+        return None
+    corr, explained = correlations(measured.noisy + measured.readings, views,
+                                   {a: run.views.maps[a] for a in views}, run.domain)
+    strong = strong_columns(corr, explained, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
+    log.debug("the support's copula: correlations %s, explained %s, columns %s", np.round(corr, 3).tolist(),
+              np.round(explained, 3).tolist(), [views[i] for i in strong])
+    if len(strong) < 2:
+        return None
+    columns = [views[i] for i in strong]
+    return functools.partial(redraw_numbers, columns=columns, one_way={a: measured.model.counts((a,)) for a in columns},
+                             corr=corr[np.ix_(strong, strong)], domain=run.domain, generator=run.generator)
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:
@@ -778,8 +804,11 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
     if local:
         measured.noisy.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
         _refit(run, measured)
+    elif group is not None:
+        measured.groups.append(group)
     else:
-        measured.groups.append(group or marginal_group(run.domain, NoisyMarginal(m.attrs, y, float(m.sigma2))))
+        measured.readings.append(NoisyMarginal(m.attrs, y, float(m.sigma2)))
+        measured.groups.append(marginal_group(run.domain, measured.readings[-1]))
     measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
@@ -798,6 +827,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
             m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
             found = [(m, _noisy(run, m, y))]
         for m, noisy in found:
+            measured.readings.append(noisy)
             measured.groups.append(marginal_group(run.domain, noisy))
             measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
         run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again

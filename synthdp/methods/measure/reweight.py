@@ -255,7 +255,8 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
 
 
 def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
-                generator: np.random.Generator, growth: float = CAPPED_GROWTH) -> WeightedSample:
+                generator: np.random.Generator, growth: float = CAPPED_GROWTH,
+                redraw: Callable[[np.ndarray], np.ndarray] | None = None) -> WeightedSample:
     """Draw ``support`` records from ``model`` and fit weights on the distinct ones to every group.
 
     The distinct records drawn start with weights proportional to how often
@@ -263,10 +264,13 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     a large draw costs no more columns than there are distinct records and
     the estimate keeps the resolution of the draw.  :func:`mirror_descent`
     (``iters`` trial steps, Barzilai-Borwein steps capped at ``growth``
-    times the last) keeps the total at ``model.total``.
+    times the last) keeps the total at ``model.total``.  ``redraw``, when
+    given, changes the draws before they become the support (numeric columns
+    drawn again from a copula, docs/privacy.md §8.12).
     Post-processing: no privacy cost, nothing read but released answers.
     """
-    codes, drawn = np.unique(model.sample(support, generator), axis=0, return_counts=True)
+    draws = model.sample(support, generator)
+    codes, drawn = np.unique(draws if redraw is None else redraw(draws), axis=0, return_counts=True)
     loss = _SquaredError(*_design(codes, groups), total=model.total)
     first = 1.0 / (model.total * model.total * float(loss.inv_var.max()) * max(1, len(groups)))  # a safe first step
     p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters, growth=growth)

@@ -22,6 +22,10 @@ from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.refine import REFINE_SPLITS
 
 
+#: How the reweighted sample's support draws numeric columns (``MeasureOptions.numeric_support``).
+NUMERIC_SUPPORTS = ("copula", "model")
+
+
 @dataclass(frozen=True)
 class MeasureOptions:
     """Public settings of the method (chosen on NLTCS and BR2000; docs/privacy.md §8.4, §8.7)."""
@@ -118,6 +122,15 @@ class MeasureOptions:
     #: .045 / .042 / .042; at eps 0.3 and on a second table 0.1 was as good or better than always fine on every
     #: measure (docs/benchmarks.md#measure-defaults).
     cover_fine_mass: float = 0.1
+    #: How the reweighted sample's support draws the numeric columns read through groups (docs/privacy.md §8.12):
+    #: "copula" keeps, in each record drawn from the model, one of the columns that move together and draws the
+    #: others again from a Gaussian copula read off the released counts on their groups; "model" keeps the model's
+    #: draws (independent inside the groups the measurements read).  A column moves together with another when
+    #: their correlation is at least ``copula_from`` in absolute value and a copula explains their counts (the
+    #: copula is monotone: a weak or curved relation is left to the model).  Generated tables of ``synthdp bench
+    #: numeric``, eps 1, 8 groups, seeds 0-1, 2-way TVD with "model" / "copula": see docs/benchmarks.md#numeric-columns.
+    numeric_support: str = "copula"
+    copula_from: float = 0.5
     #: A coarse twin (docs/privacy.md §8.11) is a candidate only while the model that would hold its fine cells stays
     #: within this share of the size cap: each twin selected puts its fine cells in the model, and the refits grow
     #: with them.  Generated tables, eps 1, mean of seeds: 1 / 1/4 / 1/16 gave seconds per run 14.6 / 14.0 / 7.5
@@ -126,13 +139,13 @@ class MeasureOptions:
     #: (docs/benchmarks.md#measure-defaults).
     coarse_model_share: float = 1 / 16
     #: Groups a coarse view (docs/privacy.md §8.11) reads a numeric column through, when it has at least twice as
-    #: many ordered cells.  Within a pair of groups the model holds the two columns independent, so few groups flatten
-    #: a correlation; many make each coarse cell's noise outweigh its count.  Generated tables of ``synthdp bench
-    #: numeric`` (eps 1, seeds 0-2), 8 / 12 / 16: the dependent table's 2-way TVD 0.099 / 0.088 / 0.085 and largest
-    #: Pearson error 0.212 / 0.155 / 0.217, the skewed table's TVD 0.036 / 0.037 / 0.038, the loan table's 0.031 /
-    #: 0.032 / 0.033 (24 and 32: 0.091 and 0.133 on the dependent table, seed 0); at eps 3 more groups pay, at eps 0.3
-    #: 12 is no better than 8 (docs/privacy.md §8.11).
-    coarse_groups: int = 12
+    #: many ordered cells.  Few groups lose detail the copula of ``numeric_support`` cannot restore; many make each
+    #: coarse cell's noise outweigh its count.  With the copula, on the generated dependent table of ``synthdp bench
+    #: numeric`` (seed 0), 6 / 8 / 12 / 16 groups gave a 2-way TVD of 0.111 / 0.109 / 0.120 / 0.144 at eps 0.3 and
+    #: 0.065 / 0.060 / 0.064 / 0.066 at eps 3; at eps 1 (seeds 0-2) 6 / 8 / 10 / 12 gave 0.059 / 0.060 / 0.065 /
+    #: 0.064, the skewed table 0.037 / 0.036 / 0.037 / 0.038 and the loan table 0.031 / 0.032 / 0.032 / 0.033
+    #: (docs/privacy.md §8.11).
+    coarse_groups: int = 8
     #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
     #: ``halves`` of every run, or straight into the ``fine`` cells; ``none``: no levels) of the cells whose released
@@ -180,6 +193,11 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
+        if isinstance(self.copula_from, bool) or not isinstance(self.copula_from, (int, float)) \
+                or not 0 <= self.copula_from <= 1:
+            raise InputError(f"copula_from must be a number in [0, 1], got {self.copula_from!r}")
+        if self.numeric_support not in NUMERIC_SUPPORTS:
+            raise InputError(f"numeric_support must be one of {NUMERIC_SUPPORTS}, got {self.numeric_support!r}")
         if self.refine_split not in REFINE_SPLITS:
             raise InputError(f"refine_split must be one of {REFINE_SPLITS}, got {self.refine_split!r}")
         if not isinstance(self.refine_coarse_share, Fraction) or not 0 < self.refine_coarse_share < 1:

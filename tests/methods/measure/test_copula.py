@@ -1,0 +1,249 @@
+"""The Gaussian copula that draws the reweighted sample's numeric columns (docs/privacy.md §8.12): the bivariate normal
+distribution function against SciPy's, correlations recovered from grouped samples with and without noise, what the
+redraw keeps and the correlations it restores, and a run that reads released counts only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from synthdp.accounting.zcdp import ZcdpLedger
+from synthdp.core.data import AggregatedData
+from synthdp.core.domain import Domain
+from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.measure import algorithm
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.coarse import group_map
+from synthdp.methods.measure.copula import bivariate_normal_cdf, correlations, pair_fit, redraw_numbers, strong_columns
+from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
+from synthdp.methods.measure.settings import MeasureOptions
+
+
+@pytest.mark.parametrize("r", [-0.8, -0.3, 0.0, 0.5, 0.9, 0.99])
+def test_the_bivariate_normal_distribution_function_is_scipys(r):
+    gen = np.random.default_rng(1)
+    h, k = gen.normal(0, 1.5, 40), gen.normal(0, 1.5, 40)
+    ours = bivariate_normal_cdf(h, k, r)
+    theirs = [stats.multivariate_normal([0, 0], [[1, r], [r, 1]]).cdf([a, b]) for a, b in zip(h, k)]
+    assert np.allclose(ours, theirs, atol=1e-7)
+
+
+def grouped_normal(r: float, n: int = 30_000, groups: int = 12, seed: int = 0) -> np.ndarray:
+    """``n`` standard normal pairs with correlation ``r`` counted on ``groups`` equal-probability groups each."""
+    x = np.random.default_rng(seed).multivariate_normal([0, 0], [[1, r], [r, 1]], n)
+    cuts = stats.norm.ppf(np.linspace(0, 1, groups + 1)[1:-1])
+    table = np.zeros((groups, groups))
+    np.add.at(table, (np.searchsorted(cuts, x[:, 0]), np.searchsorted(cuts, x[:, 1])), 1)
+    return table
+
+
+@pytest.mark.parametrize("r", [-0.6, 0.0, 0.5, 0.9, 0.97])
+def test_the_correlation_of_a_grouped_normal_sample_is_recovered(r):
+    assert pair_fit(grouped_normal(r)).correlation == pytest.approx(r, abs=0.01)
+
+
+@pytest.mark.parametrize("r", [0.0, 0.5, 0.97])
+def test_noise_on_the_counts_does_not_pull_the_correlation_toward_zero(r):
+    """Noise of sd 30 on cells of about 200 records: empty cells read above 0 on average once clipped, and a
+    likelihood of clipped counts would read 0.97 as about 0.93; least squares stays within 0.02."""
+    table = grouped_normal(r) + np.random.default_rng(5).normal(0, 30, (12, 12))
+    assert pair_fit(table, 900.0).correlation == pytest.approx(r, abs=0.02)
+
+
+def grouped(x: np.ndarray, y: np.ndarray, groups: int = 8) -> np.ndarray:
+    cuts = [np.quantile(v, np.linspace(0, 1, groups + 1)[1:-1]) for v in (x, y)]
+    table = np.zeros((groups, groups))
+    np.add.at(table, (np.searchsorted(cuts[0], x), np.searchsorted(cuts[1], y)), 1)
+    return table
+
+
+def test_a_copula_explains_a_monotone_relation_and_not_a_curved_one():
+    """y = 0.95 x + noise: the fit explains all but 0.1% of the departure from independence, with noise of sd 30
+    too; y = -x**2 + 0.8 x + noise (rising, then falling, rank correlation 0.41): a correlation of 0.57 that
+    explains a quarter of it, so the pair does not count as moving together."""
+    gen = np.random.default_rng(0)
+    x = gen.normal(size=30_000)
+    straight = grouped(x, 0.95 * x + math.sqrt(1 - 0.95 ** 2) * gen.normal(size=30_000))
+    curved = grouped(x, -x ** 2 + 0.8 * x + 0.7 * gen.normal(size=30_000))
+    assert pair_fit(straight).explained > 0.99
+    assert pair_fit(straight + gen.normal(0, 30, (8, 8)), 900.0).explained > 0.99
+    fit = pair_fit(curved)
+    assert fit.correlation > 0.5 and fit.explained < 0.4
+
+
+def test_the_columns_that_move_together_need_a_strong_correlation_that_a_copula_explains():
+    corr = np.array([[1.0, 0.9, 0.6, 0.1], [0.9, 1.0, 0.2, 0.0], [0.6, 0.2, 1.0, 0.0], [0.1, 0.0, 0.0, 1.0]])
+    explained = np.array([[0, 0.95, 0.3, 1.0], [0.95, 0, 1.0, 1.0], [0.3, 1.0, 0, 1.0], [1.0, 1.0, 1.0, 0]])
+    assert strong_columns(corr, explained, correlation=0.5, share=0.9) == [0, 1]
+    assert strong_columns(corr, explained, correlation=0.5, share=0.2) == [0, 1, 2]
+    assert strong_columns(corr, explained, correlation=0.95, share=0.2) == []
+    assert strong_columns(-corr, explained, correlation=0.5, share=0.9) == [0, 1]
+
+
+def test_a_table_with_one_group_with_counts_has_no_correlation():
+    table = np.zeros((12, 12))
+    table[3, :] = 50
+    assert pair_fit(table).correlation == 0.0
+
+
+# two numeric columns of 48 ordered cells and a missing value, a category; 12 groups of 4 cells
+DOMAIN = Domain(("x", "c", "y"), (49, 3, 49), ordered=(48, 0, 48))
+MAPS = {0: group_map(49, 48, 12), 2: group_map(49, 48, 12)}
+
+
+def correlated_codes(r: float, n: int = 40_000, seed: int = 0) -> np.ndarray:
+    """Codes of a normal pair with correlation ``r`` on 48 equal-probability cells; 2% missing x; c from x."""
+    gen = np.random.default_rng(seed)
+    z = gen.multivariate_normal([0, 0], [[1, r], [r, 1]], n)
+    cells = np.clip((stats.norm.cdf(z) * 48).astype(int), 0, 47)
+    x = np.where(gen.random(n) < 0.02, 48, cells[:, 0])
+    return np.column_stack([x, gen.integers(0, 3, n), cells[:, 1]])
+
+
+def shuffled_within_groups(codes: np.ndarray, seed: int = 1) -> np.ndarray:
+    """Each ordered cell of x and y moved to a uniform cell of its own group: independent inside the groups."""
+    gen = np.random.default_rng(seed)
+    out = codes.copy()
+    for a in (0, 2):
+        inside = out[:, a] < 48
+        out[inside, a] = (out[inside, a] // 4) * 4 + gen.integers(0, 4, inside.sum())
+    return out
+
+
+def same_position(codes: np.ndarray, columns: tuple[int, int] = (0, 2)) -> float:
+    """Among records with both values and x, y (``columns``) in the same group of 4 cells, the share at the same
+    place inside it."""
+    x, y = codes[:, columns[0]], codes[:, columns[1]]
+    both = (x < 48) & (x // 4 == y // 4)
+    return float(np.mean(x[both] % 4 == y[both] % 4))
+
+
+def one_way(codes: np.ndarray, a: int) -> np.ndarray:
+    return np.bincount(codes[:, a], minlength=49).astype(float)
+
+
+def redraw(codes: np.ndarray, r: float, seed: int = 2) -> np.ndarray:
+    corr = np.array([[1.0, r], [r, 1.0]])
+    return redraw_numbers(codes, [0, 2], {a: one_way(codes, a) for a in (0, 2)}, corr, DOMAIN,
+                          np.random.default_rng(seed))
+
+
+def spearman(codes: np.ndarray, a: int, b: int) -> float:
+    kept = (codes[:, a] < 48) & (codes[:, b] < 48)
+    return float(stats.spearmanr(codes[kept, a], codes[kept, b]).statistic)
+
+
+def test_the_redraw_keeps_one_cell_of_each_record_every_other_value_and_the_one_way_shares():
+    codes = shuffled_within_groups(correlated_codes(0.95))
+    out = redraw(codes, 0.95)
+    assert np.all((out[:, 0] == codes[:, 0]) | (out[:, 2] == codes[:, 2]))
+    assert 0.3 < np.mean(out[:, 0] == codes[:, 0]) < 0.7
+    for a in (0, 2):
+        assert np.abs(one_way(out, a) - one_way(codes, a)).max() / len(codes) < 0.004
+    assert np.array_equal(out[:, 1], codes[:, 1])
+    assert np.array_equal(out[:, 0] == 48, codes[:, 0] == 48)
+
+
+def test_the_redraw_draws_each_column_by_the_models_one_way_shares():
+    """Shares falling by half from each cell to the next (most records in the first cells), and a cell with none:
+    the redrawn columns keep them, and the empty cell stays empty."""
+    shares = 0.5 ** np.arange(48) * (np.arange(48) != 2)
+    gen = np.random.default_rng(6)
+    codes = np.column_stack([gen.choice(48, 40_000, p=shares / shares.sum()), gen.integers(0, 3, 40_000),
+                             gen.choice(48, 40_000, p=shares / shares.sum())])
+    out = redraw(codes, 0.7)
+    for a in (0, 2):
+        assert np.abs(one_way(out, a) - one_way(codes, a)).max() / len(codes) < 0.01
+        assert one_way(out, a)[2] == 0
+
+
+@pytest.mark.parametrize("r", [0.0, 0.5, 0.95])
+def test_a_pair_drawn_independent_gets_the_copulas_correlation(r):
+    """x and y drawn independently (the model's staircase, here with no structure at all): redrawn with the data's
+    correlation, their rank correlation is the data's, and inside a pair of groups as many records share a place."""
+    data = correlated_codes(r)
+    independent = np.column_stack([data[:, 0], data[:, 1], np.random.default_rng(3).permutation(data[:, 2])])
+    out = redraw(independent, r)
+    assert spearman(out, 0, 2) == pytest.approx(spearman(data, 0, 2), abs=0.02)
+    assert same_position(out) == pytest.approx(same_position(data), abs=0.03)
+
+
+def test_three_columns_drawn_given_one_keep_every_pairs_correlation():
+    """Given the anchor, the two other columns are drawn jointly: each pair's rank correlation is the data's (drawn
+    independently given the anchor, the pair without it would have 0.8 ** 2)."""
+    gen = np.random.default_rng(4)
+    corr = np.full((3, 3), 0.8) + 0.2 * np.eye(3)
+    data = np.clip((stats.norm.cdf(gen.multivariate_normal(np.zeros(3), corr, 40_000)) * 48).astype(int), 0, 47)
+    domain = Domain(("x", "y", "z"), (48, 48, 48), ordered=(48, 48, 48))
+    independent = np.column_stack([gen.permutation(data[:, a]) for a in range(3)])
+    out = redraw_numbers(independent, [0, 1, 2], {a: np.bincount(data[:, a], minlength=48) for a in range(3)},
+                         corr, domain, np.random.default_rng(5))
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        assert spearman(out, a, b) == pytest.approx(spearman(data, a, b), abs=0.02)
+
+
+def test_the_correlation_matrix_reads_every_released_measurement_of_a_pair():
+    """A fine and a coarse measurement of the same pair, and a triple: each is read through the groups, and the
+    estimate is the data's correlation; a pair no measurement reads gets 0."""
+    codes = correlated_codes(0.9)
+    fine = np.zeros((49, 49))
+    np.add.at(fine, (codes[:, 0], codes[:, 2]), 1)
+    coarse = np.zeros((13, 13))
+    np.add.at(coarse, (MAPS[0][codes[:, 0]], MAPS[2][codes[:, 2]]), 1)
+    triple = np.zeros((13, 3, 49))
+    np.add.at(triple, (MAPS[0][codes[:, 0]], codes[:, 1], codes[:, 2]), 1)
+    readings = [NoisyMarginal((0, 2), fine.reshape(-1), 1.0),
+                NoisyMarginal((0, 2), coarse.reshape(-1), 1.0, groups=(MAPS[0], MAPS[2])),
+                NoisyMarginal((0, 1, 2), triple.reshape(-1), 1.0, groups=(MAPS[0], None, None))]
+    for some in ([readings[0]], [readings[1]], [readings[2]], readings):
+        assert correlations(some, [0, 2], MAPS, DOMAIN)[0][0, 1] == pytest.approx(0.9, abs=0.02)
+    assert correlations([NoisyMarginal((0,), one_way(codes, 0), 1.0)], [0, 2], MAPS, DOMAIN)[0][0, 1] == 0.0
+
+
+TRIPLE = Domain(("x", "y", "z"), (48, 48, 48), ordered=(48, 48, 48))
+
+
+def triple_table(r: float, n: int = 20_000) -> AggregatedData:
+    """x and y with correlation ``r`` on 48 cells, z independent of both."""
+    codes = correlated_codes(r, n)
+    z = np.random.default_rng(9).integers(0, 48, n)
+    return AggregatedData.from_codes(TRIPLE, np.column_stack([np.minimum(codes[:, 0], 47), codes[:, 2], z]))
+
+
+def run_triple(data: AggregatedData, support: str) -> np.ndarray:
+    """The 3-way marginal as the workload at rho 1/200: the rounds and the covering step read it and the pair
+    through the groups."""
+    rho = Fraction(1, 200)
+    options = MeasureOptions(rounds_per_attribute=2, numeric_support=support, coarse_groups=12,
+                             estimator=EstimatorSettings(iters=20, final_iters=60, scoring_sample=2000))
+    return measure(data, [(0, 1, 2)], budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
+                   rng=PrivateRandom(4), options=options, progress=False).records
+
+
+def test_a_run_keeps_a_correlated_pair_on_the_diagonal_inside_the_groups():
+    """x and y with correlation 0.97, read through 12 groups: the release has about as many records at the same
+    place inside a shared group as the data; without the copula about a quarter."""
+    data = triple_table(0.97)
+    real = same_position(np.repeat(data.codes, data.counts, axis=0), (0, 1))
+    assert real > 0.34
+    assert same_position(run_triple(data, "copula"), (0, 1)) == pytest.approx(real, abs=0.03)
+    assert same_position(run_triple(data, "model"), (0, 1)) == pytest.approx(0.25, abs=0.03)
+
+
+def test_the_copula_reads_released_counts_only(monkeypatch):
+    """The release run with the true data swapped for an uncorrelated table: the same records."""
+    data = triple_table(0.97)
+    plain = run_triple(data, "copula")
+    other = triple_table(0.0)
+
+    def swapped(run, measured, *args):
+        return release(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), measured, *args)
+
+    release = algorithm._release
+    monkeypatch.setattr(algorithm, "_release", swapped)
+    assert np.array_equal(run_triple(data, "copula"), plain)
