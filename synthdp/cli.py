@@ -662,6 +662,7 @@ BENCHES = {
     "classes": "synthdp.bench.classes",
     "numeric": "synthdp.bench.numeric",
     "width": "synthdp.bench.width",
+    "reading": "synthdp.bench.reading",
 }
 
 

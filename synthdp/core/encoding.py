@@ -259,8 +259,12 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
 def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     """Codes of a numeric column written as bin labels (synthdp's own ``numeric="label"`` output), else None.
 
-    Looked up per distinct value (a column of numbers is told apart at its first distinct value)."""
+    Looked up per distinct value; a column of numbers is told apart by its first value that is not missing,
+    before the column is factorized (a column of bin labels has no other value)."""
     code_of = {label: code for code, label in enumerate(attr.labels)}
+    kept = ~missing
+    if kept.any() and code_of.get(series.iloc[int(kept.argmax())]) is None:
+        return None
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
     lookup = np.full(len(uniques) + 1, _MISSING, dtype=np.int64)  # last slot: NA sentinel -1
     present = np.zeros(len(uniques) + 1, dtype=bool)
@@ -276,14 +280,44 @@ def _bin_label_codes(attr: Attribute, series: pd.Series, missing: np.ndarray) ->
     return out
 
 
-def _numbers(series: pd.Series) -> np.ndarray:
-    """Each entry as a float (NaN where missing or not a number); text is parsed once per distinct value."""
+def _numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray:
+    """Each entry as a float (NaN where not a number; an entry marked ``missing`` may be read or not); text is
+    parsed once per distinct value, or in one pass when it is held by Arrow and every entry that is not
+    ``missing`` is a whole number (:func:`_whole_numbers`)."""
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = _whole_numbers(series, missing)
+    if whole is not None:
+        return whole
     positions, uniques = pd.factorize(series, use_na_sentinel=True)
     parsed = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
     parsed = np.append(parsed.to_numpy(dtype=np.float64, na_value=np.nan), np.nan)  # last slot: NA sentinel -1
     return parsed[positions]
+
+
+def _whole_numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
+    """The entries of a text column held by Arrow as floats (NaN where ``missing``), when every other entry is a
+    whole number of at most 2**53 in magnitude written in ASCII digits after at most one minus sign; else None.
+
+    pandas reads such a text as the integer it spells, and so does Arrow's cast to int64 (whose other forms,
+    such as ``0x1f``, fail the digits check); up to 2**53 the integer is exactly a float. One cast replaces
+    factorizing the column, which costs most on a column of many distinct numbers (a CSV's numeric columns,
+    read as text: docs/privacy.md §10.1).
+    """
+    if not (isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(series.array)
+    if missing.any():
+        text = pc.if_else(pa.array(missing), pa.scalar(None, text.type), text)
+    if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, characters="-"))).as_py():
+        return None  # Arrow also reads hexadecimal; an all-missing column is left to the distinct values
+    try:  # Arrow's safe cast to floats refuses an integer beyond 2**53 in magnitude
+        return pc.cast(pc.cast(text, pa.int64()), pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        return None
 
 
 def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
@@ -331,7 +365,7 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     if attr.is_datetime:
         values = _timestamps(attr, series, missing)
     else:
-        values = np.where(missing, np.nan, _numbers(series))
+        values = np.where(missing, np.nan, _numbers(series, missing))
     not_number = np.isnan(values) & ~missing
     if not_number.any() and attr.is_datetime:
         row = _first(not_number)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import functools
 import io
+import mmap
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,7 +72,17 @@ def _same_options(path: Path, sep: str, encoding: str) -> bool:
     return utf8 and len(sep) == 1 and sep not in QUOTE + " \r\n" and path.is_file()
 
 
-def _body_start(data: bytes, skip_rows: int) -> int | None:
+def _mapped(path: Path) -> mmap.mmap | None:
+    """The file's bytes mapped read-only, so that the parser reads them where the system holds them (no copy
+    into this process's memory), or ``None`` when the file cannot be mapped (an empty file: pandas says so)."""
+    try:
+        with open(path, "rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+
+
+def _body_start(data: mmap.mmap, skip_rows: int) -> int | None:
     """The offset of the text after ``skip_rows`` lines, or ``None`` when pandas could count those lines otherwise
     (a quote, which may hold a line end, or a carriage return not followed by a line feed). Both parsers skip a
     UTF-8 byte order mark at the start."""
@@ -100,17 +111,13 @@ def read_text(path: Path, *, header: bool, missing: Sequence[str] = (), sep: str
     if (pa is None or tokens is None or not isinstance(dtype, pd.StringDtype) or dtype.storage != "pyarrow"
             or not _same_options(path, sep, encoding)):
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    start = _body_start(data, skip_rows)
+    data = _mapped(path)
+    start = _body_start(data, skip_rows) if data is not None else None
     if start is None:
         return None
-    quotes = data.count(QUOTE.encode(), start)
-    if quotes % 2:
+    quoted = data.find(QUOTE.encode(), start) >= 0  # a scan that stops at the first quote; counted only then
+    if quoted and data[start:].count(QUOTE.encode()) % 2:
         return None  # with no quote inside a field (checked below), a quoted field is left open at the end
-    quoted = quotes > 0
     table = _parse(pa, memoryview(data)[start:], sep=sep, tokens=tokens, quoted=quoted)
     if table is None or table.num_columns < 2 or table.num_rows < 1 + header:
         return None

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from synthdp.datasets import adult_raw_schema, data_dir, load_adult_raw, load_coded
+from synthdp.core import encoding
 from synthdp.core.encoding import Encoder, category_counts
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, PrivacyWarning, Schema
@@ -195,3 +196,59 @@ def test_neighbouring_tables_with_a_missing_entry_decode_identically():
         pd.testing.assert_frame_equal(out[0], out[1])
         assert out[0].to_csv(index=False) == out[1].to_csv(index=False)
     assert str(out[0]["age"].dtype) == "Int64" and str(out[0]["kids"].dtype) == "Int64"
+
+
+def test_a_text_column_of_bin_labels_reads_back_as_its_cells_whatever_its_first_rows():
+    """A numeric column read as text holds either bin labels (synthdp's labelled output) or numbers; the first
+    value that is not missing tells them apart, and a column that mixes the two is read as numbers, refusing its
+    first label by its row."""
+    schema = Schema((Attribute("age", "numeric", bounds=(17, 90), bins=8, missing=True, dtype="int64"),),
+                    missing_values=("?",))
+    encoder, text = Encoder(schema), lambda values: pd.DataFrame({"age": pd.Series(values, dtype="str")})
+    labels = list(schema["age"].labels)
+    codes = encoder.encode(text(["?", None, labels[3], labels[0], "?"]))[:, 0].tolist()
+    assert codes == [8, 8, 3, 0, 8] and schema["age"].missing_code == 8
+    assert encoder.encode(text([None, "20", "?", "89"]))[:, 0].tolist() == [8, 0, 8, 7]
+    with pytest.raises(SchemaError, match=rf"value '{labels[2]}' in row 2, numeric column 'age' is not a number"):
+        encoder.encode(text(["?", "20", labels[2]]))
+    with pytest.raises(SchemaError, match=rf"value '{labels[1]}' in row 1, numeric column 'age' is not a number"):
+        encoder.encode(text([None, labels[1], "20"]))
+
+
+def _arrow_text(values: list) -> pd.Series:
+    """A text column held by Arrow, as the CSV readers give it."""
+    return pd.Series(values, dtype=pd.StringDtype("pyarrow"))
+
+
+def test_whole_numbers_held_by_arrow_read_as_each_distinct_text_reads():
+    """Brute force: columns of random texts (signs, digits, leading zeros, hexadecimal, points, exponents,
+    spaces, numbers beyond 2**53, missing entries) held by Arrow read as the same floats as when each distinct
+    text is parsed by pandas (the same texts held as Python objects); the one-pass cast takes many columns."""
+    rng = np.random.default_rng(0)
+    odd = ["+", "0x1f", "0X1F", " ", ".5", "e3", "9007199254740993", "123456789012345678901", "-", "", "٣", "1_0"]
+    taken, trials = 0, 400
+    for _ in range(trials):
+        values = []
+        for _ in range(int(rng.integers(1, 8))):
+            text = rng.choice(["", "-", "--"], p=[0.6, 0.35, 0.05]) + "".join(
+                rng.choice(list("0123456789"), size=int(rng.integers(1, 18))))
+            values.append(rng.choice(odd) if rng.random() < 0.05 else rng.choice([text, "?", None], p=[0.8, 0.1, 0.1]))
+        series = _arrow_text(values)
+        missing = (series.isna() | (series == "?")).to_numpy()
+        fast = encoding._whole_numbers(series, missing)
+        taken += fast is not None
+        reference = encoding._numbers(series.astype(object), missing)
+        np.testing.assert_array_equal(np.where(missing, np.nan, encoding._numbers(series, missing)),
+                                      np.where(missing, np.nan, reference), err_msg=repr(values))
+    assert trials // 4 <= taken <= trials - trials // 10
+
+
+def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
+    missing = np.zeros(2, dtype=bool)
+    assert encoding._whole_numbers(_arrow_text(["-9007199254740992", "007"]), missing).tolist() == [
+        -9007199254740992.0, 7.0]
+    assert encoding._whole_numbers(_arrow_text(["1", "9007199254740993"]), missing) is None
+    assert encoding._whole_numbers(_arrow_text(["1", "-9007199254740994"]), missing) is None
+    assert encoding._whole_numbers(_arrow_text(["1", "0x1f"]), missing) is None
+    assert encoding._whole_numbers(_arrow_text(["1", "?"]), np.array([False, True])).tolist()[0] == 1.0
+    assert encoding._whole_numbers(pd.Series(["1", "2"], dtype=object), missing) is None

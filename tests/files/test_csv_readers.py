@@ -37,6 +37,7 @@ CORPUS = [
     ("quoted line end", b'a,b\n"line one\nline two",x\n"p",q\n', {}, True),
     ("quoted CRLF line end", b'a,b\r\n"line one\r\nline two",x\r\np,q\r\n', {}, True),
     ("quoted leading space kept", b'a,b\n" x",1\ny,2\n', {}, False),
+    ("a quote left open, the first byte a quote", b'"a",b\n1,"2\n', {}, False),
     ("BOM", b"\xef\xbb\xbfa,b\n1,2\n", {}, True),
     ("BOM and skipped line", b"\xef\xbb\xbftitle\na,b\n1,2\n", dict(skip_rows=1), True),
     ("CRLF", b"a,b\r\n1, x\r\n2,\r\n", {}, True),
