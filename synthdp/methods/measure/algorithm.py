@@ -72,7 +72,8 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.copula import COPULA_EXPLAINED, correlations, redraw_numbers, strong_columns
+from synthdp.methods.measure.copula import (COPULA_EXPLAINED, copula_matrix, correlations, redraw_numbers,
+                                            strong_columns)
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -659,8 +660,8 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
 
 
 def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
-    """How the reweighted sample's support is drawn (§8.12): the numeric columns that move together (read off every
-    released marginal measurement: a correlation of at least ``copula_from`` with another, which a copula fits)
+    """How the reweighted sample's support is drawn (§8.12): the numeric columns that move together (read off the
+    released marginal measurements: a correlation of at least ``copula_from`` with another, which a copula fits)
     drawn again from a Gaussian copula given one of them, or as the model draws them (None) when the option says so
     or fewer than two columns qualify.  Post-processing: released counts, the public domain, options and
     generator."""
@@ -676,7 +677,8 @@ def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], n
         return None
     columns = [views[i] for i in strong]
     return functools.partial(redraw_numbers, columns=columns, one_way={a: measured.model.counts((a,)) for a in columns},
-                             corr=corr[np.ix_(strong, strong)], domain=run.domain, generator=run.generator)
+                             corr=copula_matrix(corr[np.ix_(strong, strong)]), domain=run.domain,
+                             generator=run.generator)
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:

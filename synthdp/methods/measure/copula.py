@@ -92,7 +92,7 @@ def pair_fit(table: np.ndarray, variance: float = 0.0) -> PairFit:
     rows, cols = np.clip(table.sum(axis=1), 0.0, None), np.clip(table.sum(axis=0), 0.0, None)
     if (rows > 0).sum() < 2 or (cols > 0).sum() < 2:
         return PairFit(0.0, 0.0)
-    total = max(float(table.sum()), 1.0)
+    total = float(rows.sum())  # the margins' total: the cut points are read off the same clipped sums
     hh, kk = np.meshgrid(_cuts(rows), _cuts(cols), indexing="ij")
 
     def loss(r: float) -> float:
@@ -118,20 +118,20 @@ def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], d
     shape = tuple(domain.sizes[c] if m.groups is None or m.groups[i] is None else int(m.groups[i].max()) + 1
                   for i, c in enumerate(m.attrs))
     counts = np.asarray(m.counts, dtype=float).reshape(shape)
-    summed = counts.size
     keep = (m.attrs.index(a), m.attrs.index(b))
+    others = math.prod(n for i, n in enumerate(shape) if i not in keep)
     counts = counts.sum(axis=tuple(i for i in range(len(shape)) if i not in keep))
     fine = [m.groups is None or m.groups[i] is None for i in keep]
     counts = group_sum(counts, tuple(maps[c] if f else None for c, f in zip((a, b), fine)))
     groups = tuple(int(maps[c].max()) + 1 - (domain.sizes[c] - domain.ordered[c]) for c in (a, b))
-    return counts[:groups[0], :groups[1]], m.sigma2 * summed / counts.size
+    per_cell = others * math.prod(domain.ordered[c] / g if f else 1.0 for c, g, f in zip((a, b), groups, fine))
+    return counts[:groups[0], :groups[1]], m.sigma2 * per_cell
 
 
 def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
                  domain: Domain) -> tuple[np.ndarray, np.ndarray]:
-    """The copula's correlation matrix over ``columns`` and each pair's explained share: the :func:`pair_fit` of
-    the inverse-variance mean of the released tables on the pair's groups (0 and 0 for a pair no measurement
-    reads); the matrix made positive definite (eigenvalues at least 0.01, unit diagonal)."""
+    """Each pair of ``columns``' correlation and explained share: the :func:`pair_fit` of the inverse-variance mean
+    of the released tables on the pair's groups; NaN and 0 for a pair no measurement reads."""
     n = len(columns)
     corr, explained = np.eye(n), np.zeros((n, n))
     for i in range(n):
@@ -139,15 +139,27 @@ def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], 
             a, b = columns[i], columns[j]
             tables = [t for m in measurements if a in m.attrs and b in m.attrs
                       if (t := _pair_table(m, a, b, maps, domain)) is not None]
+            fit = PairFit(math.nan, 0.0)
             if tables:
                 precision = sum(1.0 / v for _, v in tables)
                 fit = pair_fit(sum(t / v for t, v in tables) / precision, 1.0 / precision)
-                corr[i, j] = corr[j, i] = fit.correlation
-                explained[i, j] = explained[j, i] = fit.explained
+            corr[i, j] = corr[j, i] = fit.correlation
+            explained[i, j] = explained[j, i] = fit.explained
+    return corr, explained
+
+
+def copula_matrix(corr: np.ndarray) -> np.ndarray:
+    """The copula's correlation matrix from pairwise correlations (NaN: a pair no measurement reads): an unread
+    pair gets the largest product of two read correlations through a third column (0 if there is none), then
+    the matrix is made positive definite (eigenvalues floored at 0.01, the diagonal rescaled to 1)."""
+    corr = corr.copy()
+    for i, j in zip(*np.nonzero(np.isnan(corr))):
+        paths = corr[i] * corr[j]
+        corr[i, j] = paths[np.nanargmax(np.abs(paths))] if np.any(np.isfinite(paths)) else 0.0
     values, vectors = np.linalg.eigh(corr)
     corr = (vectors * np.maximum(values, 0.01)) @ vectors.T
     scale = np.sqrt(np.diag(corr))
-    return corr / np.outer(scale, scale), explained
+    return corr / np.outer(scale, scale)
 
 
 def strong_columns(corr: np.ndarray, explained: np.ndarray, *, correlation: float, share: float) -> list[int]:

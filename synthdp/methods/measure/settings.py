@@ -129,7 +129,7 @@ class MeasureOptions:
     #: their correlation is at least ``copula_from`` in absolute value and a copula explains their counts (the
     #: copula is monotone: a weak or curved relation is left to the model).  0.8 on the generated tables of
     #: ``synthdp bench numeric`` (eps 1, seeds 0-2): every measure of the dependent table moves with another at 0.9
-    #: or more (2-way TVD 0.099 without the copula, 0.051 with it); at 0.5 the skewed table's claim and visits (0.77)
+    #: or more (2-way TVD 0.088 without the copula, 0.051 with it; 12 groups); at 0.5 the skewed table's claim and visits (0.77)
     #: joined, and the largest Pearson error, set by the claim's Pareto tail, rose from 0.25 to 0.36
     #: (docs/benchmarks.md#numeric-columns).
     numeric_support: str = "copula"
@@ -144,7 +144,8 @@ class MeasureOptions:
     #: Groups a coarse view (docs/privacy.md §8.11) reads a numeric column through, when it has at least twice as
     #: many ordered cells.  Few groups lose detail; many make each coarse cell's noise outweigh its count.  Generated
     #: tables of ``synthdp bench numeric`` (eps 1, seeds 0-2), 8 / 12 groups with the copula of ``numeric_support``:
-    #: the dependent table's 2-way TVD 0.051 / 0.049 and largest Pearson error 0.064 / 0.053, the skewed table's
+    #: the dependent table's 2-way TVD 0.051 / 0.049 and largest Pearson error 0.064 / 0.053 (before the
+    #: variance of a pair's table was counted over its ordered cells only: 0.051 and 0.055 after), the skewed table's
     #: TVD 0.036 / 0.037 and Pearson error 0.250 / 0.307 (its Pareto tail), the 300,000-row flights table 137 s /
     #: 133 s; without the copula 8 / 12 / 16 gave the dependent table 0.099 / 0.088 / 0.085 (docs/privacy.md §8.11).
     coarse_groups: int = 12

@@ -16,10 +16,11 @@ from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import algorithm
+from synthdp.methods.measure import algorithm, copula
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.coarse import group_map
-from synthdp.methods.measure.copula import bivariate_normal_cdf, correlations, pair_fit, redraw_numbers, strong_columns
+from synthdp.methods.measure.copula import (bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
+                                            redraw_numbers, strong_columns)
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.settings import MeasureOptions
 
@@ -98,7 +99,7 @@ def test_the_columns_that_move_together_need_a_strong_correlation_that_a_copula_
 def test_a_table_with_one_group_with_counts_has_no_correlation():
     table = np.zeros((12, 12))
     table[3, :] = 50
-    assert pair_fit(table).correlation == 0.0
+    assert pair_fit(table) == copula.PairFit(0.0, 0.0)
 
 
 # two numeric columns of 48 ordered cells and a missing value, a category; 12 groups of 4 cells
@@ -177,8 +178,9 @@ def test_a_pair_drawn_independent_gets_the_copulas_correlation(r):
     """x and y drawn independently (the model's staircase, here with no structure at all): redrawn with the data's
     correlation, their rank correlation is the data's, and inside a pair of groups as many records share a place."""
     data = correlated_codes(r)
-    independent = np.column_stack([data[:, 0], data[:, 1], np.random.default_rng(3).permutation(data[:, 2])])
-    out = redraw(independent, r)
+    start = correlated_codes(0.9) if r == 0 else np.column_stack(
+        [data[:, 0], data[:, 1], np.random.default_rng(3).permutation(data[:, 2])])  # a no-op must fail
+    out = redraw(start, r)
     assert spearman(out, 0, 2) == pytest.approx(spearman(data, 0, 2), abs=0.02)
     assert same_position(out) == pytest.approx(same_position(data), abs=0.03)
 
@@ -212,7 +214,28 @@ def test_the_correlation_matrix_reads_every_released_measurement_of_a_pair():
                 NoisyMarginal((0, 1, 2), triple.reshape(-1), 1.0, groups=(MAPS[0], None, None))]
     for some in ([readings[0]], [readings[1]], [readings[2]], readings):
         assert correlations(some, [0, 2], MAPS, DOMAIN)[0][0, 1] == pytest.approx(0.9, abs=0.02)
-    assert correlations([NoisyMarginal((0,), one_way(codes, 0), 1.0)], [0, 2], MAPS, DOMAIN)[0][0, 1] == 0.0
+    assert np.isnan(correlations([NoisyMarginal((0,), one_way(codes, 0), 1.0)], [0, 2], MAPS, DOMAIN)[0][0, 1])
+
+
+def test_a_released_pair_tables_noise_variance_counts_the_cells_summed_into_each_ordered_cell():
+    """A fine 2-way measurement of 49 x 49 cells (48 ordered, 12 groups of 4): 16 cells in each ordered pair of
+    groups; a coarse triple with a category of 3: 3 cells; the missing value's group is not read."""
+    codes = correlated_codes(0.5)
+    fine = NoisyMarginal((0, 2), np.zeros(49 * 49), 2.0)
+    triple = NoisyMarginal((0, 1, 2), np.zeros(13 * 3 * 13), 2.0, groups=(MAPS[0], None, MAPS[2]))
+    assert copula._pair_table(fine, 0, 2, MAPS, DOMAIN)[1] == pytest.approx(32.0)
+    assert copula._pair_table(triple, 0, 2, MAPS, DOMAIN)[1] == pytest.approx(6.0)
+    assert copula._pair_table(fine, 0, 2, MAPS, DOMAIN)[0].shape == (12, 12)
+
+
+def test_a_pair_no_measurement_reads_takes_the_correlation_through_a_third_column():
+    """a-b and b-c at 0.95, a-c unread: a-c gets 0.9025 and the read pairs keep about 0.95 (read as 0 the matrix
+    would pull a-b down to 0.73)."""
+    nan = math.nan
+    matrix = copula_matrix(np.array([[1.0, 0.95, nan], [0.95, 1.0, 0.95], [nan, 0.95, 1.0]]))
+    assert matrix[0, 2] == pytest.approx(0.9025, abs=0.01)
+    assert matrix[0, 1] == pytest.approx(0.95, abs=0.01)
+    assert np.linalg.eigvalsh(matrix).min() > 0
 
 
 TRIPLE = Domain(("x", "y", "z"), (48, 48, 48), ordered=(48, 48, 48))
