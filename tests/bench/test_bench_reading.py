@@ -6,24 +6,13 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from synthdp.bench import reading
 from synthdp.core.encoding import Encoder
-from synthdp.core.errors import InputError
-from synthdp.datasets import adult_raw_schema, data_dir
+from synthdp.datasets import adult_raw_schema
 
 
-@pytest.fixture(scope="module")
-def shared_data():
-    """Skip when the shared benchmark data are not available."""
-    try:
-        return data_dir()
-    except InputError as exc:
-        pytest.skip(f"shared datasets not available: {exc}")
-
-
-def test_the_readers_give_one_table(tmp_path, shared_data):
+def test_the_readers_give_one_table(tmp_path, shared_data_dir):
     """Raw Adult twice over: synthdp's reader (pyarrow's parser) and pandas' text parser give equal frames, Arrow
     strings, and all three readers the same codes, numbers parsed in the read or in encoding."""
     path = reading.stacked_adult(tmp_path, 2)
@@ -37,7 +26,7 @@ def test_the_readers_give_one_table(tmp_path, shared_data):
     np.testing.assert_array_equal(codes["text-pandas"], codes["inferred"])
 
 
-def test_small_run_writes_its_table(tmp_path, capsys, shared_data):
+def test_small_run_writes_its_table(tmp_path, capsys, shared_data_dir):
     out = reading.run(["--copies", "1", "--repeats", "1", "--out", str(tmp_path)])
     assert set(out["best"]) == {f"{reader} {mode}" for reader in reading.READERS for mode in reading.MODES}
     assert out["rows"] == 32_561 and out["best"]["inferred read"]["cpu_ratio"] == 1.0

@@ -8,20 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.datasets import adult_raw_schema, data_dir, load_adult_raw, load_coded
+from synthdp.datasets import adult_raw_schema, load_adult_raw, load_coded
 from synthdp.core import encoding
 from synthdp.core.encoding import Encoder, category_counts
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, PrivacyWarning, Schema
-
-
-@pytest.fixture(scope="module")
-def shared_data():
-    """Skip when the shared benchmark data are not available."""
-    try:
-        return data_dir()
-    except InputError as exc:
-        pytest.skip(f"shared datasets not available: {exc}")
 
 
 @pytest.fixture
@@ -132,7 +123,7 @@ def test_to_aggregated_counts_distinct_rows(frame, encoder):
     assert data.domain == encoder.domain
 
 
-def test_coded_adult_round_trip(shared_data):
+def test_coded_adult_round_trip(shared_data_dir):
     df, schema = load_coded("adult")
     encoder = Encoder(schema)
     codes = encoder.encode(df)
@@ -141,7 +132,7 @@ def test_coded_adult_round_trip(shared_data):
     pd.testing.assert_frame_equal(encoder.decode(codes), df)
 
 
-def test_raw_adult_round_trip(shared_data):
+def test_raw_adult_round_trip(shared_data_dir):
     raw = load_adult_raw("both")
     schema = adult_raw_schema()
     encoder = Encoder(schema)
