@@ -31,7 +31,7 @@ import pandas as pd
 from synthdp.accounting.ledger import Ledger
 from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
-from synthdp.core.encoding import Encoder, check_derived_output
+from synthdp.core.encoding import check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
@@ -48,7 +48,7 @@ from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key,
 from synthdp.methods.base import MethodOutput
 from synthdp.methods.registry import get_method
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
-from synthdp.model import FittedModel, ReleasedRecords
+from synthdp.model import FittedModel, ReleasedRecords, decode_records
 from synthdp.domains import domain_tallies, learn_domain
 from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan, require_delta_for_bounds
 from synthdp.queries.base import QueryClass
@@ -358,7 +358,7 @@ def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFram
     codes = output.codes
     if config.n_rows is not None and len(codes) != config.n_rows:
         codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
-    return Encoder(schema).decode(codes, numeric=config.numeric, rng=output.post_rng)
+    return decode_records(output.model, schema, codes, numeric=config.numeric, generator=output.post_rng)
 
 
 class NotFittedError(InputError, AttributeError):

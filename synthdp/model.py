@@ -31,6 +31,7 @@ from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
+from synthdp.methods.measure.copula import Copula, positions_in_cells
 from synthdp.methods.measure.estimators import GraphicalModel
 from synthdp.methods.measure.reweight import WeightedSample
 
@@ -80,8 +81,8 @@ class FittedModel:
         check("n_rows", n)
         check("random_state", random_state)
         generator = np.random.default_rng(random_state)
-        codes = self.estimate.sample(n, generator)
-        return Encoder(self.schema).decode(codes, numeric=self.numeric, rng=generator)
+        return decode_records(self.estimate, self.schema, self.estimate.sample(n, generator), numeric=self.numeric,
+                              generator=generator)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` atomically (checked, temporary file, then rename)."""
@@ -94,6 +95,22 @@ class FittedModel:
         return load_model(path)
 
 
+def decode_records(estimate: Estimate | None, schema: Schema, codes: np.ndarray, *, numeric: str,
+                   generator: np.random.Generator) -> pd.DataFrame:
+    """Records drawn from ``estimate`` decoded through ``schema``; numeric values inside their cells placed by the
+    estimate's copula when it has one (docs/privacy.md §8.12), else drawn uniformly.  Post-processing."""
+    copula = estimate.copula if isinstance(estimate, WeightedSample) and numeric == "uniform" else None
+    positions = None if copula is None else positions_in_cells(codes, copula, schema.domain, generator)
+    return Encoder(schema).decode(codes, numeric=numeric, rng=generator, positions=positions)
+
+
+def copula_columns(estimate: Estimate | None) -> list[str]:
+    """The names of the columns whose values decoding places inside their cells by the estimate's copula (§8.12)."""
+    if isinstance(estimate, WeightedSample) and estimate.copula is not None:
+        return [estimate.domain.names[c] for c in estimate.copula.columns]
+    return []
+
+
 def _kind_and_arrays(estimate: Estimate) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
     """The estimate's kind, its JSON fields and its arrays by name."""
     if isinstance(estimate, GraphicalModel):
@@ -101,7 +118,11 @@ def _kind_and_arrays(estimate: Estimate) -> tuple[str, dict[str, Any], dict[str,
                   "total": estimate.total}
         return GRAPHICAL_MODEL, fields, {f"potential_{i}": p for i, p in enumerate(estimate.potentials)}
     if isinstance(estimate, WeightedSample):
-        return REWEIGHTED_SAMPLE, {}, {"codes": estimate.codes, "weights": estimate.weights}
+        arrays = {"codes": estimate.codes, "weights": estimate.weights}
+        if estimate.copula is None:
+            return REWEIGHTED_SAMPLE, {}, arrays
+        return (REWEIGHTED_SAMPLE, {"copula_columns": list(estimate.copula.columns)},
+                {**arrays, "copula_correlation": estimate.copula.correlation})
     if isinstance(estimate, ReleasedRecords):
         return RELEASED_RECORDS, {}, {"codes": estimate.codes}
     raise TypeError(f"no file form for an estimate of type {type(estimate).__name__}")
@@ -158,7 +179,15 @@ def _estimate(document: dict[str, Any], arrays: dict[str, np.ndarray], domain: D
         parent = [None if p is None else int(p) for p in document["parent"]]
         return GraphicalModel(domain, cliques, parent, potentials, float(document["total"]))
     if kind == REWEIGHTED_SAMPLE:
-        return WeightedSample(domain, domain.check_codes(arrays["codes"]), arrays["weights"].astype(float))
+        copula = None
+        if "copula_columns" in document:
+            columns = tuple(int(c) for c in document["copula_columns"])
+            correlation = arrays["copula_correlation"].astype(float)
+            if correlation.shape != (len(columns), len(columns)) or not all(0 <= c < len(domain.sizes)
+                                                                            for c in columns):
+                raise ValueError(f"a copula of shape {correlation.shape} on columns {columns}")
+            copula = Copula(columns, correlation)
+        return WeightedSample(domain, domain.check_codes(arrays["codes"]), arrays["weights"].astype(float), copula)
     if kind == RELEASED_RECORDS:
         return ReleasedRecords(domain, domain.check_codes(arrays["codes"]))
     raise ValueError(f"unknown kind of model {kind!r}")

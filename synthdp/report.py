@@ -25,6 +25,7 @@ from typing import Any
 
 from synthdp.methods.base import MethodOutput
 from synthdp.methods import registry
+from synthdp.model import copula_columns
 from synthdp.plan import Plan
 from synthdp.transfer import population_statement
 
@@ -234,6 +235,14 @@ NUMERIC_VALUES = {
 }
 
 
+def _numeric_values(numeric: str, output: MethodOutput) -> str:
+    """How numeric columns come back: :data:`NUMERIC_VALUES`, and the columns a copula places (docs/privacy.md
+    §8.12)."""
+    placed = copula_columns(output.model) if numeric == "uniform" else []
+    return NUMERIC_VALUES[numeric] + (f"; except {placed}, placed inside their cells by a Gaussian copula read off "
+                                      "the released counts, which keeps related values in order" if placed else "")
+
+
 def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str], seconds: float) -> Report:
     """The release (ledger totals, public parameters, the plan) and the diagnostics (never published)."""
     config, spent = plan.config, output.ledger.total()
@@ -249,7 +258,7 @@ def make_report(plan: Plan, output: MethodOutput, rows: int, collected: list[str
         relation=str(plan.relation), method=plan.method.name, query_class=plan.query_class.name, rows_written=rows,
         seeded=config.random_state is not None, conditional=output.conditional, plan=plan.choices(),
         ledger=[e.to_dict(pure=pure) for e in output.ledger.events], selected_queries=output.selected_queries,
-        warnings=collected, privacy_unit=config.privacy_unit, numeric_values=NUMERIC_VALUES[config.numeric],
+        warnings=collected, privacy_unit=config.privacy_unit, numeric_values=_numeric_values(config.numeric, output),
         max_rows_per_unit=config.max_rows_per_unit if config.privacy_unit is not None else None,
         section=plan.method.release_section(output.release))
     return Report(release, Diagnostics(seconds=seconds, notes=output.notes, **output.diagnostics))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 import numpy as np
 import pandas as pd
@@ -102,6 +102,7 @@ class Encoder:
         *,
         numeric: Literal["label", "uniform"] = "label",
         rng: np.random.Generator | None = None,
+        positions: Mapping[int, np.ndarray] | None = None,
     ) -> pd.DataFrame:
         """A DataFrame with the schema's columns, in order, from a code matrix.
 
@@ -112,8 +113,10 @@ class Encoder:
         Numeric columns become their bin label (``numeric="label"``) or a value
         drawn uniformly inside the bin (``numeric="uniform"``, an integer for
         integer columns), which needs an explicit ``rng`` (a point cell, docs/privacy.md
-        §11.2, gives its value). This randomness is post-processing and does not
-        affect privacy.  The schema's derived columns are then computed from the
+        §11.2, gives its value); ``positions`` gives, for some columns (by
+        index), where each row's value lies inside its bin instead (a share of
+        the bin in [0, 1], docs/privacy.md §8.12). This randomness is
+        post-processing and does not affect privacy.  The schema's derived columns are then computed from the
         decoded ones (docs/privacy.md §10.10).
         """
         codes = self.domain.check_codes(codes)
@@ -129,7 +132,7 @@ class Encoder:
             elif numeric == "label":
                 columns[attr.name] = _decode_labels(attr, codes[:, j])
             else:
-                columns[attr.name] = _decode_uniform(attr, codes[:, j], rng)
+                columns[attr.name] = _decode_uniform(attr, codes[:, j], rng, (positions or {}).get(j))
         return add_derived(pd.DataFrame(columns, columns=list(self.schema.names)), self.schema.derived)
 
 
@@ -464,16 +467,20 @@ def _decode_labels(attr: Attribute, codes: np.ndarray) -> pd.Series:
     return pd.Series(_take(list(attr.labels[: attr.bins]), codes, attr.missing))
 
 
-def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
-    """A value drawn uniformly in each row's bin (an integer of the bin for integer columns)."""
+def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator,
+                    position: np.ndarray | None = None) -> pd.Series:
+    """A value drawn uniformly in each row's bin (an integer of the bin for integer columns), or at the share
+    ``position`` of it."""
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
     bins = codes[present]
+    share = None if position is None else np.clip(position[present], 0.0, 1.0)
     if value_kind(attr.dtype) == "int":
         first, last = attr.integer_ranges
-        drawn = rng.integers(first[bins], last[bins] + 1)
-    else:  # a draw rounded up onto the cell's upper edge goes to its lower one: a point cell [v, v+) gives v (§11.2)
+        drawn = rng.integers(first[bins], last[bins] + 1) if share is None else \
+            np.minimum(first[bins] + np.floor(share * (last[bins] - first[bins] + 1)).astype(np.int64), last[bins])
+    else:  # a draw onto the cell's upper edge goes to its lower one: a point cell [v, v+) gives v (§11.2)
         low, high = attr.edges[bins], attr.edges[bins + 1]
-        drawn = rng.uniform(low, high)
+        drawn = rng.uniform(low, high) if share is None else low + share * (high - low)
         drawn = np.where(drawn < high, drawn, low)
     out = np.full(codes.shape, np.nan)
     out[present] = drawn

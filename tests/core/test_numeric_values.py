@@ -45,6 +45,19 @@ def test_integer_columns_draw_every_integer_of_a_cell_uniformly():
     assert set(decoded["x"][6000:]) == {3}
 
 
+def test_positions_place_values_at_their_share_of_the_cell():
+    """Positions (docs/privacy.md §8.12) put an integer at that share of its cell's integers and a real number at
+    that share of its width; the cell's ends are reached, a missing value stays missing."""
+    schema = Schema.from_dataframe(pd.DataFrame({"n": [1], "r": [1.0]}), bounds={"n": (0, 9), "r": (0.0, 4.0)},
+                                   cuts={"n": [3, 4], "r": [1.0, 3.0]}, nullable=["r"])
+    codes = np.array([[0, 1], [0, 1], [0, 1], [2, 0], [2, 3]])
+    share = np.array([0.0, 0.5, 0.999, 0.75, np.nan])
+    decoded = Encoder(schema).decode(codes, numeric="uniform", rng=np.random.default_rng(0),
+                                     positions={0: np.nan_to_num(share), 1: share})
+    assert list(decoded["n"]) == [0, 1, 2, 8, 4]
+    assert decoded["r"][:4].tolist() == pytest.approx([1.0, 2.0, 2.998, 0.75]) and pd.isna(decoded["r"][4])
+
+
 def test_labels_only_on_request():
     df = _table(200)
     result = synthdp.generate_synthetic(df, "marginals:2", epsilon=2.0, delta=1e-9, bounds=BOUNDS, clip=True,

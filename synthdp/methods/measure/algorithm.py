@@ -51,7 +51,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -72,7 +72,7 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.copula import (COPULA_EXPLAINED, copula_matrix, correlations, redraw_numbers,
+from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, redraw_numbers,
                                             strong_columns)
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
@@ -655,16 +655,21 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
         return model
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
-    return fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
-                       redraw=_numeric_support(run, measured))
+    copula = _copula(run, measured)
+    redraw = None if copula is None else functools.partial(
+        redraw_numbers, columns=list(copula.columns), one_way={a: model.counts((a,)) for a in copula.columns},
+        corr=copula.correlation, domain=run.domain, generator=run.generator)
+    sample = fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
+                         redraw=redraw)
+    return sample if copula is None else replace(sample, copula=copula)
 
 
-def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], np.ndarray] | None:
-    """How the reweighted sample's support is drawn (§8.12): the numeric columns that move together (read off the
-    released marginal measurements: a correlation of at least ``copula_from`` with another, which a copula fits)
-    drawn again from a Gaussian copula given one of them, or as the model draws them (None) when the option says so
-    or fewer than two columns qualify.  Post-processing: released counts, the public domain, options and
-    generator."""
+def _copula(run: _Run, measured: _Measured) -> Copula | None:
+    """The numeric columns that move together and their copula (§8.12): those with a correlation of at least
+    ``copula_from`` with another, read off the released marginal measurements, which a copula fits; None when the
+    option says the model draws them or fewer than two columns qualify.  The reweighted sample's support draws
+    them again from the copula given one of them, and decoding places their values inside their cells by it.
+    Post-processing: released counts, the public domain and options."""
     views = [a for a, m in enumerate(run.views.maps) if m is not None]
     if run.options.numeric_support != "copula" or len(views) < 2:
         return None
@@ -675,10 +680,7 @@ def _numeric_support(run: _Run, measured: _Measured) -> Callable[[np.ndarray], n
               np.round(explained, 3).tolist(), [views[i] for i in strong])
     if len(strong) < 2:
         return None
-    columns = [views[i] for i in strong]
-    return functools.partial(redraw_numbers, columns=columns, one_way={a: measured.model.counts((a,)) for a in columns},
-                             corr=copula_matrix(corr[np.ix_(strong, strong)]), domain=run.domain,
-                             generator=run.generator)
+    return Copula(tuple(views[i] for i in strong), copula_matrix(corr[np.ix_(strong, strong)]))
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:

@@ -18,7 +18,9 @@ This module draws the reweighted sample's support closer to the data:
    numeric columns' cells from the Gaussian copula with those correlations
    given it, each column's cells by the model's one-way counts.
 
-The reweighting then fits the support to every measurement as before.
+The reweighting then fits the support to every measurement as before, and
+the estimate keeps the :class:`Copula`, by which :func:`positions_in_cells`
+places the decoded values inside their cells.
 Everything here reads released counts, the public domain and the public
 generator: post-processing (docs/privacy.md §8.12).
 """
@@ -43,10 +45,22 @@ MAX_CORRELATION = 0.99
 #: dependent table's five measures explains 1.000 of it (no noise, 8 groups), the skewed table's relations between
 #: a claim and the visits 0.98, between the claim and the wait 0.87.
 COPULA_EXPLAINED = 0.9
+#: Gibbs sweeps of :func:`positions_in_cells`: on the dependent table of ``synthdp bench numeric`` (a release's
+#: cells, seed 0) one sweep took the largest Pearson error from 0.063 to 0.028, three or ten to 0.027.
+PLACEMENT_SWEEPS = 3
 #: Latent cut points are clipped here (Phi(8) is 1 to 6e-16).
 _LATENT_CLIP = 8.0
 #: Gauss-Legendre nodes of Plackett's integral for the bivariate normal distribution function.
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)
+
+
+@dataclass(frozen=True)
+class Copula:
+    """The numeric columns that move together (domain indices) and their latent correlations, read off released
+    counts (§8.12): part of the released estimate."""
+
+    columns: tuple[int, ...]
+    correlation: np.ndarray
 
 
 def bivariate_normal_cdf(h: np.ndarray, k: np.ndarray, r: float) -> np.ndarray:
@@ -212,3 +226,54 @@ def redraw_numbers(codes: np.ndarray, columns: Sequence[int], one_way: dict[int,
             drawn = np.clip(np.searchsorted(edges[j], z, side="right") - 1, 0, domain.ordered[c] - 1)
             codes[rows, c] = np.where(codes[rows, c] < domain.ordered[c], drawn, codes[rows, c])
     return codes
+
+
+def positions_in_cells(codes: np.ndarray, copula: Copula, domain: Domain,
+                       generator: np.random.Generator) -> dict[int, np.ndarray]:
+    """Where each record's value of each column of ``copula`` lies inside its cell: a share of the cell in [0, 1]
+    (NaN where the value is missing), by column.
+
+    Column ``c``'s ordered cells get latent intervals from the records' own
+    one-way shares ``G``: ``[Phi^-1(G(v)), Phi^-1(G(v + 1)))`` (a missing
+    value: the whole line).  Each record's latent values start uniform in
+    probability inside its intervals, and :data:`PLACEMENT_SWEEPS` Gibbs
+    sweeps draw each column's from its normal distribution given the others'
+    (``copula.correlation``), truncated to the interval; latent ``z`` in the
+    interval of cell ``v`` is the share ``(Phi(z) - G(v)) / (G(v + 1) - G(v))``
+    of that cell.  Inside wide cells related values keep their order, where
+    independent positions would lose it (docs/privacy.md §8.12, step 5).
+    """
+    n, width = len(codes), len(copula.columns)
+    low, high = np.full((n, width), -_LATENT_CLIP), np.full((n, width), _LATENT_CLIP)
+    start, share, present = np.zeros((n, width)), np.ones((n, width)), np.zeros((n, width), dtype=bool)
+    for i, c in enumerate(copula.columns):
+        cells = codes[:, c]
+        present[:, i] = cells < domain.ordered[c]
+        held = cells[present[:, i]]
+        cumulative = np.minimum(np.concatenate([[0.0], np.cumsum(np.bincount(held, minlength=domain.ordered[c]))])
+                                / max(len(held), 1), 1.0)
+        start[present[:, i], i], share[present[:, i], i] = cumulative[held], cumulative[held + 1] - cumulative[held]
+        low[present[:, i], i] = np.clip(special.ndtri(cumulative[held]), -_LATENT_CLIP, _LATENT_CLIP)
+        high[present[:, i], i] = np.clip(special.ndtri(cumulative[held + 1]), -_LATENT_CLIP, _LATENT_CLIP)
+    latent = _truncated_normal(np.zeros((n, width)), 1.0, low, high, generator)
+    precision = np.linalg.inv(copula.correlation)
+    for _ in range(PLACEMENT_SWEEPS):
+        for i in range(width):
+            others = latent @ precision[:, i] - latent[:, i] * precision[i, i]
+            latent[:, i] = _truncated_normal(-others / precision[i, i], 1.0 / math.sqrt(precision[i, i]),
+                                             low[:, i], high[:, i], generator)
+    inside = np.clip((special.ndtr(latent) - start) / np.where(share > 0, share, 1.0), 0.0, 1.0)
+    return {c: np.where(present[:, i], inside[:, i], np.nan) for i, c in enumerate(copula.columns)}
+
+
+def _truncated_normal(mean: np.ndarray, sd: float | np.ndarray, low: np.ndarray, high: np.ndarray,
+                      generator: np.random.Generator) -> np.ndarray:
+    """Draws of normals ``(mean, sd)`` truncated to ``[low, high]`` by inverting the distribution function, on the
+    side of the mean where it is accurate; an interval too far out for that gives its point nearest the mean."""
+    a, b = (low - mean) / sd, (high - mean) / sd
+    upper = a > 0  # both ends above the mean: invert the mirror image, whose distribution function is not near 1
+    a, b = np.where(upper, -b, a), np.where(upper, -a, b)
+    pa, pb = special.ndtr(a), special.ndtr(b)
+    x = special.ndtri(pa + generator.random(np.shape(pa)) * (pb - pa))
+    drawn = mean + sd * np.where(upper, -x, x)
+    return np.clip(np.where(pb - pa > 1e-300, drawn, mean), low, high)

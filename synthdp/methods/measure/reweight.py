@@ -35,6 +35,7 @@ from numba import njit
 
 from synthdp.core.domain import Domain
 from synthdp.methods.measure.coarse import coarse_index
+from synthdp.methods.measure.copula import Copula
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.queries.base import QueryClass
 
@@ -83,11 +84,13 @@ def query_group(query_class: QueryClass, query, noisy_count: float, sigma2: floa
 
 @dataclass
 class WeightedSample:
-    """An estimate as records ``codes`` with non-negative ``weights`` summing to the estimated total."""
+    """An estimate as records ``codes`` with non-negative ``weights`` summing to the estimated total; ``copula``,
+    when the support was drawn from one (docs/privacy.md §8.12), places decoded values inside their cells."""
 
     domain: Domain
     codes: np.ndarray
     weights: np.ndarray
+    copula: Copula | None = None
 
     @property
     def total(self) -> float:

@@ -15,11 +15,12 @@ from scipy import stats
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
+from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm, copula
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.coarse import group_map
-from synthdp.methods.measure.copula import (bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
+from synthdp.methods.measure.copula import (Copula, bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
                                             redraw_numbers, strong_columns)
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.settings import MeasureOptions
@@ -280,3 +281,112 @@ def test_the_copula_reads_released_counts_only(monkeypatch):
     release = algorithm._release
     monkeypatch.setattr(algorithm, "_release", swapped)
     assert np.array_equal(run_triple(data, "copula"), plain)
+
+
+CELLS = Domain(("x", "c", "y"), (9, 2, 9), ordered=(8, 0, 8))
+#: The cells' upper edges in probability: narrow in the middle, wide in the tails.
+CUTS = np.array([0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98, 1.0])
+
+
+def latent_pair(r: float, n: int = 20_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A normal pair with correlation ``r`` and its codes on :data:`CUTS` (5% of y missing), c uniform."""
+    gen = np.random.default_rng(seed)
+    z = gen.multivariate_normal([0, 0], [[1, r], [r, 1]], n)
+    cells = np.searchsorted(CUTS, stats.norm.cdf(z), side="right")
+    y = np.where(gen.random(n) < 0.05, 8, cells[:, 1])
+    return z, np.column_stack([cells[:, 0], gen.integers(0, 2, n), y])
+
+
+def latent_of(codes: np.ndarray, positions: dict[int, np.ndarray], a: int) -> np.ndarray:
+    """The latent values the positions stand for, by the codes' own one-way shares."""
+    held = codes[:, a] < 8
+    shares = np.concatenate([[0.0], np.cumsum(np.bincount(codes[held, a], minlength=8))]) / held.sum()
+    cell = np.minimum(codes[:, a], 7)
+    return stats.norm.ppf(shares[cell] + positions[a] * (shares[cell + 1] - shares[cell]))
+
+
+def placed(codes: np.ndarray, r: float, seed: int = 3) -> dict[int, np.ndarray]:
+    return copula.positions_in_cells(codes, Copula((0, 2), np.array([[1.0, r], [r, 1.0]])), CELLS,
+                                     np.random.default_rng(seed))
+
+
+def test_positions_inside_cells_are_shares_and_missing_where_the_value_is():
+    _, codes = latent_pair(0.9)
+    positions = placed(codes, 0.9)
+    assert set(positions) == {0, 2}
+    assert np.array_equal(np.isnan(positions[2]), codes[:, 2] == 8) and not np.isnan(positions[0]).any()
+    for a in (0, 2):
+        inside = positions[a][~np.isnan(positions[a])]
+        assert inside.min() >= 0.0 and inside.max() <= 1.0
+
+
+@pytest.mark.parametrize("r", [0.95, -0.8])
+def test_positions_by_the_copula_give_back_the_latent_correlation(r):
+    """The pair cut into 8 cells, placed inside them by the copula: the latent values they stand for have the
+    pair's correlation, standard normal margins and, inside each cell, uniform positions; placed independently
+    the correlation is lower."""
+    z, codes = latent_pair(r)
+    positions = placed(codes, r)
+    both = codes[:, 2] < 8
+    x, y = latent_of(codes, positions, 0)[both], latent_of(codes, positions, 2)[both]
+    assert np.corrcoef(x, y)[0, 1] == pytest.approx(np.corrcoef(z[both, 0], z[both, 1])[0, 1], abs=0.01)
+    assert stats.kstest(x, "norm").statistic < 0.015 and stats.kstest(y, "norm").statistic < 0.015
+    for a in (0, 2):
+        for cell in (0, 3, 7):
+            assert stats.kstest(positions[a][codes[:, a] == cell], "uniform").pvalue > 1e-3
+    flat = {a: np.random.default_rng(4).random(len(codes)) for a in (0, 2)}
+    independent = np.corrcoef(latent_of(codes, flat, 0)[both], latent_of(codes, flat, 2)[both])[0, 1]
+    assert abs(independent) < abs(r) - 0.02  # the tolerance above tells the two apart
+
+
+def test_positions_with_no_correlation_are_uniform_and_independent():
+    _, codes = latent_pair(0.9)
+    positions = placed(codes, 0.0)
+    both = codes[:, 2] < 8
+    assert stats.kstest(positions[0], "uniform").statistic < 0.015
+    assert abs(stats.spearmanr(positions[0][both], positions[2][both]).statistic) < 0.03
+
+
+def test_a_cell_far_out_in_the_conditional_takes_its_nearest_point():
+    """Latent intervals where the conditional normal has no mass the floats can hold: the nearest point to the mean,
+    never a NaN or a value outside the interval."""
+    low, high, mean = np.array([30.0, -41.0]), np.array([31.0, -40.0]), np.array([0.0, 0.0])
+    drawn = copula._truncated_normal(mean, 0.5, low, high, np.random.default_rng(0))
+    assert np.array_equal(drawn, [30.0, -40.0])
+
+
+def test_a_truncated_normal_far_in_the_upper_tail_is_drawn_not_pinned_to_its_edge():
+    """A standard normal truncated to [9, 10] (Phi(9) is 1 in floats): its mean is about 9 + 1/9."""
+    drawn = copula._truncated_normal(np.zeros(20_000), 1.0, np.full(20_000, 9.0), np.full(20_000, 10.0),
+                                     np.random.default_rng(1))
+    assert drawn.min() >= 9.0 and drawn.max() <= 10.0
+    assert drawn.mean() == pytest.approx(9.0 + 1.0 / 9.1, abs=0.01)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("copula_from", 1.5, "copula_from must be a number in \\[0, 1\\], got 1.5"),
+    ("copula_from", True, "copula_from must be a number"),
+    ("copula_from", "0.8", "copula_from must be a number"),
+    ("numeric_support", "gaussian", "numeric_support must be one of \\('copula', 'model'\\), got 'gaussian'"),
+])
+def test_the_copulas_options_are_checked_by_name(option, value, message):
+    with pytest.raises(InputError, match=message):
+        MeasureOptions(**{option: value})
+
+
+@pytest.mark.parametrize("support", ["copula", "model"])
+def test_the_release_says_which_columns_a_copula_places_inside_their_cells(support):
+    import pandas as pd
+    import synthdp
+
+    gen = np.random.default_rng(0)
+    z = gen.multivariate_normal([0, 0], [[1, 0.97], [0.97, 1]], 8000)
+    df = pd.DataFrame({"x": np.round(np.exp(3 + 0.4 * z[:, 0]), 1), "y": np.round(np.exp(2 + 0.5 * z[:, 1]), 1),
+                       "k": gen.choice(["a", "b", "c"], 8000)})
+    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"x": (0, 500),
+                                        "y": (0, 500)}, categories={"k": ["a", "b", "c"]}, clip=True,
+                                        discretise="privtree", random_state=0, progress=False,
+                                        measure_options=MeasureOptions(numeric_support=support))
+    said = result.report.release.numeric_values
+    assert said.startswith("numbers drawn uniformly inside each released cell")
+    assert ("except ['x', 'y'], placed inside their cells by a Gaussian copula" in said) == (support == "copula")
