@@ -686,13 +686,14 @@ def _copula(run: _Run, measured: _Measured) -> Copula | None:
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:
     """Trial steps and step growth of the final fit after a covering step (§8.10): toward the optimum (uncapped
     Barzilai-Borwein steps) when the noise is light-tailed (Gaussian) and the covering measurements' median noise
-    standard deviation is at most ``cover_deep_below`` of the model's total, else the capped rule's small steps,
-    which regularise a fit to weak or heavy-tailed measurements.  Read off the noise family, released noise scales
-    and the model's noisy total: post-processing."""
+    standard deviation is at most ``cover_deep_below`` of the model's total (``cover_numeric_iters`` steps when
+    some numeric column is read through groups, whose support records are nearly all distinct), else the capped
+    rule's small steps, which regularise a fit to weak or heavy-tailed measurements.  Read off the noise family,
+    released noise scales, the model's noisy total and the public views: post-processing."""
     options, total, noise = run.options, measured.model.total, [math.sqrt(g.sigma2) for g in measured.groups]
     spread = statistics.median(noise) / total if noise and total > 0 else math.inf
     if run.noise.light_tailed and spread <= options.cover_deep_below:
-        return options.cover_deep_iters, math.inf
+        return (options.cover_numeric_iters if run.views else options.cover_deep_iters), math.inf
     return options.cover_iters, CAPPED_GROWTH
 
 

@@ -355,3 +355,23 @@ def test_sample_counts_in_batches_give_the_same_release_and_no_true_count_outliv
     one_by_one = synthdp.generate_synthetic(data, "marginals:3", **options)
     assert one_by_one.report.release.to_dict() == whole.report.release.to_dict()
     assert one_by_one.data.equals(whole.data)
+
+
+@pytest.mark.parametrize("groups, iters", [(12, 3), (25, 7)])
+def test_the_deep_fit_is_shorter_when_numeric_columns_are_read_through_groups(monkeypatch, groups, iters):
+    """Two 48-cell numeric columns read through 12 groups (a view each) take ``cover_numeric_iters`` deep steps;
+    with 25 groups no column has a view and the fit takes ``cover_deep_iters`` (a choice of public inputs)."""
+    from tests.methods.measure.test_copula import triple_table
+
+    seen = {}
+    real = measure_module.fit_weights
+
+    def spy(model, groups_, **kw):
+        seen.update(kw)
+        return real(model, groups_, **kw)
+
+    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    options = replace(OPTIONS, coarse_groups=groups, cover_deep_iters=7, cover_numeric_iters=3)
+    measure(triple_table(0.9, n=5_000), [(0, 1, 2)], budget=Fraction(1, 2), relation="add-remove",
+            ledger=ZcdpLedger(Fraction(1, 2)), rng=PrivateRandom(0), options=options, progress=False)
+    assert (seen["iters"], seen["growth"]) == (iters, math.inf)
