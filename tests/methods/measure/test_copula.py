@@ -390,3 +390,22 @@ def test_the_release_says_which_columns_a_copula_places_inside_their_cells(suppo
     said = result.report.release.numeric_values
     assert said.startswith("numbers drawn uniformly inside each released cell")
     assert ("except ['x', 'y'], placed inside their cells by a Gaussian copula" in said) == (support == "copula")
+
+
+def test_every_copula_a_run_draws_from_reads_released_counts_only(monkeypatch):
+    """At each estimate that draws a copula (rounds' and the final one), the copula is the same when the run's true
+    data are swapped for an uncorrelated table."""
+    data, other = triple_table(0.97), triple_table(0.0)
+    same = []
+    drawn = algorithm._copula
+
+    def checked(run, measured):
+        mine = drawn(run, measured)
+        theirs = drawn(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), measured)
+        same.append(mine is not None and theirs is not None and mine.columns == theirs.columns
+                    and np.array_equal(mine.correlation, theirs.correlation))
+        return mine
+
+    monkeypatch.setattr(algorithm, "_copula", checked)
+    run_triple(data, "copula")
+    assert len(same) >= 1 and all(same)
