@@ -19,8 +19,7 @@ import codecs
 import functools
 import io
 import mmap
-from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -121,8 +120,7 @@ def read_text(path: Path, *, header: bool, missing: Sequence[str] = (), sep: str
     table = _parse(pa, memoryview(data)[start:], sep=sep, tokens=tokens, quoted=quoted)
     if table is None or table.num_columns < 2 or table.num_rows < 1 + header:
         return None
-    with ThreadPoolExecutor(max_workers=min(pa.cpu_count(), table.num_columns)) as pool:  # pyarrow frees the GIL
-        columns = list(pool.map(functools.partial(_text_column, pa, tokens=tokens, quoted=quoted), table.columns))
+    columns = [_text_column(pa, column, tokens=tokens, quoted=quoted) for column in _released(table)]
     if any(column is None for column in columns):
         return None
     if not header:
@@ -159,6 +157,15 @@ def _parse(pa: ModuleType, body: memoryview, *, sep: str, tokens: list[str], quo
     return table
 
 
+def _released(table: Any) -> Iterator[Any]:
+    """The table's columns in order, each let go by the table before it is given, so that the memory of a column
+    read is free for the next column made (a fresh page costs a fault)."""
+    for _ in range(table.num_columns):
+        column, table = table.column(0), table.remove_column(0)
+        yield column
+        del column
+
+
 def _text_column(pa: ModuleType, column: Any, *, tokens: list[str], quoted: bool) -> Any:
     """The column as pandas reads it (leading spaces removed, missing tokens null), or ``None`` when pandas may
     have split or stripped its fields otherwise.
@@ -173,7 +180,7 @@ def _text_column(pa: ModuleType, column: Any, *, tokens: list[str], quoted: bool
         split = pc.any(pc.match_substring(column, QUOTE)).as_py() or pc.any(pc.starts_with(column, " ")).as_py()
         return None if split else column
     spaced = pc.any(pc.starts_with(column, "  ")).as_py()  # else the parse has made every token null
-    column = pc.utf8_ltrim(column, characters=" ")
+    column = pc.ascii_ltrim(column, characters=" ")  # the space byte is no part of a longer UTF-8 character
     found = pc.is_in(column, value_set=pa.array(tokens, pa.large_string())) if spaced else None
     if spaced and pc.any(found).as_py():
         column = pc.if_else(found, pa.scalar(None, pa.large_string()), column)
