@@ -30,6 +30,9 @@ __all__ = ["read_text"]
 
 #: The quote character both parsers use (with doubled quotes inside a quoted field).
 QUOTE = '"'
+#: Bytes of the file pyarrow parses as one block, and so the length of a column's chunks: every later step walks
+#: a column chunk by chunk (651k raw Adult rows: 5 chunks a column instead of 76 with pyarrow's 1 MB).
+BLOCK = 1 << 24
 
 
 def _pyarrow() -> ModuleType | None:
@@ -121,6 +124,8 @@ def read_text(path: Path, *, header: bool, missing: Sequence[str] = (), sep: str
     if table is None or table.num_columns < 2 or table.num_rows < 1 + header:
         return None
     columns = [_text_column(pa, column, tokens=tokens, quoted=quoted) for column in _released(table)]
+    del table
+    pa.default_memory_pool().release_unused()  # the parse's memory back to the system (see _released)
     if any(column is None for column in columns):
         return None
     if not header:
@@ -144,7 +149,7 @@ def _parse(pa: ModuleType, body: memoryview, *, sep: str, tokens: list[str], quo
     try:
         table = pa.csv.read_csv(
             pa.BufferReader(pa.py_buffer(body)),
-            read_options=pa.csv.ReadOptions(autogenerate_column_names=True),
+            read_options=pa.csv.ReadOptions(autogenerate_column_names=True, block_size=BLOCK),
             parse_options=pa.csv.ParseOptions(delimiter=sep, quote_char=QUOTE, double_quote=True, escape_char=False,
                                               newlines_in_values=quoted, ignore_empty_lines=True),
             convert_options=pa.csv.ConvertOptions(
@@ -159,7 +164,12 @@ def _parse(pa: ModuleType, body: memoryview, *, sep: str, tokens: list[str], quo
 
 def _released(table: Any) -> Iterator[Any]:
     """The table's columns in order, each let go by the table before it is given, so that the memory of a column
-    read is free for the next column made (a fresh page costs a fault)."""
+    read is free for the next column made (a fresh page costs a fault).
+
+    The caller then hands the memory left free back to the system: kept by Arrow's allocator, it makes the
+    system compact memory before it can give the next large array (an encoding's code matrix) its huge pages,
+    651k raw Adult rows: 0.1 s of system CPU for that matrix, 0.01 s once the memory is handed back.
+    """
     for _ in range(table.num_columns):
         column, table = table.column(0), table.remove_column(0)
         yield column
