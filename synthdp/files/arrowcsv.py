@@ -76,7 +76,13 @@ def _same_options(path: Path, sep: str, encoding: str) -> bool:
 
 def _mapped(path: Path) -> mmap.mmap | None:
     """The file's bytes mapped read-only, so that the parser reads them where the system holds them (no copy
-    into this process's memory), or ``None`` when the file cannot be mapped (an empty file: pandas says so)."""
+    into this process's memory), or ``None`` when the file cannot be mapped (an empty file: pandas says so).
+
+    A file cut short by another program while it is mapped stops the process (SIGBUS) instead of raising an
+    error; reading the file into memory instead cost 0.11 s of CPU more on 651k raw Adult rows (best of 8: 0.50
+    against 0.61 s for the parse and the columns' leading spaces), for a file that must not change while it is
+    read in any case.
+    """
     try:
         with open(path, "rb") as handle:
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
