@@ -15,10 +15,11 @@ import pandas as pd
 
 __all__ = ["arrow_text", "may_strip"]
 
-#: A value that ``str.strip()`` changes begins or ends with a byte outside ``[_FIRST_KEPT, 0x7e]``: an ASCII
-#: character ``str.isspace`` counts (tab, line ends, the separators ``\x1c``-``\x1f``, space; all at most 0x20)
-#: or a byte of a UTF-8 character beyond ASCII (0x80 or more; some are spaces: ``\x85``, ``\xa0``, ``\u3000``...).
-_FIRST_KEPT = 0x21
+#: The printable ASCII bytes, ``!`` to ``~``. A value that ``str.strip()`` changes begins or ends with a byte
+#: outside them: an ASCII character ``str.isspace`` counts (tab, line ends, the separators ``\x1c``-``\x1f``,
+#: space: all below ``!``) or a byte of a UTF-8 character beyond ASCII (0x80 or more; some of these characters are
+#: spaces: ``\x85``, ``\xa0``, ``\u3000``...).
+PRINTABLE = (0x21, 0x7E)
 
 
 def arrow_text(series: pd.Series) -> Any:
@@ -33,15 +34,13 @@ def arrow_text(series: pd.Series) -> Any:
 
 
 def may_strip(text: Any) -> bool:
-    """Whether ``str.strip()`` may change a value of ``text`` (an Arrow chunked array of strings): ``False`` only
-    when no value's first or last byte is outside the printable ASCII range (:data:`_FIRST_KEPT` to 0x7e).
+    """Whether ``str.strip()`` may change a value of ``text`` (an Arrow chunked array of strings): ``False`` exactly
+    when every value begins and ends with a :data:`PRINTABLE` byte.
 
-    Read off each chunk's offsets and bytes, with no string made: every slot's byte at its start offset and the
-    byte before its end offset, among the chunk's own bytes (an index past them is moved to the nearest). A
-    value's two are its first and last; an empty value's are another value's last and first (or the nearest of
-    the chunk's bytes), and a missing value's are those of its bytes or, when it has none, of another value: so
-    the answer is ``True`` exactly when some value's first or last byte is outside the range (a missing value
-    with bytes of its own may add to these).
+    Read off each chunk's offsets and bytes, with no string made: for every slot, the byte at its start offset and
+    the one before its end offset, within the chunk's own bytes (an index beyond them moves to the nearest). For a
+    value these are its first and last bytes; for an empty value they are bytes of other values, looked at anyway.
+    A missing value with bytes of its own (Arrow allows them) can only add a ``True``.
     """
     import pyarrow as pa
 
@@ -54,14 +53,14 @@ def may_strip(text: Any) -> bool:
             continue
         offsets = np.frombuffer(buffers[1], dtype=width)[chunk.offset: chunk.offset + len(chunk) + 1]
         data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0]: offsets[-1]]  # the chunk's own values
-        if data.size and (_outside_kept(np.take(data, offsets[:-1] - offsets[0], mode="clip"))
-                          or _outside_kept(np.take(data, offsets[1:] - offsets[0] - 1, mode="clip"))):
+        if data.size and (_unprintable(np.take(data, offsets[:-1] - offsets[0], mode="clip"))
+                          or _unprintable(np.take(data, offsets[1:] - offsets[0] - 1, mode="clip"))):
             return True
     return False
 
 
-
-def _outside_kept(edges: np.ndarray) -> bool:
-    """Whether a byte of ``edges`` (uint8) is below :data:`_FIRST_KEPT` or 0x7f and above: shifted down by
-    ``_FIRST_KEPT`` (wrapping), the bytes kept are exactly those at most ``0x7e - _FIRST_KEPT``."""
-    return bool(((edges - np.uint8(_FIRST_KEPT)) > 0x7E - _FIRST_KEPT).any())
+def _unprintable(edges: np.ndarray) -> bool:
+    """Whether a byte of ``edges`` (uint8) is outside :data:`PRINTABLE`: shifted down by the first printable byte (with
+    wrapping), the printable bytes are exactly those at most its width."""
+    first, last = PRINTABLE
+    return bool(((edges - np.uint8(first)) > last - first).any())

@@ -91,8 +91,8 @@ def test_strip_text_strips_as_str_strip_does(seed):
             columns["c0"][0] = rng.choice(["x ", "\xa0x", "x", None])
         frame = pd.DataFrame({
             "c0": pd.Series(columns["c0"], dtype=pd.StringDtype("pyarrow")),
-            "c1": pd.Series(pa.chunked_array([pa.array(v, pa.large_string()) for v in np.array_split(
-                np.array(columns["c1"], dtype=object), 2)]).to_pandas(types_mapper=lambda _: pd.StringDtype("pyarrow"))),
+            "c1": pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(  # two chunks
+                [pa.array(part, pa.large_string()) for part in np.array_split(columns["c1"], [rows // 2])]))),
             "c2": pd.Series(columns["c2"], dtype=object),
             "c3": pd.Series(columns["c3"], dtype="str"),
             "n": pd.Series(np.arange(rows)),
