@@ -29,6 +29,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 import pandas as pd
 
+from synthdp.core.arrowtext import arrow_text
 from synthdp.core.data import AggregatedData
 from synthdp.core.derived import add_derived
 from synthdp.core.domain import Domain
@@ -305,22 +306,26 @@ def _whole_numbers(series: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     pandas reads such a text as the integer it spells, and so does Arrow's cast to int64 (whose other forms,
     such as ``0x1f``, fail the digits check); up to 2**53 the integer is exactly a float. One cast replaces
     factorizing the column, which costs most on a column of many distinct numbers (a CSV's numeric columns,
-    read as text: docs/privacy.md §10.1).
+    read as text: docs/privacy.md §10.1). The cast comes first, as it stops at a text it cannot read (a decimal
+    point); the digits are then checked on the text as it is, and only where that finds a sign, without it.
     """
-    if not (isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow"):
+    text = arrow_text(series)
+    if text is None:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = pa.array(series.array)
     if missing.any():
         text = pc.if_else(pa.array(missing), pa.scalar(None, text.type), text)
-    if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, characters="-"))).as_py():
-        return None  # Arrow also reads hexadecimal; an all-missing column is left to the distinct values
     try:  # Arrow's safe cast to floats refuses an integer beyond 2**53 in magnitude
-        return pc.cast(pc.cast(text, pa.int64()), pa.float64()).to_numpy(zero_copy_only=False)
+        floats = pc.cast(pc.cast(text, pa.int64()), pa.float64())
     except pa.ArrowInvalid:
         return None
+    digits = (pc.all(pc.ascii_is_decimal(text)).as_py()
+              or pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, characters="-"))).as_py())
+    if not digits:
+        return None  # Arrow also reads hexadecimal; an all-missing column is left to the distinct values
+    return floats.to_numpy(zero_copy_only=False)
 
 
 def _encode_numeric(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:

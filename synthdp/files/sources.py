@@ -18,6 +18,7 @@ from typing import Literal, Union
 
 import pandas as pd
 
+from synthdp.core.arrowtext import arrow_text, may_strip
 from synthdp.core.errors import InputError
 from synthdp.core.schema import READ_AS_TEXT
 from synthdp.files.csvfile import COMPRESSED, read_csv
@@ -184,12 +185,16 @@ def strip_text(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     Both counting engines encode stripped values, as
     :func:`synthdp.api.generate_synthetic` does for an in-memory table, so
     ``' Federal-gov'`` is the category ``'Federal-gov'`` whichever engine counts.
-    Only the distinct values are inspected.
+    Only the distinct values are inspected, and none of a column held by Arrow whose bytes show that no value
+    strips (:func:`synthdp.core.arrowtext.may_strip`).
     """
     changed, out = [], df
     for j, col in enumerate(df.columns):
         series = df.iloc[:, j]
         if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+            continue
+        text = arrow_text(series)
+        if text is not None and not may_strip(text):
             continue
         fix = {v: v.strip() for v in pd.unique(series) if isinstance(v, str) and v != v.strip()}
         if fix:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from synthdp.datasets import adult_raw_schema, load_adult_raw, load_coded
@@ -243,3 +244,6 @@ def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
     assert encoding._whole_numbers(_arrow_text(["1", "0x1f"]), missing) is None
     assert encoding._whole_numbers(_arrow_text(["1", "?"]), np.array([False, True])).tolist()[0] == 1.0
     assert encoding._whole_numbers(pd.Series(["1", "2"], dtype=object), missing) is None
+    chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([["-3", "?"], ["04", None, "5"]])))
+    assert np.array_equal(encoding._whole_numbers(chunked, (chunked.isna() | (chunked == "?")).to_numpy()),
+                          [-3.0, np.nan, 4.0, np.nan, 5.0], equal_nan=True)

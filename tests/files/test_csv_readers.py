@@ -175,13 +175,32 @@ def test_random_files_read_as_pandas_reads_them(tmp_path):
 
 
 def test_quoted_line_ends_across_pyarrow_blocks(tmp_path, monkeypatch):
-    """A file larger than pyarrow's blocks (1 MB) with a quoted line end in every row: read fast, one frame."""
+    """A file of many of pyarrow's blocks (64 KB here) with a quoted line end in every row: read fast, one frame,
+    its columns in as many chunks."""
+    monkeypatch.setattr(arrowcsv, "BLOCK", 1 << 16)
     path = tmp_path / "table.csv"
     path.write_bytes(b"a,b\n" + b"".join(b'"row %d\nsecond line, with a comma",%d\n' % (i, i) for i in range(60_000)))
     got, taken = _read(path, {}, True, monkeypatch)
     expected, _ = _read(path, {}, False, monkeypatch)
-    assert taken and len(got) == 60_000
+    assert taken and len(got) == 60_000 and pa.array(got["a"].array).num_chunks > 30
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def test_rows_with_leading_spaces_across_pyarrow_blocks(tmp_path, monkeypatch):
+    """Raw-Adult-like rows (``", "``, ``" ?"``, a token after two spaces, a trailing space, text beyond ASCII)
+    in many blocks (64 KB here): read fast, the frame pandas reads, every column in many chunks."""
+    monkeypatch.setattr(arrowcsv, "BLOCK", 1 << 16)
+    rows = [b"%d, State-gov, %d, ?,  ?, caf\xc3\xa9 , <=50K" % (i, 77516 + i) for i in range(20_000)]
+    rows[7_777] = b"1,   Private, 2, x, y, z , >50K"
+    path = tmp_path / "table.csv"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    options = dict(missing=["?"], columns=["age", "workclass", "fnlwgt", "a", "b", "c", "income"])
+    got, taken = _read(path, options, True, monkeypatch)
+    expected, _ = _read(path, options, False, monkeypatch)
+    assert taken and pa.array(got["workclass"].array).num_chunks > 10
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got["b"].isna().sum() == 19_999 and got["c"].iloc[0] == "café "
+    assert got["workclass"].iloc[7_777] == "Private"
 
 
 def test_a_file_without_the_quote_is_parsed_without_quoted_line_ends(tmp_path, monkeypatch):
