@@ -133,15 +133,26 @@ def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[np.ndarray
 
 
 @njit(cache=True, nogil=True)
-def _product(cells, offsets, weights, out):
-    """``out += design @ weights``, group by group: each cell is one group's, so it still gets its records' weights
-    added in record order, as a compressed-column product adds them -- the same sums to the bit."""
+def _residuals(cells, offsets, weights, answers, inv_var, residual, weighted):
+    """``residual = design @ weights - answers`` and ``weighted = residual / sigma2`` per group, group by group.
+
+    Each cell is one group's, so it gets its records' weights added to zero in record order, as a
+    compressed-column product adds them -- the same sums to the bit; the group's residuals and weighted residuals
+    are then computed while its cells are still in the cache (one pass over the measured cells instead of four:
+    zeroing, the product, the difference, the weighting).
+    """
     for g in range(cells.shape[0]):
-        start = offsets[g]
+        start, stop = offsets[g], offsets[g + 1]
+        residual[start:stop] = 0.0
         for j in range(cells.shape[1]):
             c = cells[g, j]
             if c >= 0:
-                out[start + c] += weights[j]
+                residual[start + c] += weights[j]
+        scale = inv_var[g]
+        for i in range(start, stop):
+            difference = residual[i] - answers[i]
+            residual[i] = difference
+            weighted[i] = scale * difference
 
 
 @njit(cache=True, nogil=True)
@@ -178,18 +189,13 @@ class _SquaredError:
                  total: float):
         self.cells, self.answers, self.inv_var, self.total = cells, answers, inv_var, total
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.spans = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))  # each group's measured cells
         self._residual, self._weighted = np.empty(len(answers)), np.empty(len(answers))
 
     def value(self, p: np.ndarray) -> float:
         """The loss at ``p``; its residual, weighted by 1/sigma2, is kept for :meth:`gradient`."""
-        residual = self._residual
-        residual.fill(0.0)
-        _product(self.cells, self.offsets, self.total * p, residual)
-        np.subtract(residual, self.answers, out=residual)
-        for (start, stop), weight in zip(self.spans, self.inv_var):
-            np.multiply(weight, residual[start:stop], out=self._weighted[start:stop])
-        return 0.5 * _dot(residual, self._weighted)
+        _residuals(self.cells, self.offsets, self.total * p, self.answers, self.inv_var, self._residual,
+                   self._weighted)
+        return 0.5 * _dot(self._residual, self._weighted)
 
     def gradient(self) -> np.ndarray:
         """The gradient in ``p`` at the point of the last :meth:`value`."""
