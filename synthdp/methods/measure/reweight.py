@@ -212,7 +212,7 @@ CAPPED_GROWTH = 2.0
 
 
 def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evaluations: int,
-                   growth: float = CAPPED_GROWTH) -> np.ndarray:
+                   growth: float = CAPPED_GROWTH, on_step: Callable[[int], None] | None = None) -> np.ndarray:
     """Minimise ``loss`` over the simplex from ``start`` by entropic mirror descent, ``evaluations`` trial steps.
 
     ``step`` is the first step size.  A trial step is accepted when its
@@ -231,14 +231,17 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
     measurements; uncapped (``math.inf``) it reaches far lower losses in the
     same number of steps, which pays when the measurements are precise
     (docs/benchmarks.md#measure-defaults).  The result stays
-    on the simplex: non-negative, summing to one.
+    on the simplex: non-negative, summing to one.  ``on_step(k)``, when given, is called before the first trial step
+    (``k = 0``) and after the ``k``-th (progress).
     """
     log_p = np.log(np.maximum(start, 1e-300))
     p = start
     value = loss.value(p)
     grad = loss.gradient()
     accepted = 0
-    for _ in range(evaluations):
+    if on_step is not None:
+        on_step(0)
+    for done in range(1, evaluations + 1):
         logits = log_p - step * grad
         logits -= logits.max()
         trial = np.exp(logits)
@@ -248,21 +251,24 @@ def mirror_descent(loss: _SquaredError, start: np.ndarray, *, step: float, evalu
         trial_value = loss.value(trial)
         if value - trial_value < _ARMIJO * _dot(grad, p - trial):
             step *= 0.5
-            continue
-        trial_grad = loss.gradient()
-        moved = trial - p
-        curvature = _dot(trial_grad - grad, moved)
-        predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else CAPPED_GROWTH * step
-        step = min(predicted, growth * step)
-        p, log_p, value, grad = trial, log_trial, trial_value, trial_grad
-        accepted += 1
+        else:
+            trial_grad = loss.gradient()
+            moved = trial - p
+            curvature = _dot(trial_grad - grad, moved)
+            predicted = _dot(log_trial - log_p, moved) / curvature if curvature > 0 else CAPPED_GROWTH * step
+            step = min(predicted, growth * step)
+            p, log_p, value, grad = trial, log_trial, trial_value, trial_grad
+            accepted += 1
+        if on_step is not None:
+            on_step(done)
     log.debug("mirror descent: %d of %d steps accepted, loss %.4g", accepted, evaluations, value)
     return p
 
 
 def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support: int, iters: int,
                 generator: np.random.Generator, growth: float = CAPPED_GROWTH,
-                redraw: Callable[[np.ndarray], np.ndarray] | None = None) -> WeightedSample:
+                redraw: Callable[[np.ndarray], np.ndarray] | None = None,
+                on_step: Callable[[int], None] | None = None) -> WeightedSample:
     """Draw ``support`` records from ``model`` and fit weights on the distinct ones to every group.
 
     The distinct records drawn start with weights proportional to how often
@@ -272,13 +278,13 @@ def fit_weights(model: GraphicalModel, groups: Sequence[NoisyGroup], *, support:
     (``iters`` trial steps, Barzilai-Borwein steps capped at ``growth``
     times the last) keeps the total at ``model.total``.  ``redraw``, when
     given, changes the draws before they become the support (numeric columns
-    drawn again from a copula, docs/privacy.md §8.12).
+    drawn again from a copula, docs/privacy.md §8.12).  ``on_step`` follows the fit's trial steps (progress).
     Post-processing: no privacy cost, nothing read but released answers.
     """
     draws = model.sample(support, generator)
     codes, drawn = np.unique(draws if redraw is None else redraw(draws), axis=0, return_counts=True)
     loss = _SquaredError(*_design(codes, groups), total=model.total)
     first = 1.0 / (model.total * model.total * float(loss.inv_var.max()) * max(1, len(groups)))  # a safe first step
-    p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters, growth=growth)
+    p = mirror_descent(loss, drawn / drawn.sum(), step=first, evaluations=iters, growth=growth, on_step=on_step)
     log.debug("reweighted sample: %d records, %d groups, %d cells", len(codes), len(groups), len(loss.answers))
     return WeightedSample(model.domain, codes, model.total * p)
