@@ -135,7 +135,7 @@ def _design(codes: np.ndarray, groups: Sequence[NoisyGroup]) -> tuple[np.ndarray
 
 @njit(cache=True, nogil=True)
 def _residuals(cells, offsets, weights, answers, inv_var, residual, weighted):
-    """``residual = design @ weights - answers`` and ``weighted = residual / sigma2`` per group, group by group.
+    """``residual = design @ weights - answers`` and ``weighted = (1 / sigma2) * residual``, group by group.
 
     Each cell is one group's, so it gets its records' weights added to zero in record order, as a
     compressed-column product adds them -- the same sums to the bit; the group's residuals and weighted residuals
