@@ -131,7 +131,11 @@ class RoundProgress:
 
     def update(self, done: int, share: float | None = None, **postfix: Any) -> None:
         """Round ``done`` (1-based) is finished, ``share`` of the budget spent (``until_spent``); ``postfix`` items go
-        on the terminal bar (timings only)."""
+        on the terminal bar (timings only).  ``done=0``: the rounds start now, so the time elapsed and the estimate
+        leave out what came before (building what the loop reads)."""
+        if done == 0:
+            self.start = self.last = time.monotonic()
+            return
         if self.first_done is None:
             self.first_done = time.monotonic()
         if not self.enabled:

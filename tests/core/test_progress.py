@@ -70,6 +70,45 @@ def test_rounds_that_a_budget_ends_estimate_from_the_rounds_the_budget_allows_no
     assert lines[4] == "measure rounds: stopped at 7 rounds: budget spent (planned up to 160) in 1 min 50 s"
 
 
+def test_steps_counted_from_the_start_of_the_loop_leave_out_what_came_before(clock):
+    """A fit that spends 60 s building what it reads, then 2 s a step: ``update(0)`` as the steps start leaves the
+    60 s out of the estimate (98 steps left at 2 s, 3 min 16 s), where counting them would have said 98 steps at
+    32 s, 52 min."""
+    log = io.StringIO()
+    bar = RoundProgress(100, interval=0.0, stream=log, desc="the fit", unit="step")
+    clock.now += 60
+    bar.update(0)
+    for k in (1, 2):
+        clock.now += 2
+        bar.update(k)
+    bar.close()
+    assert log.getvalue().splitlines() == ["the fit: 0/100", "the fit: 1/100 (1%), 2 s elapsed, about 3 min 18 s left",
+                                           "the fit: 2/100 (2%), 4 s elapsed, about 3 min 16 s left",
+                                           "the fit: 100/100 done in 4 s"]
+
+
+def test_the_covering_step_and_the_reweighted_fit_show_their_progress(monkeypatch, capsys):
+    """The covering step (one line per workload marginal measured here, with the interval at 0) and the reweighted
+    sample's fit (one per trial step) say how far they are inside their phases, so neither runs silently: on the
+    300,000-row flights table they take 40 s and more than a minute."""
+    import functools
+
+    from synthdp.methods.measure import algorithm
+
+    monkeypatch.setattr(algorithm, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
+    synthdp.generate_synthetic(_table(), "marginals:2", epsilon=1.0, delta=1e-6, bounds={"size": (0, 100)},
+                               categories={"kind": ["a", "b", "big"]}, random_state=0)
+    err = capsys.readouterr().err
+    _in_order(err, ["synthdp: the covering step over 3 workload marginals ...", "the covering step: 0/3",
+                    "the covering step: 1/3 (33%), ", "the covering step: 2/3 (66%), ",
+                    "the covering step: 3/3 done in", "synthdp: the covering step over 3 workload marginals: done in",
+                    "synthdp: the reweighted sample (", "the reweighted sample's fit: 0/200",
+                    "the reweighted sample's fit: 1/200 (0%), ", "the reweighted sample's fit: 199/200 (99%), ",
+                    "the reweighted sample's fit: 200/200 done in", "synthdp: the reweighted sample ("])
+    assert all(" left" in line for line in err.splitlines() if line.startswith(("the covering step: 1/",
+                                                                               "the reweighted sample's fit: 1/")))
+
+
 def test_rounds_without_timings_show_no_estimate(clock):
     log = io.StringIO()
     bar = RoundProgress(20, stream=log, timings=False, until_spent=True)

@@ -640,8 +640,8 @@ def _noisy(run: _Run, m: Measurement, y: np.ndarray) -> NoisyMarginal:
     return NoisyMarginal(m.attrs, y, run.noise.variance(m.scale), groups)
 
 
-def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
-              growth: float = CAPPED_GROWTH) -> GraphicalModel | WeightedSample:
+def _estimate(run: _Run, measured: _Measured, iters: int, support: int, growth: float = CAPPED_GROWTH,
+              progress: bool = False) -> GraphicalModel | WeightedSample:
     """The model, or when some measurement is not local, its ``support`` draws reweighted to the non-local ones.
 
     The local measurements enter through the model's fit of them (its
@@ -659,8 +659,10 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int,
     redraw = None if copula is None else functools.partial(
         redraw_numbers, columns=list(copula.columns), one_way={a: model.counts((a,)) for a in copula.columns},
         corr=copula.correlation, domain=run.domain, generator=run.generator)
+    bar = RoundProgress(iters, enabled=progress, desc="the reweighted sample's fit", unit="step")
     sample = fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
-                         redraw=redraw)
+                         redraw=redraw, on_step=bar.update)
+    bar.close()
     return sample if copula is None else replace(sample, copula=copula)
 
 
@@ -817,7 +819,7 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
     measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
-def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None:
+def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progress: bool) -> None:
     """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
     them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
     its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`,
@@ -825,7 +827,9 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
     paid = [(m.attrs, m.cost) for m in measured.paid if m.fine]  # a coarse one or a level holds no workload marginal
     shares = cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)
     scaled = [(r, run.noise.scale_for(share)) for r, share in shares]
-    for (r, share), (_, scale), key in zip(shares, scaled, _cover_readings(run, measured.model, scaled)):
+    bar = RoundProgress(len(shares), enabled=progress, desc="the covering step", unit="marginal")
+    for done, ((r, share), (_, scale), key) in enumerate(zip(shares, scaled, _cover_readings(run, measured.model,
+                                                                                             scaled)), 1):
         if _refines(run, key):
             found = _refined(run, key, share)
         else:
@@ -836,6 +840,8 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal]) -> None
             measured.groups.append(marginal_group(run.domain, noisy))
             measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
         run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again
+        bar.update(done)
+    bar.close()
 
 
 def _refines(run: _Run, r: Marginal) -> bool:
@@ -938,7 +944,7 @@ def _release(run: _Run, measured: _Measured, n_rows: int | None, rounds: int, co
         else (options.support, (options.support_final_iters, CAPPED_GROWTH))
     with (phases(f"the reweighted sample ({len(measured.groups)} measurements, {iters} steps)") if measured.groups
           else nullcontext()):
-        final = _estimate(run, measured, iters, support, growth)
+        final = _estimate(run, measured, iters, support, growth, progress=phases.enabled)
     rows = n_rows if n_rows is not None else max(1, int(round(measured.model.total)))
     with phases(f"drawing {rows} records"):
         records = final.sample(rows, run.generator)
@@ -1008,6 +1014,6 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     return_freed_memory()  # between the steps: the peak, not the values (docs/benchmarks.md, 300k rows)
     if covering:
         with phases(f"the covering step over {len(marginals)} workload marginals"):
-            _cover(run, measured, marginals)
+            _cover(run, measured, marginals, progress)
         return_freed_memory()
     return _release(run, measured, n_rows, t, covering, phases)
