@@ -261,9 +261,8 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
 FIT_OPTIONS = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
 
 
-def final_fit_run(monkeypatch, **run):
-    """A covering run with :data:`FIT_OPTIONS`; returns the release, the covering measurements' median noise
-    standard deviation over the released total, and the (iters, growth) the final fit was given."""
+def spy_fit(monkeypatch) -> dict:
+    """The keywords the last reweighted fit of a run is given (filled as the run goes)."""
     seen = {}
     real = measure_module.fit_weights
 
@@ -272,6 +271,13 @@ def final_fit_run(monkeypatch, **run):
         return real(model, groups, **kw)
 
     monkeypatch.setattr(measure_module, "fit_weights", spy)
+    return seen
+
+
+def final_fit_run(monkeypatch, **run):
+    """A covering run with :data:`FIT_OPTIONS`; returns the release, the covering measurements' median noise
+    standard deviation over the released total, and the (iters, growth) the final fit was given."""
+    seen = spy_fit(monkeypatch)
     release, _ = covering_run(table(), options=FIT_OPTIONS, **run)
     noise = LaplaceNoise("add-remove", 1) if run.get("pure") else GaussianNoise("add-remove", 1)
     sd = [math.sqrt(noise.variance(m.scale)) for m in release.measurements if m.selected_by == "cover"]
@@ -363,14 +369,7 @@ def test_the_deep_fit_is_shorter_when_numeric_columns_are_read_through_groups(mo
     with 25 groups no column has a view and the fit takes ``cover_deep_iters`` (a choice of public inputs)."""
     from tests.methods.measure.test_copula import triple_table
 
-    seen = {}
-    real = measure_module.fit_weights
-
-    def spy(model, groups_, **kw):
-        seen.update(kw)
-        return real(model, groups_, **kw)
-
-    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    seen = spy_fit(monkeypatch)
     options = replace(OPTIONS, coarse_groups=groups, cover_deep_iters=7, cover_numeric_iters=3)
     measure(triple_table(0.9, n=5_000), [(0, 1, 2)], budget=Fraction(1, 2), relation="add-remove",
             ledger=ZcdpLedger(Fraction(1, 2)), rng=PrivateRandom(0), options=options, progress=False)
