@@ -132,9 +132,10 @@ class RoundProgress:
     def update(self, done: int, share: float | None = None, **postfix: Any) -> None:
         """Round ``done`` (1-based) is finished, ``share`` of the budget spent (``until_spent``); ``postfix`` items go
         on the terminal bar (timings only).  ``done=0``: the rounds start now, so the time elapsed and the estimate
-        leave out what came before (building what the loop reads)."""
+        leave out what came before (building what the loop reads); the next line still comes ``interval`` after
+        the last one."""
         if done == 0:
-            self.start = self.last = time.monotonic()
+            self.start = time.monotonic()
             return
         if self.first_done is None:
             self.first_done = time.monotonic()

@@ -73,7 +73,7 @@ def test_rounds_that_a_budget_ends_estimate_from_the_rounds_the_budget_allows_no
 def test_steps_counted_from_the_start_of_the_loop_leave_out_what_came_before(clock):
     """A fit that spends 60 s building what it reads, then 2 s a step: ``update(0)`` as the steps start leaves the
     60 s out of the estimate (98 steps left at 2 s, 3 min 16 s), where counting them would have said 98 steps at
-    32 s, 52 min."""
+    32 s, 52 min; the first line still comes ``interval`` after the last one, setup included."""
     log = io.StringIO()
     bar = RoundProgress(100, interval=0.0, stream=log, desc="the fit", unit="step")
     clock.now += 60
@@ -85,6 +85,15 @@ def test_steps_counted_from_the_start_of_the_loop_leave_out_what_came_before(clo
     assert log.getvalue().splitlines() == ["the fit: 0/100", "the fit: 1/100 (1%), 2 s elapsed, about 3 min 18 s left",
                                            "the fit: 2/100 (2%), 4 s elapsed, about 3 min 16 s left",
                                            "the fit: 100/100 done in 4 s"]
+    # the setup still counts toward the interval between lines: 8 s of it, then a line 2 steps (10 s) after the first
+    log = io.StringIO()
+    bar = RoundProgress(100, interval=10.0, stream=log, desc="the fit", unit="step")
+    clock.now += 8
+    bar.update(0)
+    for k in range(1, 6):
+        clock.now += 1
+        bar.update(k)
+    assert log.getvalue().splitlines() == ["the fit: 0/100", "the fit: 2/100 (2%), 2 s elapsed, about 1 min 38 s left"]
 
 
 def test_the_covering_step_and_the_reweighted_fit_show_their_progress(monkeypatch, capsys):
