@@ -99,16 +99,20 @@ def decode_records(estimate: Estimate | None, schema: Schema, codes: np.ndarray,
                    generator: np.random.Generator) -> pd.DataFrame:
     """Records drawn from ``estimate`` decoded through ``schema``; numeric values inside their cells placed by the
     estimate's copula when it has one (docs/privacy.md §8.12), else drawn uniformly.  Post-processing."""
-    copula = estimate.copula if isinstance(estimate, WeightedSample) and numeric == "uniform" else None
+    copula = _copula(estimate) if numeric == "uniform" else None
     positions = None if copula is None else positions_in_cells(codes, copula, schema.domain, generator)
     return Encoder(schema).decode(codes, numeric=numeric, rng=generator, positions=positions)
 
 
 def copula_columns(estimate: Estimate | None) -> list[str]:
     """The names of the columns whose values decoding places inside their cells by the estimate's copula (§8.12)."""
-    if isinstance(estimate, WeightedSample) and estimate.copula is not None:
-        return [estimate.domain.names[c] for c in estimate.copula.columns]
-    return []
+    copula = _copula(estimate)
+    return [] if copula is None else [estimate.domain.names[c] for c in copula.columns]
+
+
+def _copula(estimate: Estimate | None) -> Copula | None:
+    """The copula a reweighted sample's support was drawn from, if any."""
+    return estimate.copula if isinstance(estimate, WeightedSample) else None
 
 
 def _kind_and_arrays(estimate: Estimate) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
