@@ -39,7 +39,8 @@ Metrics (the owner's non-private evaluation, against the real table): per
 numeric column the Kolmogorov-Smirnov statistic (mean and max over the
 columns) and the Wasserstein-1 distance divided by the column's public range;
 the mean total-variation distance over all 2-way marginals, numeric columns
-cut into 20 quantile bins of the real data (for evaluation only); the mean
+cut into 20 quantile bins of the real data (for evaluation only), and its
+mean over the pairs of two text, one numeric and two numeric columns; the mean
 and the largest absolute difference of the numeric columns' Pearson
 correlations, the largest of their Spearman correlations; the share of rows
 at each of the table's point masses (a value many rows hold: 0, a round
@@ -357,8 +358,14 @@ def point_mass_shares(table: Table, syn: pd.DataFrame) -> dict[str, list[float]]
     return shares
 
 
+#: A pair of columns by how many of the two are numeric: where a synthesiser loses its 2-way TVD (a model that
+#: measures few pairs keeps the independent ones exact, one that measures many pays their noise).
+PAIR_KINDS = ("text-text", "numeric-text", "numeric-numeric")
+
+
 def evaluate(table: Table, syn: pd.DataFrame) -> dict:
-    """KS, Wasserstein over range, correlation errors and point-mass shares of the numeric columns; mean 2-way TVD."""
+    """KS, Wasserstein over range, correlation errors and point-mass shares of the numeric columns; mean 2-way TVD,
+    over every pair and by :data:`PAIR_KINDS`."""
     from scipy.stats import ks_2samp, wasserstein_distance
 
     real = table.data
@@ -372,8 +379,9 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
         ks.append(float(ks_2samp(r, s).statistic))
         w1.append(float(wasserstein_distance(r, s)) / _range(table.bounds[col]))
     codes = {c: _codes(real[c], syn[c], c in table.bounds) for c in real.columns}
-    tvds = []
+    tvds, kinds = [], []
     for a, b in itertools.combinations(real.columns, 2):
+        kinds.append(PAIR_KINDS[(a in table.bounds) + (b in table.bounds)])
         width = int(max(codes[b][0].max(), codes[b][1].max())) + 1
 
         def dist(x, y):
@@ -385,7 +393,9 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
     syn_numeric, real_numeric = syn[numeric].apply(as_numbers), real[numeric].apply(as_numbers)
     pearson = _correlation_errors(real_numeric, syn_numeric, "pearson")
     spearman = _correlation_errors(real_numeric, syn_numeric, "spearman")
-    return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)),
+    by_kind = {kind: float(np.mean([t for t, k in zip(tvds, kinds) if k == kind])) if kind in kinds else float("nan")
+               for kind in PAIR_KINDS}
+    return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)), "tvd2_by_kind": by_kind,
             "wasserstein": float(np.mean(w1)), "correlation": float(np.nanmean(pearson)),
             "pearson_max": float(np.nanmax(pearson)), "spearman_max": float(np.nanmax(spearman)),
             "ks_by_column": dict(zip(numeric, np.round(ks, 4).tolist())),
@@ -412,6 +422,8 @@ class Row:
     spearman_max: float
     ks_by_column: dict
     point_masses: dict
+    #: The mean 2-way TVD of the pairs of each of :data:`PAIR_KINDS` (NaN when the table has none).
+    tvd2_by_kind: dict
     #: Peak resident memory of the benchmark process when the row was measured, MB (NaN for a peer's row).
     peak_mb: float = float("nan")
 
@@ -463,7 +475,7 @@ def peer_rows(table: Table, peers: Path, seeds: list[int]) -> list[Row]:
 
 def format_table(rows: list[Row]) -> str:
     """A markdown table of the means over seeds."""
-    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses"])
+    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses", "tvd2_by_kind"])
     means = frame.groupby(["table", "config"], sort=False).mean(numeric_only=True).reset_index()
     lines = ["| table | configuration | mean KS | max KS | mean 2-way TVD | Wasserstein / range | correlation error | "
              "max Pearson error | max Spearman error | s | peak MB |",
@@ -472,6 +484,13 @@ def format_table(rows: list[Row]) -> str:
         lines.append(f"| {r.table} | {r.config} | {r.ks:.3f} | {r.ks_max:.3f} | {r.tvd2:.3f} | {r.wasserstein:.4f} | "
                      f"{r.correlation:.3f} | {r.pearson_max:.3f} | {r.spearman_max:.3f} | {r.seconds:.0f} | "
                      f"{r.peak_mb:.0f} |")
+    kinds = pd.DataFrame([{"table": r.table, "config": r.config, **r.tvd2_by_kind} for r in rows])
+    kinds = kinds.groupby(["table", "config"], sort=False).mean().reset_index()
+    lines += ["", "| table | configuration | " + " | ".join(f"2-way TVD, {k} pairs" for k in PAIR_KINDS) + " |",
+              "|---|---|" + "---|" * len(PAIR_KINDS)]
+    for r in kinds.itertuples(index=False):
+        lines.append(f"| {r.table} | {r.config} | " + " | ".join("-" if np.isnan(v) else f"{v:.3f}" for v in r[2:])
+                     + " |")
     masses = [r for r in rows if r.point_masses]
     if masses:
         lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |",

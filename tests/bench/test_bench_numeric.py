@@ -34,6 +34,28 @@ def test_tvd_uses_quantile_bins_of_the_real_data_and_missing_as_a_value():
     assert numeric.evaluate(table, syn)["tvd2"] > 0.2
 
 
+def test_the_tvd_by_pair_kind_sees_which_pairs_a_shuffle_broke():
+    """x shuffled among the rows: its pairs change, the text pair does not; a table without text pairs reads NaN
+    for them; the table prints the means by kind."""
+    table = _table()
+    rng = np.random.default_rng(1)
+    data = table.data.assign(d=np.where(table.data["c"] == "a", "u", rng.choice(["u", "v"], len(table.data))))
+    table = numeric.Table("t", data, table.bounds, {"c": ["a", "b"], "d": ["u", "v"]}, {})
+    same = numeric.evaluate(table, data)["tvd2_by_kind"]
+    assert same == {"text-text": 0.0, "numeric-text": 0.0, "numeric-numeric": 0.0}
+    shuffled = data.assign(x=rng.permutation(data["x"].to_numpy()))
+    got = numeric.evaluate(table, shuffled)
+    assert got["tvd2_by_kind"]["text-text"] == 0.0
+    assert got["tvd2_by_kind"]["numeric-numeric"] > 0.05 and got["tvd2_by_kind"]["numeric-text"] > 0.01
+    pairs = {"text-text": 1, "numeric-text": 4, "numeric-numeric": 1}
+    assert got["tvd2"] == pytest.approx(sum(got["tvd2_by_kind"][k] * m for k, m in pairs.items()) / 6)
+    one_text = numeric.Table("t", data[["x", "y", "c"]], table.bounds, {"c": ["a", "b"]}, {})
+    kinds = numeric.evaluate(one_text, data[["x", "y", "c"]])["tvd2_by_kind"]
+    assert np.isnan(kinds["text-text"]) and kinds["numeric-text"] == 0.0 == kinds["numeric-numeric"]
+    rows = [numeric.Row("t", "mine", 0, 1.0, **got)]
+    assert "| t | mine | 0.000 | " in numeric.format_table(rows).split("2-way TVD, text-text pairs")[1]
+
+
 def test_the_skewed_table_is_seeded_and_inside_its_bounds():
     a, b = numeric.skewed_table(3000), numeric.skewed_table(3000)
     pd.testing.assert_frame_equal(a, b)
