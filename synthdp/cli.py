@@ -798,7 +798,8 @@ def _schema_parser(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--learn-categories", nargs="+", metavar="COL",
                    help="categorical columns whose categories are left to be learned privately instead of read off "
                         "the data ('all': every column not made numeric by --bounds, --bins, --cuts, --datetime or "
-                        "--learn-bounds, nor a column of numbers, which gets bounds to review or --learn-bounds all; "
+                        "--learn-bounds, nor a column of numbers, which gets bounds to review or --learn-bounds all, nor "
+                        "a column of dates, which gets bounds to review (--categorical keeps it text); "
                         "leave an ID column out with --drop); needs a delta at generate "
                         "(docs/privacy.md §9, §10.5)")
     _schema_options(s, omit=("schema", "unsafe_public_categories", "derived"))

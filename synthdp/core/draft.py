@@ -137,6 +137,14 @@ def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool
     return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: (lo, hi)})
 
 
+def _reads_as_dates(series: pd.Series, discretise: str, max_categories: int) -> bool:
+    """Whether the draft makes ``series`` a datetime column: ``datetime64`` values, or text of dates in one format
+    (:func:`_drafted_datetime`)."""
+    if is_datetime_dtype(series.dtype):
+        return bool(series.notna().any())
+    return _drafted_datetime(series, discretise, max_categories, missing=False, clip=False) is not None
+
+
 def _categories(series: pd.Series) -> list[str]:
     """The labels of the values of ``series``, sorted."""
     uniques = list(pd.unique(series.dropna()))
@@ -205,7 +213,7 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     would be drafted from is refused, all such columns in one message.
 
     ``learn_categories`` (public; ``["all"]``: every column not numeric by the options above, nor a column of
-    numbers, which is drafted with bounds to review instead) names categorical
+    numbers or of dates, which is drafted with bounds to review instead, unless ``categorical``) names categorical
     columns whose categories are left to be learned privately (origin ``"learn"``, text, with the missing
     value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too.
     """
@@ -230,8 +238,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         given_kind = set(bounds) | set(bins) | set(cuts) | set(datetimes) | (learn - {"all"})
         learn_bounds = {**{c: dtype for c in columns if c in numbers and c not in given_kind}, **learn_bounds}
     public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes or c in learn_bounds]
-    if "all" in learn:
-        learn = set(columns) - set(public) - numbers
+    if "all" in learn:  # a column of dates, like one of numbers, is drafted with bounds to review instead
+        learn = {c for c in set(columns) - set(public) - numbers
+                 if c in categorical or not _reads_as_dates(df[c].rename(c), discretise, max_categories)}
     clash = sorted(learn & set(public))
     if clash:
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "

@@ -243,6 +243,22 @@ def test_learn_categories_all_never_turns_a_column_of_numbers_into_text():
     assert {e["column"] for e in draft[DRAFT_KEY]} == {"price", "rooms", "lat", "lon", "age", "income"}
 
 
+def test_learn_categories_all_never_turns_a_column_of_dates_into_text():
+    """A column of dates (text in one format, or datetime64) is drafted as dates with its first and last day to
+    review, not left to be learned as thousands of categories; ``categorical`` keeps it text."""
+    df = _housing()
+    days = pd.Timestamp("2013-01-01") + pd.to_timedelta(np.arange(len(df)) % 365, unit="D")
+    df = df.assign(sold=days.strftime("%Y-%m-%dT%H:%M:%SZ"), listed=days)
+    draft = draft_schema(df, learn_categories=["all"])
+    kinds = {a["name"]: (a["kind"], a.get("origin")) for a in draft["attributes"]}
+    assert kinds["city"] == ("categorical", "learn")
+    assert kinds["sold"][0] == kinds["listed"][0] == "numeric", kinds
+    read = {e["column"]: e["read"] for e in draft[DRAFT_KEY]}
+    assert read["sold"][:2] == ["kind (datetime)", "bounds"] and read["listed"][0] == "bounds"
+    kept = draft_schema(df, learn_categories=["all"], categorical=["sold"])
+    assert {a["name"]: a.get("origin") for a in kept["attributes"]}["sold"] == "learn"
+
+
 def test_learn_bounds_all_leaves_every_column_of_numbers_to_private_bounds(tmp_path, capsys):
     data, schema_path = tmp_path / "h.csv", tmp_path / "s.json"
     _housing().to_csv(data, index=False)

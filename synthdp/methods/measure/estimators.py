@@ -50,7 +50,8 @@ class EstimatorSettings:
     scoring_sample: int = 50_000
     #: A numeric column's ordered cells at each end get a structural zero while each, and the block they form,
     #: reads below this many noise standard deviations (docs/privacy.md §8.7, empty tails); 0: off.  Chosen among
-    #: 2, 3 and 4 on the generated tables of ``synthdp bench numeric`` (dependent, skewed, amounts).
+    #: 2, 3 and 4 on the generated tables of ``synthdp bench numeric`` (dependent, skewed, amounts), and kept against
+    #: 2.5 with the copula (docs/benchmarks.md#measure-defaults).
     tail_sds: float = 3.0
 
     def __post_init__(self) -> None:
