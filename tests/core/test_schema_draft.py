@@ -259,6 +259,19 @@ def test_learn_categories_all_never_turns_a_column_of_dates_into_text():
     assert {a["name"]: a.get("origin") for a in kept["attributes"]}["sold"] == "learn"
 
 
+def test_whole_numbers_with_missing_values_are_drafted_as_integers_to_learn_bounds_for(tmp_path, capsys):
+    """A column of whole numbers with a missing value (pandas reads it as reals) keeps integers: its type is read
+    off for review; a column of reals stays real."""
+    df = _housing().assign(delay=lambda d: d["rooms"].where(d.index % 7 > 0) * 15)
+    assert df["delay"].dtype == "float64"
+    draft = draft_schema(df, learn_bounds=["all"], learn_categories=["all"])
+    types = {a["name"]: a["dtype"] for a in draft["attributes"]}
+    assert types["delay"] == "int64" and types["lat"] == "float64", types
+    assert "dtype" in {e["column"]: e["read"] for e in draft[DRAFT_KEY]}["delay"]
+    assert {a["name"]: a["dtype"] for a in draft_schema(df, learn_bounds=["all"], decimals={"delay": 1},
+                                                        learn_categories=["all"])["attributes"]}["delay"] == "float64"
+
+
 def test_learn_bounds_all_leaves_every_column_of_numbers_to_private_bounds(tmp_path, capsys):
     data, schema_path = tmp_path / "h.csv", tmp_path / "s.json"
     _housing().to_csv(data, index=False)
