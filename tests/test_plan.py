@@ -211,8 +211,9 @@ def test_the_delta_rule_reads_public_quantities_only_and_its_boundaries_are_exac
 
 
 def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypatch):
-    """``bins={'x': 1_000_000}`` under marginals:3 cannot be counted in memory: refused with what to change,
-    before partition selection, PrivTree or any noise runs."""
+    """``bins={'x': 1_000_000}`` under marginals:3, every candidate read finely (``max_fine_cells`` past them all;
+    by default the largest are read through their coarse twins), cannot be counted in memory: refused with what to
+    change, before partition selection, PrivTree or any noise runs."""
     import numpy as np
     import pandas as pd
 
@@ -230,7 +231,8 @@ def test_a_domain_too_large_to_count_is_refused_before_any_private_step(monkeypa
     with pytest.raises(InputError, match=r"would count [\d,]+ cells .* column 'x' has 1,000,000 values\. Nothing was "
                                          r"released: give 'x' fewer bins \(e\.g\. bins=\{'x': 100\}"):
         synthdp.generate_synthetic(df, "marginals:3", epsilon=1.0, delta=1e-9, bins={"x": 1_000_000, "y": 100},
-                                   bounds={"x": (0, 999_999), "y": (0, 999), "z": (0, 999)}, progress=False)
+                                   bounds={"x": (0, 999_999), "y": (0, 999), "z": (0, 999)}, progress=False,
+                                   measure_options=synthdp.MeasureOptions(max_fine_cells=2**62))
 
 
 def test_a_refusal_after_a_private_step_states_what_was_spent(monkeypatch):

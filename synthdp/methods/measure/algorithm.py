@@ -55,7 +55,7 @@ from typing import Sequence
 
 import numpy as np
 
-from synthdp.core.data import AggregatedData
+from synthdp.core.data import AggregatedData, weighted_bincount
 from synthdp.core.domain import Domain
 from synthdp.core.machine import return_freed_memory
 from synthdp.core.errors import InputError
@@ -71,7 +71,7 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods.measure import estimators
-from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.coarse import CoarseViews, coarse_index
 from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, redraw_numbers,
                                             strong_columns)
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
@@ -279,15 +279,23 @@ def query_attributes(query_class: QueryClass, query) -> Marginal:
 
 class _TrueCounts(dict):
     """The data's exact counts on each candidate (flattened), counted the first time a candidate is asked for; a
-    coarse candidate's are its fine marginal's summed over the groups (docs/privacy.md §8.11)."""
+    coarse candidate's are its fine marginal's summed over the groups, or, when the fine marginal is read through
+    the twin only, counted from each row's groups without forming the fine ones (docs/privacy.md §8.11)."""
 
     def __init__(self, data: AggregatedData, views: CoarseViews):
         super().__init__()  # the rows column-major: each count reads a few columns of every row
         self.data, self.views = replace(data, codes=np.asfortranarray(data.codes)), views
 
     def __missing__(self, r: Marginal) -> np.ndarray:
-        base = self.views.base(r)
-        self[r] = counts = self.views.read(r, self[base]) if base != r else _compact(self.data.marginal(r).reshape(-1))
+        base, data = self.views.base(r), self.data
+        if base == r:
+            counts = _compact(data.marginal(r).reshape(-1))
+        elif self.views.read_finely(base):
+            counts = self.views.read(r, self[base])
+        else:
+            index = coarse_index(data.domain, data.codes, base, self.views.groups(r))
+            counts = _compact(weighted_bincount(index, data.counts, self.views.cells(r)))
+        self[r] = counts
         return counts
 
     def forget(self, r: Marginal) -> None:
@@ -874,7 +882,8 @@ def _refined(run: _Run, twin: Marginal, share: Fraction, selection_epsilon: Frac
 
 
 def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Marginal, Fraction]]) -> list[Marginal]:
-    """How the covering step measures each workload marginal ``r`` at its ``scale`` (§8.11 step 5): finely when the
+    """How the covering step measures each workload marginal ``r`` at its ``scale`` (§8.11 step 5): through its
+    coarse twin when ``r`` is read through it only (more than ``max_fine_cells`` cells, step 2); else finely when the
     model puts at least ``cover_fine_mass`` of its total in cells of ``r`` whose count is at least the measurement's
     noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
 
@@ -883,7 +892,8 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     post-processing; each measurement's cost is its share either way.
     """
     views, sd = run.views, {r: math.sqrt(run.noise.variance(scale)) for r, scale in shares}
-    unheld_sets = [r for r, _ in shares if views.coarse(r) is not None and model.holder(r) is None]
+    unheld_sets = [r for r, _ in shares
+                   if views.coarse(r) is not None and views.read_finely(r) and model.holder(r) is None]
     fine_mass: dict[Marginal, float] = {}
     if unheld_sets:  # counted a batch at a time, each kept only for its fine mass
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
@@ -893,7 +903,9 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
     readings = []
     for r, _ in shares:
         twin = views.coarse(r)
-        if twin is not None:
+        if twin is not None and not views.read_finely(r):  # read through the twin only (§8.11 step 2)
+            readings.append(twin)
+        elif twin is not None:
             if r not in fine_mass:
                 counts = model.counts(r)
                 fine_mass[r] = counts[counts >= sd[r]].sum()
@@ -994,11 +1006,13 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     noise = _noise_family(budget, relation=relation, ledger=ledger, n_rows=n_rows, oracle=oracle, pure=pure)
     marginals = workload_marginals(workload, data.domain) if oracle is None \
         else backbone_marginals(data.domain, options.backbone_width)
-    weights, views = candidate_weights(marginals), CoarseViews(data.domain, groups=options.coarse_groups)  # §8.11: public
+    weights = candidate_weights(marginals)
+    views = CoarseViews(data.domain, groups=options.coarse_groups, max_fine_cells=options.max_fine_cells)  # §8.11: public
     spanning = uses_spanning_step(len(data.domain), list(weights), options.spanning_from)  # §8.9: public
     covering = uses_covering_step(len(data.domain), list(weights), options, oracle=oracle is not None,
                                   light_tailed=noise.light_tailed)  # §8.10: public
-    run = _Run(data, _TrueCounts(data, views), weights | views.candidates(weights), views, options, noise, budget,
+    run = _Run(data, _TrueCounts(data, views), views.fine_candidates(weights) | views.candidates(weights), views,
+               options, noise, budget,
                ledger, relation, rng, rng.numpy_generator(), noise.spent(ledger))
     # steps 2-3 spend this; under pure DP without the covering step a larger public share of each round selects
     share = options.selection_share if covering or noise.light_tailed else options.uncovered_pure_selection_share

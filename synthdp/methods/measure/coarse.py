@@ -76,10 +76,12 @@ class CoarseViews:
     """The coarse views a public domain offers, and how a candidate reads the data through them.
 
     A column has a view when it has at least ``2 * groups`` ordered cells (with fewer, most groups would be single
-    cells); ``groups`` is public (``MeasureOptions.coarse_groups``), so the views are a function of public inputs."""
+    cells); ``groups`` is public (``MeasureOptions.coarse_groups``), so the views are a function of public inputs.
+    A fine marginal with a twin and more than ``max_fine_cells`` cells (public, ``MeasureOptions.max_fine_cells``;
+    None: no limit) is read through its twin only (docs/privacy.md §8.11 step 2)."""
 
-    def __init__(self, domain: Domain, *, groups: int):
-        self.domain = domain
+    def __init__(self, domain: Domain, *, groups: int, max_fine_cells: int | None = None):
+        self.domain, self.max_fine_cells = domain, max_fine_cells
         ordered = domain.ordered or (0,) * len(domain)
         self.maps: tuple[np.ndarray | None, ...] = tuple(
             group_map(size, k, groups) if k >= 2 * groups else None for size, k in zip(domain.sizes, ordered))
@@ -99,6 +101,21 @@ class CoarseViews:
     def candidates(self, weights: Mapping[Marginal, int]) -> dict[Marginal, int]:
         """The coarse candidate of each fine candidate that has one, with the fine candidate's weight."""
         return {c: w for r, w in weights.items() if (c := self.coarse(r)) is not None}
+
+    def fine_candidates(self, weights: Mapping[Marginal, int]) -> dict[Marginal, int]:
+        """The fine candidates that stay candidates: those :meth:`read_finely` allows (docs/privacy.md §8.11 step
+        2); the others are read through their twins only."""
+        return {r: w for r, w in weights.items() if self.read_finely(r)}
+
+    def read_finely(self, r: Marginal) -> bool:
+        """Whether the fine marginal ``r`` may be read cell by cell: it has no coarse twin, or at most
+        ``max_fine_cells`` cells (a function of the public domain and the public cap)."""
+        return self.max_fine_cells is None or self.coarse(r) is None or self.domain.cells(r) <= self.max_fine_cells
+
+    def counted_cells(self, r: Marginal) -> int:
+        """The cells the true counts of fine candidate ``r`` take: its own, or its twin's when it is read through
+        the twin only."""
+        return self.domain.cells(r) if self.read_finely(r) else self.cells(self.coarse(r))
 
     def base(self, r: Marginal) -> Marginal:
         """The attributes a candidate reads (sorted)."""

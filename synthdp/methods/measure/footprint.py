@@ -59,10 +59,11 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     spanning = uses_spanning_step(d, candidates, options.spanning_from)
     rounds = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning
                                     else options.rounds_per_attribute * d)
-    views = CoarseViews(domain, groups=options.coarse_groups)  # their coarse twins are candidates too (§8.11); their counts are small
-    every = len(candidates) + sum(views.coarse(r) is not None for r in candidates)
+    # their coarse twins are candidates too, and alone for the largest (§8.11 step 2); a twin's counts are small
+    views = CoarseViews(domain, groups=options.coarse_groups, max_fine_cells=options.max_fine_cells)
+    every = sum(views.read_finely(r) for r in candidates) + sum(views.coarse(r) is not None for r in candidates)
     scored = min(every, options.candidate_pool)
-    cells = sorted((math.prod(domain.sizes[a] for a in r) for r in candidates), reverse=True)
+    cells = sorted((views.counted_cells(r) for r in candidates), reverse=True)
     true_counts = 8 * sum(cells[: min(len(cells), scored * rounds)])  # counted once, when first scored
     record = BYTES_PER_CODE * d
     sample = SAMPLE_COPIES * options.estimator.scoring_sample * record + options.estimator.scoring_sample * \

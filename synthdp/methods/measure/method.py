@@ -32,6 +32,7 @@ from synthdp.mechanisms import rspm
 from synthdp.methods.measure import footprint as sizes
 from synthdp.methods.measure import algorithm as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
+from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import maximal_marginals, uses_covering_step
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
 from synthdp.oracles.base import Limits
@@ -88,14 +89,15 @@ def pure_bound(query_class: QueryClass, workload: list, relation: Relation, epsi
     return ErrorBound(a, 0.0, f"measuring the workload once: E max error <= {a:.4g}/n")
 
 
-def check_sizes(domain, candidates) -> None:
+def check_sizes(domain, candidates, views: CoarseViews) -> None:
     """Refuse, before any private step, candidate marginals whose counts would not fit in memory (public sizes only).
 
-    Select-measure-estimate counts every candidate marginal once
-    (``MAX_COUNTED_CELLS`` int64 cells at most); the message names the largest
+    Select-measure-estimate counts every candidate marginal once, through
+    its coarse twin when it is read through it only (``views``, docs/privacy.md
+    §8.11) (``MAX_COUNTED_CELLS`` int64 cells at most); the message names the largest
     marginal and the attribute that makes it large, and what to change.
     """
-    cells = {r: math.prod(domain.sizes[a] for a in r) for r in candidates}
+    cells = {r: views.counted_cells(r) for r in candidates}
     total = sum(cells.values())
     if total <= MAX_COUNTED_CELLS:
         return
@@ -228,7 +230,8 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
             raise InputError(f"delta={float(delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
     weights = sme.candidate_weights(workload)
-    check_sizes(qc.domain, weights)
+    check_sizes(qc.domain, weights, CoarseViews(qc.domain, groups=options.coarse_groups,
+                                                max_fine_cells=options.max_fine_cells))
     rho = rho_for_dp(epsilon, delta - reserve - inputs.filter_delta) - inputs.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")

@@ -155,6 +155,10 @@ class MeasureOptions:
     #: TVD 0.036 / 0.037 and Pearson error 0.250 / 0.307 (its Pareto tail), the 300,000-row flights table 137 s /
     #: 133 s; without the copula 8 / 12 / 16 gave the dependent table 0.099 / 0.088 / 0.085 (docs/privacy.md §8.11).
     coarse_groups: int = 12
+    #: A candidate with a coarse twin and more fine cells than this is read through its twin only (docs/privacy.md
+    #: §8.11 step 2): at that size a fine reading is noise, and its counts would not fit in memory (nycflights13's
+    #: 336,776 flights: 15 million cells for three numeric columns, 471 million over all 3-way candidates).
+    max_fine_cells: int = 2**20
     #: A coarse twin the covering step reads (zCDP) is refined (docs/privacy.md §11.1): ``refine_coarse_share`` of its
     #: share measures the twin, the rest, in equal parts, the levels below, each the children (by ``refine_split``:
     #: ``halves`` of every run, or straight into the ``fine`` cells; ``none``: no levels) of the cells whose released
@@ -182,7 +186,7 @@ class MeasureOptions:
         for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
                      "support_final_iters", "cover_support", "cover_iters", "cover_deep_iters", "cover_numeric_iters",
                      "record_candidates",
-                     "spanning_from", "rounds_per_sqrt_attribute", "candidate_pool", "coarse_groups"):
+                     "spanning_from", "rounds_per_sqrt_attribute", "candidate_pool", "coarse_groups", "max_fine_cells"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a positive integer, got {value!r}")

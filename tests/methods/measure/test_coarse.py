@@ -286,3 +286,39 @@ def test_coarse_laplace_measurements_are_charged_as_marginals(relation, unit, fa
     assert all(m.cost == factor * m.scale for m in release.measurements)
     laplace = [e.epsilon for e in ledger.events if e.mechanism == "laplace"]
     assert laplace == [m.cost for m in release.measurements] and sum(e.epsilon for e in ledger.events) <= epsilon
+
+
+def test_a_candidate_of_more_fine_cells_than_the_cap_is_read_through_its_twin_only():
+    """With ``max_fine_cells=100``, (a, c) (336 cells) and (c, d) (160) leave the candidates for their twins, whose
+    true counts are counted from the rows' groups without the fine ones; (a, b) (63) and (b, c) (48) stay; no
+    measurement of the run reads a marginal of more than 100 cells finely when it has a twin."""
+    views = CoarseViews(DOMAIN, groups=GROUPS, max_fine_cells=100)
+    weights = candidate_weights(WORKLOAD)
+    assert set(views.fine_candidates(weights)) == set(weights) - {(0, 2), (2, 3)}
+    assert views.counted_cells((0, 2)) == 9 * 8 and views.counted_cells((0, 1)) == 63
+    assert set(CoarseViews(DOMAIN, groups=GROUPS).fine_candidates(weights)) == set(weights)  # no cap
+    data = table()
+    answers = measure_module._TrueCounts(data, views)
+    twin = views.coarse((0, 2))
+    assert np.array_equal(answers[twin], views.read(twin, data.marginal((0, 2)).reshape(-1)))
+    assert (0, 2) not in answers  # the fine counts were never formed
+    rho = Fraction(1)
+    release = measure(data, WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(0),
+                      options=replace(OPTIONS, max_fine_cells=100), progress=False)
+    fine = [m.attrs for m in release.measurements if m.groups is None and m.level is None]
+    assert fine and all(views.read_finely(r) for r in fine), fine
+    assert {m.attrs for m in release.measurements if m.groups is not None} >= {(0, 2), (2, 3)}
+    with pytest.raises(InputError, match="max_fine_cells"):
+        MeasureOptions(max_fine_cells=0)
+
+
+def test_the_plan_counts_the_largest_candidates_through_their_twins():
+    """Six numeric columns of 700 cells: each fine 3-way has 343 million cells, so the counts of all of them are
+    refused without the cap; read through their twins they fit."""
+    from synthdp.methods.measure.method import check_sizes
+
+    wide = Domain(tuple("uvwxyz"), (700,) * 6, ordered=(700,) * 6)
+    weights = candidate_weights(list(itertools.combinations(range(6), 3)))
+    with pytest.raises(InputError, match="would count"):
+        check_sizes(wide, weights, CoarseViews(wide, groups=12))
+    check_sizes(wide, weights, CoarseViews(wide, groups=12, max_fine_cells=MeasureOptions().max_fine_cells))
