@@ -27,6 +27,7 @@ from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.privtree import (MAX_DEPTH, THRESHOLD, column_budget, discretise, privtree_cuts,
                                          privtree_parameters, split_score)
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.accounting.zcdp import ZcdpLedger
 
 
@@ -314,15 +315,18 @@ def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkey
     from synthdp.plan import make_plan
 
     monkeypatch.setattr(measure_method, "MAX_COUNTED_CELLS", 200_000)  # 4 triples of K**3 cells: K = 32 fits
+    fine = MeasureOptions(max_fine_cells=2**62)  # every triple counted finely (else its twin's cells count)
     rng = np.random.default_rng(0)
     base = rng.normal(size=6000)
     df = pd.DataFrame({f"x{i}": np.clip(50 + 15 * (0.6 * base + 0.8 * rng.normal(size=6000)), 0, 100)
                        for i in range(4)})
     bounds = {c: (0.0, 100.0) for c in df.columns}
-    config = SynthesisConfig(query_class="marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds)
+    config = SynthesisConfig(query_class="marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds, measure_options=fine)
     assert make_plan(config, Schema.from_dataframe(df, bounds=bounds, discretise="privtree")).stage.max_cells == 32
+    by_twins = SynthesisConfig(query_class="marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds)
+    assert make_plan(by_twins, Schema.from_dataframe(df, bounds=bounds, discretise="privtree")).stage.max_cells == 128
     result = synthdp.generate_synthetic(df, "marginals:3", epsilon=4.0, delta=1e-9, bounds=bounds, random_state=0,
-                                        progress=False)
+                                        progress=False, measure_options=fine)
     columns = result.report.release.plan["discretised"]
     assert "at most 32 cells per column" in columns["reason"]
     assert all(1 < result.schema[c].bins <= 32 for c in df.columns)
