@@ -137,12 +137,9 @@ def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool
     return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: (lo, hi)})
 
 
-def _reads_as_dates(series: pd.Series, discretise: str, max_categories: int) -> bool:
-    """Whether the draft makes ``series`` a datetime column: ``datetime64`` values, or text of dates in one format
-    (:func:`_drafted_datetime`)."""
-    if is_datetime_dtype(series.dtype):
-        return bool(series.notna().any())
-    return _drafted_datetime(series, discretise, max_categories, missing=False, clip=False) is not None
+def _typed_dates(series: pd.Series) -> bool:
+    """Whether ``series`` holds ``datetime64`` values (the owner's typing), at least one present."""
+    return is_datetime_dtype(series.dtype) and bool(series.notna().any())
 
 
 def _categories(series: pd.Series) -> list[str]:
@@ -238,9 +235,18 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         given_kind = set(bounds) | set(bins) | set(cuts) | set(datetimes) | (learn - {"all"})
         learn_bounds = {**{c: dtype for c in columns if c in numbers and c not in given_kind}, **learn_bounds}
     public = [c for c in columns if c in bounds or c in bins or c in cuts or c in datetimes or c in learn_bounds]
+    text_dates: dict[str, dict[str, Any] | None] = {}
+
+    def as_text_dates(col: str) -> dict[str, Any] | None:
+        """The column drafted as text of dates (:func:`_drafted_datetime`), parsed once whichever step asks first."""
+        if col not in text_dates:
+            text_dates[col] = _drafted_datetime(df[col].rename(col), discretise, max_categories, missing=missing[col],
+                                                clip=clip)
+        return text_dates[col]
+
     if "all" in learn:  # a column of dates, like one of numbers, is drafted with bounds to review instead
         learn = {c for c in set(columns) - set(public) - numbers
-                 if c in categorical or not _reads_as_dates(df[c].rename(c), discretise, max_categories)}
+                 if c in categorical or not (_typed_dates(df[c]) or as_text_dates(c) is not None)}
     clash = sorted(learn & set(public))
     if clash:
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
@@ -278,15 +284,14 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                                   "numeric columns")
             attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": None, "origin": "learn"})
             read = []
-        elif col not in categorical and is_datetime_dtype(series.dtype) and series.notna().any():
+        elif col not in categorical and _typed_dates(series):
             attributes.append(_drafted_typed_datetime(series, discretise, missing=missing[col], clip=clip))
             read.insert(0, "bounds")
         elif col not in categorical and _is_number(series) and series.notna().any():
             attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
                                                decimals=decimals.get(col)))
             read[:0] = ["bounds"] + (["decimals"] if col not in decimals and "decimals" in attributes[-1] else [])
-        elif col not in categorical and (dated := _drafted_datetime(series, discretise, max_categories,
-                                                                    missing=missing[col], clip=clip)) is not None:
+        elif col not in categorical and (dated := as_text_dates(col)) is not None:
             read.insert(0, "bounds")
             read.insert(0, "kind (datetime)")
             attributes.append(dated)

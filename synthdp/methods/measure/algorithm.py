@@ -1007,13 +1007,13 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     marginals = workload_marginals(workload, data.domain) if oracle is None \
         else backbone_marginals(data.domain, options.backbone_width)
     weights = candidate_weights(marginals)
-    views = CoarseViews(data.domain, groups=options.coarse_groups, max_fine_cells=options.max_fine_cells)  # §8.11: public
+    views = CoarseViews.for_options(data.domain, options)  # §8.11: public
     spanning = uses_spanning_step(len(data.domain), list(weights), options.spanning_from)  # §8.9: public
     covering = uses_covering_step(len(data.domain), list(weights), options, oracle=oracle is not None,
                                   light_tailed=noise.light_tailed)  # §8.10: public
-    run = _Run(data, _TrueCounts(data, views), views.fine_candidates(weights) | views.candidates(weights), views,
-               options, noise, budget,
-               ledger, relation, rng, rng.numpy_generator(), noise.spent(ledger))
+    candidates = views.fine_candidates(weights) | views.candidates(weights)
+    run = _Run(data, _TrueCounts(data, views), candidates, views, options, noise, budget, ledger, relation, rng,
+               rng.numpy_generator(), noise.spent(ledger))
     # steps 2-3 spend this; under pure DP without the covering step a larger public share of each round selects
     share = options.selection_share if covering or noise.light_tailed else options.uncovered_pure_selection_share
     rounds = replace(run, budget=rounds_budget(budget, options.cover_share, covering),

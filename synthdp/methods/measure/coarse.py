@@ -87,6 +87,11 @@ class CoarseViews:
             group_map(size, k, groups) if k >= 2 * groups else None for size, k in zip(domain.sizes, ordered))
         self._sizes = tuple(int(m.max()) + 1 if m is not None else s for m, s in zip(self.maps, domain.sizes))
 
+    @classmethod
+    def for_options(cls, domain: Domain, options) -> "CoarseViews":
+        """The views ``options`` (a ``MeasureOptions``: ``coarse_groups``, ``max_fine_cells``) give ``domain``."""
+        return cls(domain, groups=options.coarse_groups, max_fine_cells=options.max_fine_cells)
+
     def __bool__(self) -> bool:
         return any(m is not None for m in self.maps)
 

@@ -60,7 +60,7 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
     rounds = options.max_rounds or (adaptive_rounds(d, options.rounds_per_sqrt_attribute) if spanning
                                     else options.rounds_per_attribute * d)
     # their coarse twins are candidates too, and alone for the largest (§8.11 step 2); a twin's counts are small
-    views = CoarseViews(domain, groups=options.coarse_groups, max_fine_cells=options.max_fine_cells)
+    views = CoarseViews.for_options(domain, options)
     every = sum(views.read_finely(r) for r in candidates) + sum(views.coarse(r) is not None for r in candidates)
     scored = min(every, options.candidate_pool)
     cells = sorted((views.counted_cells(r) for r in candidates), reverse=True)

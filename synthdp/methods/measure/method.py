@@ -230,8 +230,7 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
             raise InputError(f"delta={float(delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
     weights = sme.candidate_weights(workload)
-    check_sizes(qc.domain, weights, CoarseViews(qc.domain, groups=options.coarse_groups,
-                                                max_fine_cells=options.max_fine_cells))
+    check_sizes(qc.domain, weights, CoarseViews.for_options(qc.domain, options))
     rho = rho_for_dp(epsilon, delta - reserve - inputs.filter_delta) - inputs.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
                "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")

@@ -185,8 +185,8 @@ class MeasureOptions:
             raise InputError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
         for name in ("max_model_cells", "backbone_width", "oracle_samples", "widen_cells", "support", "support_iters",
                      "support_final_iters", "cover_support", "cover_iters", "cover_deep_iters", "cover_numeric_iters",
-                     "record_candidates",
-                     "spanning_from", "rounds_per_sqrt_attribute", "candidate_pool", "coarse_groups", "max_fine_cells"):
+                     "record_candidates", "spanning_from", "rounds_per_sqrt_attribute", "candidate_pool",
+                     "coarse_groups", "max_fine_cells"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a positive integer, got {value!r}")
