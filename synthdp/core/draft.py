@@ -252,11 +252,13 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
                           "--learn-bounds make numeric; learn a categorical column's categories, or drop its bounds")
     def build(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-        return {a.name: a.to_dict() for a in Schema.from_dataframe(
-            frame, bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
-            datetimes=datetimes, learn_bounds=learn_bounds,
-            decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
-            nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
+        with warnings.catch_warnings():  # the draft writes each type out, listed for review when read off the values
+            warnings.filterwarnings("ignore", message=r".* have bounds to learn and no declared type")
+            return {a.name: a.to_dict() for a in Schema.from_dataframe(
+                frame, bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
+                datetimes=datetimes, learn_bounds=learn_bounds,
+                decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
+                nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
 
     given = build(df[public])
     # a dtype pandas inferred from the values (a CSV read for the draft) types a column the options leave open:

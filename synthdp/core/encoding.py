@@ -154,6 +154,11 @@ def _value(series: pd.Series, row: int) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _bound_text(attr: Attribute, bound: float) -> str:
+    """A bound as the user wrote it: an instant in ISO 8601 (UTC) for a datetime column, else the number."""
+    return pd.Timestamp(bound, unit="s", tz="UTC").isoformat() if attr.is_datetime else f"{bound:g}"
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -408,10 +413,11 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     if outside.any():
         if not attr.clip:
             row = _first(outside)
-            raise SchemaError(
-                f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public bounds "
-                f"[{lo:g}, {hi:g}]; widen the bounds or pass clip=True to clamp values into them"
-            )
+            head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public "
+                    f"bounds [{_bound_text(attr, lo)}, {_bound_text(attr, hi)}]; widen the bounds")
+            raise SchemaError(f"{head} or pass clip=True to clamp values into them",
+                              cli=f"{head} (in a schema file, the attribute's \"bounds\") or clamp values into them "
+                                  f"(--clip, or \"clip\": true in the schema file)")
         values = np.clip(values, lo, hi)
     return values
 

@@ -141,6 +141,21 @@ def test_a_float_column_with_bounds_written_as_integers_is_real():
     assert out.dtype == np.float64 and (out != out.round()).any() and out.between(0, 50).all()
 
 
+def test_a_date_outside_its_bounds_is_refused_with_the_bounds_as_dates_and_the_schema_files_way_out(tmp_path,
+                                                                                                   capsys):
+    source, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    _frame(_stamps().dt.strftime("%Y-%m-%dT%H:%M:%S")).to_csv(source, index=False)
+    args = ["generate", str(source), "-o", str(out), "--epsilon", "4", "--delta", "1e-9", "--seed", "0", "-q",
+            "--categorical", "c", "--queries", "marginals:2", "--bounds", "when=2020-01-01..2020-12-31"]
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert "[2020-01-01T00:00:00+00:00, 2020-12-31T00:00:00+00:00]" in error and "e+09" not in error
+    assert "--clip" in error and '"clip": true' in error and "clip=True" not in error
+    assert not out.exists()
+    with pytest.raises(SchemaError, match=r"outside its public bounds \[2020-01-01T00:00:00\+00:00, .*clip=True"):
+        _run(_frame(_stamps()), bounds={"when": ("2020-01-01", "2020-12-31")})
+
+
 def test_cli_declared_decimals_make_a_column_with_integer_bounds_real(tmp_path, capsys):
     source, out = tmp_path / "in.csv", tmp_path / "out.csv"
     rng = np.random.default_rng(0)
