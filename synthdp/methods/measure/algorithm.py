@@ -51,7 +51,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -72,10 +72,11 @@ from synthdp.accounting.zcdp import (
 )
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews, coarse_index
-from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, redraw_numbers,
-                                            strong_columns)
+from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, pair_tables,
+                                            redraw_numbers, strong_columns)
 from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
+from synthdp.methods.measure.linked_pairs import pair_candidates, redraw_pairs
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
@@ -664,9 +665,7 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int, growth: 
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
     copula = _copula(run, measured)
-    redraw = None if copula is None else functools.partial(
-        redraw_numbers, columns=list(copula.columns), one_way={a: model.counts((a,)) for a in copula.columns},
-        corr=copula.correlation, domain=run.domain, generator=run.generator)
+    redraw = _support_redraw(run, measured, copula)
     bar = RoundProgress(iters, enabled=progress, desc="the reweighted sample's fit", unit="step")
     sample = fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
                          redraw=redraw, on_step=bar.update)
@@ -691,6 +690,35 @@ def _copula(run: _Run, measured: _Measured) -> Copula | None:
     if len(strong) < 2:
         return None
     return Copula(tuple(views[i] for i in strong), copula_matrix(corr[np.ix_(strong, strong)]))
+
+
+def _support_redraw(run: _Run, measured: _Measured, copula: Copula | None
+                    ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """How the reweighted sample's support is drawn again from released counts (§8.12): the columns of ``copula``
+    from it (steps 2-3), then the pairs it leaves out whose released tables depart from those draws by at least
+    ``pair_redraw_from`` (step 6); None when the support is the model's draws.  Post-processing: released counts
+    and scales, the fitted model, the public views, options and generator."""
+    model, views = measured.model, {a: m for a, m in enumerate(run.views.maps) if m is not None}
+    steps = []
+    if copula is not None:
+        steps.append(functools.partial(redraw_numbers, columns=list(copula.columns), corr=copula.correlation,
+                                       one_way={a: model.counts((a,)) for a in copula.columns}, domain=run.domain,
+                                       generator=run.generator))
+    if run.options.numeric_support == "copula" and run.options.pair_redraw_from < 1 and len(views) >= 2:
+        tables = pair_candidates(pair_tables(measured.noisy + measured.readings, list(views), views, run.domain),
+                                 () if copula is None else copula.columns)
+        if tables:
+            steps.append(functools.partial(redraw_pairs, tables=tables, maps=views, domain=run.domain,
+                                           one_way={a: model.counts((a,)) for pair in tables for a in pair},
+                                           departure_from=run.options.pair_redraw_from, generator=run.generator))
+    if not steps:
+        return None
+
+    def redraw(codes: np.ndarray) -> np.ndarray:
+        for step in steps:
+            codes = step(codes)
+        return codes
+    return redraw
 
 
 def _cover_fit(run: _Run, measured: _Measured) -> tuple[int, float]:

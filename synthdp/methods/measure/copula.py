@@ -20,7 +20,9 @@ This module draws the reweighted sample's support closer to the data:
 
 The reweighting then fits the support to every measurement as before, and
 the estimate keeps the :class:`Copula`, by which :func:`positions_in_cells`
-places the decoded values inside their cells.
+places the decoded values inside their cells.  Pairs related in a way no
+copula describes are drawn from their released tables by
+:mod:`~synthdp.methods.measure.linked_pairs`, which reads :func:`pair_tables`.
 Everything here reads released counts, the public domain and the public
 generator: post-processing (docs/privacy.md §8.12).
 """
@@ -142,21 +144,32 @@ def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], d
     return counts[:groups[0], :groups[1]], m.sigma2 * per_cell
 
 
-def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
-                 domain: Domain) -> tuple[np.ndarray, np.ndarray]:
-    """Each pair of ``columns``' correlation and explained share: the :func:`pair_fit` of the inverse-variance mean
-    of the released tables on the pair's groups; NaN and 0 for a pair no measurement reads."""
-    n = len(columns)
-    corr, explained = np.eye(n), np.zeros((n, n))
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = columns[i], columns[j]
+def pair_tables(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
+                domain: Domain) -> dict[tuple[int, int], tuple[np.ndarray, float]]:
+    """For each pair ``(a, b)`` of ``columns`` (``a < b``) that some released measurement reads: the inverse-variance
+    mean of its tables on the pair's ordered groups (:func:`_pair_table`), and the noise variance of a cell of it."""
+    columns, out = sorted(columns), {}
+    for i, a in enumerate(columns):
+        for b in columns[i + 1:]:
             tables = [t for m in measurements if a in m.attrs and b in m.attrs
                       if (t := _pair_table(m, a, b, maps, domain)) is not None]
-            fit = PairFit(math.nan, 0.0)
             if tables:
                 precision = sum(1.0 / v for _, v in tables)
-                fit = pair_fit(sum(t / v for t, v in tables) / precision, 1.0 / precision)
+                out[a, b] = (sum(t / v for t, v in tables) / precision, 1.0 / precision)
+    return out
+
+
+def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
+                 domain: Domain) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair of ``columns``' correlation and explained share: the :func:`pair_fit` of the pair's table
+    (:func:`pair_tables`); NaN and 0 for a pair no measurement reads."""
+    n = len(columns)
+    corr, explained = np.eye(n), np.zeros((n, n))
+    tables = pair_tables(measurements, columns, maps, domain)
+    for i in range(n):
+        for j in range(i + 1, n):
+            read = tables.get((min(columns[i], columns[j]), max(columns[i], columns[j])))
+            fit = PairFit(math.nan, 0.0) if read is None else pair_fit(*read)
             corr[i, j] = corr[j, i] = fit.correlation
             explained[i, j] = explained[j, i] = fit.explained
     return corr, explained
