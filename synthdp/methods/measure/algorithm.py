@@ -882,8 +882,11 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progres
 
 def _refines(run: _Run, r: Marginal) -> bool:
     """Whether candidate ``r`` is measured as a refined reading (docs/privacy.md §11.1): a coarse twin, under zCDP
-    (light-tailed noise), with a split rule.  Public: the candidate, the noise family, the options."""
-    return run.views.groups(r) is not None and run.noise.light_tailed and run.options.refine_split != "none"
+    (light-tailed noise), with a split rule, whose fine marginal may be read cell by cell (the levels read its fine
+    counts; §8.11 step 2).  Public: the candidate, the domain, the noise family, the options."""
+    views = run.views
+    return (views.groups(r) is not None and run.noise.light_tailed and run.options.refine_split != "none"
+            and views.read_finely(views.base(r)))
 
 
 def _refined(run: _Run, twin: Marginal, share: Fraction, selection_epsilon: Fraction | None = None,

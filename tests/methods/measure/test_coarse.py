@@ -312,6 +312,28 @@ def test_a_candidate_of_more_fine_cells_than_the_cap_is_read_through_its_twin_on
         MeasureOptions(max_fine_cells=0)
 
 
+def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(monkeypatch):
+    """With ``refine_split="halves"`` the covering step refines the twins it reads (docs/privacy.md §11.1), but the
+    twins of (a, c) and (c, d), over a cap of 100 fine cells, are measured once: the levels would read their fine
+    counts, which are never formed."""
+    counted = []
+    missing = measure_module._TrueCounts.__missing__
+
+    def recorded(self, r):
+        counted.append(r)
+        return missing(self, r)
+
+    monkeypatch.setattr(measure_module._TrueCounts, "__missing__", recorded)
+    rho = Fraction(1)
+    options = replace(OPTIONS, max_fine_cells=100, refine_split="halves", cover_fine_mass=1.0)
+    release = measure(table(), WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
+                      rng=PrivateRandom(0), options=options, progress=False)
+    levels = {m.attrs for m in release.measurements if m.level}
+    assert levels == {(0, 1)}, levels  # the twin within the cap is refined
+    assert {m.attrs for m in release.measurements if m.groups is not None} >= {(0, 2), (2, 3)}
+    assert (0, 2) not in counted and (2, 3) not in counted
+
+
 def test_the_plan_counts_the_largest_candidates_through_their_twins():
     """Six numeric columns of 700 cells: each fine 3-way has 343 million cells, so the counts of all of them are
     refused without the cap; read through their twins they fit."""
