@@ -277,9 +277,13 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                     given[col]["decimals"] = places
                     read.append("decimals")
             elif col in learn_bounds and given[col]["dtype"] == "float64" and col not in decimals \
-                    and _drafted_decimals(series) == 0:  # whole numbers that a missing value made pandas read as reals
-                given[col]["dtype"] = "int64"
-                read.append("dtype")
+                    and (places := _drafted_decimals(series)) is not None:
+                if places == 0:  # whole numbers that a missing value made pandas read as reals
+                    given[col]["dtype"] = "int64"
+                    read.append("dtype")
+                else:  # reals written to a few places (a price in cents), as a column with bounds is drafted
+                    given[col]["decimals"] = places
+                    read.append("decimals")
         elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "

@@ -272,6 +272,20 @@ def test_whole_numbers_with_missing_values_are_drafted_as_integers_to_learn_boun
                                                         learn_categories=["all"])["attributes"]}["delay"] == "float64"
 
 
+def test_reals_to_learn_bounds_for_keep_the_places_they_are_written_to():
+    """A price in cents with its bounds to learn is drafted with 2 decimals, listed for review, as it is with
+    bounds read off the data; a column of reals written to many places gets none."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"price": rng.uniform(5, 40, 500).round(2), "ratio": rng.uniform(0, 1, 500)})
+    for learn in (["all"], []):
+        draft = draft_schema(df, learn_bounds=learn)
+        places = {a["name"]: a.get("decimals") for a in draft["attributes"]}
+        assert places["price"] == 2 and places["ratio"] is None, (learn, places)
+        assert "decimals" in {e["column"]: e["read"] for e in draft[DRAFT_KEY]}["price"]
+    schema = Schema.from_dict({k: v for k, v in draft_schema(df, learn_bounds=["all"]).items() if k != DRAFT_KEY})
+    assert schema["price"].to_dict().get("decimals") == 2
+
+
 def test_learn_bounds_all_leaves_every_column_of_numbers_to_private_bounds(tmp_path, capsys):
     data, schema_path = tmp_path / "h.csv", tmp_path / "s.json"
     _housing().to_csv(data, index=False)
