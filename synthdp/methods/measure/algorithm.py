@@ -664,8 +664,9 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int, growth: 
         return model
     fitted = [replace(y, counts=model.counts_as(y)) for y in measured.noisy]
     everything = [marginal_group(run.domain, y) for y in fitted] + measured.groups
-    copula = _copula(run, measured)
-    redraw = _support_redraw(run, measured, copula)
+    maps, tables = _released_pairs(run, measured)
+    copula = _copula(run, maps, tables)
+    redraw = _support_redraw(run, model, copula, maps, tables)
     bar = RoundProgress(iters, enabled=progress, desc="the reweighted sample's fit", unit="step")
     sample = fit_weights(model, everything, support=support, iters=iters, generator=run.generator, growth=growth,
                          redraw=redraw, on_step=bar.update)
@@ -673,17 +674,28 @@ def _estimate(run: _Run, measured: _Measured, iters: int, support: int, growth: 
     return sample if copula is None else replace(sample, copula=copula)
 
 
-def _copula(run: _Run, measured: _Measured) -> Copula | None:
+def _released_pairs(run: _Run, measured: _Measured
+                    ) -> tuple[dict[int, np.ndarray], dict[tuple[int, int], tuple[np.ndarray, float]]]:
+    """The group maps of the numeric columns read through groups, and the released tables of their pairs
+    (:func:`~synthdp.methods.measure.copula.pair_tables`, §8.12 step 1), which the copula and the pairs it leaves out
+    both read; none when the option says the model draws them or fewer than two columns have groups."""
+    maps = {a: m for a, m in enumerate(run.views.maps) if m is not None}
+    if run.options.numeric_support != "copula" or len(maps) < 2:
+        return maps, {}
+    return maps, pair_tables(measured.noisy + measured.readings, list(maps), maps, run.domain)
+
+
+def _copula(run: _Run, maps: dict[int, np.ndarray], tables: dict[tuple[int, int], tuple[np.ndarray, float]]
+            ) -> Copula | None:
     """The numeric columns that move together and their copula (§8.12): those with a correlation of at least
-    ``copula_from`` with another, read off the released marginal measurements, which a copula fits; None when the
-    option says the model draws them or fewer than two columns qualify.  The reweighted sample's support draws
-    them again from the copula given one of them, and decoding places their values inside their cells by it.
+    ``copula_from`` with another, read off the released tables of their pairs (:func:`_released_pairs`), which a
+    copula fits; None when there are no tables or fewer than two columns qualify.  The reweighted sample's support
+    draws them again from the copula given one of them, and decoding places their values inside their cells by it.
     Post-processing: released counts, the public domain and options."""
-    views = [a for a, m in enumerate(run.views.maps) if m is not None]
-    if run.options.numeric_support != "copula" or len(views) < 2:
+    views = list(maps)
+    if not tables:
         return None
-    corr, explained = correlations(measured.noisy + measured.readings, views,
-                                   {a: run.views.maps[a] for a in views}, run.domain)
+    corr, explained = correlations(tables, views)
     strong = strong_columns(corr, explained, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
     log.debug("the support's copula: correlations %s, explained %s, columns %s", np.round(corr, 3).tolist(),
               np.round(explained, 3).tolist(), [views[i] for i in strong])
@@ -692,25 +704,24 @@ def _copula(run: _Run, measured: _Measured) -> Copula | None:
     return Copula(tuple(views[i] for i in strong), copula_matrix(corr[np.ix_(strong, strong)]))
 
 
-def _support_redraw(run: _Run, measured: _Measured, copula: Copula | None
+def _support_redraw(run: _Run, model: GraphicalModel, copula: Copula | None, maps: dict[int, np.ndarray],
+                    tables: dict[tuple[int, int], tuple[np.ndarray, float]]
                     ) -> Callable[[np.ndarray], np.ndarray] | None:
     """How the reweighted sample's support is drawn again from released counts (§8.12): the columns of ``copula``
-    from it (steps 2-3), then the pairs it leaves out whose released tables depart from those draws by at least
+    from it (steps 2-3), then the pairs it leaves out whose released ``tables`` depart from those draws by at least
     ``pair_redraw_from`` (step 6); None when the support is the model's draws.  Post-processing: released counts
-    and scales, the fitted model, the public views, options and generator."""
-    model, views = measured.model, {a: m for a, m in enumerate(run.views.maps) if m is not None}
+    and scales, the fitted ``model``, the public views, options and generator."""
     steps = []
     if copula is not None:
         steps.append(functools.partial(redraw_numbers, columns=list(copula.columns), corr=copula.correlation,
                                        one_way={a: model.counts((a,)) for a in copula.columns}, domain=run.domain,
                                        generator=run.generator))
-    if run.options.numeric_support == "copula" and run.options.pair_redraw_from < 1 and len(views) >= 2:
-        tables = pair_candidates(pair_tables(measured.noisy + measured.readings, list(views), views, run.domain),
-                                 () if copula is None else copula.columns)
-        if tables:
-            steps.append(functools.partial(redraw_pairs, tables=tables, maps=views, domain=run.domain,
-                                           one_way={a: model.counts((a,)) for pair in tables for a in pair},
-                                           departure_from=run.options.pair_redraw_from, generator=run.generator))
+    left = pair_candidates(tables, () if copula is None else copula.columns) if run.options.pair_redraw_from < 1 \
+        else {}
+    if left:
+        steps.append(functools.partial(redraw_pairs, tables=left, maps=maps, domain=run.domain,
+                                       one_way={a: model.counts((a,)) for pair in left for a in pair},
+                                       departure_from=run.options.pair_redraw_from, generator=run.generator))
     if not steps:
         return None
 

@@ -159,13 +159,12 @@ def pair_tables(measurements: Sequence[NoisyMarginal], columns: Sequence[int], m
     return out
 
 
-def correlations(measurements: Sequence[NoisyMarginal], columns: Sequence[int], maps: dict[int, np.ndarray],
-                 domain: Domain) -> tuple[np.ndarray, np.ndarray]:
+def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Each pair of ``columns``' correlation and explained share: the :func:`pair_fit` of the pair's table
-    (:func:`pair_tables`); NaN and 0 for a pair no measurement reads."""
+    (``tables``, from :func:`pair_tables`); NaN and 0 for a pair no measurement reads."""
     n = len(columns)
     corr, explained = np.eye(n), np.zeros((n, n))
-    tables = pair_tables(measurements, columns, maps, domain)
     for i in range(n):
         for j in range(i + 1, n):
             read = tables.get((min(columns[i], columns[j]), max(columns[i], columns[j])))

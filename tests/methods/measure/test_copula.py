@@ -21,7 +21,7 @@ from synthdp.methods.measure import algorithm, copula
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.coarse import group_map
 from synthdp.methods.measure.copula import (Copula, bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
-                                            redraw_numbers, strong_columns)
+                                            pair_tables, redraw_numbers, strong_columns)
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.settings import MeasureOptions
 
@@ -214,8 +214,10 @@ def test_the_correlation_matrix_reads_every_released_measurement_of_a_pair():
                 NoisyMarginal((0, 2), coarse.reshape(-1), 1.0, groups=(MAPS[0], MAPS[2])),
                 NoisyMarginal((0, 1, 2), triple.reshape(-1), 1.0, groups=(MAPS[0], None, None))]
     for some in ([readings[0]], [readings[1]], [readings[2]], readings):
-        assert correlations(some, [0, 2], MAPS, DOMAIN)[0][0, 1] == pytest.approx(0.9, abs=0.02)
-    assert np.isnan(correlations([NoisyMarginal((0,), one_way(codes, 0), 1.0)], [0, 2], MAPS, DOMAIN)[0][0, 1])
+        read = pair_tables(some, [0, 2], MAPS, DOMAIN)
+        assert correlations(read, [0, 2])[0][0, 1] == pytest.approx(0.9, abs=0.02)
+    unread = pair_tables([NoisyMarginal((0,), one_way(codes, 0), 1.0)], [0, 2], MAPS, DOMAIN)
+    assert np.isnan(correlations(unread, [0, 2])[0][0, 1])
 
 
 def test_a_released_pair_tables_noise_variance_counts_the_cells_summed_into_each_ordered_cell():
@@ -399,9 +401,9 @@ def test_every_copula_a_run_draws_from_reads_released_counts_only(monkeypatch):
     same = []
     drawn = algorithm._copula
 
-    def checked(run, measured):
-        mine = drawn(run, measured)
-        theirs = drawn(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), measured)
+    def checked(run, maps, tables):
+        mine = drawn(run, maps, tables)
+        theirs = drawn(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), maps, tables)
         same.append(mine is not None and theirs is not None and mine.columns == theirs.columns
                     and np.array_equal(mine.correlation, theirs.correlation))
         return mine
