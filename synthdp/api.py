@@ -52,6 +52,7 @@ from synthdp.model import FittedModel, ReleasedRecords, decode_records
 from synthdp.domains import domain_tallies, learn_domain
 from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan, require_delta_for_bounds
 from synthdp.queries.base import QueryClass
+from synthdp.owner_check import real_missing_shares, warn_missing_shares
 from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
 
@@ -249,10 +250,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             check_delta_against_public_n(config, rows.n)
         plan = make_plan(config, schema, chosen_bound=chosen)  # public inputs only: every choice and budget, once
         tallies = domain_tallies(rows, schema, engine, config)  # what the domain steps read (§10.7)
-        with (phases("learning the domains the schema leaves open (privately)") if any(Tallies.columns(schema))
-              else nullcontext()):
+        learning = any(Tallies.columns(schema))
+        with phases("learning the domains the schema leaves open (privately)") if learning else nullcontext():
             domain = learn_domain(tallies, schema, plan, ledger, rng)  # private: docs/privacy.md §9, §10
-        if any(Tallies.columns(schema)):
+        if learning:
             plan = plan.with_domain(domain)  # the method on the learned domain, with the budgets planned
         schema = domain.schema
         with phases("counting the encoded rows"):
@@ -262,6 +263,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             data = finish(output, schema, config)                 # post-processing: resample, decode
             findings = check_release(data, schema)                # post-processing of the release (§10.8)
         _warn_release(findings, collected)
+        warn_missing_shares(real, data, schema, findings, real_missing_shares(tallies() if learning else None))
         if rows.stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {list(rows.stripped)}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)

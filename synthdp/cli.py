@@ -866,7 +866,9 @@ def _charge_note(interrupt: KeyboardInterrupt) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from synthdp.core.schema import PrivacyWarning  # after parsing: --help and usage errors load no library
+    from synthdp.core.owner import log as owner_log  # after parsing: --help and usage errors load no library
+    from synthdp.core.schema import PrivacyWarning
+    from synthdp.release_check import ReleaseWarning
 
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
                         format="%(levelname)s %(name)s: %(message)s")
@@ -875,6 +877,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_others, handlers = _OtherLibraries(others), list(logging.getLogger().handlers)
     for handler in handlers:
         handler.addFilter(quiet_others)
+        handler.addFilter(lambda record: record.name != owner_log.name)  # printed once, as a warning
 
     handled = (signal.SIGINT, signal.SIGTERM)
     previous = {}
@@ -882,7 +885,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = {sig: signal.signal(sig, _interrupt) for sig in handled}
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
+            for repeated in (PrivacyWarning, ReleaseWarning):  # the closing summary gives them as "warning: ..."
+                warnings.simplefilter("ignore", repeated)
             warnings.showwarning = _one_line_warnings()
             code = args.func(args)
         sys.stdout.flush()  # a reader gone away shows here, not at interpreter exit

@@ -24,7 +24,7 @@ from synthdp.core.progress import Phases
 from synthdp.core.tallies import Tallies
 from synthdp.engines.rows import Rows
 from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import LearnedBounds, check_rows, learn_bounds, range_threshold
+from synthdp.mechanisms.bounds import LearnedBounds, check_rows, learn_bounds, range_threshold, warn_clipped
 from synthdp.mechanisms.point_masses import select_point_masses
 from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.plan import Plan, budget, check_delta_against_public_n
@@ -116,6 +116,7 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     if schema.to_bound:
         bounded = learn_bounds(data, learned.schema, epsilon=stage.bounds_epsilon, rng=rng, ledger=zcdp or ledger,
                                relation=config.relation)
+        warn_clipped(data, bounded, epsilon=config.epsilon)  # the owner's eyes only (§10.8)
     if not schema.to_discretise:
         return DomainStage(learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp)
     masses = None

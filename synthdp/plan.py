@@ -31,6 +31,7 @@ from typing import Any
 
 from synthdp.accounting.ledger import as_delta, as_epsilon
 from synthdp.config import SynthesisConfig
+from synthdp.core.encoding import bound_text
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import Relation
 from synthdp.core.tallies import Tallies
@@ -290,9 +291,11 @@ def bounds_choice(bounded) -> Choice | None:
     """The numeric columns whose bounds were learned privately (docs/privacy.md §10.4), and at what cost."""
     if bounded is None or not bounded.columns:
         return None
+    learned = ", ".join(f"{c!r} [{bound_text(bounded.schema[c], bounded.schema[c].bounds[0])}, "
+                        f"{bound_text(bounded.schema[c], bounded.schema[c].bounds[1])}]" for c in bounded.columns)
     return Choice(list(bounded.columns),
-                  f"no public bounds (learn_bounds): learned on a public log-2 grid (docs/privacy.md §10.4), "
-                  f"threshold {bounded.threshold} rows, values outside clipped to them, "
+                  f"no public bounds (learn_bounds): {learned}, learned on a public log-2 grid (docs/privacy.md "
+                  f"§10.4), threshold {bounded.threshold} rows, values outside clipped to them, "
                   + (f"rho = {float(bounded.rho):.4g} of the zCDP filter" if bounded.rho
                      else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
 

@@ -55,16 +55,15 @@ def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
         cells = attr.size - int(attr.missing)
         if missing.mean() > MOSTLY_MISSING:
             findings.append(ColumnFinding(attr.name, "missing", (
-                f"column {attr.name!r} comes back {missing.mean():.0%} missing: "
-                + ("few of its values were held by enough rows to be learned; give its categories publicly, or drop "
-                   "the column" if attr.kind == "categorical" else
-                   "give it public bounds, or drop the column"))))
+                f"column {attr.name!r} comes back {missing.mean():.0%} missing: if the real column is not mostly "
+                "missing, " + ("few of its values were held by enough rows to be learned; give its categories "
+                               "publicly, or drop the column" if attr.origin == "learned" else
+                               "raise epsilon, or drop the column"))))
         elif len(present) and len(np.unique(present)) == 1 and cells > 1:
             findings.append(ColumnFinding(attr.name, "single", (
-                f"column {attr.name!r} comes back with a single {'value' if attr.kind == 'categorical' else 'cell'} "
-                f"({attr.labels[int(present[0])]}); "
-                + ("give its categories publicly, or drop the column" if attr.kind == "categorical" else
-                   "give it public bounds or cuts, or drop the column"))))
+                f"column {attr.name!r} comes back " + _single(attr, data[attr.name][~missing], int(present[0]))
+                + ("; give its categories publicly, or drop the column" if attr.kind == "categorical" else
+                   "; give it public bounds or cuts, or drop the column"))))
         elif attr.kind == "numeric" and cells > 2 and len(present):
             values = data[attr.name].to_numpy()
             for cell, end in ((0, "lowest"), (cells - 1, "highest")):
@@ -75,3 +74,11 @@ def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
                         f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, give it public "
                         "bounds (legal or physical limits)")))
     return findings
+
+
+def _single(attr, values: pd.Series, code: int) -> str:
+    """How a column whose present rows share one code comes back: one value (constant), or one cell of values."""
+    distinct = pd.unique(values)
+    if attr.kind == "categorical" or len(distinct) == 1:
+        return f"constant: every present value is {distinct[0]}"
+    return f"with a single cell ({attr.labels[code]}) of its {attr.size - int(attr.missing)}"

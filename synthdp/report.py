@@ -197,6 +197,8 @@ class Report:
             lines.append(f"method {r.method}: {r.plan['method']['reason']}")
         if r.privacy_unit is not None:
             lines.append(unit_line(r.privacy_unit, r.max_rows_per_unit))
+        if "bounds" in r.plan:  # released: the owner reads where the values were clipped
+            lines.append(f"bounds: {r.plan['bounds']['reason']}")
         method = registry.METHODS.get(r.method)  # the method's own section
         lines.append(method.summary(r) if method is not None else f"method: {r.method}")
         if r.conditional:

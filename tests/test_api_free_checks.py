@@ -114,20 +114,25 @@ def test_bounds_from_few_rows_warn_the_owner_only():
 
 @pytest.mark.parametrize("method,delta", [("measure", 1e-6), ("game", 1e-6)])
 def test_a_column_of_rare_values_warns_the_owner_by_name_before_any_step(method, delta):
-    """An ID column and a 1000-value column were emptied silently; a column of common values is not named."""
+    """An ID column and a 1000-value column were emptied silently, and so was a fifth of a clinic's names; a column
+    of common values, and one whose rare values hold a twentieth of its rows, are not named."""
     rng = np.random.default_rng(1)
     n = 3000
+    tail = [f"t{i}" for i in range(n)]
     df = pd.DataFrame({"id": [f"id-{i}" for i in range(n)], "code": rng.choice([f"c{i}" for i in range(1000)], n),
-                       "kind": rng.choice(["a", "b"], n)})
+                       "kind": rng.choice(["a", "b"], n), "clinic": ["a", "b"] * 1200 + tail[:600],
+                       "site": ["a", "b"] * 1425 + tail[:150]})
     with pytest.warns(OwnerWarning) as caught:
         result = generate_synthetic(df, "marginals:1", method=method, **{**RUN, "delta": delta})
     texts = [str(w.message) for w in caught if w.category is OwnerWarning]
-    assert any("column 'id' will come back mostly missing: 3000 of its 3000" in t and "like an ID" in t
-               and "--drop id" in t for t in texts), texts
-    assert any("column 'code' will come back mostly missing: 3000 of its 3000" in t and "(951 values)" in t
+    assert any("column 'id' will come back with 100% of its present values missing: 3000 of its 3000" in t
+               and "like an ID" in t and "--drop id" in t for t in texts), texts
+    assert any("column 'code' will come back with 100% of its present values missing: 3000 of its 3000" in t
+               and "(951 values)" in t for t in texts), texts
+    assert any("column 'clinic' will come back with 20% of its present values missing: 600 of its 3000" in t
                for t in texts), texts
-    assert not any("'kind'" in t for t in texts)
-    assert not any("will come back mostly missing" in w for w in result.report.warnings)
+    assert not any("'kind'" in t or "'site' will" in t for t in texts)
+    assert not any("will come back with" in w for w in result.report.warnings)
 
 
 def test_learning_bounds_without_a_delta_is_refused_before_the_private_choice_of_k():

@@ -15,7 +15,7 @@ import pytest
 
 from synthdp.cli import main
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import Schema
+from synthdp.core.schema import Attribute, Schema
 
 #: End-to-end runs of the command line: ``-m 'not integration'`` leaves them out.
 pytestmark = pytest.mark.integration
@@ -289,3 +289,25 @@ def test_a_reader_that_goes_away_is_no_error(tmp_path):
     os.close(write)
     assert done.returncode == 141 and "Traceback" not in done.stderr and "Exception" not in done.stderr
     assert json.loads((tmp_path / "s.json").read_text())["attributes"]
+
+
+def test_each_warning_is_printed_once(tmp_path):
+    """An owner's warning was printed as a log line and as a warning, a release warning during the run and again
+    in the closing summary: each is printed once, and the owner's are marked as such."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    pd.DataFrame({"clinic": rng.permutation(["north"] * 1200 + ["south"] * 1200 + [f"c{i}" for i in range(600)]),
+                  "status": rng.permutation(["x"] * 1200 + [""] * 1800),
+                  "kind": rng.choice(["a", "b"], n)}).to_csv(tmp_path / "in.csv", index=False)
+    Schema((Attribute("clinic", "categorical", origin="learn"),
+            Attribute("status", "categorical", categories=("x",), missing=True),
+            Attribute("kind", "categorical", categories=("a", "b")))).save(tmp_path / "s.json")
+    done = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", "in.csv", "-o", "out.csv", "--epsilon",
+                           "1", "--delta", "1e-6", "--schema", "s.json", "--queries", "marginals:2", "--seed", "0"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    owner = "column 'clinic' will come back with 20% of its present values missing"
+    release = "column 'status' comes back 6"
+    assert said.count(owner) == 1 and said.count(release) == 1, said
+    assert "for the data owner only: read off the private data" in said and "WARNING" not in said

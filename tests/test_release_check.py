@@ -42,8 +42,16 @@ def test_each_check_names_its_column_and_the_thresholds_are_strict():
     found = {(f.column, f.problem) for f in check_release(df, schema)}
     assert found == {("gone", "missing"), ("one", "single"), ("low", "piled"), ("high", "piled")}
     texts = {f.column: f.text for f in check_release(df, schema)}
-    assert "51% missing" in texts["gone"] and "single value (b)" in texts["one"]
+    assert "51% missing" in texts["gone"] and "constant: every present value is b" in texts["one"]
     assert "lowest cell 0-2" in texts["low"] and "highest cell 8-10" in texts["high"]
+
+
+def test_a_numeric_column_in_one_cell_reads_constant_only_when_its_values_are_one():
+    schema = Schema((Attribute("x", "numeric", bounds=(0.0, 10.0), bins=5),))
+    one_value = check_release(pd.DataFrame({"x": np.full(20, 3.0)}), schema)
+    one_cell = check_release(pd.DataFrame({"x": np.linspace(2.1, 3.9, 20)}), schema)
+    assert [f.text.split(";")[0] for f in one_value] == ["column 'x' comes back constant: every present value is 3.0"]
+    assert [f.text.split(";")[0] for f in one_cell] == ["column 'x' comes back with a single cell (2-4) of its 5"]
 
 
 def test_a_point_mass_in_an_end_cell_is_not_reported_as_piled():

@@ -25,7 +25,7 @@ from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
-                                 format_unit, is_datetime_dtype, value_kind)
+                                 datetime_dtype, format_unit, is_datetime_dtype, value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
 
@@ -123,10 +123,43 @@ def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *
     fmt, parsed = _one_date_format(text)
     if fmt is None:
         return None
+    fmt, zone = _kept_as_written(fmt, text, parsed)
     lo, hi = _date_bounds(parsed, fmt)
     name = str(series.name)
     return _as_given(series, discretise, missing=missing, clip=clip, datetimes={name: fmt},
-                     bounds={name: (lo.strftime(fmt), hi.strftime(fmt))})
+                     bounds={name: (lo.strftime(fmt), hi.strftime(fmt))},
+                     dtypes={} if zone is None else {name: datetime_dtype(fmt, zone)})
+
+
+#: Time-of-day directives, and the literals they read at midnight: zero-padded, or an hour written "0".
+_MIDNIGHTS = ({"%H": "00", "%M": "00", "%S": "00", "%f": "000000"}, {"%H": "0", "%M": "00", "%S": "00", "%f": "000000"})
+
+
+def _kept_as_written(fmt: str, text: pd.Series, parsed: pd.Series) -> tuple[str, str | None]:
+    """``fmt`` with what every value writes alike kept as a literal, and the column's zone if that fixes it: a
+    time of day that is always midnight (the column then comes back as whole days, docs/privacy.md §10.1, not
+    with times drawn inside each day) and an offset always written ``Z`` (it comes back ``Z``, in UTC, not
+    ``+0000``).  A draft reads the data, and says so; the reviewed format is what the run uses."""
+    zone = None
+    if fmt.endswith("%z") and text.str.endswith("Z").all():
+        fmt, zone = fmt[: -len("%z")] + "Z", "UTC"
+    if "%I" not in fmt and "%p" not in fmt and bool((parsed == parsed.dt.normalize()).all()):
+        for literals in _MIDNIGHTS:
+            midnight = fmt
+            for directive, written in literals.items():
+                midnight = midnight.replace(directive, written)
+            if _reads_every(text, midnight):
+                return midnight, zone
+    return fmt, zone
+
+
+def _reads_every(text: pd.Series, fmt: str) -> bool:
+    """Whether ``fmt`` reads every value of ``text`` exactly."""
+    try:
+        pd.to_datetime(text, format=fmt)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool, clip: bool) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, reads_zone, typed_label, value_kind
 
-__all__ = ["Encoder", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values",
+__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values",
            "written_form"]
 
 logger = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ def _value(series: pd.Series, row: int) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _bound_text(attr: Attribute, bound: float) -> str:
+def bound_text(attr: Attribute, bound: float) -> str:
     """A bound as the user wrote it: an instant in ISO 8601 (UTC) for a datetime column, else the number."""
     return pd.Timestamp(bound, unit="s", tz="UTC").isoformat() if attr.is_datetime else f"{bound:g}"
 
@@ -414,7 +414,7 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
         if not attr.clip:
             row = _first(outside)
             head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public "
-                    f"bounds [{_bound_text(attr, lo)}, {_bound_text(attr, hi)}]; widen the bounds")
+                    f"bounds [{bound_text(attr, lo)}, {bound_text(attr, hi)}]; widen the bounds")
             raise SchemaError(f"{head} or pass clip=True to clamp values into them",
                               cli=f"{head} (in a schema file, the attribute's \"bounds\") or clamp values into them "
                                   f"(--clip, or \"clip\": true in the schema file)")

@@ -25,6 +25,7 @@ import pandas as pd
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.data import weighted_bincount
+from synthdp.core.encoding import bound_text
 from synthdp.core.errors import InputError
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import Schema, value_kind
@@ -32,8 +33,8 @@ from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
-__all__ = ["BOUNDS_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges",
-           "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold"]
+__all__ = ["BOUNDS_SHARE", "CLIPPED_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges",
+           "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold", "warn_clipped"]
 
 #: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
 GRID_LOW = 10
@@ -67,8 +68,8 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
 
     ``values`` are held by one row each, or by ``counts`` rows (a tally,
     docs/privacy.md §10.7: the same bucket counts). Every bucket is noised,
-    in grid order. Integer columns round the hull
-    outwards to integers; nothing passing gives the public fallback
+    in grid order. Integer columns keep the integers of the closed hull
+    (``[ceil(lo), floor(hi)]``, one cell wide at least); nothing passing gives the public fallback
     ``[-2**-GRID_LOW, 2**-GRID_LOW]`` (``[0, 1]`` for integers).
     """
     edges = bucket_edges()
@@ -81,8 +82,8 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
         return (0.0, 1.0) if integer else (-(2.0**-GRID_LOW), 2.0**-GRID_LOW)
     cap = 2.0 ** (GRID_HIGH + 1)
     lo, hi = max(edges[kept[0]], -cap), min(edges[kept[-1] + 1], cap)
-    if integer:
-        lo, hi = float(math.floor(lo)), float(math.ceil(hi))
+    if integer:  # the integers of the closed hull: zero's bucket [-2**-10, 2**-10) gives 0, never -1 or 1
+        lo, hi = float(math.ceil(lo)), float(math.floor(hi))
     return (lo, hi) if lo < hi else (lo, lo + 1.0)
 
 
@@ -159,3 +160,28 @@ def learn_bounds(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fract
     return LearnedBounds(schema.with_bounds(released), columns, Fraction(0) if zcdp else charge * len(columns),
                          sum((charge**2 / 2 for _ in columns), Fraction(0)) if zcdp else Fraction(0),
                          range_threshold(Fraction(epsilon) / ledger.contribution_bound))
+
+
+#: Warn the owner when more than this share of a column's present values lies outside its learned bounds.
+CLIPPED_SHARE = 0.01
+
+
+def warn_clipped(tallies: Tallies, learned: LearnedBounds, *, epsilon: float) -> None:
+    """Warn the owner, by column, when learned bounds leave out more than :data:`CLIPPED_SHARE` of a column's
+    present values: they are clipped to the bounds and come back piled there, the tail beyond them lost
+    (docs/privacy.md §10.8).
+
+    For the data owner only (:func:`~synthdp.core.owner.owner_warning`): it reads the exact values after the
+    bounds are released, so it never goes into the release and no later step depends on it.
+    """
+    for column in learned.columns:
+        attr, tally = learned.schema[column], tallies.numbers[column]
+        lo, hi = attr.bounds
+        outside = int(tally.counts[(tally.values < lo) | (tally.values > hi)].sum())
+        if tally.rows and outside > CLIPPED_SHARE * tally.rows:
+            owner_warning(f"column {column!r}: {outside} of its {tally.rows} present values "
+                          f"({outside / tally.rows:.1%}) are outside its privately learned bounds "
+                          f"[{bound_text(attr, lo)}, {bound_text(attr, hi)}] and are clipped to them: they come back "
+                          f"piled at the bounds and the values beyond are lost; give public bounds, e.g. legal or "
+                          f"physical limits (bounds={{{column!r}: (lo, hi)}}, CLI --bounds {column}=LO:HI), or raise "
+                          f"epsilon (now {epsilon:g})")

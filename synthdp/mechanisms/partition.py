@@ -498,12 +498,13 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
 
 
 #: Warn the owner when more than this share of a column's present rows hold values below the threshold.
-EMPTIED_SHARE = Fraction(1, 2)
+EMPTIED_SHARE = Fraction(1, 10)
 
 
 def warn_rare_values(labels: dict[str, dict[str, int]], tau: int, columns: tuple[str, ...]) -> None:
-    """Warn the owner, by column, when most present rows of a column to learn hold values that fewer than ``tau``
-    rows hold (an ID column, a column of many rare values): those rows come back missing (docs/privacy.md §10.8).
+    """Warn the owner, by column, when more than :data:`EMPTIED_SHARE` of the present rows of a column to learn hold
+    values that fewer than ``tau`` rows hold (an ID column, a column of many rare values): those rows come back
+    missing (docs/privacy.md §10.8).
 
     Before any private step, for the data owner only (:func:`~synthdp.core.owner.owner_warning`): it reads the
     exact counts, so it never goes into the release and no choice of the run depends on it.
@@ -514,7 +515,8 @@ def warn_rare_values(labels: dict[str, dict[str, int]], tau: int, columns: tuple
         rare = int(counts[counts < tau].sum())
         if present and rare > EMPTIED_SHARE * present:
             distinct = "every value distinct, like an ID" if len(counts) == present else f"{len(counts)} values"
-            owner_warning(f"column {column!r} will come back mostly missing: {rare} of its {present} present rows "
+            owner_warning(f"column {column!r} will come back with {rare / present:.0%} of its present values "
+                          f"missing: {rare} of its {present} present rows "
                           f"hold values that fewer than {tau} rows hold ({distinct}), and partition selection keeps "
                           f"a value only when about {tau} rows hold it; drop the column (from the DataFrame; CLI "
                           f"--drop {column}), give its categories publicly, or group its values into fewer, larger ones")

@@ -4,6 +4,7 @@ zone; real and integer columns follow the declarations, the bounds as written, o
 from __future__ import annotations
 
 import datetime
+import json
 import warnings
 
 import numpy as np
@@ -130,6 +131,31 @@ def test_the_draft_reads_a_date_columns_first_and_last_date_never_widened():
     attr = {a["name"]: a for a in typed["attributes"]}["when"]
     assert attr["dtype"] == "datetime64[ns]" and attr["bounds"] == [stamps.min().value / 1e9, stamps.max().value / 1e9]
     assert {"column": "when", "read": ["bounds"]} in typed[DRAFT_KEY]
+
+
+def test_a_drafted_date_keeps_a_midnight_and_a_z_as_written(tmp_path):
+    """Dates written with a time that is always midnight came back with times of day, and offsets written ``Z``
+    came back ``+0000``: the draft keeps what every value writes alike, and the CSV output writes it back."""
+    midnight = _stamps(300, midnight=True).dt.strftime("%Y-%m-%d 00:00:00")
+    zulu = _stamps(300, seed=1).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    drafted = {a["name"]: a for a in draft_schema(pd.DataFrame({"day": midnight, "at": zulu}))["attributes"]}
+    assert drafted["day"]["format"] == "%Y-%m-%d 00:00:00" and drafted["day"]["dtype"] == "datetime64[ns]"
+    assert drafted["at"]["format"] == "%Y-%m-%dT%H:%M:%SZ" and drafted["at"]["dtype"] == "datetime64[ns, UTC]"
+    timed = draft_schema(pd.DataFrame({"t": _stamps(300).dt.strftime("%Y-%m-%d %H:%M:%S")}))["attributes"][0]
+    assert timed["format"] == "%Y-%m-%d %H:%M:%S"  # one value off midnight: the time of day stays
+    hour = _stamps(300, midnight=True).dt.strftime("%m/%d/%Y") + " 0:00:00"  # an hour written "0"
+    assert draft_schema(pd.DataFrame({"t": hour}))["attributes"][0]["format"] == "%m/%d/%Y 0:00:00"
+    source, out, schema = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "s.json"
+    pd.DataFrame({"day": midnight, "at": zulu}).to_csv(source, index=False)
+    assert main(["schema", str(source), "-o", str(schema)]) == 0
+    text = json.loads(schema.read_text())
+    text.pop(DRAFT_KEY)
+    schema.write_text(json.dumps(text))
+    assert main(["generate", str(source), "-o", str(out), "--schema", str(schema), "--epsilon", "4", "--delta",
+                 "1e-9", "--seed", "0", "-q", "--queries", "marginals:2"]) == 0
+    written = pd.read_csv(out)
+    assert written["day"].str.fullmatch(r"\d{4}-\d\d-\d\d 00:00:00").all(), written["day"].head()
+    assert written["at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").all(), written["at"].head()
 
 
 def test_a_float_column_with_bounds_written_as_integers_is_real():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -12,7 +13,9 @@ import pytest
 import synthdp
 import synthdp.mechanisms.bounds as bounds
 from synthdp.core.errors import InputError
+from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import Schema
+from synthdp.core.tallies import Tallies
 from synthdp.accounting.ledger import ADD_REMOVE, REPLACE_ONE, Ledger
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger
@@ -49,6 +52,33 @@ def test_every_bucket_is_noised_at_the_rate_and_the_hull_is_kept(monkeypatch):
     huge = np.full(tau, 1e15)
     assert bounds.noisy_range(huge, epsilon=eps, rng=PrivateRandom(0), integer=False)[0] == 2.0**41  # overflow: cap
     assert bounds.noisy_range(np.array([]), epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
+
+
+def test_an_integer_column_keeps_the_integers_its_buckets_hold(monkeypatch):
+    """Zero's bucket is [-2**-10, 2**-10): an integer hull from it starts at 0, never at -1 (a diameter of -1),
+    and one that ends there ends at 0, never at 1."""
+    monkeypatch.setattr(bounds, "discrete_laplace_vector", _Noise(lambda m: [0] * m))
+    eps = Fraction(1, 10)
+    tau = bounds.range_threshold(eps)
+    values = np.concatenate([np.zeros(tau), np.full(tau, 100.0)])
+    assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 128.0)
+    assert bounds.noisy_range(-values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (-128.0, 0.0)
+    assert bounds.noisy_range(np.zeros(tau), epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("outside,warned", [(20, True), (10, False)])
+def test_values_outside_learned_bounds_warn_the_owner_with_their_share(outside, warned):
+    values = np.r_[np.linspace(2.0, 63.0, 1000 - outside), np.full(outside, 100.0)]
+    df = pd.DataFrame({"x": values})
+    schema = Schema.from_dataframe(df, learn_bounds=["x"])
+    learned = bounds.LearnedBounds(schema.with_bounds({"x": (2.0, 63.0)}), ("x",), Fraction(0), Fraction(0), 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bounds.warn_clipped(Tallies.of_frame(df, schema), learned, epsilon=1.0)
+    texts = [str(w.message) for w in caught if w.category is OwnerWarning]
+    assert len(texts) == warned  # 2% of the values is over the share; 1% is not
+    assert all(t.startswith("column 'x': 20 of its 1000 present values (2.0%) are outside its privately learned "
+                            "bounds [2, 63] and are clipped to them") for t in texts)
 
 
 def test_an_empty_bucket_passes_only_through_its_noise(monkeypatch):
@@ -88,9 +118,13 @@ def test_ledger_charges_before_the_noise(relation):
 def test_end_to_end_and_refusal_without_delta(monkeypatch):
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"amount": np.round(rng.lognormal(5, 1, 3000), 2), "g": rng.choice(["a", "b"], 3000)})
-    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, learn_bounds=["amount"],
-                                        categories={"g": ["a", "b"]}, random_state=0, progress=False)
+    with pytest.warns(OwnerWarning, match=r"column 'amount': \d+ of its 3000 present values \(\d+\.\d%\) are "
+                                         r"outside its privately learned bounds"):
+        result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, learn_bounds=["amount"],
+                                            categories={"g": ["a", "b"]}, random_state=0, progress=False)
+    assert not any("3000" in w for w in result.report.warnings)  # the owner's eyes only
     lo, hi = result.schema["amount"].bounds
+    assert f"bounds: no public bounds (learn_bounds): 'amount' [{lo:g}, {hi:g}], learned" in result.report.summary()
     assert result.data["amount"].between(lo, hi).all() and "values outside clipped" in \
         result.report.release.plan["bounds"]["reason"]
     import synthdp.mechanisms.noise as noise
