@@ -31,7 +31,7 @@ import pandas as pd
 from synthdp.accounting.ledger import Ledger
 from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
-from synthdp.core.encoding import check_derived_output
+from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
@@ -261,9 +261,10 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # the private part, through the ledger
         with phases("decoding and checking the records"):
             data = finish(output, schema, config)                 # post-processing: resample, decode
-            findings = check_release(data, schema)                # post-processing of the release (§10.8)
+            codes = Encoder(schema).encode(data)
+            findings = check_release(data, schema, codes)         # post-processing of the release (§10.8)
         _warn_release(findings, collected)
-        warn_missing_shares(real, data, schema, findings, real_missing_shares(tallies() if learning else None))
+        warn_missing_shares(real, codes, schema, findings, real_missing_shares(tallies() if learning else None))
         if rows.stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {list(rows.stripped)}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)

@@ -372,6 +372,7 @@ def cmd_generate(args) -> int:
     from synthdp.files import csvfile
     from synthdp.files.parquet import dump_table, require_pyarrow, table_format
     from synthdp.model import dump_model
+    from synthdp.release_check import ReleaseWarning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
                             inputs=[args.input, args.schema, *_query_inputs(args.queries)])
@@ -385,7 +386,9 @@ def cmd_generate(args) -> int:
         return cli_tune.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
     result = None
     try:
-        result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReleaseWarning)  # the closing summary gives them as "warning: ..."
+            result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
         jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output, result.schema))]
         if args.report:
             jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
@@ -868,16 +871,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from synthdp.core.owner import log as owner_log  # after parsing: --help and usage errors load no library
     from synthdp.core.schema import PrivacyWarning
-    from synthdp.release_check import ReleaseWarning
 
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
                         format="%(levelname)s %(name)s: %(message)s")
     others = (logging.INFO if args.verbose >= 2 else logging.CRITICAL + 1 if getattr(args, "quiet", False)
               else logging.WARNING)
     quiet_others, handlers = _OtherLibraries(others), list(logging.getLogger().handlers)
+
+    def not_owner(record: logging.LogRecord) -> bool:  # an owner's warning is printed once, as a warning
+        return record.name != owner_log.name
+
     for handler in handlers:
         handler.addFilter(quiet_others)
-        handler.addFilter(lambda record: record.name != owner_log.name)  # printed once, as a warning
+        handler.addFilter(not_owner)
 
     handled = (signal.SIGINT, signal.SIGTERM)
     previous = {}
@@ -885,8 +891,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = {sig: signal.signal(sig, _interrupt) for sig in handled}
     try:
         with warnings.catch_warnings():
-            for repeated in (PrivacyWarning, ReleaseWarning):  # the closing summary gives them as "warning: ..."
-                warnings.simplefilter("ignore", repeated)
+            warnings.simplefilter("ignore", PrivacyWarning)  # the closing summary repeats them as "warning: ..."
             warnings.showwarning = _one_line_warnings()
             code = args.func(args)
         sys.stdout.flush()  # a reader gone away shows here, not at interpreter exit
@@ -908,6 +913,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(sig, handler)
         for handler in handlers:
             handler.removeFilter(quiet_others)
+            handler.removeFilter(not_owner)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 
 from synthdp.core.data import AggregatedData
-from synthdp.core.encoding import Encoder
 from synthdp.core.owner import owner_warning
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies
@@ -39,18 +37,18 @@ def real_missing_shares(tallies: Tallies | None) -> dict[str, float]:
     return {c: 1 - rows / tallies.rows for c, rows in present.items()}
 
 
-def warn_missing_shares(real: AggregatedData, data: pd.DataFrame, schema: Schema, findings: list[ColumnFinding],
+def warn_missing_shares(real: AggregatedData, codes: np.ndarray, schema: Schema, findings: list[ColumnFinding],
                         raw: Mapping[str, float]) -> None:
     """Warn the owner of each column that comes back missing in :data:`MISSING_RISE` more of its rows than in the
     real table, saying how much the learned domain left out; and of each column the self-check calls mostly
     missing that the real table holds as missing too (the warning describes the data).
 
-    ``real``: the counted rows (encoded with ``schema``); ``raw``: :func:`real_missing_shares`, for the columns
-    whose domain was learned (elsewhere the encoded share is the real one).
+    ``real``: the counted rows and ``codes`` the released table, both encoded with ``schema``; ``raw``:
+    :func:`real_missing_shares`, for the columns whose domain was learned (elsewhere the encoded share is the real
+    one).
     """
-    if data.empty or not real.n:
+    if not len(codes) or not real.n:
         return
-    codes = Encoder(schema).encode(data)
     flagged = {f.column for f in findings if f.problem == "missing"}
     for j, attr in enumerate(schema.attributes):
         if not attr.missing:

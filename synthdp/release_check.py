@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.encoding import Encoder
-from synthdp.core.schema import Schema
+from synthdp.core.schema import Attribute, Schema
 
 __all__ = ["MOSTLY_MISSING", "PILED", "ColumnFinding", "ReleaseWarning", "check_release"]
 
@@ -41,12 +41,13 @@ class ColumnFinding:
     text: str
 
 
-def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
-    """The columns of the synthetic ``data`` (encoded with the released ``schema``) that come back mostly
-    missing, with a single value, or piled in an end cell.  Reads the release only: free (§10.8)."""
+def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None = None) -> list[ColumnFinding]:
+    """The columns of the synthetic ``data`` (encoded with the released ``schema``: ``codes``, encoded here if not
+    given) that come back mostly missing, with a single value, or piled in an end cell.  Reads the release only:
+    free (§10.8)."""
     if data.empty:
         return []
-    codes = Encoder(schema).encode(data)
+    codes = Encoder(schema).encode(data) if codes is None else codes
     findings = []
     for j, attr in enumerate(schema.attributes):
         column = codes[:, j]
@@ -57,7 +58,8 @@ def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
             findings.append(ColumnFinding(attr.name, "missing", (
                 f"column {attr.name!r} comes back {missing.mean():.0%} missing: if the real column is not mostly "
                 "missing, " + ("few of its values were held by enough rows to be learned; give its categories "
-                               "publicly, or drop the column" if attr.origin == "learned" else
+                               "publicly, or drop the column"
+                               if attr.kind == "categorical" and attr.origin == "learned" else
                                "raise epsilon, or drop the column"))))
         elif len(present) and len(np.unique(present)) == 1 and cells > 1:
             findings.append(ColumnFinding(attr.name, "single", (
@@ -76,9 +78,9 @@ def check_release(data: pd.DataFrame, schema: Schema) -> list[ColumnFinding]:
     return findings
 
 
-def _single(attr, values: pd.Series, code: int) -> str:
+def _single(attr: Attribute, values: pd.Series, code: int) -> str:
     """How a column whose present rows share one code comes back: one value (constant), or one cell of values."""
     distinct = pd.unique(values)
     if attr.kind == "categorical" or len(distinct) == 1:
         return f"constant: every present value is {distinct[0]}"
-    return f"with a single cell ({attr.labels[code]}) of its {attr.size - int(attr.missing)}"
+    return f"with a single cell ({attr.labels[code]}) of its {attr.size - int(attr.missing)} cells"

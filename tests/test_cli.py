@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -311,3 +312,17 @@ def test_each_warning_is_printed_once(tmp_path):
     release = "column 'status' comes back 6"
     assert said.count(owner) == 1 and said.count(release) == 1, said
     assert "for the data owner only: read off the private data" in said and "WARNING" not in said
+
+
+def test_the_command_leaves_the_callers_log_handlers_as_it_found_them(tmp_path):
+    """The filters that print an owner's warning once are taken off the handlers again: a caller running the
+    command three times keeps its own log of owner warnings."""
+    (tmp_path / "in.csv").write_text("a,b\n" + "".join(f"{i % 3},x{i % 2}\n" for i in range(40)))
+    handler = logging.NullHandler()
+    logging.getLogger().addHandler(handler)
+    try:
+        for i in range(3):
+            assert main(["schema", str(tmp_path / "in.csv"), "-o", str(tmp_path / f"s{i}.json")]) == 0
+        assert handler.filters == []
+    finally:
+        logging.getLogger().removeHandler(handler)

@@ -31,9 +31,12 @@ def _owner_texts(real: pd.DataFrame, synthetic: pd.DataFrame, raw: dict[str, flo
     counted = AggregatedData.from_codes(SCHEMA.domain, Encoder(SCHEMA).encode(real))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        warn_missing_shares(counted, synthetic, SCHEMA, check_release(synthetic, SCHEMA), raw)
+        warn_missing_shares(counted, Encoder(SCHEMA).encode(synthetic), SCHEMA, check_release(synthetic, SCHEMA),
+                            raw)
     assert all(w.category is OwnerWarning for w in caught)
-    return {next(c for c in SCHEMA.names if repr(c) in str(w.message)): str(w.message) for w in caught}
+    named = [next(c for c in SCHEMA.names if repr(c) in str(w.message)) for w in caught]
+    assert len(set(named)) == len(named), named  # one warning a column
+    return dict(zip(named, (str(w.message) for w in caught)))
 
 
 def test_a_rise_is_named_with_its_cause_and_a_real_share_explains_the_self_check():
@@ -62,8 +65,8 @@ def test_a_run_warns_the_owner_of_a_column_emptied_by_rare_values_and_the_report
     df = pd.DataFrame({"clinic": rng.permutation(["north"] * 1200 + ["south"] * 1200 + [f"c{i}" for i in range(600)]),
                        "status": rng.permutation(["x"] * 1200 + [None] * 1800), "kind": rng.choice(["a", "b"], n)})
     with pytest.warns(OwnerWarning) as caught:
-        result = generate_synthetic(df, "marginals:2", categories={"status": ["x"], "kind": ["a", "b"]}, nullable=["status"],
-                                    epsilon=1.0, delta=1e-6, random_state=0, progress=False)
+        result = generate_synthetic(df, "marginals:2", categories={"status": ["x"], "kind": ["a", "b"]},
+                                    nullable=["status"], epsilon=1.0, delta=1e-6, random_state=0, progress=False)
     texts = [str(w.message) for w in caught if w.category is OwnerWarning]
     assert any(t.startswith("column 'clinic' comes back 2") and "and 0% of the real table's rows are missing; 20% "
                "of the rows hold values the learned domain left out" in t for t in texts), texts

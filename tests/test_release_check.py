@@ -46,12 +46,24 @@ def test_each_check_names_its_column_and_the_thresholds_are_strict():
     assert "lowest cell 0-2" in texts["low"] and "highest cell 8-10" in texts["high"]
 
 
+def test_the_remedy_for_a_mostly_missing_column_fits_where_its_domain_came_from():
+    schema = Schema((Attribute("learned", "categorical", categories=("a",), missing=True, origin="learned"),
+                     Attribute("public", "categorical", categories=("a",), missing=True),
+                     Attribute("cells", "numeric", bounds=(0.0, 10.0), cuts=(5.0,), missing=True, origin="learned")))
+    df = pd.DataFrame({"learned": [None] * 60 + ["a"] * 40, "public": [None] * 60 + ["a"] * 40,
+                       "cells": [None] * 60 + [1.0] * 40})
+    texts = {f.column: f.text for f in check_release(df, schema)}
+    assert "few of its values were held by enough rows to be learned" in texts["learned"]
+    assert "if the real column is not mostly missing, raise epsilon" in texts["public"]
+    assert "if the real column is not mostly missing, raise epsilon" in texts["cells"]  # learned cells, not categories
+
+
 def test_a_numeric_column_in_one_cell_reads_constant_only_when_its_values_are_one():
     schema = Schema((Attribute("x", "numeric", bounds=(0.0, 10.0), bins=5),))
     one_value = check_release(pd.DataFrame({"x": np.full(20, 3.0)}), schema)
     one_cell = check_release(pd.DataFrame({"x": np.linspace(2.1, 3.9, 20)}), schema)
     assert [f.text.split(";")[0] for f in one_value] == ["column 'x' comes back constant: every present value is 3.0"]
-    assert [f.text.split(";")[0] for f in one_cell] == ["column 'x' comes back with a single cell (2-4) of its 5"]
+    assert [f.text.split(";")[0] for f in one_cell] == ["column 'x' comes back with a single cell (2-4) of its 5 cells"]
 
 
 def test_a_point_mass_in_an_end_cell_is_not_reported_as_piled():

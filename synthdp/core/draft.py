@@ -25,7 +25,7 @@ from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
-                                 datetime_dtype, format_unit, is_datetime_dtype, value_kind)
+                                 UntypedWarning, datetime_dtype, format_unit, is_datetime_dtype, value_kind)
 
 __all__ = ["DRAFT_KEY", "draft_schema"]
 
@@ -138,12 +138,15 @@ _MIDNIGHTS = ({"%H": "00", "%M": "00", "%S": "00", "%f": "000000"}, {"%H": "0", 
 def _kept_as_written(fmt: str, text: pd.Series, parsed: pd.Series) -> tuple[str, str | None]:
     """``fmt`` with what every value writes alike kept as a literal, and the column's zone if that fixes it: a
     time of day that is always midnight (the column then comes back as whole days, docs/privacy.md §10.1, not
-    with times drawn inside each day) and an offset always written ``Z`` (it comes back ``Z``, in UTC, not
-    ``+0000``).  A draft reads the data, and says so; the reviewed format is what the run uses."""
+    with times drawn inside each day; not with other offsets, whose midnights are not UTC's, nor where a literal
+    would not read every value, e.g. milliseconds written ``.000``) and an offset always written ``Z`` (it comes
+    back ``Z``, in UTC, not ``+0000``).  A draft reads the data, and says so; the reviewed format is what the run
+    uses."""
     zone = None
     if fmt.endswith("%z") and text.str.endswith("Z").all():
         fmt, zone = fmt[: -len("%z")] + "Z", "UTC"
-    if "%I" not in fmt and "%p" not in fmt and bool((parsed == parsed.dt.normalize()).all()):
+    wall_clock = not any(d in fmt for d in ("%I", "%p", "%z", "%Z"))  # midnight read on the written clock only
+    if wall_clock and bool((parsed == parsed.dt.normalize()).all()):
         for literals in _MIDNIGHTS:
             midnight = fmt
             for directive, written in literals.items():
@@ -286,7 +289,7 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                           "--learn-bounds make numeric; learn a categorical column's categories, or drop its bounds")
     def build(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
         with warnings.catch_warnings():  # the draft writes each type out, listed for review when read off the values
-            warnings.filterwarnings("ignore", message=r".* have bounds to learn and no declared type")
+            warnings.simplefilter("ignore", UntypedWarning)
             return {a.name: a.to_dict() for a in Schema.from_dataframe(
                 frame, bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
                 datetimes=datetimes, learn_bounds=learn_bounds,

@@ -36,8 +36,8 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Attribute, Schema, category_label, reads_zone, typed_label, value_kind
 
-__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error", "numeric_values",
-           "written_form"]
+__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error",
+           "numeric_values", "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def _value(series: pd.Series, row: int) -> Any:
 
 def bound_text(attr: Attribute, bound: float) -> str:
     """A bound as the user wrote it: an instant in ISO 8601 (UTC) for a datetime column, else the number."""
-    return pd.Timestamp(bound, unit="s", tz="UTC").isoformat() if attr.is_datetime else f"{bound:g}"
+    return pd.Timestamp(bound, unit="s", tz="UTC").isoformat() if attr.is_datetime else f"{bound:.15g}"
 
 
 def _first(mask: np.ndarray) -> int:

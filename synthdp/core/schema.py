@@ -60,6 +60,7 @@ __all__ = [
     "Attribute",
     "PrivacyWarning",
     "Schema",
+    "UntypedWarning",
     "category_label",
     "column_kind",
     "datetime_dtype",
@@ -101,6 +102,11 @@ ORIGINS = ("public", "learn", "learned", "read-off")
 
 class PrivacyWarning(UserWarning):
     """Something was read off the private data outside the differential-privacy guarantee."""
+
+
+class UntypedWarning(UserWarning):
+    """A column whose bounds are to be learned has no declared type, so it comes back as real numbers (a draft
+    writes every type out, and filters this)."""
 
 
 def category_label(value: Any) -> str:
@@ -1040,7 +1046,7 @@ class Schema:
                           f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI "
                           f"--learn-bounds {untyped[0]}=int64) or a real column's precision with decimals "
                           f"(docs/privacy.md §10.1)",
-                          UserWarning, stacklevel=2)
+                          UntypedWarning, stacklevel=2)
         for col in learn_bounds:
             if learn_bounds[col] is None and col not in dtypes:
                 whole = _owner_kind(typed[col], nullable=col in nullable) == "int" and col not in decimals

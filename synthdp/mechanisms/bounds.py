@@ -33,8 +33,8 @@ from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
-__all__ = ["BOUNDS_SHARE", "CLIPPED_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds", "bucket_edges",
-           "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold", "warn_clipped"]
+__all__ = ["BOUNDS_SHARE", "CLIPPED_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds",
+           "bucket_edges", "bucket_of", "check_rows", "learn_bounds", "noisy_range", "range_threshold", "warn_clipped"]
 
 #: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
 GRID_LOW = 10
@@ -84,7 +84,11 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
     lo, hi = max(edges[kept[0]], -cap), min(edges[kept[-1] + 1], cap)
     if integer:  # the integers of the closed hull: zero's bucket [-2**-10, 2**-10) gives 0, never -1 or 1
         lo, hi = float(math.ceil(lo)), float(math.floor(hi))
-    return (lo, hi) if lo < hi else (lo, lo + 1.0)
+        if lo > hi:  # a hull of fractions (only through noise) holds no integer: the public fallback
+            return (0.0, 1.0)
+    if lo < hi:
+        return (lo, hi)
+    return (lo, lo + 1.0) if lo < cap else (lo - 1.0, lo)  # one cell wide, inside the cap
 
 
 #: Warn the owner when a column to bound has fewer present values than this many times the threshold.

@@ -16,7 +16,7 @@ from synthdp.cli import main
 from synthdp.core.draft import DRAFT_KEY, draft_schema
 from synthdp.core.encoding import Encoder, numeric_values
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import DAY_SECONDS, Schema, format_unit, timestamp_seconds
+from synthdp.core.schema import DAY_SECONDS, Schema, UntypedWarning, format_unit, timestamp_seconds
 
 RUN = dict(epsilon=4.0, delta=1e-9, random_state=0, progress=False, discretise="equal-width")
 
@@ -143,6 +143,8 @@ def test_a_drafted_date_keeps_a_midnight_and_a_z_as_written(tmp_path):
     assert drafted["at"]["format"] == "%Y-%m-%dT%H:%M:%SZ" and drafted["at"]["dtype"] == "datetime64[ns, UTC]"
     timed = draft_schema(pd.DataFrame({"t": _stamps(300).dt.strftime("%Y-%m-%d %H:%M:%S")}))["attributes"][0]
     assert timed["format"] == "%Y-%m-%d %H:%M:%S"  # one value off midnight: the time of day stays
+    paris = _stamps(300, midnight=True).dt.strftime("%Y-%m-%dT%H:%M:%S") + "+02:00"  # midnight of another clock
+    assert draft_schema(pd.DataFrame({"t": paris}))["attributes"][0]["format"] == "%Y-%m-%dT%H:%M:%S%z"
     hour = _stamps(300, midnight=True).dt.strftime("%m/%d/%Y") + " 0:00:00"  # an hour written "0"
     assert draft_schema(pd.DataFrame({"t": hour}))["attributes"][0]["format"] == "%m/%d/%Y 0:00:00"
     source, out, schema = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "s.json"
@@ -216,7 +218,7 @@ def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     assert Schema.from_dataframe(df, **options) == Schema.from_dataframe(gap, **options)
     assert Schema.from_dataframe(gap.astype({"sales": "Int64"}), **options)["sales"].dtype == "int64"
     # text (a CSV as synthdp reads it) has no type: real, and the owner is told how to declare integers
-    with pytest.warns(UserWarning, match=r"\['sales'\] have bounds to learn and no declared type.*'sales': 'int64'"):
+    with pytest.warns(UntypedWarning, match=r"\['sales'\] have bounds to learn and no declared type.*'sales': 'int64'"):
         text = Schema.from_dataframe(df.astype(str), **options)
     assert text["sales"].dtype == "float64"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from fractions import Fraction
@@ -50,7 +51,7 @@ def test_every_bucket_is_noised_at_the_rate_and_the_hull_is_kept(monkeypatch):
     assert noise.calls == [(105, 1, 10)]
     assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (2.0, 64.0)
     huge = np.full(tau, 1e15)
-    assert bounds.noisy_range(huge, epsilon=eps, rng=PrivateRandom(0), integer=False)[0] == 2.0**41  # overflow: cap
+    assert bounds.noisy_range(huge, epsilon=eps, rng=PrivateRandom(0), integer=False) == (2.0**41 - 1, 2.0**41)  # cap
     assert bounds.noisy_range(np.array([]), epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
 
 
@@ -64,6 +65,10 @@ def test_an_integer_column_keeps_the_integers_its_buckets_hold(monkeypatch):
     assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 128.0)
     assert bounds.noisy_range(-values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (-128.0, 0.0)
     assert bounds.noisy_range(np.zeros(tau), epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
+    fractions = np.full(tau, 2.0**-5)  # [2**-5, 2**-4) holds no integer: the public fallback, not (1, 2)
+    assert bounds.noisy_range(fractions, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
+    huge = np.full(tau, 1e15)  # only the overflow bucket: one cell wide, inside the cap
+    assert bounds.noisy_range(huge, epsilon=eps, rng=PrivateRandom(0), integer=True) == (2.0**41 - 1, 2.0**41)
 
 
 @pytest.mark.parametrize("outside,warned", [(20, True), (10, False)])
@@ -122,7 +127,8 @@ def test_end_to_end_and_refusal_without_delta(monkeypatch):
                                          r"outside its privately learned bounds"):
         result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, learn_bounds=["amount"],
                                             categories={"g": ["a", "b"]}, random_state=0, progress=False)
-    assert not any("3000" in w for w in result.report.warnings)  # the owner's eyes only
+    released = json.dumps(result.report.to_dict()) + result.report.summary()
+    assert "present values" not in released and "3000" not in released  # the owner's eyes only
     lo, hi = result.schema["amount"].bounds
     assert f"bounds: no public bounds (learn_bounds): 'amount' [{lo:g}, {hi:g}], learned" in result.report.summary()
     assert result.data["amount"].between(lo, hi).all() and "values outside clipped" in \
