@@ -74,3 +74,16 @@ def test_a_run_warns_the_owner_of_a_column_emptied_by_rare_values_and_the_report
     assert any("'status' comes back" in w and "if the real column is not mostly missing, raise epsilon" in w
                for w in result.report.warnings)  # its categories are public: no advice to give them
     assert not any("real table" in w for w in result.report.warnings)
+
+
+def test_an_owner_warning_is_a_warning_and_an_info_line_of_the_log(caplog):
+    """A program that has not set up logging printed an owner's warning twice: as the warning, and as a WARNING
+    record through logging's last resort.  The record is INFO: the log holds it, the warning shows it once."""
+    import logging
+
+    from synthdp.core.owner import owner_warning
+
+    with caplog.at_level(logging.INFO, logger="synthdp"), pytest.warns(OwnerWarning, match="a note"):
+        owner_warning("a note")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.INFO, "for the data owner only, not for release: a note")]

@@ -3,8 +3,9 @@
 Some advice can only be given by reading the private table outside the
 privacy guarantee: how many rows bounding dropped, that a column has a few
 rows too few for what was asked of it.  Such a message goes to the person
-running synthdp (a Python warning of category :class:`OwnerWarning`, and the
-log), never into the release: the report's ``warnings`` never hold one, and
+running synthdp (a Python warning of category :class:`OwnerWarning`, and an
+INFO line of the log, so that a program that has not set up logging shows it
+once), never into the release: the report's ``warnings`` never hold one, and
 no choice of the run depends on one.
 """
 
@@ -24,6 +25,6 @@ class OwnerWarning(UserWarning):
 
 def owner_warning(text: str) -> None:
     """Warn the owner with ``text`` (read off the private data: never put it in a release)."""
-    log.warning("for the data owner only, not for release: %s", text)
+    log.info("for the data owner only, not for release: %s", text)  # INFO: the warning shows it; once, not twice
     warnings.warn(f"{text} (for the data owner only: read off the private data, not part of the release)",
                   OwnerWarning, stacklevel=3)
