@@ -291,8 +291,8 @@ def bounds_choice(bounded) -> Choice | None:
     """The numeric columns whose bounds were learned privately (docs/privacy.md §10.4), and at what cost."""
     if bounded is None or not bounded.columns:
         return None
-    learned = ", ".join(f"{c!r} [{bound_text(bounded.schema[c], bounded.schema[c].bounds[0])}, "
-                        f"{bound_text(bounded.schema[c], bounded.schema[c].bounds[1])}]" for c in bounded.columns)
+    attrs = [bounded.schema[c] for c in bounded.columns]
+    learned = ", ".join(f"{a.name!r} [{', '.join(bound_text(a, b) for b in a.bounds)}]" for a in attrs)
     return Choice(list(bounded.columns),
                   f"no public bounds (learn_bounds): {learned}, learned on a public log-2 grid (docs/privacy.md "
                   f"§10.4), threshold {bounded.threshold} rows, values outside clipped to them, "

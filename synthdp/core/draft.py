@@ -93,11 +93,18 @@ def _one_date_format(text: pd.Series) -> tuple[str | None, pd.Series | None]:
         warnings.simplefilter("ignore")  # pandas warns on an ambiguous day-first guess: both are tried
         guesses = dict.fromkeys(guess_datetime_format(text.iloc[0], dayfirst=first) for first in (False, True))
     for fmt in (g for g in guesses if g is not None):
-        try:
-            return fmt, pd.to_datetime(text, format=fmt)
-        except (ValueError, TypeError, OverflowError):
-            continue
+        dates = _read_as(text, fmt)
+        if dates is not None:
+            return fmt, dates
     return None, None
+
+
+def _read_as(text: pd.Series, fmt: str) -> pd.Series | None:
+    """The dates ``fmt`` reads off every value of ``text``, or None when it cannot read one of them."""
+    try:
+        return pd.to_datetime(text, format=fmt)
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def _date_bounds(parsed: pd.Series, fmt: str | None) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -131,8 +138,8 @@ def _drafted_datetime(series: pd.Series, discretise: str, max_categories: int, *
                      dtypes={} if zone is None else {name: datetime_dtype(fmt, zone)})
 
 
-#: Time-of-day directives, and the literals they read at midnight: zero-padded, or an hour written "0".
-_MIDNIGHTS = ({"%H": "00", "%M": "00", "%S": "00", "%f": "000000"}, {"%H": "0", "%M": "00", "%S": "00", "%f": "000000"})
+#: Time-of-day directives but the hour, and the literals they read at midnight (the hour: "00", or "0").
+_MIDNIGHT = {"%M": "00", "%S": "00", "%f": "000000"}
 
 
 def _kept_as_written(fmt: str, text: pd.Series, parsed: pd.Series) -> tuple[str, str | None]:
@@ -147,22 +154,13 @@ def _kept_as_written(fmt: str, text: pd.Series, parsed: pd.Series) -> tuple[str,
         fmt, zone = fmt[: -len("%z")] + "Z", "UTC"
     wall_clock = not any(d in fmt for d in ("%I", "%p", "%z", "%Z"))  # midnight read on the written clock only
     if wall_clock and bool((parsed == parsed.dt.normalize()).all()):
-        for literals in _MIDNIGHTS:
-            midnight = fmt
-            for directive, written in literals.items():
+        for hour in ("00", "0"):
+            midnight = fmt.replace("%H", hour)
+            for directive, written in _MIDNIGHT.items():
                 midnight = midnight.replace(directive, written)
-            if _reads_every(text, midnight):
+            if _read_as(text, midnight) is not None:
                 return midnight, zone
     return fmt, zone
-
-
-def _reads_every(text: pd.Series, fmt: str) -> bool:
-    """Whether ``fmt`` reads every value of ``text`` exactly."""
-    try:
-        pd.to_datetime(text, format=fmt)
-    except (ValueError, TypeError, OverflowError):
-        return False
-    return True
 
 
 def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool, clip: bool) -> dict[str, Any]:

@@ -104,8 +104,7 @@ def check_rows(tallies: Tallies, columns: tuple[str, ...], threshold: int, *, ep
     either does not happen or is the same as without the check.
     """
     present = {c: tallies.numbers[c].rows for c in columns}
-    remedy = (f"give public bounds, e.g. legal or physical limits (bounds={{{columns[0]!r}: (lo, hi)}}, CLI --bounds "
-              f"{columns[0]}=LO:HI), raise epsilon (now {epsilon:g}), or drop the column")
+    remedy = f"{_public_bounds(columns[0])}, raise epsilon (now {epsilon:g}), or drop the column"
     short = {c: rows for c, rows in present.items() if rows < threshold}
     if short:
         held = ", ".join(f"{c!r} {rows}" for c, rows in short.items())
@@ -186,6 +185,11 @@ def warn_clipped(tallies: Tallies, learned: LearnedBounds, *, epsilon: float) ->
             owner_warning(f"column {column!r}: {outside} of its {tally.rows} present values "
                           f"({outside / tally.rows:.1%}) are outside its privately learned bounds "
                           f"[{bound_text(attr, lo)}, {bound_text(attr, hi)}] and are clipped to them: they come back "
-                          f"piled at the bounds and the values beyond are lost; give public bounds, e.g. legal or "
-                          f"physical limits (bounds={{{column!r}: (lo, hi)}}, CLI --bounds {column}=LO:HI), or raise "
+                          f"piled at the bounds and the values beyond are lost; {_public_bounds(column)}, or raise "
                           f"epsilon (now {epsilon:g})")
+
+
+def _public_bounds(column: str) -> str:
+    """The first remedy for learned bounds that leave values out, in keyword and command-line form."""
+    return (f"give public bounds, e.g. legal or physical limits (bounds={{{column!r}: (lo, hi)}}, CLI --bounds "
+            f"{column}=LO:HI)")
