@@ -26,9 +26,11 @@ from synthdp._version import __version__
 _PUBLIC = {
     "MeasureOptions": "synthdp.methods.measure.settings",
     "Relation": "synthdp.core.parameters",
+    "SchemaDraft": "synthdp.core.draft",
     "SynthesisConfig": "synthdp.config",
     "Synthesizer": "synthdp.api",
     "SyntheticResult": "synthdp.api",
+    "draft_schema": "synthdp.core.draft",
     "generate_synthetic": "synthdp.api",
     "accuracy_first": "synthdp.tuning",
     "tune": "synthdp.tuning",
@@ -42,6 +44,7 @@ __all__ = sorted([*_PUBLIC, "__version__"])
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
     from synthdp.config import SynthesisConfig
+    from synthdp.core.draft import SchemaDraft, draft_schema
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
     from synthdp.methods.measure.settings import MeasureOptions

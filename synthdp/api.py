@@ -35,7 +35,7 @@ from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
-from synthdp.core.owner import owner_warning
+from synthdp.core.owner import OwnerWarning, owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
 from synthdp.engines import Rows, get_engine
@@ -89,7 +89,9 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     """The given schema (object or file), or one built from ``df`` with the public ``options``.
 
     Warnings raised while building (e.g. categories read off the private
-    data) are re-emitted and collected for the report.
+    data) are re-emitted and collected for the report, except the owner's
+    (:class:`~synthdp.core.owner.OwnerWarning`, read off the private frame:
+    docs/privacy.md §10.8), which are only re-emitted.
     """
     if schema is not None:
         return schema if isinstance(schema, Schema) else Schema.load(schema)
@@ -97,7 +99,8 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
         warnings.simplefilter("always")
         built = Schema.from_dataframe(df, **options)
     for w in caught:
-        collected.append(str(w.message))
+        if not issubclass(w.category, OwnerWarning):
+            collected.append(str(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return built
 
@@ -118,7 +121,7 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
                        datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
                        learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
-                       decimals: Mapping[str, int] | None = None,
+                       decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                        categories: Mapping[str, Sequence[Any]] | None = None, nullable: Sequence[str] | None = None,
                        missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
                        clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
@@ -397,7 +400,8 @@ class Synthesizer:
                  cuts: Mapping[str, Sequence[float]] | None = None, discretise: str = "privtree",
                  datetimes: Mapping[str, str | None] | Sequence[str] | None = None,
                  learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
-                 decimals: Mapping[str, int] | None = None, categories: Mapping[str, Sequence[Any]] | None = None,
+                 decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
+                 categories: Mapping[str, Sequence[Any]] | None = None,
                  nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
                  unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
                  derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,

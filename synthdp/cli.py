@@ -189,6 +189,8 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
                                                syntax="synthdp schema also takes 'all' (every column of numbers "
                                                       "without public bounds).")),
     "decimals": (("--decimals",), dict(action="append", nargs="+", metavar="COL=K", syntax="E.g. --decimals fnlwgt=0")),
+    "dtypes": (("--dtype",), dict(action="append", nargs="+", metavar="COL=TYPE",
+                                  syntax="E.g. --dtype age=int64 'joined=datetime64[ns, UTC]'")),
     "nullable": (("--nullable",), dict(nargs="+", metavar="COL")),
     "derived": (("--derived",), dict(action="append", nargs="+", metavar="COL=EXPR",
                                      syntax="E.g. --derived year=joined.year 'net=gross - tax'")),
@@ -267,7 +269,8 @@ def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = ()) -> Non
 
 
 #: Options that describe the domain; a --schema file already fixes all of it.
-_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_bounds", "decimals", "nullable", "clip")
+_DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_bounds", "decimals", "dtype", "nullable",
+                   "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -287,6 +290,7 @@ def _schema_kwargs(args) -> dict:
                 nullable=args.nullable, datetimes=_datetimes(args.datetime),
                 learn_bounds=_learn_bounds(args.learn_bounds),
                 decimals=_pairs(args.decimals, "--decimals", _decimals) or None,
+                dtypes=_pairs(args.dtype, "--dtype", str) or None,
                 derived=_pairs(getattr(args, "derived", None), "--derived", str) or None, **derived)
 
 
@@ -588,14 +592,15 @@ def _read_synthetic(path: str, args, typed: bool = False):
 
 def cmd_schema(args) -> int:
     """Draft a schema from a CSV for the data owner to review (nothing private is released)."""
-    from synthdp.core.draft import DRAFT_KEY, draft_schema
+    from synthdp.core.draft import DRAFT_KEY, draft_document
     from synthdp.files import csvfile
 
     outputs = check_outputs({"-o": args.output}, inputs=[args.input])
     df = _read(args.input, args, typed=True)  # the draft reads types off the data, for the owner's review
     kw = _schema_kwargs(args)
-    draft = draft_schema(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
+    draft = draft_document(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
                          datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
+                         dtypes=kw["dtypes"],
                          discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
                          max_categories=kw["max_categories"], missing_values=args.missing or (),
                          learn_categories=args.learn_categories)

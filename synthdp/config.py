@@ -122,15 +122,21 @@ class SynthesisConfig(GameSettings):
     datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
         Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
         dates, written back as datetimes. The format is their precision (without a time of day: whole days) and written form
-        (none: ISO 8601, whole seconds). Bounds written as dates, and a datetime64 column of a DataFrame (tz-aware
-        or not), make a datetime column too (docs/privacy.md §10.1).""")
+        (none: ISO 8601, whole seconds). Bounds written as dates, and a datetime dtype in dtypes (its zone too),
+        make a datetime column too; a datetime64 column of a DataFrame does not (docs/privacy.md §10.1).""")
     learn_bounds: Mapping[str, str] | Sequence[str] | None = option(None, group="schema", doc="""
         Numeric columns without public bounds whose bounds are learned privately (a list, or {column: 'int64' or
-        'float64'}, the output dtype; by default int64 for an integer column of a DataFrame that is not nullable,
-        else float64) from a twentieth of the budget (docs/privacy.md §10.4; needs delta).""")
+        'float64'}, the output dtype; by default the one dtypes declares, else float64) from a twentieth of the
+        budget (docs/privacy.md §10.4; needs delta).""")
     decimals: Mapping[str, int] | None = option(None, group="schema", doc="""
         Public precision of float columns, by column: synthetic values are rounded to that many decimals
         (post-processing); declared decimals make a column real, whatever its bounds.""")
+    dtypes: Mapping[str, str] | None = option(None, group="schema", doc="""
+        Public output dtype per column ('int64', 'float64', 'bool', 'str', 'category', 'datetime64[ns]',
+        'datetime64[ns, Europe/Paris]'): the column's type, declared. A DataFrame's own dtypes never type a column
+        (pandas infers them from the rows; docs/privacy.md §10.1): without a declaration here, in a schema, in
+        datetimes, decimals or learn_bounds, a column takes the type its bounds are written in (integers: whole
+        numbers), and a column of bounds to learn comes back real. synthdp.draft_schema(df) drafts them all.""")
     categories: Mapping[str, Sequence[Any]] | None = option(None, group="schema", doc="""
         Public category lists, by column: the values a categorical column may take (others are refused).""")
     nullable: Sequence[str] | None = option(None, group="schema", doc="""
@@ -248,7 +254,8 @@ class SynthesisConfig(GameSettings):
         """The options that build a schema from a DataFrame (:meth:`synthdp.core.schema.Schema.from_dataframe`)."""
         return dict(categorical=self.categorical, bounds=self.bounds, bins=self.bins, cuts=self.cuts,
                     discretise=self.discretise, datetimes=self.datetimes,
-                    learn_bounds=self.learn_bounds, decimals=self.decimals, categories=self.categories,
+                    learn_bounds=self.learn_bounds, decimals=self.decimals, dtypes=self.dtypes,
+                    categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories, derived=self.derived,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
 

@@ -80,13 +80,13 @@ def test_bounding_that_drops_most_rows_warns_the_owner_only():
     with pytest.warns(OwnerWarning, match=r"dropped 840 of the 900 rows \(93%\)"):
         result = generate_synthetic(df, "marginals:2", privacy_unit="pid", max_rows_per_unit=2,
                                     categories={"city": ["north", "south"]}, bounds={"size": (1, 4),
-                                                                                        "amount": (0, 100)}, **RUN)
+                                                                                        "amount": (0.0, 100.0)}, **RUN)
     assert not any("dropped" in w for w in result.report.warnings)
     assert "dropped" not in str(result.report.to_dict())
     with warnings.catch_warnings():
         warnings.simplefilter("error", OwnerWarning)
         generate_synthetic(df, "marginals:2", privacy_unit="pid", max_rows_per_unit=30,
-                           categories={"city": ["north", "south"]}, bounds={"size": (1, 4), "amount": (0, 100)}, **RUN)
+                           categories={"city": ["north", "south"]}, bounds={"size": (1, 4), "amount": (0.0, 100.0)}, **RUN)
 
 
 def test_bounds_no_range_can_reach_are_refused_by_column_before_any_charge():

@@ -170,7 +170,7 @@ def test_every_hand_written_flag_reaches_its_option():
                               "--seed", "5", "--quiet", "--method", "game", "--privacy-unit", "pid",
                               "--max-rows-per-unit", "auto", "--categorical", "a", "b", "--bounds", "x=0:9",
                               "--bins", "x=3", "--cuts", "y=1,2", "--datetime", "d=%Y", "--learn-bounds", "z=int64",
-                              "--decimals", "y=2", "--nullable", "a", "--derived", "year=d.year", "net=x - y",
+                              "--decimals", "y=2", "--dtype", "a=str", "--nullable", "a", "--derived", "year=d.year", "net=x - y",
                               "--no-point-masses", "--measure-option", "rounds_per_attribute=4", "cover_share=1/2",
                               "--measure-option", "max_rounds=none"])
     options = cli.generate_options(args)
@@ -180,5 +180,5 @@ def test_every_hand_written_flag_reaches_its_option():
     assert options["method"] == "game"
     assert {k: options[k] for k in cli.SCHEMA_FLAGS if k not in ("schema", "missing")} == dict(
         categorical=["a", "b"], bounds={"x": (0, 9)}, bins={"x": 3}, cuts={"y": [1.0, 2.0]}, datetimes={"d": "%Y"},
-        learn_bounds={"z": "int64"}, decimals={"y": 2}, nullable=["a"], derived={"year": "d.year", "net": "x - y"})
+        learn_bounds={"z": "int64"}, decimals={"y": 2}, dtypes={"a": "str"}, nullable=["a"], derived={"year": "d.year", "net": "x - y"})
     assert SynthesisConfig.of(**options).random_state == 5

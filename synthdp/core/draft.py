@@ -15,8 +15,11 @@ budget.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import warnings
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -24,10 +27,12 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
-from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, category_label,
-                                 UntypedWarning, datetime_dtype, format_unit, is_datetime_dtype, value_kind)
+from synthdp.core.owner import OwnerWarning
+from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, UntypedWarning,
+                                 category_label, datetime_dtype, format_unit, is_datetime_dtype, value_kind,
+                                 write_atomically)
 
-__all__ = ["DRAFT_KEY", "draft_schema"]
+__all__ = ["DRAFT_KEY", "SchemaDraft", "draft_document", "draft_schema"]
 
 
 def _is_number(series: pd.Series) -> bool:
@@ -57,7 +62,7 @@ def _as_given(series: pd.Series, discretise: str, *, missing: bool, clip: bool, 
 
 
 def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip: bool,
-                     decimals: int | None) -> dict[str, Any]:
+                     decimals: int | None, dtype: str | None = None) -> dict[str, Any]:
     """A numeric column whose bounds are read off the data, with the cells ``discretise`` gives a bounded column.
 
     Under ``"privtree"`` (the default of generate) its cells are left to be learned (origin ``"learn"``), as for a
@@ -67,7 +72,7 @@ def _drafted_numeric(series: pd.Series, discretise: str, *, missing: bool, clip:
     name = str(series.name)
     col_bounds, default_bins = _drafted_bounds(series)
     bins = 1 if discretise == "privtree" else default_bins
-    dtype = _numeric_dtype(col_bounds, bins, series)
+    dtype = dtype or _numeric_dtype(col_bounds, bins, series)
     if decimals is None and dtype == "float64":
         decimals = _drafted_decimals(series)
     return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: col_bounds},
@@ -164,16 +169,64 @@ def _kept_as_written(fmt: str, text: pd.Series, parsed: pd.Series) -> tuple[str,
 
 
 def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool, clip: bool) -> dict[str, Any]:
-    """A ``datetime64`` column (the owner's typing, docs/privacy.md §10.1) with its first and last instant, in
-    whole seconds, read off as bounds."""
+    """A ``datetime64`` column of the frame drafted as a date column (its kind and zone read off the frame's dtype,
+    which never types a run, docs/privacy.md §10.1: the reviewed draft does): whole days when every value is at
+    midnight on a naive clock (written ``%Y-%m-%d``), else whole seconds, with its first and last date read off as
+    bounds, written as dates."""
     name = str(series.name)
-    lo, hi = _date_bounds(series.dropna(), None)
-    return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: (lo, hi)})
+    fmt = _typed_date_format(series)
+    lo, hi = _date_bounds(series.dropna(), fmt)
+    written = (lo.strftime(fmt), hi.strftime(fmt)) if fmt else (lo.isoformat(), hi.isoformat())
+    return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: written},
+                     datetimes={name: fmt}, dtypes={name: _typed_date_dtype(series.dtype)})
+
+
+def _typed_date_format(series: pd.Series) -> str | None:
+    """The format a draft gives a ``datetime64`` column: ``%Y-%m-%d`` when every value is a naive midnight,
+    ``%Y-%m-%d %H:%M:%S`` for other naive times, none (ISO 8601 with its offset) for a tz-aware column."""
+    if _frame_zone(series.dtype) is not None:
+        return None
+    present = series.dropna()
+    return "%Y-%m-%d" if bool((present == present.dt.normalize()).all()) else "%Y-%m-%d %H:%M:%S"
+
+
+def _frame_zone(dtype: Any) -> str | None:
+    """The time zone of a frame's tz-aware datetime dtype (numpy-backed or Arrow), else None."""
+    zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
+    return None if zone is None else str(zone)
+
+
+def _typed_date_dtype(dtype: Any) -> str:
+    """The declared dtype a draft writes for a frame's ``datetime64`` column: naive, or in the frame's zone."""
+    return datetime_dtype(None, _frame_zone(dtype))
 
 
 def _typed_dates(series: pd.Series) -> bool:
-    """Whether ``series`` holds ``datetime64`` values (the owner's typing), at least one present."""
-    return is_datetime_dtype(series.dtype) and bool(series.notna().any())
+    """Whether ``series`` holds ``datetime64`` values, at least one present."""
+    return (is_datetime_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype)) \
+        and bool(series.notna().any())
+
+
+def _read_dtypes(df: pd.DataFrame, *, bounded: Iterable[str], to_learn: Iterable[str],
+                 declared: Mapping[str, Any]) -> dict[str, str]:
+    """The dtypes a draft reads off ``df`` for the columns the options make numeric but leave untyped (listed as
+    read off: never the run's typing until reviewed, docs/privacy.md §10.1): a date column for ``datetime64``; for
+    bounded columns, reals where a value has a fraction; for columns with bounds to learn, integers where every
+    value is whole."""
+    out: dict[str, str] = {}
+    for col in [*bounded, *to_learn]:
+        series = df[col]
+        if col in declared:
+            continue
+        if _typed_dates(series):
+            out[col] = _typed_date_dtype(series.dtype)
+        elif not _is_number(series) or not series.notna().any():
+            continue
+        elif col in bounded and not bool(np.all(np.mod(series.dropna().to_numpy(np.float64), 1) == 0)):
+            out[col] = "float64"
+        elif col not in bounded and bool(np.all(np.mod(series.dropna().to_numpy(np.float64), 1) == 0)):
+            out[col] = "int64"
+    return out
 
 
 def _categories(series: pd.Series) -> list[str]:
@@ -214,19 +267,20 @@ def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | N
     return "float64"
 
 
-def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
+def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                  bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
                  cuts: Mapping[str, Iterable[float]] | None = None,
                  datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
                  learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
-                 decimals: Mapping[str, int] | None = None, discretise: str = "privtree",
+                 decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
+                 discretise: str = "privtree",
                  nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
                  missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft when anything
     was read off the data.
 
     What the caller gives (``categorical``, ``bounds``, ``bins``, ``cuts``,
-    ``datetimes``, ``learn_bounds``, ``decimals``, ``discretise``, ``nullable``) is public and
+    ``datetimes``, ``learn_bounds``, ``decimals``, ``dtypes``, ``discretise``, ``nullable``) is public and
     kept as given: a column with public bounds gets the attribute that
     :meth:`Schema.from_dataframe` builds from the same options (so the
     reviewed file gives the same run as the options), e.g. cells still to be
@@ -235,9 +289,10 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     (:func:`_drafted_numeric`). Everything else is read off ``df`` and listed under
     :data:`DRAFT_KEY` as ``{"column": ..., "read": [...]}`` with
     ``"categories"``, ``"bounds"``, ``"decimals"`` (a real column's values all written with that many),
-    ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`), ``"dtype"`` (a column
-    with public bounds made real, or one whose bounds are to be learned made integer, by the type pandas inferred
-    from its values, docs/privacy.md §10.1) and/or ``"missing"``.
+    ``"kind (datetime)"`` (a text column of dates in one format, :func:`_drafted_datetime`, or a ``datetime64``
+    column of the frame), ``"dtype"`` (a column with public bounds made real, or one whose bounds are to be learned
+    made integer or a date column, by its values, :func:`_read_dtypes`) and/or ``"missing"``.  The frame's dtypes
+    never type a run (docs/privacy.md §10.1): the reviewed draft writes each type out.
 
     ``learn_bounds`` may hold ``"all"`` (mapped to a dtype): every column of numbers without public bounds, cells,
     a datetime format, ``categorical`` or ``learn_categories``.  A column more than ``max_categories`` values
@@ -253,11 +308,12 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     columns = [str(c) for c in df.columns]
     categorical, nullable, learn = set(categorical or ()), set(nullable or ()), set(learn_categories or ())
     bounds, bins, cuts, decimals = dict(bounds or {}), dict(bins or {}), dict(cuts or {}), dict(decimals or {})
+    dtypes = dict(dtypes or {})
     datetimes = dict(datetimes) if isinstance(datetimes, Mapping) else dict.fromkeys(datetimes or ())
     learn_bounds = dict(learn_bounds) if isinstance(learn_bounds, Mapping) else dict.fromkeys(learn_bounds or ())
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
                          ("--datetime", datetimes), ("--learn-bounds", set(learn_bounds) - {"all"}),
-                         ("--decimals", decimals), ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
+                         ("--decimals", decimals), ("--dtype", dtypes), ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")
@@ -285,19 +341,24 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     if clash:
         raise SchemaError(f"--learn-categories names {clash}, which --bounds, --bins, --cuts, --datetime or "
                           "--learn-bounds make numeric; learn a categorical column's categories, or drop its bounds")
-    def build(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    def build(frame: pd.DataFrame, typed: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         with warnings.catch_warnings():  # the draft writes each type out, listed for review when read off the values
             warnings.simplefilter("ignore", UntypedWarning)
+            warnings.simplefilter("ignore", OwnerWarning)
             return {a.name: a.to_dict() for a in Schema.from_dataframe(
                 frame, bounds={c: bounds[c] for c in public if c in bounds}, bins=bins, cuts=cuts,
                 datetimes=datetimes, learn_bounds=learn_bounds,
-                decimals={c: k for c, k in decimals.items() if c in public}, discretise=discretise,
+                decimals={c: k for c, k in decimals.items() if c in public},
+                dtypes={c: t for c, t in typed.items() if c in public}, discretise=discretise,
                 nullable=[c for c in public if missing[c]], clip=clip).attributes} if public else {}
 
-    given = build(df[public])
-    # a dtype pandas inferred from the values (a CSV read for the draft) types a column the options leave open:
-    # read off, unless the options alone (the frame held as objects, as generate holds a CSV) type it the same
-    untyped = build(df[public].astype(object))
+    # the types the options leave open are read off the values (the frame's dtypes, never a run's typing): listed
+    # as read off, unless the options alone type the column the same (docs/privacy.md §10.1)
+    read_types = _read_dtypes(df, bounded=[c for c in public if c in bounds],
+                              to_learn=[c for c in public if c in learn_bounds and learn_bounds[c] is None],
+                              declared={**dtypes, **datetimes, **decimals})
+    given = build(df[public], {**read_types, **dtypes})
+    untyped = build(df[public].astype(object), dtypes)
     attributes, read_off, over = [], [], {}
     for col in columns:
         series = df[col].rename(col)
@@ -322,14 +383,15 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
                                   "numeric columns")
-            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": None, "origin": "learn"})
+            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": dtypes.get(col),
+                               "origin": "learn"})
             read = []
         elif col not in categorical and _typed_dates(series):
             attributes.append(_drafted_typed_datetime(series, discretise, missing=missing[col], clip=clip))
-            read.insert(0, "bounds")
+            read[:0] = ["kind (datetime)", "bounds"]
         elif col not in categorical and _is_number(series) and series.notna().any():
             attributes.append(_drafted_numeric(series, discretise, missing=missing[col], clip=clip,
-                                               decimals=decimals.get(col)))
+                                               decimals=decimals.get(col), dtype=dtypes.get(col)))
             read[:0] = ["bounds"] + (["decimals"] if col not in decimals and "decimals" in attributes[-1] else [])
         elif col not in categorical and (dated := as_text_dates(col)) is not None:
             read.insert(0, "bounds")
@@ -344,7 +406,9 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                 over[col] = len(labels)
                 continue
             read.insert(0, "categories")
-            if pd.api.types.is_bool_dtype(series.dtype):
+            if col in dtypes:
+                dtype = dtypes[col]
+            elif pd.api.types.is_bool_dtype(series.dtype):
                 dtype = "bool"
             else:
                 whole = _is_number(series) and all(lab.lstrip("-").isdigit() for lab in labels)
@@ -361,3 +425,70 @@ def draft_schema(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
     if read_off:  # nothing read off: a schema of public choices only, ready to use
         out[DRAFT_KEY] = read_off
     return out
+
+
+@dataclass(frozen=True)
+class SchemaDraft:
+    """A schema drafted from a DataFrame, for its owner to review before it types a run (:func:`draft_schema`).
+
+    ``document`` is the schema file's content (:meth:`Schema.to_dict`), with the list of what was read off the
+    data under :data:`DRAFT_KEY`.  ``str(draft)`` is that list as a review; :meth:`save` writes the file to edit by
+    hand (as ``synthdp schema`` does; :meth:`Schema.load` refuses it until the list is deleted); :meth:`reviewed`
+    is the owner saying that every part read off is public knowledge (a code book, legal ranges), and gives the
+    schema to pass as ``schema=``.
+    """
+
+    document: dict[str, Any]
+
+    @property
+    def read_off(self) -> list[dict[str, Any]]:
+        """What was read off the data, by column: ``{"column": ..., "read": ["bounds", "dtype", ...]}``."""
+        return list(self.document.get(DRAFT_KEY, []))
+
+    def __str__(self) -> str:
+        attributes = {a["name"]: a for a in self.document["attributes"]}
+        lines = [f"schema draft: {len(attributes)} columns"]
+        if not self.read_off:
+            return lines[0] + "; nothing was read off the data: ready to use (draft.reviewed())"
+        lines.append("read off the data (replace with public knowledge, then draft.reviewed() or draft.save(path)):")
+        for entry in self.read_off:
+            attr = attributes[entry["column"]]
+            shown = {key: attr[key] for key in ("bounds", "categories", "dtype", "decimals", "format", "missing")
+                     if key in attr and (key in entry["read"] or key == "dtype"
+                                         or (key == "format" and "kind (datetime)" in entry["read"]))}
+            if "categories" in shown and len(shown["categories"]) > 8:
+                shown["categories"] = [*shown["categories"][:8], f"... ({len(attr['categories'])} in all)"]
+            lines.append(f"  {entry['column']}: {', '.join(entry['read'])} -> {shown}")
+        return "\n".join(lines)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the draft as a schema file (atomically), its read-off list kept for the owner to review."""
+        write_atomically(path, json.dumps(self.document, indent=2) + "\n")
+
+    def reviewed(self) -> Schema:
+        """The schema, once its owner has reviewed every part read off the data and takes it as public."""
+        return Schema.from_dict(self._unmarked())
+
+    def _unmarked(self) -> dict[str, Any]:
+        return {key: value for key, value in self.document.items() if key != DRAFT_KEY}
+
+
+def draft_schema(df: pd.DataFrame, **options: Any) -> SchemaDraft:
+    """Draft a schema from ``df`` for its owner to review: every column's kind, type (integers, reals and their
+    decimals, dates, their format and zone), bounds and categories, those read off the values listed as such.
+
+    The Python form of ``synthdp schema``; ``options`` are :func:`draft_document`'s (public declarations, kept as
+    given).  A run never types a column by the DataFrame's dtypes, which pandas infers from the rows
+    (docs/privacy.md §10.1): the reviewed draft does, in one call and one review::
+
+        draft = synthdp.draft_schema(df)
+        print(draft)                       # what was read off the data
+        result = synthdp.generate_synthetic(df, schema=draft.reviewed(), epsilon=1.0, delta=1e-9)
+
+    Drafting is not a private step: nothing of it is released and it spends nothing; but what it reads off (a
+    minimum, a rare category) is the data's, so use the parts read off only where they are public knowledge.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise SchemaError(f"draft_schema drafts from a pandas DataFrame, got {type(df).__name__}; for a CSV file "
+                          "use the command line: synthdp schema FILE.csv -o schema.json")
+    return SchemaDraft(draft_document(df, **options))

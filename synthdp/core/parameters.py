@@ -220,6 +220,8 @@ RULES: dict[str, Rule] = {
                          "{name} must be a list of column names, a mapping {{column: 'int64' or 'float64'}}, or None; "
                          "got {value!r}"),
     "decimals": Rule(_optional(_per_column), "{name} must be a mapping {{column: decimals}} or None, got {value!r}"),
+    "dtypes": Rule(_optional(lambda v: _per_column(v) and all(isinstance(e, str) for e in v.values())),
+                   "{name} must be a mapping {{column: dtype name}} (e.g. {{'age': 'int64'}}) or None, got {value!r}"),
     "categories": Rule(_optional(_per_column),
                        "{name} must be a mapping {{column: [category, ...]}} or None, got {value!r}"),
     "nullable": Rule(_optional(_names), "{name} must be a list of column names or None, got {value!r}"),

@@ -49,6 +49,7 @@ import pandas as pd
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.owner import owner_warning
 
 __all__ = [
     "DATETIME_DTYPE",
@@ -78,6 +79,7 @@ __all__ = [
     "typed_label",
     "value_kind",
     "values_dtype",
+    "write_atomically",
 ]
 
 logger = logging.getLogger(__name__)
@@ -525,7 +527,8 @@ class Attribute:
                 out["origin"] = self.origin
         else:
             # bounds None: to be learned privately (origin "learn", docs/privacy.md §10.4)
-            out.update(bounds=None if self.bounds is None else list(self.bounds), bins=self.bins, clip=self.clip)
+            bounds = None if self.bounds is None else [self._written_bound(b) for b in self.bounds]
+            out.update(bounds=bounds, bins=self.bins, clip=self.clip)
             if self.cuts:
                 out["cuts"] = list(self.cuts)
             if self.origin != "public":
@@ -536,6 +539,17 @@ class Attribute:
                 out["decimals"] = self.decimals
         out.update(missing=self.missing, dtype=self.dtype)
         return out
+
+    def _written_bound(self, bound: float) -> float | str:
+        """A bound as a schema file writes it: a datetime column's as a date (ISO 8601: the day alone at a naive
+        midnight, with its offset in a tz-aware column) wherever that text reads back to the same instant, so that
+        an owner reviews dates, not seconds since 1970; else the number."""
+        if not self.is_datetime:
+            return bound
+        stamp = pd.Timestamp(round(bound * 1e9), unit="ns", tz="UTC")
+        stamp = stamp.tz_localize(None) if self.time_zone is None else stamp.tz_convert(self.time_zone)
+        text = stamp.date().isoformat() if stamp.tz is None and stamp == stamp.normalize() else stamp.isoformat()
+        return text if timestamp_seconds(text, self.format, self.time_zone) == bound else bound
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Attribute":
@@ -676,16 +690,62 @@ def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_
     return not present.empty and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
-def _owner_kind(dtype: Any, *, nullable: bool) -> Literal["int", "float"] | None:
-    """Whether the owner typed a DataFrame column as integers or reals (docs/privacy.md §10.1), where pandas cannot
-    have chosen that type for them: a nullable extension dtype (``Int64``, ``Float64``) always; a numpy integer or
-    float dtype only for a column that is not nullable (where a missing value, which turns numpy integers into
-    floats, is refused before any private step); None otherwise."""
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+def _undeclared_dates_error(columns: list[str], *, numeric: bool) -> SchemaError:
+    """The refusal of ``datetime64`` columns of a DataFrame that no declaration makes date columns (docs/privacy.md
+    §10.1: the frame's dtype is inferred from the rows, so it never declares a type); ``numeric``: they are given
+    bounds that are numbers, or bounds to learn."""
+    example = columns[0]
+    head = (f"column(s) {columns} hold dates in the DataFrame (datetime64), but " +
+            ("their bounds are numbers or to be learned" if numeric else "nothing declares them"))
+    return SchemaError(
+        f"{head}: a DataFrame's dtype never types a column; declare date columns with bounds written as dates "
+        f"(bounds={{{example!r}: ('2000-01-01', '2030-12-31')}}), datetimes={{{example!r}: '%Y-%m-%d'}} or "
+        f"dtypes={{{example!r}: 'datetime64[ns]'}}, or declare the column categorical (categorical=[{example!r}])",
+        cli=f"{head}: declare date columns with --bounds {example}=2000-01-01..2030-12-31 or --datetime "
+            f"{example}=%Y-%m-%d, or declare the column categorical (--categorical {example})")
+
+
+def _frame_kind(dtype: Any) -> str | None:
+    """What a DataFrame's dtype says a column holds: ``"int"``, ``"float"``, ``"bool"``, ``"datetime"`` (naive) or
+    ``"datetime, ZONE"``; None for text, objects and categories (which say nothing of a type)."""
+    if is_datetime_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype):
+        zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
+        return "datetime" if zone is None else f"datetime, {zone}"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    return "float" if pd.api.types.is_float_dtype(dtype) else None
+
+
+def _declared_kind(attr: "Attribute") -> str | None:
+    """The type the declarations give ``attr``, in the terms of :func:`_frame_kind`; None while it is still to be
+    learned (a categorical column without a dtype takes its released labels' type)."""
+    if attr.is_datetime:
+        zone = attr.time_zone
+        return "datetime" if zone is None else f"datetime, {zone}"
+    kind = value_kind(attr.dtype)
+    return None if kind == "other" else kind
+
+
+def _dtype_disagreement(attr: "Attribute", series: pd.Series) -> str | None:
+    """For the owner only: how the frame's dtype of ``series`` disagrees with the type ``attr`` declares, and the
+    declaration that would match it; None when they agree, when either says nothing, or when the frame holds whole
+    numbers as reals because some are missing (pandas' rule, which the declaration matches)."""
+    frame, declared = _frame_kind(series.dtype), _declared_kind(attr)
+    if frame is None or declared is None or frame == declared:
         return None
-    if nullable and isinstance(dtype, np.dtype):
+    if frame == "float" and declared == "int" and series.hasnans:
         return None
-    return "int" if pd.api.types.is_integer_dtype(dtype) else "float" if pd.api.types.is_float_dtype(dtype) else None
+    match = (f"datetime64[ns, {frame.split(', ')[1]}]" if ", " in frame else "datetime64[ns]"
+             if frame.startswith("datetime") else {"int": "int64", "float": "float64", "bool": "bool"}[frame])
+    return (f"column {attr.name!r} is {series.dtype} in the DataFrame, but its declarations make it "
+            f"{_KIND_WORDS.get(declared, declared.replace('datetime, ', 'dates in '))} ({attr.dtype}); if the "
+            f"DataFrame's type is right, declare dtypes={{{attr.name!r}: {match!r}}} (CLI --dtype {attr.name}={match})")
+
+
+#: How :func:`_dtype_disagreement` names a type.
+_KIND_WORDS = {"int": "whole numbers", "float": "real numbers", "bool": "booleans", "datetime": "naive dates"}
 
 
 def _check_known(option: str, keys: Iterable[str], columns: Sequence[str]) -> None:
@@ -1011,13 +1071,12 @@ class Schema:
             raise SchemaError(f"columns {both} are given both bins and cuts; give one of them")
         for col, dtype in dtypes.items():
             value_kind(dtype)  # a clear error for an unknown dtype name
-        typed = {str(c): df[c].dtype for c in df.columns}  # the owner's typing of a DataFrame (§10.1)
         for col, pair in bounds.items():
             if col not in datetimes and isinstance(pair, (tuple, list)) and any(is_date_bound(b) for b in pair):
                 datetimes[col] = None  # bounds written as dates declare a datetime column (§10.1)
-        made_categorical = categorical | set(categories)
-        datetimes.update((col, None) for col, dtype in typed.items()
-                         if is_datetime_dtype(dtype) and col not in datetimes and col not in made_categorical)
+        for col, dtype in dtypes.items():
+            if is_datetime_dtype(dtype) and col not in datetimes:
+                datetimes[col] = None  # so does a datetime dtype (§10.1)
         undated = sorted(set(datetimes) - set(bounds) - set(learn_bounds))
         if undated:
             raise SchemaError(f"datetime column(s) {undated} need public bounds, never read off the data: pass "
@@ -1035,29 +1094,28 @@ class Schema:
                           f"come back as timestamps to the second; give the format (datetimes={{{example!r}: "
                           f"'%Y-%m-%d'}}, CLI --datetime {example}=%Y-%m-%d) for dates alone or another written form "
                           f"(docs/privacy.md §10.1)", UserWarning, stacklevel=2)
-        for col in datetimes:
-            zone = datetime_zone(dtypes[col]) if col in dtypes else (
-                str(typed[col].tz) if isinstance(typed[col], pd.DatetimeTZDtype) else None)
-            dtypes[col] = datetime_dtype(datetimes[col], zone)
-        untyped = sorted(col for col in learn_bounds if learn_bounds[col] is None and col not in dtypes
-                         and col not in decimals and _owner_kind(typed[col], nullable=col in nullable) is None)
-        if untyped:  # public: the options and the owner's typing alone
+        for col in datetimes:  # the zone is declared (a tz-aware dtype, or UTC for a format with an offset)
+            dtypes[col] = datetime_dtype(datetimes[col], datetime_zone(dtypes[col]) if col in dtypes else None)
+        untyped = sorted(col for col in learn_bounds
+                         if learn_bounds[col] is None and col not in dtypes and col not in decimals)
+        if untyped:  # public: the options alone
             warnings.warn(f"column(s) {untyped} have bounds to learn and no declared type: they come back as real "
-                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} (CLI "
-                          f"--learn-bounds {untyped[0]}=int64) or a real column's precision with decimals "
-                          f"(docs/privacy.md §10.1)",
+                          f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} or "
+                          f"dtypes={{{untyped[0]!r}: 'int64'}} (CLI --learn-bounds {untyped[0]}=int64) or a real "
+                          f"column's precision with decimals (docs/privacy.md §10.1)",
                           UntypedWarning, stacklevel=2)
         for col in learn_bounds:
-            if learn_bounds[col] is None and col not in dtypes:
-                whole = _owner_kind(typed[col], nullable=col in nullable) == "int" and col not in decimals
-                learn_bounds[col] = "int64" if whole else "float64"
-        for col in bounds:  # a real column: declared decimals, or a float dtype the owner gave (§10.1)
-            if col not in dtypes and (col in decimals or _owner_kind(typed[col], nullable=col in nullable) == "float"):
+            if learn_bounds[col] is None:
+                learn_bounds[col] = "float64"
+        for col in bounds:  # declared decimals make a column real (§10.1)
+            if col not in dtypes and col in decimals:
                 dtypes[col] = "float64"
 
-        attributes, read_off, unbounded = [], [], []
+        attributes, read_off, unbounded, undated_frame = [], [], [], []
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
+            if (col in learn_bounds or col in bounds) and col not in datetimes and is_datetime_dtype(series.dtype):
+                raise _undeclared_dates_error([col], numeric=True)  # a refusal, never a kind (§10.1)
             if col in learn_bounds:
                 if col in bounds or col in bins or col in cuts:
                     raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins or cuts; "
@@ -1082,6 +1140,8 @@ class Schema:
                 values = tuple(categories[col])
                 attributes.append(Attribute(col, "categorical", categories=values, missing=col in nullable,
                                             dtype=dtypes.get(col) or values_dtype(values)))
+            elif col not in categorical and is_datetime_dtype(series.dtype):
+                undated_frame.append(col)  # a refusal, as for numbers below
             elif col not in categorical and _reads_as_numbers(series, missing_values, read_as_text):
                 # A refusal shown to the owner before any private step, never a kind: every run that goes on
                 # uses the public rule above (docs/privacy.md §10.1).
@@ -1096,6 +1156,8 @@ class Schema:
                 else:
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
                                                 origin="learn"))
+        if undated_frame:
+            raise _undeclared_dates_error(undated_frame, numeric=False)
         if unbounded:
             example = unbounded[0]
             head = f"numeric column(s) {unbounded} have no public bounds. Bounds are never read off the private data"
@@ -1115,6 +1177,10 @@ class Schema:
                 PrivacyWarning,
                 stacklevel=2,
             )
+        disagreements = [text for attr in attributes if (text := _dtype_disagreement(attr, df[attr.name]))]
+        if disagreements:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
+            owner_warning("the DataFrame's dtypes do not type a release, the declarations do (docs/privacy.md "
+                          "§10.1); " + "; ".join(disagreements))
         schema = cls(tuple(attributes), missing_values, declared)
         logger.debug("schema from DataFrame: %d columns, to learn: %s", len(schema), list(schema.to_learn))
         return schema
@@ -1180,18 +1246,8 @@ class Schema:
         return cls.from_dict(data)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the schema atomically (temporary file in the same directory, then ``os.replace``)."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.to_json() + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        """Write the schema atomically (:func:`write_atomically`)."""
+        write_atomically(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Schema":
@@ -1203,6 +1259,22 @@ class Schema:
             return cls.from_dict(data)
         except SchemaError as exc:
             raise SchemaError(f"{path}: {exc}") from None
+
+
+def write_atomically(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same directory, then ``os.replace``, so that
+    a failure leaves no file half-written and an existing one untouched."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -1,5 +1,5 @@
-"""Types by the owner's typing (docs/privacy.md §10.1): dates keep their kind, precision, written form and time
-zone; real and integer columns follow the declarations, the bounds as written, or the owner's dtype."""
+"""Types by declaration (docs/privacy.md §10.1): dates keep their kind, precision, written form and time zone; real
+and integer columns follow the declarations or the bounds as written, never a DataFrame's dtype."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import pytest
 
 import synthdp
 from synthdp.cli import main
-from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.draft import DRAFT_KEY, draft_document
 from synthdp.core.encoding import Encoder, numeric_values
 from synthdp.core.errors import SchemaError
+from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import DAY_SECONDS, Schema, UntypedWarning, format_unit, timestamp_seconds
 
 RUN = dict(epsilon=4.0, delta=1e-9, random_state=0, progress=False, discretise="equal-width")
@@ -49,8 +50,13 @@ def test_a_datetime64_column_is_a_date_column_with_bounds_written_as_dates(bound
 
 
 def test_a_datetime64_column_without_bounds_is_refused_naming_it_never_made_categorical():
-    with pytest.raises(SchemaError, match=r"datetime column\(s\) \['when'\] need public bounds.*bounds=\{'when'"):
+    with pytest.raises(SchemaError, match=r"\['when'\] hold dates in the DataFrame \(datetime64\), but nothing "
+                                          r"declares them.*bounds=\{'when'.*dtypes=\{'when': 'datetime64\[ns\]'\}"):
         _run(_frame(_stamps()))
+    with pytest.raises(SchemaError, match=r"datetime column\(s\) \['when'\] need public bounds.*bounds=\{'when'"):
+        _run(_frame(_stamps()), datetimes=["when"])
+    with pytest.raises(SchemaError, match=r"\['when'\] hold dates in the DataFrame.*their bounds are numbers"):
+        _run(_frame(_stamps()), bounds={"when": (0, 10**10)})
     # declared categorical by the owner: categorical (a few dates as labels)
     schema = Schema.from_dataframe(_frame(_stamps()), categorical=["when"], categories={"c": ["a", "b"]})
     assert schema["when"].kind == "categorical"
@@ -77,17 +83,24 @@ def test_format_unit_is_the_finest_field_of_the_format():
     assert {fmt: format_unit(fmt) for fmt in cases} == cases
 
 
-def test_a_tz_aware_column_comes_back_in_its_zone_and_days_start_at_its_midnight():
+def test_a_tz_aware_column_comes_back_in_its_declared_zone_and_days_start_at_its_midnight():
     zone = "Europe/Paris"
     df = _frame(_stamps(tz=zone))
-    out = _run(df, bounds={"when": ("2019-12-01", "2022-01-01")}).data["when"]
+    declared = dict(bounds={"when": ("2019-12-01", "2022-01-01")}, dtypes={"when": f"datetime64[ns, {zone}]"})
+    out = _run(df, **declared).data["when"]
     assert str(out.dt.tz) == str(df["when"].dt.tz) == zone
     assert out.between(pd.Timestamp("2019-12-01", tz=zone), pd.Timestamp("2022-01-01", tz=zone)).all()
-    days = _run(df, bounds={"when": ("2019-12-01", "2022-01-01")}, datetimes={"when": "%Y-%m-%d"}).data["when"]
+    days = _run(df, **declared, datetimes={"when": "%Y-%m-%d"}).data["when"]
     assert (days.dt.hour == 0).all() and (days.dt.minute == 0).all()  # midnight in Paris, not in UTC
+    # the frame's zone declares nothing: undeclared, the column is naive (its instants' UTC clock), and the owner
+    # is told the declaration that keeps the zone
+    with pytest.warns(OwnerWarning, match=r"'when' is datetime64\[\w+, Europe/Paris\] in the DataFrame.*naive dates"
+                                          r".*dtypes=\{'when': 'datetime64\[ns, Europe/Paris\]'\}"):
+        naive = Schema.from_dataframe(df, bounds=declared["bounds"], categories={"c": ["a", "b"]})
+    assert naive["when"].dtype == "datetime64[ns]"
     # a bound, or a value, without a zone is a wall-clock time of the column's zone
     assert timestamp_seconds("2021-01-01", zone=zone) == pd.Timestamp("2020-12-31T23:00:00Z").value / 1e9
-    schema = Schema.from_dataframe(df, bounds={"when": ("2019-12-01", "2022-01-01")}, categories={"c": ["a", "b"]})
+    schema = Schema.from_dataframe(df, **declared, categories={"c": ["a", "b"]})
     naive = numeric_values(schema["when"], pd.Series(["2021-06-01T00:00:00"]))
     assert naive[0] == pd.Timestamp("2021-05-31T22:00:00Z").value / 1e9
     # decoding keeps the instant: values drawn in a cell re-encode into that cell
@@ -123,14 +136,19 @@ def test_the_csv_output_keeps_the_written_form_of_the_format(tmp_path, fmt, patt
 
 def test_the_draft_reads_a_date_columns_first_and_last_date_never_widened():
     stamps = _stamps(300)
-    days = draft_schema(_frame(stamps.dt.strftime("%Y-%m-%d")))
+    days = draft_document(_frame(stamps.dt.strftime("%Y-%m-%d")))
     attr = {a["name"]: a for a in days["attributes"]}["when"]
     first, last = stamps.dt.normalize().min(), stamps.dt.normalize().max()
-    assert attr["bounds"] == [first.value / 1e9, last.value / 1e9] and attr["format"] == "%Y-%m-%d"
-    typed = draft_schema(_frame(stamps))  # a datetime64 column: the owner's typing, bounds to the second
+    assert attr["bounds"] == [first.date().isoformat(), last.date().isoformat()] and attr["format"] == "%Y-%m-%d"
+    assert Schema.from_dict(days | {"_read_off_data": []} and {k: v for k, v in days.items() if k != DRAFT_KEY}
+                            )["when"].bounds == (first.value / 1e9, last.value / 1e9)  # dates read back exactly
+    typed = draft_document(_frame(stamps))  # a datetime64 column: its kind read off, bounds to the second
     attr = {a["name"]: a for a in typed["attributes"]}["when"]
-    assert attr["dtype"] == "datetime64[ns]" and attr["bounds"] == [stamps.min().value / 1e9, stamps.max().value / 1e9]
-    assert {"column": "when", "read": ["bounds"]} in typed[DRAFT_KEY]
+    assert attr["dtype"] == "datetime64[ns]" and attr["format"] == "%Y-%m-%d %H:%M:%S"
+    assert attr["bounds"] == [stamps.min().isoformat(), stamps.max().isoformat()]
+    assert {"column": "when", "read": ["kind (datetime)", "bounds"]} in typed[DRAFT_KEY]
+    midnights = draft_document(_frame(_stamps(300, midnight=True)))  # every value a midnight: whole days
+    assert {a["name"]: a for a in midnights["attributes"]}["when"]["format"] == "%Y-%m-%d"
 
 
 def test_a_drafted_date_keeps_a_midnight_and_a_z_as_written(tmp_path):
@@ -138,15 +156,15 @@ def test_a_drafted_date_keeps_a_midnight_and_a_z_as_written(tmp_path):
     came back ``+0000``: the draft keeps what every value writes alike, and the CSV output writes it back."""
     midnight = _stamps(300, midnight=True).dt.strftime("%Y-%m-%d 00:00:00")
     zulu = _stamps(300, seed=1).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-    drafted = {a["name"]: a for a in draft_schema(pd.DataFrame({"day": midnight, "at": zulu}))["attributes"]}
+    drafted = {a["name"]: a for a in draft_document(pd.DataFrame({"day": midnight, "at": zulu}))["attributes"]}
     assert drafted["day"]["format"] == "%Y-%m-%d 00:00:00" and drafted["day"]["dtype"] == "datetime64[ns]"
     assert drafted["at"]["format"] == "%Y-%m-%dT%H:%M:%SZ" and drafted["at"]["dtype"] == "datetime64[ns, UTC]"
-    timed = draft_schema(pd.DataFrame({"t": _stamps(300).dt.strftime("%Y-%m-%d %H:%M:%S")}))["attributes"][0]
+    timed = draft_document(pd.DataFrame({"t": _stamps(300).dt.strftime("%Y-%m-%d %H:%M:%S")}))["attributes"][0]
     assert timed["format"] == "%Y-%m-%d %H:%M:%S"  # one value off midnight: the time of day stays
     paris = _stamps(300, midnight=True).dt.strftime("%Y-%m-%dT%H:%M:%S") + "+02:00"  # midnight of another clock
-    assert draft_schema(pd.DataFrame({"t": paris}))["attributes"][0]["format"] == "%Y-%m-%dT%H:%M:%S%z"
+    assert draft_document(pd.DataFrame({"t": paris}))["attributes"][0]["format"] == "%Y-%m-%dT%H:%M:%S%z"
     hour = _stamps(300, midnight=True).dt.strftime("%m/%d/%Y") + " 0:00:00"  # an hour written "0"
-    assert draft_schema(pd.DataFrame({"t": hour}))["attributes"][0]["format"] == "%m/%d/%Y 0:00:00"
+    assert draft_document(pd.DataFrame({"t": hour}))["attributes"][0]["format"] == "%m/%d/%Y 0:00:00"
     source, out, schema = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "s.json"
     pd.DataFrame({"day": midnight, "at": zulu}).to_csv(source, index=False)
     assert main(["schema", str(source), "-o", str(schema)]) == 0
@@ -160,13 +178,21 @@ def test_a_drafted_date_keeps_a_midnight_and_a_z_as_written(tmp_path):
     assert written["at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").all(), written["at"].head()
 
 
-def test_a_float_column_with_bounds_written_as_integers_is_real():
+def test_a_float_column_with_bounds_written_as_integers_is_integer_unless_declared_real():
+    """The frame's float dtype declares nothing (pandas infers it from the rows): the bounds as written do, so a
+    fraction is refused before any private step, saying how to declare the column real."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"wage": rng.uniform(0, 50, 300).round(2), "c": rng.choice(["a", "b"], 300)})
-    schema = Schema.from_dataframe(df, bounds={"wage": (0, 50)}, categories={"c": ["a", "b"]})
-    assert schema["wage"].bounds == (0.0, 50.0) and schema["wage"].dtype == "float64"
-    out = _run(df, bounds={"wage": (0, 50)}).data["wage"]
-    assert out.dtype == np.float64 and (out != out.round()).any() and out.between(0, 50).all()
+    with pytest.warns(OwnerWarning, match=r"'wage' is float64 in the DataFrame, but its declarations make it whole "
+                                          r"numbers \(int64\).*dtypes=\{'wage': 'float64'\}"):
+        schema = Schema.from_dataframe(df, bounds={"wage": (0, 50)}, categories={"c": ["a", "b"]})
+    assert schema["wage"].bounds == (0.0, 50.0) and schema["wage"].dtype == "int64"
+    with pytest.raises(SchemaError, match=r"row 0, column 'wage' is not a whole number.*dtypes=\{'wage': 'float64'\}"):
+        _run(df, bounds={"wage": (0, 50)})
+    for declared in (dict(bounds={"wage": (0.0, 50.0)}), dict(bounds={"wage": (0, 50)}, dtypes={"wage": "float64"}),
+                     dict(bounds={"wage": (0, 50)}, decimals={"wage": 2})):
+        out = _run(df, **declared).data["wage"]
+        assert out.dtype == np.float64 and (out != out.round()).any() and out.between(0, 50).all()
 
 
 def test_a_date_outside_its_bounds_is_refused_with_the_bounds_as_dates_and_the_schema_files_way_out(tmp_path,
@@ -206,21 +232,21 @@ def test_learned_bounds_keep_an_integer_column_integer_and_declared_decimals():
     sales = np.where(rng.random(n) < 0.3, 0, rng.integers(0, 500, n))  # zeros: a bucket of fractional edges
     df = pd.DataFrame({"sales": sales, "c": rng.choice(["a", "b"], n),
                        "price": rng.uniform(1, 60, n).round(2)})
-    result = _run(df, learn_bounds=["sales", "price"], decimals={"price": 2})
+    result = _run(df, learn_bounds={"sales": "int64", "price": "float64"}, decimals={"price": 2})
     out = result.data
     assert out["sales"].dtype == np.int64 and out["price"].dtype == np.float64
     assert all(float(b).is_integer() for b in result.schema["sales"].bounds)  # released bounds rounded outwards
     assert (out["price"] == out["price"].round(2)).all() and (out["price"] != out["price"].round()).any()
-    # a nullable numpy integer column may be pandas' floats at the next missing value: the same (real) type either way
+    assert _run(df, learn_bounds=["sales", "price"], dtypes={"sales": "int64"}).data["sales"].dtype == np.int64
+    # undeclared, a column to learn is real whatever the frame's dtype (numpy, nullable, Arrow, with a missing
+    # value or not: pandas' typing of the rows), and the owner is told how to declare integers
     gap = pd.concat([df, pd.DataFrame({"sales": [np.nan], "c": ["a"], "price": [1.0]})], ignore_index=True)
     options = dict(learn_bounds=["sales"], nullable=["sales"], categories={"c": ["a", "b"]},
                    bounds={"price": (0.0, 60.0)})
-    assert Schema.from_dataframe(df, **options) == Schema.from_dataframe(gap, **options)
-    assert Schema.from_dataframe(gap.astype({"sales": "Int64"}), **options)["sales"].dtype == "int64"
-    # text (a CSV as synthdp reads it) has no type: real, and the owner is told how to declare integers
+    frames = [df, gap, gap.astype({"sales": "Int64"}), df.astype({"sales": "int64[pyarrow]"}), df.astype(str)]
     with pytest.warns(UntypedWarning, match=r"\['sales'\] have bounds to learn and no declared type.*'sales': 'int64'"):
-        text = Schema.from_dataframe(df.astype(str), **options)
-    assert text["sales"].dtype == "float64"
+        schemas = [Schema.from_dataframe(frame, **options) for frame in frames]
+    assert all(schema == schemas[0] for schema in schemas) and schemas[0]["sales"].dtype == "float64"
 
 
 def test_a_datetime64_column_may_have_its_bounds_learned():

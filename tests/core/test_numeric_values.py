@@ -8,6 +8,7 @@ import pytest
 
 import synthdp
 from synthdp.core.encoding import Encoder
+from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import Schema
 
 
@@ -80,7 +81,7 @@ def test_a_table_and_its_float_typed_copy_release_the_same(discretise):
     assert outs[0].report.to_dict() == outs[1].report.to_dict()
 
 
-def test_integer_or_real_output_follows_the_bounds_as_written_or_the_owners_float_dtype():
+def test_integer_or_real_output_follows_the_bounds_as_written_or_the_declared_dtype_never_the_frames():
     from synthdp.cli import _bounds
 
     depth = pd.DataFrame({"depth": ["61.5", "12.25", "3.0"]})  # text, as synthdp's readers hold a CSV
@@ -92,11 +93,13 @@ def test_integer_or_real_output_follows_the_bounds_as_written_or_the_owners_floa
     same = Schema.from_dataframe(depth.astype(float).astype(int), bounds={"depth": (0.0, 100.0)},
                                  discretise="privtree")
     assert same == as_reals  # bounds written as reals make a real column whatever the frame
-    owner = Schema.from_dataframe(depth.astype(float), bounds={"depth": (0, 100)}, discretise="privtree")
-    assert owner == as_reals  # the owner typed the column float: a real column (docs/privacy.md §10.1)
-    nullable = Schema.from_dataframe(depth.astype(float), bounds={"depth": (0, 100)}, nullable=["depth"],
+    for frame in (depth.astype(float), depth.astype("Float64"), depth.astype("double[pyarrow]")):
+        with pytest.warns(OwnerWarning, match=r"'depth' is \w+(\[pyarrow\])? in the DataFrame.*'depth': 'float64'"):
+            typed = Schema.from_dataframe(frame, bounds={"depth": (0, 100)}, discretise="privtree")
+        assert typed == as_ints  # a frame's dtype types nothing: pandas infers it from the rows (docs/privacy.md §10.1)
+    declared = Schema.from_dataframe(depth.astype(float), bounds={"depth": (0, 100)}, dtypes={"depth": "float64"},
                                      discretise="privtree")
-    assert nullable["depth"].dtype == "int64"  # numpy floats of a nullable column may be pandas' doing: not read
+    assert declared == as_reals
 
 
 def _dated(n: int = 600) -> pd.DataFrame:

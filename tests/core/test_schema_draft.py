@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from synthdp.cli import main
-from synthdp.core.draft import DRAFT_KEY, draft_schema
+from synthdp.core.draft import DRAFT_KEY, draft_document
 from synthdp.core.errors import SchemaError
 from synthdp.core.schema import Schema
 
@@ -62,7 +62,7 @@ def test_a_reviewed_draft_gives_the_same_run_as_the_flags(tmp_path, capsys):
 
 
 def test_the_draft_of_public_columns_reads_nothing_off_the_data():
-    first, second = draft_schema(_table(0), **OPTIONS), draft_schema(_table(1).iloc[:5], **OPTIONS)
+    first, second = draft_document(_table(0), **OPTIONS), draft_document(_table(1).iloc[:5], **OPTIONS)
     assert first == second and DRAFT_KEY not in first  # a schema of public choices, ready to use
     Schema.from_dict(first)
 
@@ -70,7 +70,7 @@ def test_the_draft_of_public_columns_reads_nothing_off_the_data():
 def test_equal_width_and_a_missing_value_read_off_the_data():
     df = _table(0)
     df.loc[3, "amount"] = np.nan
-    draft = draft_schema(df, **OPTIONS, discretise="equal-width")
+    draft = draft_document(df, **OPTIONS, discretise="equal-width")
     amount = next(a for a in draft["attributes"] if a["name"] == "amount")
     assert "origin" not in amount and amount["bins"] == 10 and amount["missing"]
     assert draft[DRAFT_KEY] == [{"column": "amount", "read": ["missing"]}]
@@ -78,9 +78,9 @@ def test_equal_width_and_a_missing_value_read_off_the_data():
 
 def test_unknown_columns_and_decimals_on_a_category_are_refused():
     with pytest.raises(Exception, match=r"--cuts names unknown column\(s\) \['height'\]"):
-        draft_schema(_table(0), cuts={"height": [1.0]})
+        draft_document(_table(0), cuts={"height": [1.0]})
     with pytest.raises(Exception, match="--decimals names column 'age', which is categorical"):
-        draft_schema(_table(0)[["age"]], categorical=["age"], decimals={"age": 1})
+        draft_document(_table(0)[["age"]], categorical=["age"], decimals={"age": 1})
 
 
 @pytest.mark.parametrize("discretise", ["privtree", "equal-width"])
@@ -88,7 +88,7 @@ def test_schema_file_round_trip(tmp_path, discretise):
     schema = Schema.from_dataframe(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
     schema.save(tmp_path / "s.json")
     assert Schema.load(tmp_path / "s.json") == schema
-    draft = draft_schema(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
+    draft = draft_document(_table(0), **OPTIONS, discretise=discretise, nullable=["amount"])
     assert DRAFT_KEY not in draft
     assert Schema.from_dict(draft) == schema  # the draft of public columns is the schema generate builds
 
@@ -111,17 +111,17 @@ def _amounts(seed: int, rows: int = 2000) -> pd.DataFrame:
 
 def test_a_numeric_column_with_read_off_bounds_is_left_to_privtree_as_with_public_bounds():
     df = _amounts(0)
-    draft = draft_schema(df)
+    draft = draft_document(df)
     assert draft.pop(DRAFT_KEY) == [{"column": "amount", "read": ["bounds"]}, {"column": "hours", "read": ["bounds"]}]
     amount = next(a for a in draft["attributes"] if a["name"] == "amount")
     assert amount["origin"] == "learn" and amount["bins"] == 1 and amount["dtype"] == "int64"
     read_off = {a["name"]: tuple(int(b) for b in a["bounds"]) for a in draft["attributes"]}  # --bounds amount=0:19936
     assert Schema.from_dict(draft) == Schema.from_dataframe(df, bounds=read_off, discretise="privtree")
-    equal_width = draft_schema(df, discretise="equal-width")
+    equal_width = draft_document(df, discretise="equal-width")
     assert [a["bins"] for a in equal_width["attributes"]] == [10, 10]
     assert all("origin" not in a for a in equal_width["attributes"])
     with pytest.raises(Exception, match="discretise must be 'privtree' or 'equal-width', got 'quantiles'"):
-        draft_schema(df, discretise="quantiles")
+        draft_document(df, discretise="quantiles")
 
 
 def _from_reviewed_draft(df: pd.DataFrame, tmp_path, capsys) -> pd.DataFrame:
@@ -172,7 +172,7 @@ def _dated(seed: int, rows: int = 300) -> pd.DataFrame:
 
 def test_a_text_column_of_dates_is_drafted_as_a_datetime_column_with_its_format():
     df = _dated(0)
-    draft = draft_schema(df)
+    draft = draft_document(df)
     read = {e["column"]: e["read"] for e in draft.pop(DRAFT_KEY)}
     assert read == {"signup": ["kind (datetime)", "bounds"], "spend": ["bounds", "decimals"], "ratio": ["bounds"],
                     "visits": ["bounds"]}
@@ -182,12 +182,12 @@ def test_a_text_column_of_dates_is_drafted_as_a_datetime_column_with_its_format(
                                      bounds={"signup": (first.strftime("%d/%m/%Y"), last.strftime("%d/%m/%Y"))})
     assert attrs["signup"] == expected["signup"].to_dict() and attrs["signup"]["format"] == "%d/%m/%Y"
     assert attrs["spend"]["decimals"] == 2 and "decimals" not in attrs["ratio"] and "decimals" not in attrs["visits"]
-    assert draft_schema(df, decimals={"spend": 1})[DRAFT_KEY][1] == {"column": "spend", "read": ["bounds"]}
+    assert draft_document(df, decimals={"spend": 1})[DRAFT_KEY][1] == {"column": "spend", "read": ["bounds"]}
     # a few dates may be labels: categorical, as before; many values that are not dates: refused, as before
-    assert draft_schema(df.head(20))["attributes"][0]["kind"] == "categorical"
+    assert draft_document(df.head(20))["attributes"][0]["kind"] == "categorical"
     words = pd.DataFrame({"word": [f"w{i}" for i in range(150)]})
     with pytest.raises(Exception, match="(?s)more distinct values than --max-categories 100.*'word' has 150 distinct"):
-        draft_schema(words)
+        draft_document(words)
 
 
 def test_dates_of_a_date_format_come_back_as_whole_days(tmp_path, capsys):
@@ -219,7 +219,7 @@ def test_learn_categories_drafts_a_ready_schema_that_runs_as_generate_without_on
     assert flags_table == file_table and flags_report == file_report
     assert "001" in file_table  # text, labelled as written
     with pytest.raises(SchemaError, match=r"--decimals names column 'city', which is categorical"):
-        draft_schema(df, learn_categories=["city"], decimals={"city": 2})
+        draft_document(df, learn_categories=["city"], decimals={"city": 2})
     assert main(["schema", str(data), "-o", str(tmp_path / "x.json"), *FLAGS, "--learn-categories", "age"]) == 2
     assert "--learn-categories names ['age'], which --bounds" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
@@ -235,7 +235,7 @@ def _housing(n: int = 400, seed: int = 3) -> pd.DataFrame:
 
 def test_learn_categories_all_never_turns_a_column_of_numbers_into_text():
     """The six numeric columns became text categories, came back 100% missing, silently."""
-    draft = draft_schema(_housing(), learn_categories=["all"])
+    draft = draft_document(_housing(), learn_categories=["all"])
     kinds = {a["name"]: (a["kind"], a.get("origin")) for a in draft["attributes"]}
     assert kinds["city"] == ("categorical", "learn")
     assert all(kinds[c][0] == "numeric" for c in ("price", "rooms", "lat", "lon", "age", "income")), kinds
@@ -249,13 +249,13 @@ def test_learn_categories_all_never_turns_a_column_of_dates_into_text():
     df = _housing()
     days = pd.Timestamp("2013-01-01") + pd.to_timedelta(np.arange(len(df)) % 365, unit="D")
     df = df.assign(sold=days.strftime("%Y-%m-%dT%H:%M:%SZ"), listed=days)
-    draft = draft_schema(df, learn_categories=["all"])
+    draft = draft_document(df, learn_categories=["all"])
     kinds = {a["name"]: (a["kind"], a.get("origin")) for a in draft["attributes"]}
     assert kinds["city"] == ("categorical", "learn")
     assert kinds["sold"][0] == kinds["listed"][0] == "numeric", kinds
     read = {e["column"]: e["read"] for e in draft[DRAFT_KEY]}
-    assert read["sold"][:2] == ["kind (datetime)", "bounds"] and read["listed"][0] == "bounds"
-    kept = draft_schema(df, learn_categories=["all"], categorical=["sold"])
+    assert read["sold"][:2] == read["listed"][:2] == ["kind (datetime)", "bounds"]
+    kept = draft_document(df, learn_categories=["all"], categorical=["sold"])
     assert {a["name"]: a.get("origin") for a in kept["attributes"]}["sold"] == "learn"
 
 
@@ -264,11 +264,11 @@ def test_whole_numbers_with_missing_values_are_drafted_as_integers_to_learn_boun
     off for review; a column of reals stays real."""
     df = _housing().assign(delay=lambda d: d["rooms"].where(d.index % 7 > 0) * 15)
     assert df["delay"].dtype == "float64"
-    draft = draft_schema(df, learn_bounds=["all"], learn_categories=["all"])
+    draft = draft_document(df, learn_bounds=["all"], learn_categories=["all"])
     types = {a["name"]: a["dtype"] for a in draft["attributes"]}
     assert types["delay"] == "int64" and types["lat"] == "float64", types
     assert "dtype" in {e["column"]: e["read"] for e in draft[DRAFT_KEY]}["delay"]
-    assert {a["name"]: a["dtype"] for a in draft_schema(df, learn_bounds=["all"], decimals={"delay": 1},
+    assert {a["name"]: a["dtype"] for a in draft_document(df, learn_bounds=["all"], decimals={"delay": 1},
                                                         learn_categories=["all"])["attributes"]}["delay"] == "float64"
 
 
@@ -278,11 +278,11 @@ def test_reals_to_learn_bounds_for_keep_the_places_they_are_written_to():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"price": rng.uniform(5, 40, 500).round(2), "ratio": rng.uniform(0, 1, 500)})
     for learn in (["all"], []):
-        draft = draft_schema(df, learn_bounds=learn)
+        draft = draft_document(df, learn_bounds=learn)
         places = {a["name"]: a.get("decimals") for a in draft["attributes"]}
         assert places["price"] == 2 and places["ratio"] is None, (learn, places)
         assert "decimals" in {e["column"]: e["read"] for e in draft[DRAFT_KEY]}["price"]
-    schema = Schema.from_dict({k: v for k, v in draft_schema(df, learn_bounds=["all"]).items() if k != DRAFT_KEY})
+    schema = Schema.from_dict({k: v for k, v in draft_document(df, learn_bounds=["all"]).items() if k != DRAFT_KEY})
     assert schema["price"].to_dict().get("decimals") == 2
 
 
@@ -306,7 +306,7 @@ def test_every_column_over_the_cap_is_named_once_with_advice_for_its_kind():
     df = pd.DataFrame({"id": [f"u{i}" for i in range(300)], "street": rng.choice([f"s{i}" for i in range(250)], 300),
                        "zip": rng.integers(10000, 99999, 300), "kind": rng.choice(["a", "b"], 300)})
     with pytest.raises(SchemaError) as caught:
-        draft_schema(df, categorical=["zip"])
+        draft_document(df, categorical=["zip"])
     message = str(caught.value)
     assert "3 column(s)" in message and all(f"column {c!r} has" in message for c in ("id", "street", "zip"))
     text_advice = [line for line in message.splitlines() if "'id'" in line or "'street'" in line]

@@ -1,0 +1,168 @@
+"""A column's type comes from what the owner declared, never from the dtype pandas guessed (docs/privacy.md §10.1).
+
+``pd.read_csv`` infers a column's dtype from its rows: D holds whole ages (``int64``), D' is D plus one row with
+age ``40.5`` (``float64``; ``Int64`` -> ``Float64`` and ``int64[pyarrow]`` -> ``double[pyarrow]`` with the other
+backends).  Were that dtype the column's type, the release's type and values would tell D from D' with no noise.
+Here each pair either gives the same public structure (dtypes, the schema's typing, every report field but the
+paid ones) or D' is refused before anything is charged.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthdp
+from synthdp.accounting.ledger import Ledger
+from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.owner import OwnerWarning
+from synthdp.core.schema import Schema
+
+BACKENDS = [None, "numpy_nullable", "pyarrow"]
+RUN = dict(epsilon=1.0, delta=1e-9, random_state=0, progress=False, categories={"sex": ["F", "M"]})
+#: Report fields fixed by public inputs alone (the rest -- rows written, selected queries, the method's section,
+#: the self-check's warnings -- are functions of the paid release).
+PUBLIC_FIELDS = ("epsilon_budget", "delta_budget", "epsilon_spent", "delta_spent", "composition", "relation",
+                 "method", "query_class", "plan", "seeded", "numeric_values", "privacy_unit", "max_rows_per_unit")
+
+
+def _csv(extra: str = "") -> str:
+    ages = np.random.default_rng(0).integers(18, 90, 3000)
+    return "age,sex\n" + "".join(f"{a},{'FM'[a % 2]}\n" for a in ages) + extra
+
+
+def _pair(backend: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """D and D' (D plus one row holding a fraction), each read by pandas with its type inference."""
+    kw = {} if backend is None else {"dtype_backend": backend}
+    return pd.read_csv(io.StringIO(_csv()), **kw), pd.read_csv(io.StringIO(_csv("40.5,M\n")), **kw)
+
+
+@pytest.fixture
+def spends(monkeypatch) -> list[str]:
+    """Every ledger spend of the runs in a test, by mechanism (before any noise is drawn, the ledger is charged)."""
+    recorded: list[str] = []
+    spend = Ledger.spend
+
+    def recording(self, mechanism, *args, **kwargs):
+        recorded.append(mechanism)
+        return spend(self, mechanism, *args, **kwargs)
+
+    monkeypatch.setattr(Ledger, "spend", recording)
+    return recorded
+
+
+def _run(df: pd.DataFrame, **options) -> synthdp.SyntheticResult:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return synthdp.generate_synthetic(df, "marginals:2", **RUN, **options)
+
+
+def _structure(result: synthdp.SyntheticResult) -> dict:
+    """What a release shows of its structure: the output dtypes, the schema's typing, the public report fields and
+    the ledger's mechanisms and charges."""
+    schema = {a.name: (a.kind, a.dtype, a.format, a.decimals, a.missing) for a in result.schema.attributes}
+    release = result.report.to_dict()
+    ledger = [(e["mechanism"], e.get("epsilon"), e.get("delta")) for e in release["ledger"]]
+    return dict(dtypes=result.data.dtypes.astype(str).to_dict(), schema=schema, ledger=ledger,
+                report={k: release.get(k) for k in PUBLIC_FIELDS})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_frames_guessed_dtype_never_types_a_released_column(backend, spends):
+    d, d_prime = _pair(backend)
+    assert str(d["age"].dtype) != str(d_prime["age"].dtype)  # what pandas guessed differs
+    for options in (dict(bounds={"age": (0, 100)}), dict(learn_bounds={"age": "int64"}),
+                    dict(learn_bounds=["age"], dtypes={"age": "int64"}), dict(bounds={"age": (0, 100)},
+                                                                             nullable=["age"])):
+        release = _run(d, **options)
+        assert release.data["age"].dtype.kind == "i" and spends  # declared integers: whole numbers
+        spends.clear()
+        with pytest.raises(SchemaError, match=r"value 40.5 in row 3000, column 'age' is not a whole number") as error:
+            _run(d_prime, **options)
+        assert spends == [] and "charged" not in str(error.value)  # refused before the first charge
+    # declared reals, or bounds to learn without a declared type: one structure for D and D'
+    for options in (dict(bounds={"age": (0.0, 100.0)}), dict(learn_bounds=["age"]),
+                    dict(bounds={"age": (0, 100)}, dtypes={"age": "float64"}),
+                    dict(bounds={"age": (0, 100)}, decimals={"age": 1})):
+        first, second = _structure(_run(d, **options)), _structure(_run(d_prime, **options))
+        assert first == second and first["dtypes"]["age"] == "float64", options
+
+
+def test_a_dtype_that_disagrees_with_the_declaration_is_named_for_the_owner_only():
+    d, _ = _pair(None)
+    with pytest.warns(OwnerWarning, match=r"column 'age' is int64 in the DataFrame, but its declarations make it "
+                                          r"real numbers \(float64\); .*dtypes=\{'age': 'int64'\} \(CLI --dtype "
+                                          r"age=int64\)") as caught:
+        result = synthdp.generate_synthetic(d, "marginals:2", bounds={"age": (0.0, 100.0)}, **RUN)
+    text = str(result.report.to_dict()) + result.report.summary()
+    assert "int64 in the DataFrame" not in text and "DataFrame's dtypes" not in text
+    assert not any("DataFrame's dtypes" in w for w in result.report.warnings)
+    assert any(issubclass(w.category, OwnerWarning) for w in caught)
+    with warnings.catch_warnings():  # an agreeing frame, or one that says nothing of a type, warns nothing
+        warnings.simplefilter("error", OwnerWarning)
+        Schema.from_dataframe(d, bounds={"age": (0, 100)}, categories={"sex": ["F", "M"]})
+        Schema.from_dataframe(d.astype(str), bounds={"age": (0.0, 100.0)}, categories={"sex": ["F", "M"]})
+        gap = d.astype({"age": float}).assign(age=lambda f: f["age"].where(f.index != 3))
+        Schema.from_dataframe(gap, bounds={"age": (0, 100)}, nullable=["age"], categories={"sex": ["F", "M"]})
+
+
+def test_dtypes_types_a_column_from_python_the_schema_file_and_the_command_line(tmp_path):
+    from synthdp.cli import main
+
+    source, out, schema_file = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "schema.json"
+    source.write_text(_csv())
+    common = ["--epsilon", "1", "--delta", "1e-9", "--seed", "0", "-q", "--queries", "marginals:2"]
+    assert main(["generate", str(source), "-o", str(out), *common, "--bounds", "age=0:100", "--categorical", "sex",
+                 "--dtype", "age=float64", "--discretise", "equal-width"]) == 0
+    written = pd.read_csv(out)["age"]
+    assert written.dtype == np.float64 and (written != written.round()).any()
+    d, _ = _pair(None)
+    result = synthdp.generate_synthetic(d, "marginals:2", bounds={"age": (0, 100)}, dtypes={"age": "float64"},
+                                        discretise="equal-width", **RUN)
+    assert result.data["age"].dtype == np.float64 and (result.data["age"] != result.data["age"].round()).any()
+    result.schema.save(schema_file)
+    assert Schema.load(schema_file)["age"].dtype == "float64"
+    out.unlink()
+    assert main(["generate", str(source), "-o", str(out), *common, "--schema", str(schema_file)]) == 0
+    assert pd.read_csv(out)["age"].dtype == np.float64
+    assert main(["generate", str(source), "-o", str(out), *common, "--schema", str(schema_file), "--dtype",
+                 "age=int64"]) == 2  # the schema file fixes the whole domain, types included
+
+
+def test_an_unknown_dtype_is_refused_naming_it_before_anything_runs(spends):
+    d, _ = _pair(None)
+    with pytest.raises(SchemaError, match=r"unknown dtype 'integer'"):
+        synthdp.generate_synthetic(d, "marginals:2", bounds={"age": (0, 100)}, dtypes={"age": "integer"}, **RUN)
+    with pytest.raises(InputError, match=r"dtypes must be a mapping \{column: dtype name\}"):
+        synthdp.generate_synthetic(d, "marginals:2", bounds={"age": (0, 100)}, dtypes=["age"], **RUN)
+    assert spends == []
+
+
+def test_the_python_draft_types_a_frame_in_one_call_and_one_review(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 2000
+    df = pd.DataFrame({"age": rng.integers(18, 90, n), "income": np.round(rng.gamma(2, 1000, n), 2),
+                       "joined": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D"),
+                       "sex": rng.choice(["F", "M"], n)})
+    draft = synthdp.draft_schema(df, learn_bounds=["income"])
+    review = str(draft)
+    assert "age: bounds" in review and "joined: kind (datetime), bounds" in review and "sex: categories" in review
+    assert "'2020-01-01'" in review  # dates written as dates, not seconds since 1970
+    schema = draft.reviewed()
+    assert {a.name: a.dtype for a in schema.attributes} == {"age": "int64", "income": "float64",
+                                                            "joined": "datetime64[ns]", "sex": None}
+    assert schema["joined"].format == "%Y-%m-%d" and schema["income"].decimals == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthdp.generate_synthetic(df, schema=schema, **{k: v for k, v in RUN.items() if k != "categories"}).data
+    assert out["age"].dtype == np.int64 and out["joined"].dtype == "datetime64[ns]"
+    assert (out["joined"] == out["joined"].dt.normalize()).all() and (out["income"] == out["income"].round(2)).all()
+    draft.save(tmp_path / "draft.json")
+    with pytest.raises(SchemaError, match="the schema is a draft"):
+        Schema.load(tmp_path / "draft.json")
+    with pytest.raises(SchemaError, match="drafts from a pandas DataFrame.*synthdp schema FILE.csv"):
+        synthdp.draft_schema(str(tmp_path / "in.csv"))
