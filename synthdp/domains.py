@@ -122,7 +122,7 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     masses = None
     if stage.point_masses is not None:  # docs/privacy.md §11.2, in the filter, before the trees
         masses = select_point_masses(data, bounded.schema, selection=stage.point_masses, rng=rng, ledger=zcdp,
-                                     relation=config.relation)
+                                     relation=config.relation, max_cells=stage.max_cells)
     cut = discretise(data, bounded.schema, epsilon=stage.cells_epsilon, rng=rng, ledger=zcdp or ledger,
                      relation=config.relation, max_cells=stage.max_cells, point_masses=masses)
     return DomainStage(learned, bounded, cut, zcdp)

@@ -37,7 +37,7 @@ from synthdp.core.parameters import Relation
 from synthdp.core.tallies import Tallies
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE
-from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, point_mass_selection
+from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, most_point_masses, point_mass_selection
 from synthdp.mechanisms.privtree import CELL_CAPS, column_budget
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method, given_options
@@ -310,17 +310,23 @@ def cells_choice(discretised) -> Choice | None:
                   f"{float(discretised.columns[0].parameters.epsilon):.4g} (eps_d over the rows per privacy "
                   "unit, §10.6), " + (f"rho = {float(discretised.rho):.4g} of the zCDP filter" if discretised.rho
                                       else f"epsilon = {float(discretised.epsilon):.4g} ahead of the method")
-                  + _cell_cap_note(discretised.columns[0].max_cells) + _point_mass_note(discretised.point_masses))
+                  + _cell_cap_note(discretised.columns[0].max_cells)
+                  + _point_mass_note(discretised.point_masses, discretised.columns[0].max_cells))
 
 
-def _point_mass_note(masses) -> str:
-    """The point masses kept as cells of their own, and what selecting them cost (docs/privacy.md §11.2)."""
+def _point_mass_note(masses, max_cells: int | None) -> str:
+    """The point masses kept as cells of their own, what selecting them cost, and the most a column may keep under
+    the cell cap when one column keeps that many (docs/privacy.md §11.2; released sizes only)."""
     if masses is None:
         return ""
     kept = {c: [f"{v:g}" for v in values] for c, values in masses.values.items() if values}
+    most = most_point_masses(max_cells)
+    full = most is not None and any(len(values) == most for values in masses.values.values())
     return (f"; point masses selected first (docs/privacy.md §11.2) with threshold {masses.selection.threshold} rows, "
             f"rho = {float(masses.rho):.4g} and delta = {float(masses.selection.delta):.3g}, kept: "
-            + (", ".join(f"{c} {v}" for c, v in kept.items()) or "none"))
+            + (", ".join(f"{c} {v}" for c, v in kept.items()) or "none")
+            + (f" (at most {most} per column under the cap of {max_cells} cells, the largest noisy counts first)"
+               if full else ""))
 
 
 def _cell_cap_note(max_cells: int | None) -> str:

@@ -314,6 +314,22 @@ def test_each_warning_is_printed_once(tmp_path):
     assert "for the data owner only: read off the private data" in said and "WARNING" not in said
 
 
+def test_a_threshold_near_the_row_count_is_an_owners_warning_printed_once(tmp_path):
+    """The warning that a text column can keep at most a few values names the private row count: it is printed once,
+    marked for the owner, and is not in the report."""
+    pd.DataFrame({"city": ["Oslo", "Rome"] * 200, "x": np.arange(400) % 7}).to_csv(tmp_path / "in.csv", index=False)
+    Schema((Attribute("city", "categorical", origin="learn"),
+            Attribute("x", "categorical", categories=tuple(str(v) for v in range(7))))).save(tmp_path / "s.json")
+    done = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", "in.csv", "-o", "out.csv", "--epsilon",
+                           "1", "--delta", "1e-9", "--schema", "s.json", "--queries", "marginals:2", "--seed", "0",
+                           "--report", "report.json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    few = re.findall(r".*of the 400 rows: at most \d value\(s\) per column can be kept.*", said)
+    assert len(few) == 1 and "(for the data owner only: read off the private data" in few[0], said
+    assert "WARNING" not in said and "per column can be kept" not in (tmp_path / "report.json").read_text()
+
+
 def test_the_command_leaves_the_callers_log_handlers_as_it_found_them(tmp_path):
     """The filters that print an owner's warning once are taken off the handlers again: a caller running the
     command three times keeps its own log of owner warnings."""

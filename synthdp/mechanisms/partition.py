@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -477,8 +476,9 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
     Runs before any private step, for the data owner only: ``rows`` is the
     private table's size, so the message and the decision to stop go to the
     owner (an error before anything is released is not a release,
-    docs/privacy.md §10.5) and never into the release, which either does not
-    happen or is the same as without the check.
+    docs/privacy.md §10.5; the warning an :func:`~synthdp.core.owner.owner_warning`)
+    and never into the release, which either does not happen or is the same
+    as without the check.
     """
     if not columns:
         return
@@ -491,10 +491,9 @@ def check_threshold(rows: int, tau: int, columns: tuple[str, ...], *, epsilon: f
                          f"nothing would be kept and these columns would come back empty; "
                          f"{remedy}")
     if rows * FEW_VALUES_SHARE < tau:
-        warnings.warn(f"the categories of {list(columns)} are learned privately with a threshold of {tau} rows, "
+        owner_warning(f"the categories of {list(columns)} are learned privately with a threshold of {tau} rows, "
                       f"{tau / rows:.0%} of the {rows} rows: at most {rows // tau} value(s) per column can be kept, "
-                      f"the "
-                      f"rest become missing; {remedy}", UserWarning, stacklevel=3)
+                      f"the rest become missing; {remedy}")
 
 
 #: Warn the owner when more than this share of a column's present rows hold values below the threshold.

@@ -7,7 +7,9 @@ are selected by the Gaussian partition selection of docs/privacy.md §10.5
 (Theorem 10.2 with the numeric columns as the columns), inside the zCDP
 filter, before PrivTree; each kept value ``v`` becomes the cell ``[v, v+)``
 (``v + 1`` for an integer column, the next float otherwise), and PrivTree
-runs over the rows whose value was not kept.
+runs over the rows whose value was not kept. Under the public cell cap ``K``
+a column keeps at most ``floor((K - 1) / 2)`` values, those of largest noisy
+count, so that it holds at most ``K`` cells.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from synthdp.mechanisms.gaussian import discrete_gaussian_array
 from synthdp.mechanisms.partition import JointSelection, joint_selection
 from synthdp.mechanisms.randomness import PrivateRandom
 
-__all__ = ["POINT_MASS_DELTA_SHARE", "POINT_MASS_RHO_SHARE", "PointMasses", "merged_cuts", "outside",
-           "point_cuts", "point_mass_selection", "select_point_masses"]
+__all__ = ["POINT_MASS_DELTA_SHARE", "POINT_MASS_RHO_SHARE", "PointMasses", "merged_cuts", "most_point_masses",
+           "outside", "point_cuts", "point_mass_selection", "select_point_masses"]
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +76,35 @@ def _keys(tally: NumberTally, bounds: tuple[float, float]) -> NumberTally:
     return NumberTally.of(clipped.values + 0.0, clipped.counts)
 
 
+def most_point_masses(max_cells: int | None) -> int | None:
+    """``floor((K - 1) / 2)``: the most point masses a column may keep under the public cell cap ``K``
+    (``max_cells``; None: no cap), so that its tree keeps a cap ``K - 2 |kept| >= 1`` and the column at most ``K``
+    cells, the missing cell apart (docs/privacy.md §11.2)."""
+    return None if max_cells is None else (max_cells - 1) // 2
+
+
+def _largest(values: np.ndarray, noisy: np.ndarray, threshold: int, most: int | None) -> tuple[float, ...]:
+    """The ``values`` whose ``noisy`` count reaches ``threshold``, and of them, past ``most``, the ``most`` of largest
+    noisy count, equal counts by the smaller value (post-processing of the noisy counts, docs/privacy.md §11.2);
+    increasing."""
+    passed = noisy >= threshold
+    candidates, scores = values[passed], noisy[passed]
+    if most is not None and len(candidates) > most:
+        candidates = np.sort(candidates[np.lexsort((candidates, -scores))[:most]])
+    return tuple(float(v) for v in candidates)
+
+
 def select_point_masses(tallies: Tallies, schema: Schema, *, selection: JointSelection, rng: PrivateRandom,
-                        ledger, relation: str = ADD_REMOVE) -> PointMasses:
+                        ledger, relation: str = ADD_REMOVE, max_cells: int | None = None) -> PointMasses:
     """Select the point masses of every column of ``schema.to_discretise`` (docs/privacy.md §11.2).
 
     ``ledger`` is the method's zCDP filter: ``selection.rho`` is charged before
     any noise. Every (column, value) key present draws its own discrete
     Gaussian noise, columns in schema order (each from its own child stream)
     and values in increasing order; a value is kept iff its count plus the noise
-    reaches the threshold. Only the kept values are returned.
+    reaches the threshold, and, under the public cell cap ``max_cells``, it is
+    among the :func:`most_point_masses` of its column of largest noisy count.
+    Only the kept values are returned.
     """
     columns = schema.to_discretise
     if len(columns) != selection.columns:
@@ -93,11 +115,11 @@ def select_point_masses(tallies: Tallies, schema: Schema, *, selection: JointSel
                          f"charges units of {ledger.contribution_bound}")
     ledger.charge("point-mass-selection", selection.rho, relation,
                   f"{len(columns)} numeric columns, sigma2={selection.sigma2}, threshold {selection.threshold}")
-    kept = {}
+    kept, most = {}, most_point_masses(max_cells)
     for column in columns:
         keys = _keys(tallies.numbers[column], schema[column].bounds)
         noisy = keys.counts + discrete_gaussian_array(len(keys.values), selection.sigma2, rng.spawn())
-        kept[column] = tuple(float(v) for v in keys.values[noisy >= selection.threshold])
+        kept[column] = _largest(keys.values, noisy, selection.threshold, most)
     log.info("selected point masses of %d numeric column(s), threshold %d", len(columns), selection.threshold)
     return PointMasses(kept, selection)
 

@@ -39,7 +39,7 @@ from synthdp.core.schema import Schema, value_kind
 from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
-from synthdp.mechanisms.point_masses import PointMasses, merged_cuts, outside
+from synthdp.mechanisms.point_masses import PointMasses, merged_cuts, most_point_masses, outside
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = [
@@ -262,14 +262,21 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
     ``eps_d``. Every value is checked (bounds, numbers)
     before any charge or noise; each column draws from its own child stream.
     ``max_cells`` (public): the most cells each column may hold (:func:`privtree_cuts`).
-    ``point_masses``: values already released as cells of their own (docs/privacy.md §11.2); the tree of a
-    column runs over the rows outside them, with at most ``max_cells - 2 |kept|`` cells (at least 1), and the
-    kept values' cut points are added to its own.
+    ``point_masses``: values already released as cells of their own (docs/privacy.md §11.2), at most
+    :func:`~synthdp.mechanisms.point_masses.most_point_masses` per column (refused otherwise, before any charge);
+    the tree of a column runs over the rows outside them, with at most ``max_cells - 2 |kept|`` cells (at least 1),
+    and the kept values' cut points (at most two each) are added to its own: at most ``max_cells`` cells in all.
     """
 
     columns = schema.to_discretise
     tallies = as_tallies(data, schema)
     kept = {c: () if point_masses is None else point_masses.values[c] for c in columns}
+    most = most_point_masses(max_cells)
+    crowded = [c for c in columns if most is not None and len(kept[c]) > most]
+    if crowded:
+        raise InputError(f"columns {crowded} keep more than {most} point masses, the most a cap of {max_cells} cells "
+                         f"leaves room for (docs/privacy.md §11.2): select them under the same cap, "
+                         f"select_point_masses(..., max_cells={max_cells})")
     values = {c: outside(tallies.numbers[c], kept[c], schema[c].bounds) for c in columns}
     # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
     params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
@@ -285,7 +292,7 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
             ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
             charge = f"epsilon={factor * Fraction(epsilon)}"
         integer = value_kind(attr.dtype) == "int"
-        cap = None if max_cells is None else max(1, max_cells - 2 * len(kept[column]))
+        cap = None if max_cells is None else max_cells - 2 * len(kept[column])
         tree = privtree_cuts(values[column].values, attr.bounds, integer=integer, params=params, rng=rng.spawn(),
                              max_cells=cap, counts=values[column].counts)
         cuts[column] = merged_cuts(tree, kept[column], attr.bounds, integer=integer)

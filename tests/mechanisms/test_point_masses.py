@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import synthdp
+from synthdp import plan
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
@@ -41,10 +42,10 @@ def _fixed_noise(monkeypatch, z: int) -> list:
     return calls
 
 
-def _select(df, schema, selection, seed=0):
+def _select(df, schema, selection, seed=0, max_cells=None):
     ledger = ZcdpLedger(RHO)
-    return pm.select_point_masses(_tallies(df), schema, selection=selection, rng=PrivateRandom(seed), ledger=ledger), \
-        ledger
+    return pm.select_point_masses(_tallies(df), schema, selection=selection, rng=PrivateRandom(seed), ledger=ledger,
+                                  max_cells=max_cells), ledger
 
 
 def test_parameters_are_public_and_do_not_depend_on_n():
@@ -192,3 +193,61 @@ def test_a_run_keeps_round_amounts_and_zeros_and_states_the_selection():
                                      progress=False)
     assert (off.data["amount"].astype(float) == 5000).mean() < 0.05
     assert "point mass" not in off.plan.discretised.reason
+
+
+def test_under_a_cell_cap_the_largest_noisy_counts_are_kept_ties_by_the_smaller_value(monkeypatch):
+    """40 values pass the threshold under ``max_cells=16``: the floor(15/2) = 7 of largest noisy count are kept."""
+    sel = pm.point_mass_selection(rho=RHO, delta=DELTA, columns=1)
+    schema = _schema(("x", (0.0, 100.0)))
+    rows = np.array([sel.threshold + (7 * v) % 40 for v in range(40)])  # distinct counts, in a scrambled order
+    df = pd.DataFrame({"x": np.repeat(np.arange(40.0), rows)})
+    noise = 2 * (rows.max() - rows)  # the noisy counts rank the values the other way round from the true ones
+    monkeypatch.setattr(pm, "discrete_gaussian_array", lambda size, sigma2, rng: noise[:size])
+    smallest = np.sort(np.argsort(rows)[:7]).astype(float)  # the largest noisy counts: the smallest true ones
+    assert _select(df, schema, sel, max_cells=16)[0].values == {"x": tuple(smallest.tolist())}
+    assert len(_select(df, schema, sel)[0].values["x"]) == 40  # no cap: every value that passes
+    _fixed_noise(monkeypatch, 0)
+    tied = pd.DataFrame({"x": np.repeat(np.arange(40.0), sel.threshold)})
+    assert _select(tied, schema, sel, max_cells=16)[0].values == {"x": tuple(float(v) for v in range(7))}
+    assert pm.most_point_masses(16) == 7 and pm.most_point_masses(2) == 0 and pm.most_point_masses(None) is None
+
+
+@pytest.mark.parametrize("spacing", [1, 5])
+def test_forty_candidate_values_under_a_cap_of_16_cells_make_at_most_16_cells(spacing):
+    """Integers one apart (41 cells without the rule) and spread apart (80): the cap holds with the trees' own
+    noise, on several seeds; the missing cell is not one of the 16 (the plan counts it apart)."""
+    sel = pm.point_mass_selection(rho=RHO, delta=DELTA, columns=1)
+    schema = Schema((Attribute("x", "numeric", bounds=(0, 200), origin="learn", bins=1, dtype="int64"),))
+    values = np.arange(40.0) * spacing
+    tallies = _tallies(pd.DataFrame({"x": np.concatenate([np.repeat(values, 3 * sel.threshold),
+                                                          np.linspace(0, 200, 5000).round()])}))
+    for seed in range(5):
+        ledger = ZcdpLedger(Fraction(1))
+        masses = pm.select_point_masses(tallies, schema, selection=sel, rng=PrivateRandom(seed), ledger=ledger,
+                                        max_cells=16)
+        cut = privtree.discretise(tallies, schema, epsilon=Fraction(1, 2), rng=PrivateRandom(seed), ledger=ledger,
+                                  max_cells=16, point_masses=masses)
+        assert len(masses.values["x"]) == 7
+        assert cut.columns[0].cells == cut.schema["x"].bins <= 16
+
+
+def test_the_trees_refuse_more_point_masses_than_the_cap_leaves_room_for_before_any_charge():
+    sel = pm.point_mass_selection(rho=RHO, delta=DELTA, columns=1)
+    schema = _schema(("x", (0.0, 100.0)))
+    ledger = ZcdpLedger(RHO)
+    crowded = pm.PointMasses({"x": tuple(float(v) for v in range(8))}, sel)
+    with pytest.raises(InputError, match=r"columns \['x'\] keep more than 7 point masses.*max_cells=16"):
+        privtree.discretise(_tallies(pd.DataFrame({"x": [1.0]})), schema, epsilon=Fraction(1, 10),
+                            rng=PrivateRandom(0), ledger=ledger, max_cells=16, point_masses=crowded)
+    assert not ledger.events
+
+
+def test_a_run_under_a_cap_of_16_cells_keeps_7_point_masses_of_40_and_16_cells_at_most(monkeypatch):
+    """Through the run: the cap the plan chose reaches the selection (40 integers one apart gave 41 cells)."""
+    monkeypatch.setattr(plan, "CELL_CAPS", (16,))
+    df = pd.DataFrame({"x": np.repeat(np.arange(40), 800).astype(np.int64)})
+    result = synthdp.generate_synthetic(df, "marginals:1", epsilon=1, delta=1e-9, bounds={"x": (0, 100)},
+                                        random_state=0, progress=False)
+    assert result.schema["x"].bins <= 16
+    assert "(at most 7 per column under the cap of 16 cells, the largest noisy counts first)" in \
+        result.plan.discretised.reason
