@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 import inspect
 from fractions import Fraction
 
@@ -265,20 +266,23 @@ def test_a_refusal_after_a_private_step_states_what_was_spent(monkeypatch):
 
 
 def test_a_fraction_in_a_column_whose_bounds_are_integers_is_refused_with_the_fix():
-    """Bounds written as integers declare an integer column (its synthetic values are whole numbers) unless the
-    owner typed it otherwise: in a column of untyped values (text, as a CSV is read) a value with a fraction is
-    refused, naming the row, the column and the decimal-point fix, instead of being truncated; a float column the
-    owner typed (not nullable) stays real (docs/privacy.md §10.1)."""
+    """Bounds written as integers declare an integer column (its synthetic values are whole numbers) unless a
+    declaration says otherwise: a value with a fraction is refused, naming the row, the column and the fixes,
+    instead of being truncated, whether the frame holds it as text (as a CSV is read) or as floats (a frame's dtype
+    declares nothing, docs/privacy.md §10.1); declared reals stay real."""
     import pandas as pd
 
     df = pd.DataFrame({"a": ["u", "v"] * 50, "x": [0.25, 0.5] * 50})
-    with pytest.raises(SynthDPError, match=r"row 0, column 'x' is not a whole number.*\(0\.0, 1\.0\)"):
-        synthdp.generate_synthetic(df.astype({"x": object}), "marginals:2", epsilon=1, delta=1e-9,
-                                   bounds={"x": (0, 1)}, bins={"x": 2}, categories={"a": ["u", "v"]},
-                                   random_state=1, progress=False)
-    for bounds in ((0.0, 1.0), (0, 1)):
-        out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": bounds},
-                                         bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1, progress=False)
+    for frame in (df.astype({"x": object}), df):
+        with pytest.raises(SynthDPError, match=r"row 0, column 'x' is not a whole number.*\(0\.0, 1\.0\)"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                synthdp.generate_synthetic(frame, "marginals:2", epsilon=1, delta=1e-9, bounds={"x": (0, 1)},
+                                           bins={"x": 2}, categories={"a": ["u", "v"]}, random_state=1,
+                                           progress=False)
+    for declared in (dict(bounds={"x": (0.0, 1.0)}), dict(bounds={"x": (0, 1)}, dtypes={"x": "float64"})):
+        out = synthdp.generate_synthetic(df, "marginals:2", epsilon=1, delta=1e-9, **declared, bins={"x": 2},
+                                         categories={"a": ["u", "v"]}, random_state=1, progress=False)
         assert out.data["x"].dtype.kind == "f"
 
 

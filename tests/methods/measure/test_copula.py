@@ -385,8 +385,8 @@ def test_the_release_says_which_columns_a_copula_places_inside_their_cells(suppo
     z = gen.multivariate_normal([0, 0], [[1, 0.97], [0.97, 1]], 8000)
     df = pd.DataFrame({"x": np.round(np.exp(3 + 0.4 * z[:, 0]), 1), "y": np.round(np.exp(2 + 0.5 * z[:, 1]), 1),
                        "k": gen.choice(["a", "b", "c"], 8000)})
-    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"x": (0, 500),
-                                        "y": (0, 500)}, categories={"k": ["a", "b", "c"]}, clip=True,
+    result = synthdp.generate_synthetic(df, "marginals:2", epsilon=1.0, delta=1e-9, bounds={"x": (0.0, 500.0),
+                                        "y": (0.0, 500.0)}, categories={"k": ["a", "b", "c"]}, clip=True,
                                         discretise="privtree", random_state=0, progress=False,
                                         measure_options=MeasureOptions(numeric_support=support))
     said = result.report.release.numeric_values
