@@ -29,7 +29,7 @@ from pandas.tseries.api import guess_datetime_format
 from synthdp.core.errors import SchemaError
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, UntypedWarning,
-                                 category_label, datetime_dtype, format_unit, is_datetime_dtype, value_kind,
+                                 category_label, datetime_dtype, format_unit, frame_zone, holds_dates, value_kind,
                                  write_atomically)
 
 __all__ = ["DRAFT_KEY", "SchemaDraft", "draft_document", "draft_schema"]
@@ -174,6 +174,7 @@ def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool
     midnight on a naive clock (written ``%Y-%m-%d``), else whole seconds, with its first and last date read off as
     bounds, written as dates."""
     name = str(series.name)
+    series = _as_datetimes(series)
     fmt = _typed_date_format(series)
     lo, hi = _date_bounds(series.dropna(), fmt)
     written = (lo.strftime(fmt), hi.strftime(fmt)) if fmt else (lo.isoformat(), hi.isoformat())
@@ -181,30 +182,30 @@ def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool
                      datetimes={name: fmt}, dtypes={name: _typed_date_dtype(series.dtype)})
 
 
+def _as_datetimes(series: pd.Series) -> pd.Series:
+    """A column the frame holds as dates (numpy, Arrow or Python objects) as pandas' ``datetime64``, in its zone."""
+    if isinstance(series.dtype, pd.ArrowDtype):
+        return series.astype(_typed_date_dtype(series.dtype))
+    return series if pd.api.types.is_datetime64_any_dtype(series.dtype) else pd.to_datetime(series)
+
+
 def _typed_date_format(series: pd.Series) -> str | None:
     """The format a draft gives a ``datetime64`` column: ``%Y-%m-%d`` when every value is a naive midnight,
     ``%Y-%m-%d %H:%M:%S`` for other naive times, none (ISO 8601 with its offset) for a tz-aware column."""
-    if _frame_zone(series.dtype) is not None:
+    if frame_zone(series.dtype) is not None:
         return None
     present = series.dropna()
     return "%Y-%m-%d" if bool((present == present.dt.normalize()).all()) else "%Y-%m-%d %H:%M:%S"
 
 
-def _frame_zone(dtype: Any) -> str | None:
-    """The time zone of a frame's tz-aware datetime dtype (numpy-backed or Arrow), else None."""
-    zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
-    return None if zone is None else str(zone)
-
-
 def _typed_date_dtype(dtype: Any) -> str:
     """The declared dtype a draft writes for a frame's ``datetime64`` column: naive, or in the frame's zone."""
-    return datetime_dtype(None, _frame_zone(dtype))
+    return datetime_dtype(None, frame_zone(dtype))
 
 
 def _typed_dates(series: pd.Series) -> bool:
-    """Whether ``series`` holds ``datetime64`` values, at least one present."""
-    return (is_datetime_dtype(series.dtype) or pd.api.types.is_datetime64_any_dtype(series.dtype)) \
-        and bool(series.notna().any())
+    """Whether the frame holds ``series`` as dates (:func:`~synthdp.core.schema.holds_dates`), one at least."""
+    return holds_dates(series) and bool(series.notna().any())
 
 
 def _read_dtypes(df: pd.DataFrame, *, bounded: Iterable[str], to_learn: Iterable[str],

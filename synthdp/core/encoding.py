@@ -34,7 +34,8 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.derived import add_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Attribute, Schema, category_label, reads_zone, typed_label, value_kind
+from synthdp.core.schema import (Attribute, Schema, category_label, datetime_dtype, frame_zone, holds_dates, reads_zone,
+                                 typed_label, value_kind)
 
 __all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error",
            "numeric_values", "written_form"]
@@ -377,6 +378,12 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
     """
     if attr.is_datetime:
         values = _timestamps(attr, series, missing)
+    elif holds_dates(series) or pd.api.types.is_timedelta64_dtype(series.dtype):
+        row = _first(~missing) if (~missing).any() else 0
+        raise SchemaError(f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is a date or a duration "
+                          f"({series.dtype}), but the column is a number column; declare it a date column (bounds "
+                          f"written as dates, or dtype 'datetime64[ns]'), or convert it to numbers first "
+                          f"(docs/privacy.md §10.1)")
     else:
         values = np.where(missing, np.nan, _numbers(series, missing))
     not_number = np.isnan(values) & ~missing
@@ -432,6 +439,8 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     row would change for all the others (docs/privacy.md §10.1), nor a guess
     per value, which reads ``01/02`` month first and ``13/01`` day first.
     """
+    if isinstance(series.dtype, pd.ArrowDtype) and holds_dates(series):  # Arrow timestamps: as pandas' own
+        series = series.astype(datetime_dtype(None, frame_zone(series.dtype)))
     present = series.where(~missing)
     try:
         utc = reads_zone(attr.format)  # every value has its offset: one instant whatever the offset it is written in

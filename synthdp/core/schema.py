@@ -67,6 +67,8 @@ __all__ = [
     "datetime_dtype",
     "datetime_zone",
     "format_unit",
+    "frame_zone",
+    "holds_dates",
     "is_date_bound",
     "is_datetime_dtype",
     "label_order",
@@ -546,10 +548,13 @@ class Attribute:
         an owner reviews dates, not seconds since 1970; else the number."""
         if not self.is_datetime:
             return bound
-        stamp = pd.Timestamp(round(bound * 1e9), unit="ns", tz="UTC")
-        stamp = stamp.tz_localize(None) if self.time_zone is None else stamp.tz_convert(self.time_zone)
-        text = stamp.date().isoformat() if stamp.tz is None and stamp == stamp.normalize() else stamp.isoformat()
-        return text if timestamp_seconds(text, self.format, self.time_zone) == bound else bound
+        try:
+            stamp = pd.Timestamp(round(bound * 1e9), unit="ns", tz="UTC")
+            stamp = stamp.tz_localize(None) if self.time_zone is None else stamp.tz_convert(self.time_zone)
+            text = stamp.date().isoformat() if stamp.tz is None and stamp == stamp.normalize() else stamp.isoformat()
+            return text if timestamp_seconds(text, self.format, self.time_zone) == bound else bound
+        except (OverflowError, ValueError, SchemaError):  # beyond the instants pandas holds (1677-2262): a number
+            return bound
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Attribute":
@@ -610,7 +615,7 @@ def reads_zone(fmt: str | None) -> bool:
 
 
 def datetime_dtype(fmt: str | None = None, zone: str | None = None) -> str:
-    """The dtype of a datetime column: tz-aware in ``zone`` (the owner's typing), in UTC when its format reads an
+    """The dtype of a datetime column: tz-aware in ``zone`` (declared), in UTC when its format reads an
     offset or a zone (the values are instants), else :data:`DATETIME_DTYPE`."""
     if zone is None and reads_zone(fmt):
         zone = "UTC"
@@ -690,12 +695,27 @@ def _reads_as_numbers(series: pd.Series, missing_values: Sequence[str], read_as_
     return not present.empty and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
+def _check_declarations_agree(dtypes: Mapping[str, str], datetimes: Mapping[str, Any],
+                              learn_bounds: Mapping[str, str | None]) -> None:
+    """Refuse two declarations of one column's type that differ, naming both (public inputs only): a date column
+    (by ``datetimes`` or bounds written as dates) given a dtype that is not a date's, or a dtype of ``learn_bounds``
+    other than the one ``dtypes`` gives."""
+    for col, dtype in dtypes.items():
+        if col in datetimes and not is_datetime_dtype(dtype):
+            raise SchemaError(f"column {col!r} is declared a date column (datetimes, or bounds written as dates) but "
+                              f"dtypes gives it {dtype!r}; declare one type (dtypes={{{col!r}: 'datetime64[ns]'}}, or "
+                              f"numbers for bounds to make it a number column)")
+        if learn_bounds.get(col) not in (None, dtype):
+            raise SchemaError(f"column {col!r} is given dtype {learn_bounds[col]!r} by learn_bounds and {dtype!r} by "
+                              f"dtypes; declare its type once")
+
+
 def _undeclared_dates_error(columns: list[str], *, numeric: bool) -> SchemaError:
     """The refusal of ``datetime64`` columns of a DataFrame that no declaration makes date columns (docs/privacy.md
     §10.1: the frame's dtype is inferred from the rows, so it never declares a type); ``numeric``: they are given
     bounds that are numbers, or bounds to learn."""
     example = columns[0]
-    head = (f"column(s) {columns} hold dates in the DataFrame (datetime64), but " +
+    head = (f"column(s) {columns} hold dates in the DataFrame (a datetime dtype, or date objects), but " +
             ("their bounds are numbers or to be learned" if numeric else "nothing declares them"))
     return SchemaError(
         f"{head}: a DataFrame's dtype never types a column; declare date columns with bounds written as dates "
@@ -705,11 +725,28 @@ def _undeclared_dates_error(columns: list[str], *, numeric: bool) -> SchemaError
             f"{example}=%Y-%m-%d, or declare the column categorical (--categorical {example})")
 
 
-def _frame_kind(dtype: Any) -> str | None:
+def holds_dates(series: pd.Series) -> bool:
+    """Whether a DataFrame holds ``series`` as dates: a datetime dtype (numpy ``datetime64``, tz-aware or not, or
+    Arrow ``timestamp``/``date32``/``date64``) or Python date and datetime objects.  Read for refusals and the
+    owner's warnings only, never for a type (docs/privacy.md §10.1)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return True
+    return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in ("datetime", "datetime64",
+                                                                                           "date")
+
+
+def frame_zone(dtype: Any) -> str | None:
+    """The time zone of a frame's tz-aware datetime dtype (numpy-backed or Arrow), else None."""
+    zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
+    return None if zone is None else str(zone)
+
+
+def _frame_kind(series: pd.Series) -> str | None:
     """What a DataFrame's dtype says a column holds: ``"int"``, ``"float"``, ``"bool"``, ``"datetime"`` (naive) or
     ``"datetime, ZONE"``; None for text, objects and categories (which say nothing of a type)."""
-    if is_datetime_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype):
-        zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
+    dtype = series.dtype
+    if holds_dates(series):
+        zone = frame_zone(dtype)
         return "datetime" if zone is None else f"datetime, {zone}"
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
@@ -732,13 +769,20 @@ def _dtype_disagreement(attr: "Attribute", series: pd.Series) -> str | None:
     """For the owner only: how the frame's dtype of ``series`` disagrees with the type ``attr`` declares, and the
     declaration that would match it; None when they agree, when either says nothing, or when the frame holds whole
     numbers as reals because some are missing (pandas' rule, which the declaration matches)."""
-    frame, declared = _frame_kind(series.dtype), _declared_kind(attr)
+    frame, declared = _frame_kind(series), _declared_kind(attr)
+    if frame is not None and declared is None and attr.kind == "categorical":
+        return (f"column {attr.name!r} is {series.dtype} in the DataFrame and categorical with no declared type: its "
+                f"categories are the values as pandas parsed them ('1' for a written '001', a date in pandas' form), "
+                f"which one odd row of a file can change for every row; read the file with dtype=str, or give its "
+                f"path to synthdp, which reads every field as text")
     if frame is None or declared is None or frame == declared:
         return None
     if frame == "float" and declared == "int" and series.hasnans:
         return None
-    match = (f"datetime64[ns, {frame.split(', ')[1]}]" if ", " in frame else "datetime64[ns]"
-             if frame.startswith("datetime") else {"int": "int64", "float": "float64", "bool": "bool"}[frame])
+    if frame.startswith("datetime"):
+        match = f"datetime64[ns, {frame.split(', ')[1]}]" if ", " in frame else "datetime64[ns]"
+    else:
+        match = {"int": "int64", "float": "float64", "bool": "bool"}[frame]
     return (f"column {attr.name!r} is {series.dtype} in the DataFrame, but its declarations make it "
             f"{_KIND_WORDS.get(declared, declared.replace('datetime, ', 'dates in '))} ({attr.dtype}); if the "
             f"DataFrame's type is right, declare dtypes={{{attr.name!r}: {match!r}}} (CLI --dtype {attr.name}={match})")
@@ -996,12 +1040,12 @@ class Schema:
             numeric columns of timestamps (bounds as dates, e.g. ``("2020-01-01", "2024-12-31")``)
             written back as datetimes (docs/privacy.md §10.3); the format is their precision and
             written form (:attr:`Attribute.date_unit`). Bounds written as dates (text, ``Timestamp``,
-            ``datetime``) and a ``datetime64`` dtype of ``df`` (the owner's typing, tz-aware or not)
-            declare a datetime column too (docs/privacy.md §10.1).
+            ``datetime``) and a datetime dtype in ``dtypes`` (its zone too) declare a datetime column too; a
+            ``datetime64`` column of ``df`` declares nothing (docs/privacy.md §10.1).
         learn_bounds : numeric columns without public bounds whose bounds are learned privately
             (docs/privacy.md §10.4, needs a delta), as a list or ``{name: dtype}`` (``"int64"`` or
-            ``"float64"``; ``None`` or a list: integers for an integer or ``datetime64`` column of ``df``
-            without declared decimals, the owner's typing, else reals); their cells are learned by PrivTree.
+            ``"float64"``; ``None`` or a list: the type ``dtypes`` or ``datetimes`` declares, else reals, with an
+            :class:`UntypedWarning`); their cells are learned by PrivTree.
         decimals : public number of decimals per float column: synthetic values are rounded to it; declared
             decimals make the column real whatever its bounds.
         discretise : the cells of a bounded column given neither ``bins`` nor
@@ -1014,11 +1058,12 @@ class Schema:
         nullable : columns with public categories or bounds that get a
             ``"<missing>"`` value.
         dtypes : public output dtype per column (pandas names such as
-            ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``).
+            ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``, ``"datetime64[ns]"``,
+            ``"datetime64[ns, Europe/Paris]"``).
             Default (docs/privacy.md §10.1): from the public categories (:func:`values_dtype`), declared
-            decimals (real), a float or datetime dtype of ``df`` (the owner's typing), the bounds
-            (:func:`public_dtype`), or the learned labels (:func:`labels_dtype`) -- never inferred
-            from the values.
+            decimals (real), the bounds as written (:func:`public_dtype`), or the learned labels
+            (:func:`labels_dtype`) -- never from the dtypes of ``df``, which pandas infers from the rows (where
+            they disagree with the declarations, an :class:`~synthdp.core.owner.OwnerWarning` says so).
         missing_values : extra tokens meaning "missing" (e.g. ``["?"]``).
         clip : clamp out-of-bounds numeric values instead of raising at encoding.
         max_categories : largest number of categories read off the data
@@ -1077,6 +1122,7 @@ class Schema:
         for col, dtype in dtypes.items():
             if is_datetime_dtype(dtype) and col not in datetimes:
                 datetimes[col] = None  # so does a datetime dtype (§10.1)
+        _check_declarations_agree(dtypes, datetimes, learn_bounds)
         undated = sorted(set(datetimes) - set(bounds) - set(learn_bounds))
         if undated:
             raise SchemaError(f"datetime column(s) {undated} need public bounds, never read off the data: pass "
@@ -1111,11 +1157,12 @@ class Schema:
             if col not in dtypes and col in decimals:
                 dtypes[col] = "float64"
 
-        attributes, read_off, unbounded, undated_frame = [], [], [], []
+        attributes, read_off, unbounded, undated_frame, numbered_dates = [], [], [], [], []
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
-            if (col in learn_bounds or col in bounds) and col not in datetimes and is_datetime_dtype(series.dtype):
-                raise _undeclared_dates_error([col], numeric=True)  # a refusal, never a kind (§10.1)
+            if (col in learn_bounds or col in bounds) and col not in datetimes and holds_dates(series):
+                numbered_dates.append(col)  # a refusal, never a kind (§10.1)
+                continue
             if col in learn_bounds:
                 if col in bounds or col in bins or col in cuts:
                     raise SchemaError(f"column {col!r} is in learn_bounds and also given bounds, bins or cuts; "
@@ -1140,7 +1187,7 @@ class Schema:
                 values = tuple(categories[col])
                 attributes.append(Attribute(col, "categorical", categories=values, missing=col in nullable,
                                             dtype=dtypes.get(col) or values_dtype(values)))
-            elif col not in categorical and is_datetime_dtype(series.dtype):
+            elif col not in categorical and holds_dates(series):
                 undated_frame.append(col)  # a refusal, as for numbers below
             elif col not in categorical and _reads_as_numbers(series, missing_values, read_as_text):
                 # A refusal shown to the owner before any private step, never a kind: every run that goes on
@@ -1156,6 +1203,8 @@ class Schema:
                 else:
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
                                                 origin="learn"))
+        if numbered_dates:
+            raise _undeclared_dates_error(numbered_dates, numeric=True)
         if undated_frame:
             raise _undeclared_dates_error(undated_frame, numeric=False)
         if unbounded:
@@ -1177,7 +1226,8 @@ class Schema:
                 PrivacyWarning,
                 stacklevel=2,
             )
-        disagreements = [text for attr in attributes if (text := _dtype_disagreement(attr, df[attr.name]))]
+        disagreements = [text for attr, j in zip(attributes, range(df.shape[1]))
+                         if (text := _dtype_disagreement(attr, df.iloc[:, j]))]
         if disagreements:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
             owner_warning("the DataFrame's dtypes do not type a release, the declarations do (docs/privacy.md "
                           "§10.1); " + "; ".join(disagreements))
