@@ -44,13 +44,14 @@ from synthdp.files import sources
 from synthdp.files.parquet import write_table
 from synthdp.files.sources import ReadOptions
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.units import AUTO_EPSILON_SHARE, Bounding, bounding_key, choose_rows_per_unit
+from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, Bounding, ChosenBound, bounding_key,
+                                      choose_rows_per_unit, rows_per_unit)
 from synthdp.methods.base import MethodOutput
 from synthdp.methods.registry import get_method
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords, decode_records
-from synthdp.domains import domain_tallies, learn_domain
-from synthdp.plan import Plan, budget, check_delta_against_public_n, make_plan, require_delta_for_bounds
+from synthdp.domains import check_every_bound, domain_tallies, learn_domain
+from synthdp.plan import Plan, budget, candidate_plans, check_delta_against_public_n, make_plan
 from synthdp.queries.base import QueryClass
 from synthdp.owner_check import real_missing_shares, warn_missing_shares
 from synthdp.release_check import ReleaseWarning, check_release
@@ -191,11 +192,9 @@ def stating_spend(ledger: Ledger):
     except SynthDPError as error:
         if not ledger.events:
             raise
-        stop = "" if str(error).rstrip().endswith(".") else "."
-        note = (f"{stop} This refusal came after private steps that ran on the data and were charged "
-                f"{ledger.total()}; nothing was released, but a new run on the same data spends again "
-                "(docs/privacy.md §10.1).")
-        raise type(error)(str(error) + note, cli=error.cli and error.cli + note) from error
+        raise error.with_note(f"This refusal came after private steps that ran on the data and were charged "
+                              f"{ledger.total()}; nothing was released, but a new run on the same data spends "
+                              "again (docs/privacy.md §10.1).") from error
 
 
 def spend_text(epsilon: float, delta: float | None) -> str:
@@ -242,9 +241,8 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         chosen = None
         with nullcontext() if isinstance(df, pd.DataFrame) else phases("reading the table"):
             df = engine.read(df)  # in memory, the rows; on a cluster, the files its passes read part by part
-        if auto:  # the first private step: k, chosen on the raw rows (docs/privacy.md §10.6) after the free checks
-            check_raw_rows(df, config, engine)
-            chosen = choose_bound(df, config, ledger, rng)
+        if auto:  # the first private step: k, chosen on the raw rows after every refusal (docs/privacy.md §10.6)
+            chosen = choose_bound(df, config, engine, ledger, rng)
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
         rows = engine.prepare(df, contribution_bounding(config, rng))  # at most k rows per unit (§10.6), text stripped
@@ -314,25 +312,33 @@ def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
     return () if config.privacy_unit is None else (config.privacy_unit,)
 
 
-def check_raw_rows(df: pd.DataFrame, config: SynthesisConfig, engine) -> None:
-    """Before ``k`` is chosen privately: the schema built and every value checked on the raw rows, as the tally
-    pass checks the kept rows later, so that the refusals that need no budget come before any spend
-    (docs/privacy.md §10.8).  The schema's warnings are given once, by the run itself."""
+def raw_schema(df: pd.DataFrame, config: SynthesisConfig, engine) -> tuple[Rows, Schema]:
+    """Before ``k`` is chosen privately: the raw rows without the privacy unit's column, and the run's public
+    schema built on them.  The schema's warnings are given once, by the run itself."""
     if config.privacy_unit not in df.columns:
         raise InputError(f"privacy unit column {config.privacy_unit!r} is not in the data, whose columns are "
                          f"{list(df.columns)}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows, schema = public_schema(engine.prepare(df.drop(columns=[config.privacy_unit])), config, [])
-    require_delta_for_bounds(schema, budget(config)[1])
-    engine.tally(rows.source, schema)
+        return public_schema(engine.prepare(df.drop(columns=[config.privacy_unit])), config, [])
 
 
-def choose_bound(df: pd.DataFrame, config: SynthesisConfig, ledger: Ledger, rng: PrivateRandom):
-    """``max_rows_per_unit="auto"``: ``k`` chosen privately with a public share of epsilon (docs/privacy.md §10.6)."""
+def choose_bound(df: pd.DataFrame, config: SynthesisConfig, engine, ledger: Ledger, rng: PrivateRandom
+                 ) -> ChosenBound:
+    """``max_rows_per_unit="auto"``: ``k`` chosen privately with a public share of epsilon, the run's first charge,
+    after every refusal that can come before it (docs/privacy.md §10.6, "Refusals before the choice of k"; §10.8).
 
-    return choose_rows_per_unit(df, config.privacy_unit, epsilon=budget(config)[0] * AUTO_EPSILON_SHARE, rng=rng,
-                                ledger=ledger, relation=config.relation)
+    In order: the plan of every candidate ``k`` (public inputs only: the ``k`` whose plan passes are the range
+    the choice ranges over), every value of the raw rows checked as the tally pass checks the kept rows later, and
+    the domain stage's size checks at every candidate (for the owner).
+    """
+    rows, schema = raw_schema(df, config, engine)
+    plans = candidate_plans(config, schema)
+    tallies = engine.tally(rows.source, schema)
+    held = rows_per_unit(df, config.privacy_unit)
+    check_every_bound(tallies, held, schema, plans)
+    return choose_rows_per_unit(held, candidates=tuple(plans), epsilon=budget(config)[0] * AUTO_EPSILON_SHARE,
+                                rng=rng, ledger=ledger, relation=config.relation)
 
 
 def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):

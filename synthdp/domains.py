@@ -17,9 +17,12 @@ import logging
 import sys
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from synthdp.config import SynthesisConfig
+from synthdp.core.errors import InputError
 from synthdp.core.progress import Phases
 from synthdp.core.tallies import Tallies
 from synthdp.engines.rows import Rows
@@ -27,7 +30,8 @@ from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import LearnedBounds, check_rows, learn_bounds, range_threshold, warn_clipped
 from synthdp.mechanisms.point_masses import select_point_masses
 from synthdp.mechanisms.privtree import Discretisation, discretise
-from synthdp.plan import Plan, budget, check_delta_against_public_n
+from synthdp.mechanisms.units import bounded_rows, candidates_text
+from synthdp.plan import DomainBudget, Plan, budget, check_delta_against_public_n
 
 log = logging.getLogger(__name__)
 
@@ -91,11 +95,8 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
                            Discretisation(schema, (), Fraction(0), Fraction(0)))
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
     if schema.to_bound:
-        check_rows(data, schema.to_bound, range_threshold(stage.bounds_epsilon / ledger.contribution_bound),
-                   epsilon=config.epsilon)
-    threshold = (stage.selection.threshold if stage.selection is not None else
-                 stage.categories.columns[0].threshold if stage.categories is not None and stage.categories.columns
-                 else None)
+        check_rows({c: data.numbers[c].rows for c in schema.to_bound}, bounds_threshold(plan), epsilon=config.epsilon)
+    threshold = categories_threshold(stage)
     if threshold is not None:
         partition.check_threshold(data.rows, threshold, schema.to_learn, epsilon=config.epsilon)
         partition.warn_rare_values(data.labels, threshold, schema.to_learn)
@@ -126,6 +127,64 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     cut = discretise(data, bounded.schema, epsilon=stage.cells_epsilon, rng=rng, ledger=zcdp or ledger,
                      relation=config.relation, max_cells=stage.max_cells, point_masses=masses)
     return DomainStage(learned, bounded, cut, zcdp)
+
+
+def categories_threshold(stage: DomainBudget) -> int | None:
+    """Partition selection's threshold ``tau`` (§9, §10.5): about how many rows a value needs to be kept; None when
+    the stage learns no categories.  Public: a function of the budget alone."""
+    if stage.selection is not None:
+        return stage.selection.threshold
+    if stage.categories is not None and stage.categories.columns:
+        return stage.categories.columns[0].threshold
+    return None
+
+
+def bounds_threshold(plan: Plan) -> int:
+    """Learned bounds' threshold (§10.4): the rows a range of the grid needs at the plan's ``k``.  Public."""
+    return range_threshold(plan.stage.bounds_epsilon / plan.config.contribution_bound)
+
+
+def reaches_categories_threshold(stage: DomainBudget, rows: int) -> bool:
+    """Whether ``rows`` rows reach :func:`categories_threshold` (True when there is none): one tail sum for the
+    joint selection where its threshold's search takes a dozen (:meth:`~synthdp.mechanisms.partition.
+    JointSelection.reaches`)."""
+    if stage.selection is not None:
+        return stage.selection.reaches(rows)
+    threshold = categories_threshold(stage)
+    return threshold is None or rows >= threshold
+
+
+def check_every_bound(data: Tallies, held: np.ndarray, schema, plans: Mapping[int, Plan]) -> None:
+    """``max_rows_per_unit="auto"``, before ``k`` is chosen: the domain stage's size refusals at every candidate
+    ``k`` (docs/privacy.md §10.6, "Refusals before the choice of k"; §10.8), so that none comes after the charge.
+
+    ``data`` are the raw rows' tallies and ``held`` each unit's rows (:func:`~synthdp.mechanisms.units.
+    rows_per_unit`); ``plans`` the plan of each candidate (:func:`synthdp.plan.candidate_plans`).  At ``k``
+    bounding keeps exactly :func:`~synthdp.mechanisms.units.bounded_rows` rows whatever its key, and of a column
+    to bound at most as many present values, and no more than the raw rows hold (exactly those rows when the
+    column is not nullable): what the checks of :func:`learn_domain` will read at ``k``, or more.  Refuses with
+    the first short ``k``'s own refusal and its numbers, plus a note.  Reads private counts, for the owner only:
+    an error before anything is charged or released.
+    """
+    for k, plan in plans.items():
+        rows = bounded_rows(held, k)
+        bounds = bounds_threshold(plan) if schema.to_bound else None
+        short = {c: min(data.numbers[c].rows, rows) for c in schema.to_bound
+                 if min(data.numbers[c].rows, rows) < bounds}
+        try:
+            if not reaches_categories_threshold(plan.stage, rows):
+                partition.check_threshold(rows, categories_threshold(plan.stage), schema.to_learn,
+                                          epsilon=plan.config.epsilon)
+            if short:
+                check_rows(short, bounds, epsilon=plan.config.epsilon)
+        except InputError as refusal:
+            raise refusal.with_note(
+                f"These are the counts at max_rows_per_unit={k}, the rows bounding keeps"
+                + (" and the most present values it can keep of a column to bound" if short else "")
+                + f": max_rows_per_unit='auto' may draw any k in {candidates_text(tuple(plans))} and is refused, "
+                "before anything is charged, unless the run fits at each (docs/privacy.md §10.6). A public "
+                "max_rows_per_unit, from what a unit may hold by the design of the data, is checked at that k "
+                "alone") from refusal
 
 
 def _state_threshold(config: SynthesisConfig, columns, tau: int, section: str) -> None:

@@ -39,6 +39,7 @@ from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE
 from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, most_point_masses, point_mass_selection
 from synthdp.mechanisms.privtree import CELL_CAPS, column_budget
+from synthdp.mechanisms.units import AUTO_CANDIDATES, AUTO_EPSILON_SHARE, AUTO_QUANTILE, ChosenBound, candidates_text
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method, given_options
 from synthdp.queries.base import QueryClass
@@ -199,6 +200,30 @@ def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
                 queries=None if capped is None else Choice(spec, capped), unit=unit_choice(chosen_bound))
 
 
+def candidate_plans(config: SynthesisConfig, schema) -> dict[int, Plan]:
+    """``max_rows_per_unit="auto"``: the plan of every ``k`` of :data:`~synthdp.mechanisms.units.AUTO_CANDIDATES`
+    as if it were given (the choice's epsilon set aside), by ``k``, for the ``k`` whose plan passes: the candidates
+    the private choice ranges over (docs/privacy.md §10.6, "Refusals before the choice of k").
+
+    Public inputs only, like :func:`make_plan` (the configuration and the public ``schema``): the candidates are a
+    function of them, so the exponential mechanism may range over them, and every refusal of the plan comes before
+    the choice's charge.  Refuses with the smallest ``k``'s refusal when no plan passes (an unknown query class is
+    refused at every ``k``).  Each plan's ``max_rows_per_unit`` choice names the whole public range; only the plan
+    made again at the chosen ``k`` is reported.
+    """
+    epsilon = budget(config)[0] * AUTO_EPSILON_SHARE
+    plans, refusals = {}, []
+    for k in AUTO_CANDIDATES:
+        try:
+            plans[k] = make_plan(replace(config, max_rows_per_unit=k), schema,
+                                 chosen_bound=ChosenBound(k, epsilon, AUTO_CANDIDATES, AUTO_QUANTILE))
+        except InputError as refusal:
+            refusals.append(refusal)
+    if not plans:
+        raise refusals[0]
+    return plans
+
+
 def require_delta_for_bounds(schema, delta) -> None:
     """Refuse columns without public bounds under pure DP: learning bounds (§10.4) needs a delta.  Public inputs."""
     if schema.to_bound and not delta:
@@ -282,8 +307,11 @@ def unit_choice(chosen_bound) -> Choice | None:
     """The privately chosen rows per privacy unit ``k`` and its cost (docs/privacy.md §10.6)."""
     if chosen_bound is None:
         return None
+    candidates = candidates_text(chosen_bound.candidates)
+    if chosen_bound.candidates != AUTO_CANDIDATES:
+        candidates += f" (the k of {candidates_text(AUTO_CANDIDATES)} whose plan passes)"
     return Choice(chosen_bound.k, f"chosen privately (docs/privacy.md §10.6): the exponential mechanism over "
-                  f"1..{chosen_bound.max_rows} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
+                  f"{candidates} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
                   f"at epsilon {float(chosen_bound.epsilon):.4g}")
 
 

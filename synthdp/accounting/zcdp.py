@@ -23,6 +23,7 @@ directed rounding of :mod:`synthdp.accounting.ledger`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -242,8 +243,12 @@ def dp_epsilon(rho: float | Rational, delta: float | Rational, *, tight: bool = 
     return round_up(high)
 
 
+@functools.lru_cache(maxsize=1024)
 def rho_for_dp(epsilon: float | Rational, delta: float | Rational, *, tight: bool = True) -> Fraction:
     """The largest ``rho`` (rounded **down**) whose ``rho``-zCDP gives ``(epsilon, delta)``-DP (§8.5).
+
+    Cached (a pure function of its arguments): a run with ``max_rows_per_unit="auto"`` plans every candidate ``k``
+    (docs/privacy.md §10.6), and each plan asks for the same few conversions.
 
     ``tight=False``: the proved formula ``rho = Gamma**2`` with
     ``Gamma = eps / (sqrt(eps + iota) + sqrt(iota))``, ``iota = ln(1/delta)``

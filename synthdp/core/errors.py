@@ -23,6 +23,11 @@ class SynthDPError(Exception):
         """The message for the command line: its ``cli`` form when there is one."""
         return self.cli or str(self)
 
+    def with_note(self, note: str) -> "SynthDPError":
+        """This error with ``note`` added to both forms of its message, as a sentence of its own."""
+        stop = "" if str(self).rstrip().endswith(".") else "."
+        return type(self)(f"{self}{stop} {note}", cli=self.cli and f"{self.cli}{stop} {note}")
+
 
 class SchemaError(SynthDPError, ValueError):
     """The data do not fit the schema, or a schema cannot be built from them."""

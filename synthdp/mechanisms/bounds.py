@@ -16,6 +16,7 @@ post-processing.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -95,16 +96,15 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
 FEW_ROWS_FACTOR = 4
 
 
-def check_rows(tallies: Tallies, columns: tuple[str, ...], threshold: int, *, epsilon: float) -> None:
-    """Refuse the columns to bound whose present values cannot fill one bucket to ``threshold``; warn the owner
-    about those that barely can (docs/privacy.md §10.8).
+def check_rows(present: Mapping[str, int], threshold: int, *, epsilon: float) -> None:
+    """Refuse the columns to bound whose ``present`` values (by column) cannot fill one bucket to ``threshold``;
+    warn the owner about those that barely can (docs/privacy.md §10.8).
 
     Runs before any private step and reads the private counts, for the data owner only: a refusal releases
     nothing, and the warning (:func:`~synthdp.core.owner.owner_warning`) never goes into the release, which
     either does not happen or is the same as without the check.
     """
-    present = {c: tallies.numbers[c].rows for c in columns}
-    remedy = f"{_public_bounds(columns[0])}, raise epsilon (now {epsilon:g}), or drop the column"
+    remedy = f"{_public_bounds(next(iter(present)))}, raise epsilon (now {epsilon:g}), or drop the column"
     short = {c: rows for c, rows in present.items() if rows < threshold}
     if short:
         held = ", ".join(f"{c!r} {rows}" for c, rows in short.items())

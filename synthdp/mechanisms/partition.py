@@ -28,6 +28,7 @@ decide, the larger ``k``, the safer one, is taken).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Callable, Mapping
@@ -328,6 +329,17 @@ JOINT_RHO_SHARE = Fraction(1, 10)
 _TAIL_MARGIN = 1e-9
 
 
+@functools.lru_cache(maxsize=256)
+def _log_sum(s2: float, lo: int, hi: int) -> float:
+    """``log sum_{z=lo..hi} exp(-z**2 / (2 s2))``, the exact sum of the rounded terms (those that underflow add
+    nothing).  Cached: a threshold's search reads the same normaliser a dozen times."""
+    z = np.arange(lo, hi + 1, dtype=np.float64)
+    exponents = -z * z / (2 * s2)
+    top = exponents.max()
+    terms = np.exp(exponents - top)
+    return top + math.log(math.fsum(terms[terms > 0]))
+
+
 def gaussian_tail(sigma2: Fraction, k: int) -> float:
     """An upper bound on ``P[Z >= k]`` for ``Z ~ N_Z(0, sigma2)``, from the exact pmf (docs/privacy.md §10.5).
 
@@ -340,21 +352,14 @@ def gaussian_tail(sigma2: Fraction, k: int) -> float:
     s2 = float(sigma2)
     sigma = math.sqrt(s2)
     span = int(60 * sigma) + 60
-
-    def log_sum(lo: int, hi: int) -> float:
-        z = np.arange(lo, hi + 1, dtype=np.float64)
-        exponents = -z * z / (2 * s2)
-        top = exponents.max()
-        return top + math.log(math.fsum(np.exp(exponents - top)))
-
     start = max(k, 0)
-    numerator = log_sum(start, start + span)
+    numerator = _log_sum(s2, start, start + span)
     if k < 0:
-        numerator = np.logaddexp(numerator, log_sum(k, -1))
+        numerator = np.logaddexp(numerator, _log_sum(s2, k, -1))
     last = start + span
     ratio = math.exp(-(2 * last + 1) / (2 * s2))
     numerator += math.log1p(math.exp(-(last * last) / (2 * s2) - numerator) * ratio / (1 - ratio))
-    denominator = log_sum(-span, span)
+    denominator = _log_sum(s2, -span, span)
     return min(1.0, math.exp(numerator - denominator) * (1 + _TAIL_MARGIN))
 
 
@@ -365,15 +370,34 @@ class JointSelection:
     Every present (column, value) count gets ``N_Z(0, sigma2)`` noise and is
     kept iff ``count + Z >= threshold``. Cost: ``rho`` in the zCDP filter
     (``J / (2 sigma2)`` add/remove, ``J / sigma2`` replace-one) and ``delta``,
-    the share reserved, which bounds ``J P[1 + Z >= threshold]``.
+    the share reserved, which bounds ``k J P[k + Z >= threshold]`` for units of
+    ``k = contribution_bound`` rows.
     """
 
     columns: int
     sigma2: Fraction
     rho: Fraction
     delta: Fraction
-    threshold: int
     contribution_bound: int = 1
+
+    def _passes(self, tau: int) -> bool:
+        """Whether ``tau`` is a safe threshold: ``k J P[Z >= tau - k] <= delta`` (one tail sum)."""
+        k = self.contribution_bound
+        return k * self.columns * gaussian_tail(self.sigma2, tau - k) <= float(self.delta)
+
+    @functools.cached_property
+    def threshold(self) -> int:
+        """The least safe ``tau >= k + 1`` (:func:`least_passing`), found when first read: its search takes a
+        dozen tail sums, long at a large ``k``, and the plans of every candidate ``k`` read few (docs/privacy.md
+        §10.6)."""
+        k, pairs = self.contribution_bound, self.contribution_bound * self.columns
+        return least_passing(self._passes, low=k + 1,
+                             guess=k + int(math.sqrt(2 * float(self.sigma2) * math.log(pairs / float(self.delta)))))
+
+    def reaches(self, rows: int) -> bool:
+        """Whether ``rows >= threshold``, by one tail sum instead of the threshold's search: the threshold is the
+        least safe value, and a larger one is safe too (the tail falls as its threshold grows)."""
+        return rows >= self.contribution_bound + 1 and self._passes(rows)
 
     def to_dict(self) -> dict:
         return {"columns": self.columns, "sigma2": str(self.sigma2), "rho": str(self.rho),
@@ -406,10 +430,7 @@ def joint_selection(*, rho: Fraction, delta: Fraction, columns: int, relation: s
     k = contribution_bound
     sigma2 = sigma2_up(Fraction(factor * columns * k * k) / (2 * target))
     charge = Fraction(factor * columns * k * k) / (2 * sigma2)
-    budget, pairs = float(delta), k * columns
-    tau = least_passing(lambda t: pairs * gaussian_tail(sigma2, t - k) <= budget, low=k + 1,
-                        guess=k + int(math.sqrt(2 * float(sigma2) * math.log(pairs / budget))))
-    return JointSelection(columns, sigma2, charge, delta, tau, k)
+    return JointSelection(columns, sigma2, charge, delta, k)
 
 
 def least_passing(passes: Callable[[int], bool], *, low: int, guess: int) -> int:

@@ -38,15 +38,17 @@ from synthdp.accounting.ledger import UNIT_BOUND_LABEL, Ledger, as_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.selection import exponential_mechanism
 
-__all__ = ["AUTO_EPSILON_SHARE", "AUTO_MAX_ROWS", "AUTO_QUANTILE", "Bounding", "ChosenBound", "DROPPED_SHARE",
-           "bounding_key", "bound_frame", "choose_rows_per_unit", "keep_mask", "unit_hash", "unit_text",
-           "warn_dropped_rows"]
+__all__ = ["AUTO_CANDIDATES", "AUTO_EPSILON_SHARE", "AUTO_MAX_ROWS", "AUTO_QUANTILE", "Bounding", "ChosenBound",
+           "DROPPED_SHARE", "bounded_rows", "bounding_key", "bound_frame", "candidates_text", "choose_rows_per_unit",
+           "keep_mask", "rows_per_unit", "unit_hash", "unit_text", "warn_dropped_rows"]
 
 #: ``max_rows_per_unit="auto"``: the public share of epsilon spent choosing ``k``, the largest ``k`` considered
 #: and the quantile of rows per unit aimed at (docs/privacy.md §10.6, Proposition 10.64).
 AUTO_EPSILON_SHARE = Fraction(1, 20)
 AUTO_MAX_ROWS = 32
 AUTO_QUANTILE = Fraction(9, 10)
+#: The public range of ``k``: the choice ranges over those of them whose plan passes (docs/privacy.md §10.6).
+AUTO_CANDIDATES = tuple(range(1, AUTO_MAX_ROWS + 1))
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -150,12 +152,32 @@ class Bounding:
 
 @dataclass(frozen=True)
 class ChosenBound:
-    """A ``k`` chosen privately (released) and what choosing it cost (docs/privacy.md §10.6)."""
+    """A ``k`` chosen privately (released), what choosing it cost, and the public candidates it was chosen from
+    (docs/privacy.md §10.6)."""
 
     k: int
     epsilon: Fraction
-    max_rows: int
+    candidates: tuple[int, ...]
     quantile: Fraction
+
+
+def candidates_text(candidates: tuple[int, ...]) -> str:
+    """The candidates as the report and the ledger name them: ``1..32`` for a run of integers, else a list."""
+    if candidates == tuple(range(candidates[0], candidates[-1] + 1)):
+        return f"{candidates[0]}..{candidates[-1]}"
+    return ", ".join(map(str, candidates))
+
+
+def rows_per_unit(df: pd.DataFrame, unit: str) -> np.ndarray:
+    """Each unit's number of rows ``m_w`` in the raw table (units in no released order); refuses a row without
+    a unit, naming it (:func:`unit_text`)."""
+    return np.bincount(pd.factorize(unit_text(df[unit], unit))[0])
+
+
+def bounded_rows(rows: np.ndarray, k: int) -> int:
+    """``sum_w min(m_w, k)``: exactly the rows that keeping at most ``k`` rows per unit keeps, whatever the key
+    (Lemma 10.60's rule keeps ``min(m_w, k)`` of each unit).  Private: for the owner's size checks only."""
+    return int(np.minimum(rows, k).sum())
 
 
 def rows_per_unit_scores(rows: np.ndarray, max_rows: int, quantile: Fraction) -> np.ndarray:
@@ -168,25 +190,29 @@ def rows_per_unit_scores(rows: np.ndarray, max_rows: int, quantile: Fraction) ->
     return -np.abs(quantile.denominator * held - quantile.numerator * len(rows))
 
 
-def choose_rows_per_unit(df: pd.DataFrame, unit: str, *, epsilon: Fraction, rng: PrivateRandom, ledger: Ledger,
-                         relation: str, max_rows: int = AUTO_MAX_ROWS,
+def choose_rows_per_unit(rows: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, ledger: Ledger, relation: str,
+                         candidates: tuple[int, ...] = AUTO_CANDIDATES,
                          quantile: Fraction = AUTO_QUANTILE) -> ChosenBound:
-    """``k`` in ``1..max_rows`` by the exponential mechanism, near the ``quantile`` of rows per unit (Proposition 10.64).
+    """``k`` among the public ``candidates`` by the exponential mechanism, near the ``quantile`` of the rows per unit
+    ``rows`` (:func:`rows_per_unit`; Proposition 10.64).
 
-    Runs on the raw table, before bounding, and is charged ``epsilon`` to
-    ``ledger`` ahead of every other spend (the score's sensitivity
-    ``max(a, b - a)`` is stated per unit, so the ledger's bound must still be 1);
-    the caller then fixes the ledger's bound to the released ``k``.
+    ``candidates`` are a function of public inputs only (the ``k`` whose plan passes,
+    :func:`synthdp.plan.candidate_plans`): a range read off the data would not be private.  The largest
+    candidate stands for "that many or more".  Runs on the raw table, before bounding, and is charged
+    ``epsilon`` to ``ledger`` ahead of every other spend (the score's sensitivity ``max(a, b - a)`` is stated per
+    unit, so the ledger's bound must still be 1); the caller then fixes the ledger's bound to the released ``k``.
     """
     if ledger.contribution_bound != 1:
         raise InputError("the rows per unit are chosen before the ledger's contribution bound is fixed")
+    if not candidates or list(candidates) != sorted(set(candidates)) or candidates[0] < 1:
+        raise InputError(f"the candidates for k must be increasing positive integers, got {candidates!r}")
     epsilon, quantile = as_epsilon(epsilon), Fraction(quantile)
-    rows = np.bincount(pd.factorize(unit_text(df[unit], unit))[0])
     a, b = quantile.numerator, quantile.denominator
-    pick = exponential_mechanism(rows_per_unit_scores(rows, max_rows, quantile), epsilon=epsilon,
-                                 sensitivity=max(a, b - a), rng=rng, ledger=ledger, relation=relation,
-                                 label=f"{UNIT_BOUND_LABEL}: k in 1..{max_rows} near quantile {quantile}", ahead=True)
-    return ChosenBound(pick + 1, epsilon, max_rows, quantile)
+    scores = rows_per_unit_scores(rows, candidates[-1], quantile)[np.asarray(candidates) - 1]
+    label = f"{UNIT_BOUND_LABEL}: k in {candidates_text(candidates)} near quantile {quantile}"
+    pick = exponential_mechanism(scores, epsilon=epsilon, sensitivity=max(a, b - a), rng=rng, ledger=ledger,
+                                 relation=relation, label=label, ahead=True)
+    return ChosenBound(candidates[pick], epsilon, tuple(candidates), quantile)
 
 
 #: The share of the rows that contribution bounding may drop before the owner is warned (docs/privacy.md §10.8).

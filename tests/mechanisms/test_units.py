@@ -192,7 +192,7 @@ def test_cli_privacy_unit(tmp_path):
     from synthdp.cli import main
 
     src, out, report = tmp_path / "in.csv", tmp_path / "out.csv", tmp_path / "r.json"
-    df = visits(units=400, seed=7)  # enough rows for the learned categories' threshold (smaller: refused)
+    df = visits(units=1000, seed=7)  # enough rows for the learned categories' threshold at every k (smaller: refused)
     df["pid"] = df["pid"].str.replace("person-", "00")  # numeric-looking units stay text
     df.to_csv(src, index=False)
     assert main(["generate", str(src), "-o", str(out), "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
@@ -319,14 +319,18 @@ def test_rows_per_unit_score_and_its_sensitivity_by_brute_force():
 def test_auto_k_takes_the_largest_k_when_every_unit_has_more_rows():
     """Every unit holds more rows than ``AUTO_MAX_ROWS``: ``k`` is the largest candidate, not a uniform draw over
     1..32 (the score was flat there: a table of about 187 rows per unit got k=6 and lost 97% of its rows)."""
-    from synthdp.mechanisms.units import AUTO_MAX_ROWS, choose_rows_per_unit
+    from synthdp.mechanisms.units import AUTO_MAX_ROWS, choose_rows_per_unit, rows_per_unit
 
     rng = np.random.default_rng(5)
     pid = np.repeat([f"p{i}" for i in range(2000)], rng.integers(40, 60, 2000))
-    df = pd.DataFrame({"pid": pid})
-    chosen = [choose_rows_per_unit(df, "pid", epsilon=Fraction(1, 20), rng=PrivateRandom(seed), relation="add-remove",
+    rows = rows_per_unit(pd.DataFrame({"pid": pid}), "pid")
+    chosen = [choose_rows_per_unit(rows, epsilon=Fraction(1, 20), rng=PrivateRandom(seed), relation="add-remove",
                                    ledger=Ledger(Fraction(1), Fraction(0))).k for seed in range(20)]
     assert set(chosen) == {AUTO_MAX_ROWS}, chosen
+    fewer = [choose_rows_per_unit(rows, epsilon=Fraction(1, 20), rng=PrivateRandom(seed), relation="add-remove",
+                                  ledger=Ledger(Fraction(1), Fraction(0)), candidates=(1, 2, 5)).k
+             for seed in range(20)]
+    assert set(fewer) == {5}, fewer  # the largest candidate stands for "5 or more"
 
 
 def test_auto_k_is_charged_ahead_and_reported(monkeypatch):
@@ -359,6 +363,111 @@ def test_the_bound_is_fixed_before_any_spend_that_reads_it():
                           ledger=ledger, relation="add-remove", label="select")
     with pytest.raises(PrivacyError, match="before any spend"):
         ledger.bound_contributions(3)
+
+
+@pytest.fixture
+def ledgers(monkeypatch):
+    """The ledgers the runs of :mod:`synthdp.api` build, to read what each was charged."""
+    from synthdp import api
+
+    made = []
+
+    class Recorded(Ledger):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(api, "Ledger", Recorded)
+    return made
+
+
+AUTO = dict(epsilon=1, delta=1e-6, random_state=0, progress=False, privacy_unit="pid", max_rows_per_unit="auto")
+
+
+def refused_uncharged(ledgers, df, query_class="marginals:2", **options) -> str:
+    """The refusal of an ``"auto"`` run, which must come with nothing charged (the ledger empty, no charge named)."""
+    with pytest.raises(InputError) as caught:
+        generate_synthetic(df, query_class, **{**AUTO, **options})
+    (ledger,) = ledgers
+    message = str(caught.value)
+    assert ledger.events == [] and "charged (" not in message, message
+    return message
+
+
+@pytest.mark.parametrize("query_class", ["bogus:3", "marginals:2:x"])
+def test_auto_k_refuses_a_query_class_before_choosing_k(ledgers, query_class):
+    """The class is planned at every candidate k before the choice of k, the run's first charge: it was refused
+    after it, "charged (0.05, 0)-DP"."""
+    message = refused_uncharged(ledgers, visits(), query_class, categories=CATEGORIES)
+    assert f"query class spec {query_class!r}" in message
+
+
+def many_rows_each(units: int, rows: int, seed: int = 0) -> pd.DataFrame:
+    """``units`` units of ``rows`` rows each, a number ``x`` in every row."""
+    rng = np.random.default_rng(seed)
+    n = units * rows
+    return pd.DataFrame({"pid": np.repeat([f"u{i}" for i in range(units)], rows), "a": rng.choice(CATEGORIES["a"], n),
+                         "b": rng.choice(CATEGORIES["b"], n), "x": rng.uniform(0, 100, n)})
+
+
+@pytest.mark.parametrize("df, options, expected", [
+    (visits(units=10), dict(), "the table has 10 rows"),  # 36 rows, below every threshold
+    # 1200 rows pass the smallest threshold (113) and fit at no k: bounding at k keeps 60 k rows
+    (many_rows_each(60, 20).drop(columns="x"), dict(), "the table has 60 rows"),
+    (many_rows_each(60, 20).drop(columns="x"), dict(method="game"), "the table has 60 rows"),
+    (many_rows_each(60, 20), dict(categories=CATEGORIES, learn_bounds=["x"]), "present values ('x' 60)"),
+])
+def test_auto_k_refuses_a_table_below_the_size_thresholds_before_choosing_k(ledgers, df, options, expected):
+    """The domain stage's size checks, at every candidate k with the rows bounding keeps there, before the choice:
+    they were made at the drawn k only, after its charge."""
+    message = refused_uncharged(ledgers, df, **options)
+    assert expected in message and "counts at max_rows_per_unit=1," in message, message
+    assert "may draw any k in 1..32" in message
+
+
+def test_auto_k_refuses_a_table_that_fits_only_the_smaller_k(ledgers):
+    """The learned categories fit at k <= 15 and not above, where the choice lands with probability 0.62 (a run
+    then was charged and refused): refused before the choice, at the first k that does not fit."""
+    message = refused_uncharged(ledgers, visits(units=400, seed=7))
+    assert "about 1965 rows" in message and "the table has 1861 rows" in message, message
+    assert "counts at max_rows_per_unit=16," in message
+
+
+@pytest.mark.parametrize("k", [1, 3, 32])
+def test_the_joint_selection_reaches_its_threshold_by_one_tail_sum(k):
+    """The size check of every candidate reads ``reaches`` (one tail sum), the domain stage the threshold itself."""
+    from synthdp.mechanisms.partition import joint_selection
+
+    selection = joint_selection(rho=Fraction(1, 50), delta=Fraction(1, 10**7), columns=2, contribution_bound=k)
+    tau = selection.threshold
+    assert [selection.reaches(rows) for rows in (0, k, tau - 1, tau, tau + 1, 10 * tau)] == [False] * 3 + [True] * 3
+
+
+def test_auto_k_ranges_over_the_k_whose_plan_passes(monkeypatch):
+    """A plan refused at k > 4 (public inputs only): the choice ranges over 1..4, the largest standing for "4 or
+    more", and says so."""
+    from synthdp import plan as plan_module
+    from synthdp.mechanisms import units
+
+    real_plan, asked = plan_module.make_plan, []
+
+    def plan_up_to_4(config, schema, **kwargs):
+        if config.contribution_bound > 4:
+            raise InputError("refused above 4")
+        return real_plan(config, schema, **kwargs)
+
+    real_choice = units.exponential_mechanism
+    monkeypatch.setattr(plan_module, "make_plan", plan_up_to_4)
+    monkeypatch.setattr(units, "exponential_mechanism",
+                        lambda scores, **kw: asked.append(scores) or real_choice(scores, **kw))
+    df = visits(units=400, seed=12)
+    result = generate_synthetic(df, "marginals:2", categories=CATEGORIES, n_rows=50, **AUTO)
+    (scores,) = asked
+    held = df["pid"].value_counts().to_numpy()
+    assert scores.tolist() == units.rows_per_unit_scores(held, 4, Fraction(9, 10)).tolist()
+    choice = result.report.plan["max_rows_per_unit"]
+    assert 1 <= choice["value"] <= 4 and "over 1..4 (the k of 1..32 whose plan passes)" in choice["reason"]
+    assert "k in 1..4" in result.report.ledger[0]["note"]
 
 
 @pytest.mark.parametrize("options", [dict(engine="dask"), dict()])
