@@ -50,8 +50,9 @@ def test_a_datetime64_column_is_a_date_column_with_bounds_written_as_dates(bound
 
 
 def test_a_datetime64_column_without_bounds_is_refused_naming_it_never_made_categorical():
-    with pytest.raises(SchemaError, match=r"\['when'\] hold dates in the DataFrame \(datetime64\), but nothing "
-                                          r"declares them.*bounds=\{'when'.*dtypes=\{'when': 'datetime64\[ns\]'\}"):
+    with pytest.raises(SchemaError, match=r"\['when'\] hold dates in the DataFrame \(a datetime dtype, or date "
+                                          r"objects\), but nothing declares them.*bounds=\{'when'.*dtypes=\{'when': "
+                                          r"'datetime64\[ns\]'\}"):
         _run(_frame(_stamps()))
     with pytest.raises(SchemaError, match=r"datetime column\(s\) \['when'\] need public bounds.*bounds=\{'when'"):
         _run(_frame(_stamps()), datetimes=["when"])
