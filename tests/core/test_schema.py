@@ -11,6 +11,7 @@ import pytest
 
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import (MISSING_LABEL, Attribute, PrivacyWarning, Schema, labels_dtype, public_dtype,
                                  values_dtype)
 
@@ -55,9 +56,11 @@ def test_privacy_warning_once_naming_columns_read_off_data(frame):
 
 
 def test_default_leaves_categories_to_learn_and_reads_nothing(frame):
-    """Without public categories nothing is read off the data: the columns wait for partition selection."""
+    """Without public categories nothing is read off the data: the columns wait for partition selection (the owner
+    may be told of the frame's dtypes, for their eyes only)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", OwnerWarning)
         schema = Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)})
         other = Schema.from_dataframe(frame.iloc[[0]], bounds={"age": (17, 90), "score": (0, 2)})
     assert schema.to_learn == ("city", "member") and schema.read_off == ()

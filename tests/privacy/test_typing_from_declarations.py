@@ -166,3 +166,75 @@ def test_the_python_draft_types_a_frame_in_one_call_and_one_review(tmp_path):
         Schema.load(tmp_path / "draft.json")
     with pytest.raises(SchemaError, match="drafts from a pandas DataFrame.*synthdp schema FILE.csv"):
         synthdp.draft_schema(str(tmp_path / "in.csv"))
+
+
+def _dates_csv(extra: str = "") -> str:
+    days = np.random.default_rng(2).integers(1, 29, 600)
+    return "d,sex\n" + "".join(f"2020-01-{d:02d}T10:00:00,{'FM'[d % 2]}\n" for d in days) + extra
+
+
+@pytest.mark.parametrize("read", [dict(parse_dates=["d"]), dict(engine="pyarrow", dtype_backend="pyarrow"),
+                                  dict(parse_dates=["d"], dtype_backend="pyarrow")])
+def test_a_column_pandas_parsed_as_dates_is_refused_until_declared_on_every_backend(read, spends):
+    """Undeclared, a column of dates is refused whatever pandas made of it (numpy ``datetime64``, Arrow
+    ``timestamp``): else one unreadable date would turn it into text, learned as categories labelled otherwise."""
+    d = pd.read_csv(io.StringIO(_dates_csv()), **read)
+    with pytest.raises(SchemaError, match=r"\['d'\] hold dates in the DataFrame.*nothing declares them"):
+        _run(d)
+    with pytest.raises(SchemaError, match=r"\['d'\] hold dates in the DataFrame.*their bounds are numbers"):
+        _run(d, bounds={"d": (0, 2 * 10**9)})
+    assert spends == []
+    declared = _run(d, bounds={"d": ("2020-01-01", "2020-02-01")}, datetimes={"d": "%Y-%m-%dT%H:%M:%S"})
+    assert declared.data["d"].dtype == "datetime64[ns]"
+
+
+@pytest.mark.parametrize("unit", ["s", "ns"])
+def test_dates_are_never_read_as_numbers_in_a_number_column(unit, spends):
+    """A schema's number column given a frame of dates is refused: read as numbers, the dates would be counted in
+    the dtype's unit, which one row with a fraction of a second changes from seconds to nanoseconds."""
+    schema = Schema.from_dict({"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "d", "kind": "numeric", "bounds": [1_577_000_000, 1_579_000_000], "bins": 4, "clip": True,
+         "dtype": "int64"}, {"name": "sex", "kind": "categorical", "categories": ["F", "M"]}]})
+    d = pd.read_csv(io.StringIO(_dates_csv()), parse_dates=["d"]).astype({"d": f"datetime64[{unit}]"})
+    for frame in (d, d.astype({"d": object})):
+        with pytest.raises(SchemaError, match=r"row 0, column 'd' is a date or a duration .*declare it a date column"):
+            synthdp.generate_synthetic(frame, "marginals:2", schema=schema, epsilon=1.0, delta=1e-9, progress=False)
+    assert spends == []
+
+
+def test_an_arrow_zoned_column_is_read_in_its_declared_zone():
+    zoned = pd.Series(pd.to_datetime(["2020-01-01 10:00", "2020-07-01 10:00"] * 150).tz_localize("Europe/Paris"))
+    frames = [pd.DataFrame({"t": zoned, "sex": ["F", "M"] * 150})]
+    frames.append(frames[0].astype({"t": "timestamp[ns, tz=Europe/Paris][pyarrow]"}))
+    schemas = [Schema.from_dataframe(f, bounds={"t": ("2019-01-01", "2021-01-01")}, categories={"sex": ["F", "M"]},
+                                     dtypes={"t": "datetime64[ns, Europe/Paris]"}) for f in frames]
+    values = [synthdp.core.encoding.numeric_values(s["t"], f["t"]) for s, f in zip(schemas, frames)]
+    assert schemas[0] == schemas[1] and (values[0] == values[1]).all()
+    assert values[0][0] == pd.Timestamp("2020-01-01T09:00:00Z").value / 1e9
+
+
+def test_conflicting_type_declarations_are_refused_naming_both():
+    d, _ = _pair(None)
+    with pytest.raises(SchemaError, match=r"'age' is given dtype 'int64' by learn_bounds and 'float64' by dtypes"):
+        Schema.from_dataframe(d, learn_bounds={"age": "int64"}, dtypes={"age": "float64"}, categories=RUN["categories"])
+    with pytest.raises(SchemaError, match=r"'age' is declared a date column .* dtypes gives it 'Int64'"):
+        Schema.from_dataframe(d, bounds={"age": ("2020-01-01", "2021-01-01")}, dtypes={"age": "Int64"},
+                              categories=RUN["categories"])
+
+
+def test_a_categorical_column_a_frame_typed_is_named_for_the_owner_and_labels_columns_of_any_name():
+    frame = pd.DataFrame({0: [1, 2, 3] * 10, "code": [10, 20, 30] * 10})  # a column named by a number, too
+    with pytest.warns(OwnerWarning, match=r"'code' is int64 in the DataFrame and categorical with no declared type"
+                                          r".*dtype=str"):
+        schema = Schema.from_dataframe(frame, bounds={"0": (0, 10)}, categorical=["code"])
+    assert schema["0"].dtype == "int64" and schema["code"].dtype is None
+
+
+def test_date_bounds_beyond_the_instants_pandas_holds_are_written_as_numbers():
+    attr = Schema.from_dict({"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "t", "kind": "numeric", "bounds": [-2.0**34, 2.0**34], "bins": 2, "dtype": "datetime64[ns]"},
+        {"name": "u", "kind": "numeric", "bounds": ["2020-01-01", "2020-01-02T12:00:00"], "bins": 2,
+         "dtype": "datetime64[ns]"}]})
+    written = {a["name"]: a["bounds"] for a in attr.to_dict()["attributes"]}
+    assert written == {"t": [-2.0**34, 2.0**34], "u": ["2020-01-01", "2020-01-02T12:00:00"]}
+    assert Schema.from_dict(attr.to_dict()) == attr
