@@ -931,30 +931,46 @@ def _cover_readings(run: _Run, model: GraphicalModel, shares: Sequence[tuple[Mar
 
     Read off the model (fitted to released measurements), one sample of it drawn with the public generator (for
     the marginals no clique holds, counted :data:`SCORE_BATCH_CELLS` cells at a time) and the public scales:
-    post-processing; each measurement's cost is its share either way.
+    post-processing; each measurement's cost is its share either way.  The rule is :func:`fine_mass_suffices`.
     """
     views, sd = run.views, {r: math.sqrt(run.noise.variance(scale)) for r, scale in shares}
+    share = run.options.cover_fine_mass
     unheld_sets = [r for r, _ in shares
                    if views.coarse(r) is not None and views.read_finely(r) and model.holder(r) is None]
-    fine_mass: dict[Marginal, float] = {}
-    if unheld_sets:  # counted a batch at a time, each kept only for its fine mass
+    fine: dict[Marginal, bool] = {}
+    if unheld_sets:  # counted a batch at a time, each kept only for its decision
         sample = model.sample(run.options.estimator.scoring_sample, run.generator)
         for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=SCORE_BATCH_CELLS):
-            counts = c * (model.total / len(sample))
-            fine_mass[r] = counts[counts >= sd[r]].sum()
+            fine[r] = fine_mass_suffices(c * (model.total / len(sample)), sd[r], share)
     readings = []
     for r, _ in shares:
         twin = views.coarse(r)
         if twin is not None and not views.read_finely(r):  # read through the twin only (§8.11 step 2)
             readings.append(twin)
         elif twin is not None:
-            if r not in fine_mass:
-                counts = model.counts(r)
-                fine_mass[r] = counts[counts >= sd[r]].sum()
-            readings.append(r if fine_mass[r] >= run.options.cover_fine_mass * model.total else twin)
+            if r not in fine:
+                fine[r] = fine_mass_suffices(model.counts(r), sd[r], share)
+            readings.append(r if fine[r] else twin)
         else:
             readings.append(r)
     return readings
+
+
+def fine_mass_suffices(counts: np.ndarray, sd: float, share: float) -> bool:
+    """Whether the model's ``counts`` on a marginal put at least ``share`` of their mass in cells whose count is at
+    least the noise deviation ``sd`` (the covering step's rule, docs/privacy.md §8.11 step 5), decided the same on
+    every CPU.
+
+    Tested as the mass *below* ``sd`` being at most ``1 - share`` of the counts' own total, each summed with
+    :func:`math.fsum` (the correctly rounded sum, whatever the order or the SIMD width numpy's reductions use): at
+    ``share = 1`` it is "no cell holds mass below ``sd``" (a zero, exactly), at ``share = 0`` always true, so the
+    common exact tie (every cell at least ``sd``: the fine mass is the whole total) is never left to rounding, as it
+    was when the fine mass was compared with the model's total (an ulp under it with AVX-512 kernels, an ulp over
+    without).  Post-processing of the fitted model and the released scale: it reads no count of the data
+    (docs/privacy.md §8.11, §11.1).
+    """
+    below = math.fsum(counts[counts < sd].tolist())
+    return below <= (1 - share) * math.fsum(counts.tolist())
 
 
 def _rounds(run: _Run, measured: _Measured, oracle: OracleSelection | None, spanning: bool, progress: bool) -> int:

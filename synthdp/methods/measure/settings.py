@@ -123,7 +123,8 @@ class MeasureOptions:
     #: measurement's noise standard deviation (the cells a fine measurement can correct), else through its twin.
     #: Generated tables, marginals:3, seeds 0-2 (second table 0-1), mean of the largest error of a 3-way marginal
     #: on the fine cells / of a 2-way marginal / of a 3-way marginal through the groups, and the mean correlation
-    #: error, with 0 (always fine) / 0.1 / 0.2 / 0.35 / 1 (always coarse): mixed table eps 1 .0038 / .0033 / .0046
+    #: error, with 0 (always fine) / 0.1 / 0.2 / 0.35 / 1 (through the twin wherever a cell holds mass below the
+    #: deviation; there, always): mixed table eps 1 .0038 / .0033 / .0046
     #: / .0060 / .0131, .0037 / .0036 / .0047 / .0064 / .0125, .0077 / .0046 / .0045 / .0045 / .0040, .064 / .045 /
     #: .045 / .042 / .042; at eps 0.3 and on a second table 0.1 was as good or better than always fine on every
     #: measure (docs/benchmarks.md#measure-defaults).

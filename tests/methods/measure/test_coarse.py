@@ -8,6 +8,7 @@ import itertools
 import math
 from dataclasses import replace
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -27,8 +28,9 @@ from synthdp.methods.measure.coarse import (
     CoarseViews, coarse_index, group_map, group_spread, group_sum,
 )
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure
+from synthdp.methods.measure.algorithm import _scores, candidate_weights, fine_mass_suffices, measure
 from synthdp.methods.measure.footprint import footprint
+from synthdp.methods.measure.noise_family import GaussianNoise
 from synthdp.methods.measure.settings import MeasureOptions
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells; d: 10 ordered cells (no view)
@@ -314,8 +316,11 @@ def test_a_candidate_of_more_fine_cells_than_the_cap_is_read_through_its_twin_on
 
 def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(monkeypatch):
     """With ``refine_split="halves"`` the covering step refines the twins it reads (docs/privacy.md §11.1), but the
-    twins of (a, c) and (c, d), over a cap of 100 fine cells, are measured once: the levels would read their fine
-    counts, which are never formed."""
+    twins of (a, c) and (c, d), over a cap of 100 fine cells, are measured once, through their groups: the levels
+    would read their fine counts, which are never formed.  At rho 1/4 the covering noise deviation (3.3) is above
+    some of the model's counts on (a, b) and below all of them on (b, c), each a third of a deviation away or more,
+    so no rounding moves the rule of §8.11 step 5: a twin within the cap is read, and refined, and (b, c) is read
+    finely even at ``cover_fine_mass = 1``."""
     counted = []
     missing = measure_module._TrueCounts.__missing__
 
@@ -324,14 +329,57 @@ def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(m
         return missing(self, r)
 
     monkeypatch.setattr(measure_module._TrueCounts, "__missing__", recorded)
-    rho = Fraction(1)
+    rho = Fraction(1, 4)
     options = replace(OPTIONS, max_fine_cells=100, refine_split="halves", cover_fine_mass=1.0)
     release = measure(table(), WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
                       rng=PrivateRandom(0), options=options, progress=False)
-    levels = {m.attrs for m in release.measurements if m.level}
-    assert levels == {(0, 1)}, levels  # the twin within the cap is refined
-    assert {m.attrs for m in release.measurements if m.groups is not None} >= {(0, 2), (2, 3)}
+    views = CoarseViews(DOMAIN, groups=GROUPS, max_fine_cells=100)
+    cover = [m for m in release.measurements if m.selected_by == "cover"]
+    capped = [m for m in cover if not views.read_finely(m.attrs)]
+    assert sorted(m.attrs for m in capped) == [(0, 2), (2, 3)]  # each measured once ...
+    assert all(m.groups is not None and m.level is None for m in capped)  # ... through its twin, not refined
     assert (0, 2) not in counted and (2, 3) not in counted
+    twins = [m for m in cover if m.groups is not None and views.read_finely(m.attrs)]
+    assert twins and all(m.level == 0 for m in twins)  # a twin within the cap is read as a refined reading ...
+    assert {m.attrs for m in cover if m.level} == {m.attrs for m in twins}  # ... and has levels below it
+    assert (1, 2) in {m.attrs for m in cover if m.fine}  # every model count on it clears the deviation by 0.9 of it
+
+
+def test_the_covering_rule_is_met_exactly_when_no_cell_holds_mass_below_the_noise():
+    """The covering step's rule (docs/privacy.md §8.11 step 5) at ``cover_fine_mass = 1``: finely when no cell holds
+    mass below the noise deviation, however the counts' sum rounds (these ones sum to 0.6000000000000001 and to 0.6
+    without their empty cells), in any order; through the twin when one cell does.  At 0 always finely, and a share
+    met exactly is met."""
+    counts = np.array([0.1, 0.0] * 2 + [0.1] * 4)
+    for order in (counts, counts[::-1], np.sort(counts)):
+        assert fine_mass_suffices(order, 0.05, 1.0)
+    assert not fine_mass_suffices(np.append(counts, 0.01), 0.05, 1.0)
+    assert fine_mass_suffices(np.full(4, 0.01), 0.05, 0.0)
+    assert fine_mass_suffices(np.array([1.0, 3.0]), 2.0, 0.75)
+    assert not fine_mass_suffices(np.array([1.0, 3.0]), 2.0, 0.76)
+
+
+def test_the_covering_rule_weighs_the_counts_against_their_own_sum_not_the_models_total():
+    """The model's total and the sum of its counts on a marginal can differ in the last bit (they did, one way with
+    AVX-512 kernels and the other way without); the rule reads the counts alone, so a model one ulp heavier than
+    its counts on (b, c), every one of them above the noise deviation, still has (b, c) read finely at
+    ``cover_fine_mass = 1`` (docs/privacy.md §8.11 step 5)."""
+    counts = np.full(48, 12.5)  # (b, c): 3 x 16 cells summing to 600 exactly
+
+    class Model:
+        total = float(np.nextafter(600.0, 700.0))
+
+        def holder(self, r):
+            return 0
+
+        def counts(self, r):
+            return counts
+
+    run = SimpleNamespace(views=CoarseViews(DOMAIN, groups=GROUPS, max_fine_cells=100),
+                          noise=GaussianNoise("add-remove"), options=replace(OPTIONS, cover_fine_mass=1.0))
+    assert measure_module._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 2)]
+    counts[0] = 1.0  # a cell under the deviation (2): through the twin
+    assert measure_module._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 6)]
 
 
 def test_the_plan_counts_the_largest_candidates_through_their_twins():
