@@ -72,6 +72,8 @@ __all__ = [
     "is_date_bound",
     "is_datetime_dtype",
     "label_order",
+    "parsed_from_text",
+    "parsed_text_error",
     "labels_dtype",
     "public_dtype",
     "read_json",
@@ -789,7 +791,14 @@ def _dtype_disagreement(attr: "Attribute", series: pd.Series) -> str | None:
 _KIND_WORDS = {"int": "whole numbers", "float": "real numbers", "bool": "booleans", "datetime": "naive dates"}
 
 
-def _parsed_text_error(columns: dict[str, Any]) -> SchemaError:
+def parsed_from_text(series: pd.Series, dtype: str | None) -> bool:
+    """Whether a categorical column of public ``dtype`` would be labelled with values pandas parsed from text: its
+    labels are text (no dtype, or a text one) and the frame holds ``series`` as numbers, booleans or dates.  A
+    refusal, never a type (docs/privacy.md §10.1)."""
+    return value_kind(dtype) == "other" and _frame_kind(series) is not None
+
+
+def parsed_text_error(columns: dict[str, Any]) -> SchemaError:
     """The refusal of categorical columns whose labels are text (no declared type, or a text one) that the
     DataFrame holds as numbers, booleans or dates (``columns``: their frame dtypes): pandas parsed those values from
     text, and one odd row of a file stops it for every row, so their labels would not be a function of each value
@@ -1216,14 +1225,14 @@ class Schema:
                                                 dtype=dtypes.get(col) or labels_dtype(labels), origin="read-off"))
                     read_off.append(col)
                 else:
-                    if value_kind(dtypes.get(col)) == "other" and _frame_kind(series) is not None:
+                    if parsed_from_text(series, dtypes.get(col)):
                         parsed[col] = series.dtype  # text labels of values pandas parsed: a refusal (§10.1)
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
                                                 origin="learn"))
         if numbered_dates:
             raise _undeclared_dates_error(numbered_dates, numeric=True)
         if parsed:
-            raise _parsed_text_error(parsed)
+            raise parsed_text_error(parsed)
         if undated_frame:
             raise _undeclared_dates_error(undated_frame, numeric=False)
         if unbounded:

@@ -259,3 +259,23 @@ def test_date_bounds_beyond_the_instants_pandas_holds_are_written_as_numbers():
     written = {a["name"]: a["bounds"] for a in attr.to_dict()["attributes"]}
     assert written == {"t": [-2.0**34, 2.0**34], "u": ["2020-01-01", "2020-01-02T12:00:00"]}
     assert Schema.from_dict(attr.to_dict()) == attr
+
+
+def test_a_given_schema_refuses_text_labels_of_values_pandas_parsed_and_the_draft_types_them(spends):
+    """Under a schema (object or file) the tally pass refuses the same columns before any private step; the Python
+    draft types such a column, so its reviewed schema runs."""
+    frame = pd.DataFrame({"code": [1, 2, 3] * 400, "flag": [True, False, True] * 400, "sex": ["F", "M", "F"] * 400})
+    text = {"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "code", "kind": "categorical", "origin": "learn", "missing": True},
+        {"name": "flag", "kind": "categorical", "origin": "learn", "missing": True, "dtype": "bool"},
+        {"name": "sex", "kind": "categorical", "categories": ["F", "M"]}]}
+    with pytest.raises(SchemaError, match=r"\['code'\] have text labels.*'code' int64"):
+        synthdp.generate_synthetic(frame, "marginals:2", schema=Schema.from_dict(text), epsilon=1.0, delta=1e-9,
+                                   progress=False)
+    assert spends == []
+    draft = synthdp.draft_schema(frame, learn_categories=["code", "flag"])
+    assert {e["column"]: e["read"] for e in draft.read_off} == {"code": ["dtype"], "flag": ["dtype"],
+                                                                "sex": ["categories"]}
+    result = synthdp.generate_synthetic(frame, "marginals:2", schema=draft.reviewed(), epsilon=1.0, delta=1e-9,
+                                        random_state=0, progress=False)
+    assert result.data["code"].dtype.kind in "iu" and result.data["flag"].dtype.kind == "b"
