@@ -208,6 +208,16 @@ def _typed_dates(series: pd.Series) -> bool:
     return holds_dates(series) and bool(series.notna().any())
 
 
+def _label_dtype(series: pd.Series) -> str | None:
+    """The type a draft gives a categorical column to learn that the frame holds as booleans or numbers (its labels
+    then read in that type, so that ``001`` and 1 are one value, docs/privacy.md §10.1); None for text and dates."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return "bool"
+    if not _is_number(series):
+        return None
+    return "int64" if pd.api.types.is_integer_dtype(series.dtype) else "float64"
+
+
 def _read_dtypes(df: pd.DataFrame, *, bounded: Iterable[str], to_learn: Iterable[str],
                  declared: Mapping[str, Any]) -> dict[str, str]:
     """The dtypes a draft reads off ``df`` for the columns the options make numeric but leave untyped (listed as
@@ -276,7 +286,8 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
                  decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                  discretise: str = "privtree",
                  nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
-                 missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None) -> dict[str, Any]:
+                 missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None,
+                 typed_labels: bool = False) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft when anything
     was read off the data.
 
@@ -303,6 +314,9 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
     numbers or of dates, which is drafted with bounds to review instead, unless ``categorical``) names categorical
     columns whose categories are left to be learned privately (origin ``"learn"``, text, with the missing
     value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too.
+    With ``typed_labels`` (the frame itself is the run's input, :func:`draft_schema`), such a column the frame holds
+    as booleans or numbers is typed so (listed as read off): learned as text, its labels would be the values pandas
+    parsed (docs/privacy.md §10.1); a CSV that synthdp reads holds every field as text and needs no type.
     """
     if discretise not in ("privtree", "equal-width"):
         raise SchemaError(f"discretise must be 'privtree' or 'equal-width', got {discretise!r}")
@@ -380,13 +394,14 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
                 else:  # reals written to a few places (a price in cents), as a column with bounds is drafted
                     given[col]["decimals"] = places
                     read.append("decimals")
-        elif col in learn:  # public: the owner asks for them to be learned; nothing of the column is read
+        elif col in learn:  # public: the owner asks for them to be learned; only the type may be read off
             if col in decimals:
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
                                   "numeric columns")
-            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": dtypes.get(col),
+            dtype = dtypes.get(col) or (_label_dtype(series) if typed_labels else None)
+            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": dtype,
                                "origin": "learn"})
-            read = []
+            read = ["dtype"] if dtype is not None and col not in dtypes else []
         elif col not in categorical and _typed_dates(series):
             attributes.append(_drafted_typed_datetime(series, discretise, missing=missing[col], clip=clip))
             read[:0] = ["kind (datetime)", "bounds"]
@@ -492,4 +507,4 @@ def draft_schema(df: pd.DataFrame, **options: Any) -> SchemaDraft:
     if not isinstance(df, pd.DataFrame):
         raise SchemaError(f"draft_schema drafts from a pandas DataFrame, got {type(df).__name__}; for a CSV file "
                           "use the command line: synthdp schema FILE.csv -o schema.json")
-    return SchemaDraft(draft_document(df, **options))
+    return SchemaDraft(draft_document(df, **options, typed_labels=True))

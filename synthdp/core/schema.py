@@ -72,6 +72,8 @@ __all__ = [
     "is_date_bound",
     "is_datetime_dtype",
     "label_order",
+    "parsed_from_text",
+    "parsed_text_error",
     "labels_dtype",
     "public_dtype",
     "read_json",
@@ -745,6 +747,8 @@ def _frame_kind(series: pd.Series) -> str | None:
     """What a DataFrame's dtype says a column holds: ``"int"``, ``"float"``, ``"bool"``, ``"datetime"`` (naive) or
     ``"datetime, ZONE"``; None for text, objects and categories (which say nothing of a type)."""
     dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # what its categories hold
+        return _frame_kind(pd.Series(dtype.categories))
     if holds_dates(series):
         zone = frame_zone(dtype)
         return "datetime" if zone is None else f"datetime, {zone}"
@@ -770,11 +774,6 @@ def _dtype_disagreement(attr: "Attribute", series: pd.Series) -> str | None:
     declaration that would match it; None when they agree, when either says nothing, or when the frame holds whole
     numbers as reals because some are missing (pandas' rule, which the declaration matches)."""
     frame, declared = _frame_kind(series), _declared_kind(attr)
-    if frame is not None and declared is None and attr.kind == "categorical":
-        return (f"column {attr.name!r} is {series.dtype} in the DataFrame and categorical with no declared type: its "
-                f"categories are the values as pandas parsed them ('1' for a written '001', a date in pandas' form), "
-                f"which one odd row of a file can change for every row; read the file with dtype=str, or give its "
-                f"path to synthdp, which reads every field as text")
     if frame is None or declared is None or frame == declared:
         return None
     if frame == "float" and declared == "int" and series.hasnans:
@@ -790,6 +789,31 @@ def _dtype_disagreement(attr: "Attribute", series: pd.Series) -> str | None:
 
 #: How :func:`_dtype_disagreement` names a type.
 _KIND_WORDS = {"int": "whole numbers", "float": "real numbers", "bool": "booleans", "datetime": "naive dates"}
+
+
+def parsed_from_text(series: pd.Series, dtype: str | None) -> bool:
+    """Whether a categorical column of public ``dtype`` would be labelled with values pandas parsed from text: its
+    labels are text (no dtype, or a text one) and the frame holds ``series`` as numbers, booleans or dates.  A
+    refusal, never a type (docs/privacy.md §10.1)."""
+    return value_kind(dtype) == "other" and _frame_kind(series) is not None
+
+
+def parsed_text_error(columns: dict[str, Any]) -> SchemaError:
+    """The refusal of categorical columns whose labels are text (no declared type, or a text one) that the
+    DataFrame holds as numbers, booleans or dates (``columns``: their frame dtypes): pandas parsed those values from
+    text, and one odd row of a file stops it for every row, so their labels would not be a function of each value
+    alone (docs/privacy.md §10.1)."""
+    example = next(iter(columns))
+    held = ", ".join(f"{c!r} {d}" for c, d in columns.items())
+    head = (f"categorical column(s) {list(columns)} have text labels (no declared type, or a text one), but the "
+            f"DataFrame holds them as numbers, booleans or dates ({held}): pandas parsed them from text ('001' becomes "
+            f"1, 'true' becomes True), and one odd row of a file stops that for every row, changing every label")
+    return SchemaError(
+        f"{head}; declare the column's type (dtypes={{{example!r}: 'int64'}}, 'float64' or 'bool': '001' and 1 are "
+        f"then one value; dates as a date column, with bounds written as dates), read the file as text "
+        f"(pd.read_csv(..., dtype=str)) or give its path to synthdp, which reads every field as text "
+        f"(docs/privacy.md §10.1)",
+        cli=f"{head}; declare the column's type (--dtype {example}=int64)")
 
 
 def _check_known(option: str, keys: Iterable[str], columns: Sequence[str]) -> None:
@@ -1157,7 +1181,7 @@ class Schema:
             if col not in dtypes and col in decimals:
                 dtypes[col] = "float64"
 
-        attributes, read_off, unbounded, undated_frame, numbered_dates = [], [], [], [], []
+        attributes, read_off, unbounded, undated_frame, numbered_dates, parsed = [], [], [], [], [], {}
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
             if (col in learn_bounds or col in bounds) and col not in datetimes and holds_dates(series):
@@ -1201,10 +1225,14 @@ class Schema:
                                                 dtype=dtypes.get(col) or labels_dtype(labels), origin="read-off"))
                     read_off.append(col)
                 else:
+                    if parsed_from_text(series, dtypes.get(col)):
+                        parsed[col] = series.dtype  # text labels of values pandas parsed: a refusal (§10.1)
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
                                                 origin="learn"))
         if numbered_dates:
             raise _undeclared_dates_error(numbered_dates, numeric=True)
+        if parsed:
+            raise parsed_text_error(parsed)
         if undated_frame:
             raise _undeclared_dates_error(undated_frame, numeric=False)
         if unbounded:

@@ -24,7 +24,8 @@ import pandas as pd
 from synthdp.core.data import weighted_bincount
 from synthdp.core.encoding import category_counts, check_column, first_missing, missing_value_error, numeric_values
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import Attribute, Schema, reads_as, typed_label, value_kind
+from synthdp.core.schema import (Attribute, Schema, parsed_from_text, parsed_text_error, reads_as, typed_label,
+                                 value_kind)
 
 __all__ = ["NumberTally", "Tallies", "as_tallies", "check_untallied"]
 
@@ -136,6 +137,8 @@ def _number_tally(series: pd.Series, attr: Attribute, missing_values: tuple[str,
 def _label_counts(series: pd.Series, attr: Attribute, missing_values: tuple[str, ...]) -> dict[str, int]:
     """Rows per label of a text column to learn; a value that does not read in the column's public dtype is refused
     naming its row, before any private step (it could never be a category of that column)."""
+    if parsed_from_text(series, attr.dtype):  # a given schema too (docs/privacy.md §10.1)
+        raise parsed_text_error({attr.name: series.dtype})
     kind = value_kind(attr.dtype)
     counts = category_counts(series, missing_values, kind)
     odd = next((label for label in counts if not reads_as(label, kind)), None)

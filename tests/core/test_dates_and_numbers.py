@@ -58,9 +58,11 @@ def test_a_datetime64_column_without_bounds_is_refused_naming_it_never_made_cate
         _run(_frame(_stamps()), datetimes=["when"])
     with pytest.raises(SchemaError, match=r"\['when'\] hold dates in the DataFrame.*their bounds are numbers"):
         _run(_frame(_stamps()), bounds={"when": (0, 10**10)})
-    # declared categorical by the owner: categorical (a few dates as labels)
-    schema = Schema.from_dataframe(_frame(_stamps()), categorical=["when"], categories={"c": ["a", "b"]})
-    assert schema["when"].kind == "categorical"
+    # declared categorical, dates as pandas parsed them would be labelled in pandas' form: refused; as text, labels
+    with pytest.raises(SchemaError, match=r"categorical column\(s\) \['when'\] have text labels.*'when' datetime64"):
+        Schema.from_dataframe(_frame(_stamps()), categorical=["when"], categories={"c": ["a", "b"]})
+    text = _frame(_stamps().dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert Schema.from_dataframe(text, categorical=["when"], categories={"c": ["a", "b"]})["when"].kind == "categorical"
 
 
 def test_precision_comes_from_the_format_never_from_the_values():

@@ -154,7 +154,7 @@ def test_raw_adult_round_trip(shared_data_dir):
 def test_learned_domain_encodes_unreleased_values_as_missing():
     """Section 9: a value partition selection did not release becomes the missing value, never an error."""
     frame = pd.DataFrame({"city": ["Oslo", "Rome", "Paris", None, "?"], "n": [1, 2, 1, 3, 1]})
-    schema = Schema.from_dataframe(frame, categorical=["n"], missing_values=["?"]).with_learned(
+    schema = Schema.from_dataframe(frame, categorical=["n"], dtypes={"n": "int64"}, missing_values=["?"]).with_learned(
         {"city": ["Oslo", "Rome"], "n": ["1"]})
     codes = Encoder(schema).encode(frame)
     assert codes.tolist() == [[0, 0], [1, 1], [2, 0], [2, 1], [2, 0]]

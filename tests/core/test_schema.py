@@ -61,8 +61,9 @@ def test_default_leaves_categories_to_learn_and_reads_nothing(frame):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", OwnerWarning)
-        schema = Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0, 2)})
-        other = Schema.from_dataframe(frame.iloc[[0]], bounds={"age": (17, 90), "score": (0, 2)})
+        schema = Schema.from_dataframe(frame, bounds={"age": (17, 90), "score": (0.0, 2.0)}, dtypes={"member": "bool"})
+        other = Schema.from_dataframe(frame.iloc[[0]], bounds={"age": (17, 90), "score": (0.0, 2.0)},
+                                       dtypes={"member": "bool"})
     assert schema.to_learn == ("city", "member") and schema.read_off == ()
     assert all(schema[c].categories == () and schema[c].missing and schema[c].origin == "learn"
                for c in schema.to_learn)
@@ -288,11 +289,15 @@ def test_one_odd_value_does_not_change_any_column_kind(odd, column):
     df = pd.DataFrame({"code": [1, 2, 3, 1] * 5, "age": [20, 30, 40, 50] * 5, "town": list("abcd") * 5})
     odd_df = df.astype(object)
     odd_df.loc[7, column] = odd
-    options = dict(categorical=["code"], bounds={"age": (0, 100)}, nullable=["age"])
+    options = dict(categorical=["code"], bounds={"age": (0, 100)}, nullable=["age"], dtypes={"code": "int64"})
     schemas = [Schema.from_dataframe(d, **options) for d in (df, odd_df)]
     assert [[(a.name, a.kind, a.dtype) for a in s.attributes] for s in schemas][0] == \
         [(a.name, a.kind, a.dtype) for a in schemas[1].attributes] == \
-        [("code", "categorical", None), ("age", "numeric", "int64"), ("town", "categorical", None)]
+        [("code", "categorical", "int64"), ("age", "numeric", "int64"), ("town", "categorical", None)]
+    # undeclared, the codes' labels would be the values pandas parsed: refused, not typed by the frame
+    del options["dtypes"]
+    with pytest.raises(SchemaError, match=r"categorical column\(s\) \['code'\] have text labels.*'code' int64"):
+        Schema.from_dataframe(df, **options)
 
 
 def test_text_in_a_bounded_column_is_an_input_error_naming_the_column_and_the_fix():

@@ -388,7 +388,7 @@ def test_api_dask_engine_needs_a_schema(files):
 def learning_schema(df: pd.DataFrame) -> Schema:
     """Every domain of the test table left to learn: three text columns, one numeric column's bounds and cells."""
     return Schema.from_dataframe(df.drop(columns="id", errors="ignore"), categorical=["size"], learn_bounds=["age"],
-                                 missing_values=("?",))
+                                 dtypes={"size": "int64", "flag": "bool"}, missing_values=("?",))
 
 
 @pytest.mark.parametrize("source", ["all.csv", "csvs", "pq"])

@@ -222,12 +222,33 @@ def test_conflicting_type_declarations_are_refused_naming_both():
                               categories=RUN["categories"])
 
 
-def test_a_categorical_column_a_frame_typed_is_named_for_the_owner_and_labels_columns_of_any_name():
-    frame = pd.DataFrame({0: [1, 2, 3] * 10, "code": [10, 20, 30] * 10})  # a column named by a number, too
-    with pytest.warns(OwnerWarning, match=r"'code' is int64 in the DataFrame and categorical with no declared type"
-                                          r".*dtype=str"):
-        schema = Schema.from_dataframe(frame, bounds={"0": (0, 10)}, categorical=["code"])
-    assert schema["0"].dtype == "int64" and schema["code"].dtype is None
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_text_labels_of_values_pandas_parsed_are_refused_until_the_type_is_declared(backend, spends):
+    """Codes written ``001``, ``002`` are read by pandas as the integers 1, 2, and as text once a row holds ``x01``:
+    learned as text, every label would change with that row (``1`` against ``001``).  Refused unless the type is
+    declared, which labels ``001`` and 1 alike; declared, D releases and D' is refused before any charge."""
+    kw = {} if backend is None else {"dtype_backend": backend}
+    codes = "z,sex\n" + "".join(f"00{i % 3 + 1},{'FM'[i % 2]}\n" for i in range(3000))
+    d, d_prime = (pd.read_csv(io.StringIO(text), **kw) for text in (codes, codes + "x01,M\n"))
+    with pytest.raises(SchemaError, match=r"categorical column\(s\) \['z'\] have text labels.*dtypes=\{'z': "
+                                          r"'int64'\}"):
+        _run(d, categorical=["z"])
+    assert spends == []
+    first = _run(d, categorical=["z"], dtypes={"z": "int64"})
+    assert first.schema["z"].categories == ("1", "2", "3") and first.data["z"].dtype.kind in "iu"
+    spends.clear()
+    with pytest.raises(SchemaError, match=r"value 'x01' in row 3000, column 'z' does not read as int64"):
+        _run(d_prime, categorical=["z"], dtypes={"z": "int64"})
+    assert spends == []  # D' is refused before anything is charged
+    with pytest.raises(SchemaError, match=r"\['flag'\] have text labels.*'flag' bool"):  # booleans, dates alike
+        Schema.from_dataframe(pd.DataFrame({"flag": [True, False] * 5}), categorical=["flag"])
+
+
+def test_columns_of_any_name_are_typed_and_compared():
+    frame = pd.DataFrame({0: [1, 2, 3] * 10, "code": ["a", "b", "c"] * 10})  # a column named by a number
+    with pytest.warns(OwnerWarning, match=r"column '0' is int64 in the DataFrame, but its declarations make it real"):
+        schema = Schema.from_dataframe(frame, bounds={"0": (0.0, 10.0)})
+    assert schema["0"].dtype == "float64" and schema["code"].dtype is None
 
 
 def test_date_bounds_beyond_the_instants_pandas_holds_are_written_as_numbers():
@@ -238,3 +259,23 @@ def test_date_bounds_beyond_the_instants_pandas_holds_are_written_as_numbers():
     written = {a["name"]: a["bounds"] for a in attr.to_dict()["attributes"]}
     assert written == {"t": [-2.0**34, 2.0**34], "u": ["2020-01-01", "2020-01-02T12:00:00"]}
     assert Schema.from_dict(attr.to_dict()) == attr
+
+
+def test_a_given_schema_refuses_text_labels_of_values_pandas_parsed_and_the_draft_types_them(spends):
+    """Under a schema (object or file) the tally pass refuses the same columns before any private step; the Python
+    draft types such a column, so its reviewed schema runs."""
+    frame = pd.DataFrame({"code": [1, 2, 3] * 400, "flag": [True, False, True] * 400, "sex": ["F", "M", "F"] * 400})
+    text = {"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "code", "kind": "categorical", "origin": "learn", "missing": True},
+        {"name": "flag", "kind": "categorical", "origin": "learn", "missing": True, "dtype": "bool"},
+        {"name": "sex", "kind": "categorical", "categories": ["F", "M"]}]}
+    with pytest.raises(SchemaError, match=r"\['code'\] have text labels.*'code' int64"):
+        synthdp.generate_synthetic(frame, "marginals:2", schema=Schema.from_dict(text), epsilon=1.0, delta=1e-9,
+                                   progress=False)
+    assert spends == []
+    draft = synthdp.draft_schema(frame, learn_categories=["code", "flag"])
+    assert {e["column"]: e["read"] for e in draft.read_off} == {"code": ["dtype"], "flag": ["dtype"],
+                                                                "sex": ["categories"]}
+    result = synthdp.generate_synthetic(frame, "marginals:2", schema=draft.reviewed(), epsilon=1.0, delta=1e-9,
+                                        random_state=0, progress=False)
+    assert result.data["code"].dtype.kind in "iu" and result.data["flag"].dtype.kind == "b"

@@ -551,7 +551,7 @@ def test_accuracy_first_fails_cleanly(demo, tmp_path):
     ({"candidates": [{"rounds": 2, "epsilon_per_round": 0.01}]}, "candidate #0 cannot run"),
     ({"candidates": [{"categories": {"region": ["North"]}}]}, "schema option"),
     ({"candidates": [{"cuts": {"age": [30, 50]}}]}, "schema option 'cuts'"),  # was silently ignored
-    ({"schema": None}, "no public categories"),
+    ({"schema": None, "dtypes": {"has_car": "bool"}}, "no public categories"),
     ({"eval_workload": "parities:2"}, "eval_workload"),
 ])
 def test_tune_refuses_bad_input(demo, monkeypatch, kw, name):
