@@ -211,11 +211,10 @@ def _typed_dates(series: pd.Series) -> bool:
 def _label_dtype(series: pd.Series) -> str | None:
     """The type a draft gives a categorical column to learn that the frame holds as booleans or numbers (its labels
     then read in that type, so that ``001`` and 1 are one value, docs/privacy.md §10.1); None for text and dates."""
-    if pd.api.types.is_bool_dtype(series.dtype):
-        return "bool"
-    if not _is_number(series):
-        return None
-    return "int64" if pd.api.types.is_integer_dtype(series.dtype) else "float64"
+    values = pd.Series(series.dtype.categories) if isinstance(series.dtype, pd.CategoricalDtype) else series
+    held = pd.api.types.infer_dtype(values, skipna=True)  # numpy, Arrow or Python objects (a bool with a blank)
+    return {"boolean": "bool", "integer": "int64", "floating": "float64", "mixed-integer-float": "float64",
+            "decimal": "float64"}.get(held)
 
 
 def _read_dtypes(df: pd.DataFrame, *, bounded: Iterable[str], to_learn: Iterable[str],

@@ -793,9 +793,17 @@ _KIND_WORDS = {"int": "whole numbers", "float": "real numbers", "bool": "boolean
 
 def parsed_from_text(series: pd.Series, dtype: str | None) -> bool:
     """Whether a categorical column of public ``dtype`` would be labelled with values pandas parsed from text: its
-    labels are text (no dtype, or a text one) and the frame holds ``series`` as numbers, booleans or dates.  A
-    refusal, never a type (docs/privacy.md §10.1)."""
-    return value_kind(dtype) == "other" and _frame_kind(series) is not None
+    labels are text (no dtype, or a text one) and the frame holds ``series`` as numbers, booleans or dates, or
+    holds any value that is not text among Python objects (a boolean column with a blank field, a chunked read's
+    mixed column, Parquet integers with a null, files whose types differ joined as objects).  A refusal, never a
+    type (docs/privacy.md §10.1)."""
+    return value_kind(dtype) == "other" and (_frame_kind(series) is not None or _holds_objects_not_text(series))
+
+
+def _holds_objects_not_text(series: pd.Series) -> bool:
+    """Whether ``series`` (or its categories) is held as Python objects of which one present value is not text."""
+    values = pd.Series(series.dtype.categories) if isinstance(series.dtype, pd.CategoricalDtype) else series
+    return values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty")
 
 
 def parsed_text_error(columns: dict[str, Any]) -> SchemaError:
@@ -806,8 +814,9 @@ def parsed_text_error(columns: dict[str, Any]) -> SchemaError:
     example = next(iter(columns))
     held = ", ".join(f"{c!r} {d}" for c, d in columns.items())
     head = (f"categorical column(s) {list(columns)} have text labels (no declared type, or a text one), but the "
-            f"DataFrame holds them as numbers, booleans or dates ({held}): pandas parsed them from text ('001' becomes "
-            f"1, 'true' becomes True), and one odd row of a file stops that for every row, changing every label")
+            f"DataFrame holds them as numbers, booleans or dates, or as objects not all text ({held}): pandas parsed "
+            f"them from text ('001' becomes 1, 'true' becomes True), and one odd row of a file stops that for every "
+            f"row, changing every label")
     return SchemaError(
         f"{head}; declare the column's type (dtypes={{{example!r}: 'int64'}}, 'float64' or 'bool': '001' and 1 are "
         f"then one value; dates as a date column, with bounds written as dates), read the file as text "

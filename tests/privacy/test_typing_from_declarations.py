@@ -279,3 +279,30 @@ def test_a_given_schema_refuses_text_labels_of_values_pandas_parsed_and_the_draf
     result = synthdp.generate_synthetic(frame, "marginals:2", schema=draft.reviewed(), epsilon=1.0, delta=1e-9,
                                         random_state=0, progress=False)
     assert result.data["code"].dtype.kind in "iu" and result.data["flag"].dtype.kind == "b"
+
+
+def _objects(kind: str) -> pd.Series:
+    """Values pandas parsed from text, held as Python objects: how each route below leaves them."""
+    if kind == "bool with a blank":  # pd.read_csv of true/false with one empty field
+        return pd.read_csv(io.StringIO("b\n" + "true\nfalse\n" * 50 + "\n" + "true\n"), skip_blank_lines=False)["b"]
+    if kind == "ints with a null":  # Parquet integers with a null, read with integer_object_nulls
+        return pd.Series([1, 2, None, 3] * 25, dtype=object)
+    if kind == "mixed chunks":  # a chunked read: a part of ints, a part of text
+        return pd.Series([1, 2, 3] * 30 + ["x01"] * 10, dtype=object)
+    return pd.Series([1, 2, 3] * 30, dtype=object).astype("category")  # categories held as objects
+
+
+@pytest.mark.parametrize("kind", ["bool with a blank", "ints with a null", "mixed chunks", "category of objects"])
+def test_objects_not_all_text_are_refused_as_text_labels(kind, spends):
+    series = _objects(kind)
+    assert series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype)
+    frame = pd.DataFrame({"z": series.reset_index(drop=True)})
+    with pytest.raises(SchemaError, match=r"\['z'\] have text labels.*objects not all text"):
+        Schema.from_dataframe(frame, categorical=["z"])
+    given = Schema((synthdp.core.schema.Attribute("z", "categorical", origin="learn", missing=True),))
+    with pytest.raises(SchemaError, match=r"\['z'\] have text labels"):
+        synthdp.generate_synthetic(frame, "marginals:1", schema=given, epsilon=1.0, delta=1e-9, progress=False)
+    assert spends == []
+    assert Schema.from_dataframe(frame.astype(str), categorical=["z"])["z"].origin == "learn"  # text: labels
+    if kind != "mixed chunks":  # the draft types the others, so that their reviewed schema runs
+        assert synthdp.draft_schema(frame, learn_categories=["z"]).reviewed()["z"].dtype in ("bool", "int64")
