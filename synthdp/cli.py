@@ -599,11 +599,10 @@ def cmd_schema(args) -> int:
     df = _read(args.input, args, typed=True)  # the draft reads types off the data, for the owner's review
     kw = _schema_kwargs(args)
     draft = draft_document(df, categorical=kw["categorical"], bounds=kw["bounds"], bins=kw["bins"], cuts=kw["cuts"],
-                         datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
-                         dtypes=kw["dtypes"],
-                         discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
-                         max_categories=kw["max_categories"], missing_values=args.missing or (),
-                         learn_categories=args.learn_categories)
+                           datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
+                           dtypes=kw["dtypes"], discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
+                           max_categories=kw["max_categories"], missing_values=args.missing or (),
+                           learn_categories=args.learn_categories)
     write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
     if DRAFT_KEY not in draft:
         print(f"schema: {args.output} ({len(draft['attributes'])} columns); nothing was read off the data: ready "

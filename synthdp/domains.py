@@ -169,8 +169,7 @@ def check_every_bound(data: Tallies, held: np.ndarray, schema, plans: Mapping[in
     for k, plan in plans.items():
         rows = bounded_rows(held, k)
         bounds = bounds_threshold(plan) if schema.to_bound else None
-        short = {c: min(data.numbers[c].rows, rows) for c in schema.to_bound
-                 if min(data.numbers[c].rows, rows) < bounds}
+        short = {c: kept for c in schema.to_bound if (kept := min(data.numbers[c].rows, rows)) < bounds}
         try:
             if not reaches_categories_threshold(plan.stage, rows):
                 partition.check_threshold(rows, categories_threshold(plan.stage), schema.to_learn,

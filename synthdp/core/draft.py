@@ -29,8 +29,8 @@ from pandas.tseries.api import guess_datetime_format
 from synthdp.core.errors import SchemaError
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, UntypedWarning,
-                                 category_label, datetime_dtype, format_unit, frame_zone, holds_dates, value_kind,
-                                 write_atomically)
+                                 category_label, datetime_dtype, format_unit, frame_date_dtype, frame_zone, holds_dates,
+                                 value_kind, write_atomically)
 
 __all__ = ["DRAFT_KEY", "SchemaDraft", "draft_document", "draft_schema"]
 
@@ -179,13 +179,13 @@ def _drafted_typed_datetime(series: pd.Series, discretise: str, *, missing: bool
     lo, hi = _date_bounds(series.dropna(), fmt)
     written = (lo.strftime(fmt), hi.strftime(fmt)) if fmt else (lo.isoformat(), hi.isoformat())
     return _as_given(series, discretise, missing=missing, clip=clip, bounds={name: written},
-                     datetimes={name: fmt}, dtypes={name: _typed_date_dtype(series.dtype)})
+                     datetimes={name: fmt}, dtypes={name: frame_date_dtype(series.dtype)})
 
 
 def _as_datetimes(series: pd.Series) -> pd.Series:
     """A column the frame holds as dates (numpy, Arrow or Python objects) as pandas' ``datetime64``, in its zone."""
     if isinstance(series.dtype, pd.ArrowDtype):
-        return series.astype(_typed_date_dtype(series.dtype))
+        return series.astype(frame_date_dtype(series.dtype))
     return series if pd.api.types.is_datetime64_any_dtype(series.dtype) else pd.to_datetime(series)
 
 
@@ -196,11 +196,6 @@ def _typed_date_format(series: pd.Series) -> str | None:
         return None
     present = series.dropna()
     return "%Y-%m-%d" if bool((present == present.dt.normalize()).all()) else "%Y-%m-%d %H:%M:%S"
-
-
-def _typed_date_dtype(dtype: Any) -> str:
-    """The declared dtype a draft writes for a frame's ``datetime64`` column: naive, or in the frame's zone."""
-    return datetime_dtype(None, frame_zone(dtype))
 
 
 def _typed_dates(series: pd.Series) -> bool:
@@ -229,13 +224,11 @@ def _read_dtypes(df: pd.DataFrame, *, bounded: Iterable[str], to_learn: Iterable
         if col in declared:
             continue
         if _typed_dates(series):
-            out[col] = _typed_date_dtype(series.dtype)
-        elif not _is_number(series) or not series.notna().any():
-            continue
-        elif col in bounded and not bool(np.all(np.mod(series.dropna().to_numpy(np.float64), 1) == 0)):
-            out[col] = "float64"
-        elif col not in bounded and bool(np.all(np.mod(series.dropna().to_numpy(np.float64), 1) == 0)):
-            out[col] = "int64"
+            out[col] = frame_date_dtype(series.dtype)
+        elif _is_number(series) and series.notna().any():
+            whole = bool(np.all(np.mod(series.dropna().to_numpy(np.float64), 1) == 0))
+            if whole != (col in bounded):  # reals under bounds, integers to learn: what the options would not say
+                out[col] = "float64" if col in bounded else "int64"
     return out
 
 
@@ -278,15 +271,15 @@ def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | N
 
 
 def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
-                 bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
-                 cuts: Mapping[str, Iterable[float]] | None = None,
-                 datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
-                 learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
-                 decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
-                 discretise: str = "privtree",
-                 nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
-                 missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None,
-                 typed_labels: bool = False) -> dict[str, Any]:
+                   bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
+                   cuts: Mapping[str, Iterable[float]] | None = None,
+                   datetimes: Mapping[str, str | None] | Iterable[str] | None = None,
+                   learn_bounds: Mapping[str, str] | Iterable[str] | None = None,
+                   decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
+                   discretise: str = "privtree",
+                   nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
+                   missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None,
+                   typed_labels: bool = False) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft when anything
     was read off the data.
 
@@ -327,7 +320,8 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
     learn_bounds = dict(learn_bounds) if isinstance(learn_bounds, Mapping) else dict.fromkeys(learn_bounds or ())
     for option, keys in [("--categorical", categorical), ("--bounds", bounds), ("--bins", bins), ("--cuts", cuts),
                          ("--datetime", datetimes), ("--learn-bounds", set(learn_bounds) - {"all"}),
-                         ("--decimals", decimals), ("--dtype", dtypes), ("--nullable", nullable), ("--learn-categories", learn - {"all"})]:
+                         ("--decimals", decimals), ("--dtype", dtypes), ("--nullable", nullable),
+                         ("--learn-categories", learn - {"all"})]:
         unknown = sorted(set(keys) - set(columns))
         if unknown:
             raise SchemaError(f"{option} names unknown column(s) {unknown}; the table has columns {columns}")

@@ -34,7 +34,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.derived import add_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.schema import (Attribute, Schema, category_label, datetime_dtype, frame_zone, holds_dates, reads_zone,
+from synthdp.core.schema import (Attribute, Schema, category_label, frame_date_dtype, holds_dates, reads_zone,
                                  typed_label, value_kind)
 
 __all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error",
@@ -440,7 +440,7 @@ def _timestamps(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.n
     per value, which reads ``01/02`` month first and ``13/01`` day first.
     """
     if isinstance(series.dtype, pd.ArrowDtype) and holds_dates(series):  # Arrow timestamps: as pandas' own
-        series = series.astype(datetime_dtype(None, frame_zone(series.dtype)))
+        series = series.astype(frame_date_dtype(series.dtype))
     present = series.where(~missing)
     try:
         utc = reads_zone(attr.format)  # every value has its offset: one instant whatever the offset it is written in

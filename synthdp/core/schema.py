@@ -67,14 +67,15 @@ __all__ = [
     "datetime_dtype",
     "datetime_zone",
     "format_unit",
+    "frame_date_dtype",
     "frame_zone",
     "holds_dates",
     "is_date_bound",
     "is_datetime_dtype",
     "label_order",
+    "labels_dtype",
     "parsed_from_text",
     "parsed_text_error",
-    "labels_dtype",
     "public_dtype",
     "read_json",
     "reads_as",
@@ -743,9 +744,16 @@ def frame_zone(dtype: Any) -> str | None:
     return None if zone is None else str(zone)
 
 
+def frame_date_dtype(dtype: Any) -> str:
+    """pandas' own datetime dtype for a frame's date dtype (Arrow ``timestamp`` or ``date32`` included): naive, or
+    in the frame's zone."""
+    return datetime_dtype(None, frame_zone(dtype))
+
+
 def _frame_kind(series: pd.Series) -> str | None:
     """What a DataFrame's dtype says a column holds: ``"int"``, ``"float"``, ``"bool"``, ``"datetime"`` (naive) or
-    ``"datetime, ZONE"``; None for text, objects and categories (which say nothing of a type)."""
+    ``"datetime, ZONE"`` (a ``category`` column: what its categories hold); None for text and other objects (which
+    say nothing of a type)."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):  # what its categories hold
         return _frame_kind(pd.Series(dtype.categories))
@@ -808,7 +816,8 @@ def _holds_objects_not_text(series: pd.Series) -> bool:
 
 def parsed_text_error(columns: dict[str, Any]) -> SchemaError:
     """The refusal of categorical columns whose labels are text (no declared type, or a text one) that the
-    DataFrame holds as numbers, booleans or dates (``columns``: their frame dtypes): pandas parsed those values from
+    DataFrame holds as numbers, booleans, dates or objects not all text (:func:`parsed_from_text`; ``columns``:
+    their frame dtypes): pandas parsed those values from
     text, and one odd row of a file stops it for every row, so their labels would not be a function of each value
     alone (docs/privacy.md §10.1)."""
     example = next(iter(columns))
@@ -1263,7 +1272,7 @@ class Schema:
                 PrivacyWarning,
                 stacklevel=2,
             )
-        disagreements = [text for attr, j in zip(attributes, range(df.shape[1]))
+        disagreements = [text for j, attr in enumerate(attributes)  # one attribute per column, in order
                          if (text := _dtype_disagreement(attr, df.iloc[:, j]))]
         if disagreements:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
             owner_warning("the DataFrame's dtypes do not type a release, the declarations do (docs/privacy.md "
