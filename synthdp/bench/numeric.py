@@ -21,7 +21,15 @@ categories (a code book) for its text columns:
   columns of 2 to 100 values that depend on them;
 * ``mixed50``: a generated wide table (20,000 rows x 50 columns, seed 0):
   numbers that move together, zero-inflated and round-valued amounts, text
-  columns and a date.
+  columns and a date;
+* ``calendar``: a generated table of one row per day of 1969-1988 (7,305 rows):
+  the date, its year, month, day of the year and of the month, the weekday and
+  a count, values that fill their ranges to the last one;
+* ``credit``: a generated credit table (4,454 rows x 14 columns, the
+  low-signal regime): skewed amounts, round values, a loan that follows a
+  price, a tenure that grows with age, zero-inflated assets and debt;
+* ``loans``: a generated loans table (10,000 rows x 55 columns) of numbers of
+  very different scales, for the ``learn_bounds`` route.
 
 Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
 of their own, values drawn in the cells), the same without point masses
@@ -277,6 +285,101 @@ def mixed50_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+#: Public bounds of the calendar table's numeric columns (its date's are the years it covers).
+CALENDAR_BOUNDS = {"date": ("1969-01-01", "1988-12-31"), "year": (1969, 1988), "month": (1, 12),
+                   "day_of_year": (1, 366), "day": (1, 31), "births": (0, 20_000)}
+#: Public bounds and precision of the credit table's numeric columns (much wider than the data, as public bounds are).
+CREDIT_BOUNDS = {"age": (18, 100), "tenure": (0, 60), "income": (0, 1_000), "price": (0, 20_000),
+                 "loan": (0, 10_000), "assets": (0, 500_000), "debt": (0, 100_000), "term": (0, 120),
+                 "expenses": (0, 500)}
+#: Public bounds of the loans table's numeric columns (for the routes that are given them; ``learn_bounds`` is not).
+LOANS_BOUNDS = {"loan_amount": (0, 50_000), "installment": (0, 20_000), "total_credit_limit": (0, 2_000_000),
+                "months": (0, 200), "years_of_service": (0, 50), "debt": (-50_000, 50_000), "interest_rate": (0.0, 40.0),
+                "annual_income": (0, 1_000_000), "open_accounts": (0, 60), "inquiries": (0, 30),
+                "utilisation": (0.0, 150.0)}
+LOANS_DECIMALS = {"interest_rate": 2, "utilisation": 1}
+
+
+def calendar_table(seed: int = 0) -> pd.DataFrame:
+    """The generated calendar table: one row per day of 1969-1988 (7,305 rows), the date, its year, month, day of
+    the year, day of the month, weekday, and a count of births that varies with the weekday and the season.
+
+    Its values fill their ranges to the last one (day 31, the last year), so a synthesiser that loses the ends of
+    a range shows it here.
+    """
+    rng = np.random.default_rng(seed)
+    date = pd.date_range("1969-01-01", "1988-12-31", freq="D")
+    weekday = date.day_name().to_numpy()
+    season = np.cos(2 * np.pi * (date.dayofyear.to_numpy() - 250) / 365.25)
+    trend = (date.year.to_numpy() - 1969) * 60.0
+    mean = 9_000 + trend + 400 * season - 1_500 * np.isin(weekday, ["Saturday", "Sunday"])
+    births = rng.poisson(mean).astype(np.int64)
+    return pd.DataFrame({"date": date, "year": date.year.to_numpy().astype(np.int64),
+                         "month": date.month.to_numpy().astype(np.int64),
+                         "day_of_year": date.dayofyear.to_numpy().astype(np.int64),
+                         "day": date.day.to_numpy().astype(np.int64), "weekday": weekday, "births": births})
+
+
+def credit_table(n: int = 4_454, seed: int = 0) -> pd.DataFrame:
+    """The generated credit table (4,454 rows x 14 columns): skewed amounts, round values and related pairs.
+
+    ``loan`` follows ``price`` (Pearson about .75) and is rounded to 50 with 30% of rows exactly 1000;
+    ``tenure`` grows with ``age``; ``assets`` is zero for 35% of rows and ``debt`` for 80%; ``term`` takes five
+    round values and ``expenses`` four, plus a tail; five small text columns.
+    """
+    rng = np.random.default_rng(seed)
+    age = np.clip(np.round(rng.normal(37, 11, n)), 18, 70).astype(np.int64)
+    tenure = np.clip(np.round(rng.gamma(1.2, 6.0, n) * (age - 16) / 25), 0, 60).astype(np.int64)
+    income = np.round(rng.lognormal(4.9, 0.5, n)).astype(np.int64)
+    price = np.round(rng.lognormal(7.2, 0.4, n)).astype(np.int64)
+    loan = np.round(price * rng.uniform(0.5, 0.9, n) / 50) * 50
+    loan = np.where(rng.random(n) < 0.3, 1000, loan).astype(np.int64)
+    assets = np.where(rng.random(n) < 0.35, 0, np.round(rng.lognormal(8.5, 1.0, n))).astype(np.int64)
+    debt = np.where(rng.random(n) < 0.8, 0, np.round(rng.lognormal(7.5, 0.8, n))).astype(np.int64)
+    term = rng.choice([12, 24, 36, 48, 60], n, p=[0.1, 0.2, 0.3, 0.2, 0.2]).astype(np.int64)
+    expenses = np.where(rng.random(n) < 0.8, rng.choice([35, 45, 60, 75], n),
+                        np.round(75 + rng.gamma(2.0, 10.0, n))).astype(np.int64)
+    status = np.where(debt > 0, rng.choice(["good", "bad"], n, p=[0.5, 0.5]),
+                      rng.choice(["good", "bad"], n, p=[0.8, 0.2]))
+    return pd.DataFrame({
+        "age": age, "tenure": tenure, "income": np.minimum(income, 1_000), "price": np.minimum(price, 20_000),
+        "loan": np.minimum(loan, 10_000), "assets": np.minimum(assets, 500_000), "debt": np.minimum(debt, 100_000),
+        "term": term, "expenses": np.minimum(expenses, 500), "status": status,
+        "home": rng.choice(["rent", "owner", "parents", "other"], n, p=[0.3, 0.45, 0.2, 0.05]),
+        "marital": rng.choice(["single", "married", "widowed", "separated"], n, p=[0.3, 0.55, 0.05, 0.1]),
+        "records": np.where(rng.random(n) < 0.17, "yes", "no"),
+        "job": np.where(age < 25, rng.choice(["partime", "fixed", "freelance"], n),
+                        rng.choice(["fixed", "freelance", "partime", "others"], n, p=[0.6, 0.2, 0.15, 0.05]))})
+
+
+def loans_table(n: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """The generated loans table (10,000 rows x 55 columns) for the ``learn_bounds`` route: eleven numbers of
+    very different scales (an amount in the thousands, an installment in the hundreds, a credit limit in the
+    hundreds of thousands, whole months 2..128, years of service 0..40 with many small values, a debt of either
+    sign that is mostly 0, a rate, an income, counts, a utilisation) and 44 text columns of 2 to 12 values."""
+    rng = np.random.default_rng(seed)
+    loan_amount = np.clip(np.round(rng.lognormal(9.3, 0.6, n) / 25) * 25, 1_000, 40_000).astype(np.int64)
+    rate = np.round(np.clip(rng.normal(12.5, 4.5, n), 5.3, 30.9), 2)
+    months = rng.choice([12, 24, 36, 48, 60, 72, 84, 96, 120, 128], n,
+                        p=[0.05, 0.1, 0.35, 0.1, 0.25, 0.05, 0.03, 0.03, 0.02, 0.02])
+    months = np.where(rng.random(n) < 0.1, rng.integers(2, 129, n), months).astype(np.int64)
+    installment = np.round(loan_amount * (rate / 1200) / (1 - (1 + rate / 1200) ** -months), 2)
+    columns: dict[str, np.ndarray] = {
+        "loan_amount": loan_amount, "installment": installment,
+        "total_credit_limit": np.clip(np.round(rng.lognormal(11.8, 0.9, n)), 0, 2_000_000).astype(np.int64),
+        "months": months,
+        "years_of_service": np.clip(np.round(rng.exponential(5.0, n)), 0, 40).astype(np.int64),
+        "debt": np.where(rng.random(n) < 0.75, 0, np.round(rng.normal(2_000, 6_000, n))).astype(np.int64),
+        "interest_rate": rate,
+        "annual_income": np.clip(np.round(rng.lognormal(11.1, 0.55, n), -2), 0, 1_000_000).astype(np.int64),
+        "open_accounts": np.clip(rng.poisson(11, n), 0, 60).astype(np.int64),
+        "inquiries": np.clip(rng.poisson(1.2, n), 0, 30).astype(np.int64),
+        "utilisation": np.round(np.clip(rng.beta(2, 3, n) * 110, 0, 150), 1)}
+    for i in range(44):
+        columns[f"text{i}"] = _skewed_choice(rng, _labels(f"t{i}_", 2 + i % 11), n, 0.7)
+    return pd.DataFrame(columns)
+
+
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
@@ -293,6 +396,12 @@ def load_table(name: str, rows: int | None = None) -> Table:
         data, bounds, decimals = flights_table(), FLIGHTS_BOUNDS, {}
     elif name == "mixed50":
         data, bounds, decimals = mixed50_table(), MIXED50_BOUNDS, MIXED50_DECIMALS
+    elif name == "calendar":
+        data, bounds, decimals = calendar_table(), CALENDAR_BOUNDS, {}
+    elif name == "credit":
+        data, bounds, decimals = credit_table(), CREDIT_BOUNDS, {}
+    elif name == "loans":
+        data, bounds, decimals = loans_table(), LOANS_BOUNDS, LOANS_DECIMALS
     else:
         raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
     datetimes = {c: "%Y-%m-%d" for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])}
@@ -507,7 +616,7 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "equal-width": "synthdp (10 equal-width bins)",
            "no-copula": "synthdp (PrivTree cells, no copula)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
-TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50")
+TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans")
 
 
 def build_parser() -> argparse.ArgumentParser:
