@@ -9,7 +9,10 @@ its release (``report.to_dict()``), never this (docs/privacy.md §6 item 14).
 :func:`quality_report` reads each column of both tables once
 (:mod:`synthdp.evaluation.similarity`) and scores:
 
-* column shapes (KS or TV complement, per column) and missing shares;
+* columns: the shape (KS or TV complement), the values (the most frequent
+  exact values' shares), the support (range or categories covered) and the
+  missing share of each; a column's score is the lowest of the four, and 0
+  when it came back constant;
 * pair trends (correlation similarity for two number/date columns, contingency
   similarity of binned columns otherwise), with the worst pairs' tables;
 * point masses: the most frequent exact values' shares in both tables;
@@ -17,13 +20,18 @@ its release (``report.to_dict()``), never this (docs/privacy.md §6 item 14).
   the certified worst case over a query class (``certify``,
   :mod:`synthdp.evaluation.worst_case`).
 
-``score`` is ``100 x`` the mean of the column-shape and pair-trend means (the
-missing shares, efficacy and worst case are shown beside it, not averaged in).
+``score`` is ``100 x`` the mean of four parts: the mean column score, the mean
+of the worst tenth of the column scores, and the same two of the pair trends
+(:func:`parts_of`; a table of one column has the first two only).  Means
+alone flatter: seven constant columns of 55 cost them 8 points of 100, the
+score 41.  Efficacy and the worst case are shown beside it, not averaged in
+(docs/guide/evaluation.md).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -36,8 +44,9 @@ from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
 from synthdp.evaluation.html import render
-from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix,
-                                           joint_shares, pair_codes, read_columns, shape_score)
+from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix, is_constant,
+                                           joint_shares, pair_codes, read_columns, shape_score, support_score,
+                                           top_values, value_counts, values_score)
 from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
 
 #: The mark on every output of the report.
@@ -60,11 +69,17 @@ MASS_RATIO = 2.0
 MISSING_GAP = 0.05
 #: A column whose shape score is below this is warned about.
 LOW_SHAPE = 0.7
+#: The worst parts of the score are the means of this share of the lowest column and pair scores (at least one).
+WORST_SHARE = 0.1
+#: The parts of the score, averaged with equal weights; the others of :meth:`QualityReport.parts` are shown beside.
+SCORE_PARTS = ("columns", "worst columns", "pair trends", "worst pairs")
 
 
 @dataclass(frozen=True)
 class ColumnShape:
-    """One column's shape score (``metric``: KS or TV complement) and missing shares."""
+    """One column's figures: its shape score (``metric``: KS or TV complement), its missing shares, its values
+    and support scores (:func:`~synthdp.evaluation.similarity.values_score`,
+    :func:`~synthdp.evaluation.similarity.support_score`) and whether it came back constant."""
 
     column: str
     kind: str
@@ -72,11 +87,20 @@ class ColumnShape:
     score: float
     real_missing: float
     synthetic_missing: float
+    values: float
+    support: float
+    constant: bool
 
     @property
     def missing_score(self) -> float:
         """``1 - |real_missing - synthetic_missing|``."""
         return 1.0 - abs(self.real_missing - self.synthetic_missing)
+
+    @property
+    def column_score(self) -> float:
+        """The lowest of the shape, values, support and missing scores; 0 for a column that came back constant
+        (it tells nothing of the real column, and no pair with it can hold a trend)."""
+        return 0.0 if self.constant else min(self.score, self.values, self.support, self.missing_score)
 
 
 @dataclass(frozen=True)
@@ -161,18 +185,23 @@ class QualityReport:
         """Mean missing-share score, 0-1."""
         return float(np.mean([s.missing_score for s in self.shapes]))
 
+    def score_parts(self) -> dict[str, float]:
+        """The parts the score is the mean of (:func:`parts_of`), 0-100; the pairs' two are left out with one
+        column."""
+        return {k: 100.0 * v for k, v in parts_of(self.shapes, self.trends).items() if v is not None}
+
     def parts(self) -> dict[str, float | None]:
-        """The score's parts and the figures shown beside it, 0-100."""
-        def pct(x):
-            return None if x is None else 100.0 * x
-        return {"column shapes": pct(self.shape_score), "pair trends": pct(self.trend_score),
-                "missing values": pct(self.missing_score)}
+        """The score's parts (:meth:`score_parts`) and the figures shown beside it, 0-100."""
+        return {**self.score_parts(), "column shapes": 100.0 * self.shape_score,
+                "missing values": 100.0 * self.missing_score}
 
     def summary(self) -> str:
         """A few lines for a person: the score, its parts, efficacy, worst case and warnings."""
-        parts = ", ".join(f"{k} {v:.1f}" for k, v in self.parts().items() if v is not None)
-        lines = [OWNER_ONLY, f"quality score {self.score:.1f}/100 ({parts}); {self.n_real} real rows, "
-                 f"{self.n_synthetic} synthetic rows"]
+        parts, in_score = self.parts(), self.score_parts()
+        mean = ", ".join(f"{k} {v:.1f}" for k, v in in_score.items())
+        beside = ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if k not in in_score)
+        lines = [OWNER_ONLY, f"quality score {self.score:.1f}/100, the mean of {mean} (beside it: {beside}); "
+                 f"{self.n_real} real rows, {self.n_synthetic} synthetic rows"]
         if self.efficacy is not None:
             e = self.efficacy
             lines.append(f"ML efficacy ({e.target}, {e.metric} on {e.test_rows} real test rows): trained on "
@@ -182,11 +211,16 @@ class QualityReport:
         lines.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
+    def __str__(self) -> str:
+        """The summary (:meth:`summary`), as ``synthdp evaluate`` prints it."""
+        return self.summary()
+
     def to_dict(self) -> dict[str, Any]:
         """Everything on the page as JSON-ready data (marked owner-only)."""
         out = {"warning": OWNER_ONLY, "score": self.score, "parts": self.parts(), "n_real": self.n_real,
                "n_synthetic": self.n_synthetic,
-               "shapes": [{**asdict(s), "missing_score": s.missing_score} for s in self.shapes],
+               "shapes": [{**asdict(s), "missing_score": s.missing_score, "column_score": s.column_score}
+                          for s in self.shapes],
                "trends": [asdict(t) for t in self.trends], "point_masses": [asdict(p) for p in self.point_masses],
                "warnings": list(self.warnings), "distributions": [asdict(d) for d in self.distributions],
                "worst_pairs": [asdict(p) for p in self.worst_pairs], "correlations": self.correlations,
@@ -248,7 +282,8 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
                          f"{[str(c) for c in real.columns]}")
     columns = read_columns(real, synthetic, schema)
     shapes = tuple(ColumnShape(c.name, c.kind, "KS complement" if c.is_number else "TV complement",
-                               shape_score(c), c.missing_share("real"), c.missing_share("synthetic"))
+                               shape_score(c), c.missing_share("real"), c.missing_share("synthetic"),
+                               values_score(c, POINT_MASSES), support_score(c), is_constant(c))
                    for c in columns)
     bins = [pair_codes(c) for c in columns]
     numbers = [c for c in columns if c.is_number]
@@ -257,12 +292,12 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
     at = {c.name: i for i, c in enumerate(numbers)}
     trends = tuple(_trend(columns[i], columns[j], bins[i], bins[j], matrices, at)
                    for i in range(len(columns)) for j in range(i + 1, len(columns)))
-    means = [np.mean([s.score for s in shapes])] + ([np.mean([t.score for t in trends])] if trends else [])
     masses = tuple(m for c in columns for m in _point_masses(c))
     index = {c.name: i for i, c in enumerate(columns)}
     worst = sorted(trends, key=lambda t: t.score)[:WORST_PAIRS]
     return QualityReport(
-        score=float(100.0 * np.mean(means)), shapes=shapes, trends=trends, point_masses=masses,
+        score=float(100.0 * np.mean([v for v in parts_of(shapes, trends).values() if v is not None])),
+        shapes=shapes, trends=trends, point_masses=masses,
         warnings=tuple(w for c, s in zip(columns, shapes) for w in _warnings(c, s, masses)),
         distributions=tuple(_distribution(c) for c in columns),
         worst_pairs=tuple(_pair_table(t.columns, bins[index[t.columns[0]]], bins[index[t.columns[1]]])
@@ -271,6 +306,21 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
         efficacy=None if target is None else ml_efficacy(columns, target, random_state=random_state),
         worst_case=None if certify is None else _certify(real, synthetic, schema, columns, certify, time_limit),
         release=release)
+
+
+def worst_mean(scores: list[float]) -> float:
+    """The mean of the lowest :data:`WORST_SHARE` of ``scores`` (at least one of them)."""
+    kept = max(1, math.ceil(WORST_SHARE * len(scores)))
+    return float(np.mean(np.sort(scores)[:kept]))
+
+
+def parts_of(shapes: tuple[ColumnShape, ...], trends: tuple[PairTrend, ...]) -> dict[str, float | None]:
+    """The score's parts (:data:`SCORE_PARTS`), 0-1: the mean column score and the mean of the worst tenth
+    (:func:`worst_mean`), and the same of the pair trends (None without pairs)."""
+    columns = [s.column_score for s in shapes]
+    pairs = [t.score for t in trends]
+    return dict(zip(SCORE_PARTS, (float(np.mean(columns)), worst_mean(columns),
+                                  float(np.mean(pairs)) if pairs else None, worst_mean(pairs) if pairs else None)))
 
 
 def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins, matrices: dict[str, np.ndarray],
@@ -288,14 +338,8 @@ def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins, matrices: d
 def _value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
     rows."""
-    values, n = column.present(side), max(len(getattr(column, side)), 1)
-    if column.is_number:
-        distinct, counts = np.unique(values, return_counts=True)
-    else:
-        counts = np.bincount(values, minlength=len(column.labels))
-        distinct = np.flatnonzero(counts)
-        counts = counts[distinct]
-    return distinct, counts / n
+    distinct, counts = value_counts(column, side)
+    return distinct, counts / max(len(getattr(column, side)), 1)
 
 
 def _share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
@@ -306,9 +350,8 @@ def _share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> f
 def _point_masses(column: Column) -> list[PointMass]:
     """The :data:`POINT_MASSES` most frequent exact values of each table, with both tables' shares."""
     real, synthetic = _value_shares(column, "real"), _value_shares(column, "synthetic")
-    top = dict.fromkeys(v for distinct, shares in (real, synthetic)
-                        for v in distinct[np.argsort(-shares, kind="stable")[:POINT_MASSES]].tolist())
-    masses = [PointMass(column.name, column.label(v), _share_of(v, *real), _share_of(v, *synthetic)) for v in top]
+    masses = [PointMass(column.name, column.label(v), _share_of(v, *real), _share_of(v, *synthetic))
+              for v in top_values(column, POINT_MASSES).tolist()]
     return sorted(masses, key=lambda m: -max(m.real, m.synthetic))
 
 
@@ -330,7 +373,7 @@ def _warnings(column: Column, shape: ColumnShape, masses: tuple[PointMass, ...])
         return [f"{name}: came back empty (every synthetic value is missing; "
                 f"{_percent(1 - shape.real_missing)} of real rows have a value)"]
     out = []
-    if len(np.unique(syn_values)) == 1 and len(np.unique(real_values)) > 1:
+    if shape.constant:
         out.append(f"{name}: came back constant ({column.label(syn_values[0])!r} in every synthetic row with a "
                    f"value; the real column has {len(np.unique(real_values))} distinct values)")
     for mass in masses:

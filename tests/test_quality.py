@@ -68,7 +68,12 @@ def test_hand_computed_scores_on_a_tiny_table():
     cells = set(real_cells) | set(syn_cells)
     tv = 0.5 * sum(abs(real_cells.count(c) / 4 - syn_cells.count(c) / 4) for c in cells)
     assert trend.score == pytest.approx(1 - tv)
-    assert report.score == pytest.approx(100 * np.mean([0.5, 1 - tv]))
+    # values: n's shares of 1..6 differ by 1/4 on four of them; c's by 1/4, 1/2 and 1/4.  Support: half of
+    # each n lies outside the other's range; c's real 'c' (1/4) never comes back.
+    assert [v for s in report.shapes for v in (s.values, s.support)] == pytest.approx([0.5, 0.0, 0.5, 0.75])
+    assert [s.column_score for s in report.shapes] == pytest.approx([0.0, 0.5])
+    # the mean and the worst tenth (one of two columns) of the column scores, and of the one pair
+    assert report.score == pytest.approx(100 * np.mean([0.25, 0.0, 1 - tv, 1 - tv]))
 
 
 @pytest.mark.parametrize("real_values, syn_values", [
@@ -262,3 +267,96 @@ def test_cli_certifies_with_a_schema_file(tmp_path, demo):
                  "--certify", "conjunctions", "--time-limit", "30"]) == 0
     page = html.read_text(encoding="utf-8")
     assert f"{truth.error:.4f} (proven optimal)" in page and truth.text in page
+
+
+def _loans_like(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """A table shaped like the loans table (55 columns): six numbers (rounded amounts, a rate, two related
+    numbers, counts, a debt that is mostly 0) and 49 text columns of 2 to 12 values with skewed shares."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    columns = {"amount": np.round(np.exp(rng.normal(8, 0.6, n)) / 25) * 25, "rate": np.round(rng.normal(12, 4, n), 2),
+               "x": x, "y": x + rng.normal(scale=0.5, size=n), "count": rng.poisson(5, n).astype(float),
+               "debt": np.where(rng.random(n) < 0.7, 0.0, rng.normal(2000, 500, n).round())}
+    for i in range(49):
+        weights = 1.0 / np.arange(1, 3 + i % 11) ** 0.7
+        columns[f"text{i}"] = rng.choice([f"t{i}_{j}" for j in range(len(weights))], n, p=weights / weights.sum())
+    return pd.DataFrame(columns)
+
+
+@pytest.fixture(scope="module")
+def loans_like():
+    """The real table and a bootstrap of its rows (a synthetic table as good as its size allows)."""
+    real = _loans_like()
+    return real, real.iloc[np.random.default_rng(1).integers(0, len(real), len(real))].reset_index(drop=True)
+
+
+def _mean_of_means(report) -> float:
+    """The score as it was: the mean of the mean column shape and the mean pair trend."""
+    return 100 * np.mean([report.shape_score, report.trend_score])
+
+
+def test_a_bootstrap_of_the_real_rows_scores_at_least_90(loans_like):
+    # 95.1 here: with 2,000 rows the pairs' 10 x 10 tables differ by sampling alone (worst pairs 91)
+    report = quality_report(*loans_like)
+    assert report.score >= 90
+    assert report.warnings == ()
+
+
+def test_seven_constant_columns_hold_the_score_at_70_or_below(loans_like):
+    real, syn = loans_like
+    syn = syn.copy()
+    constant = [f"text{i}" for i in (0, 11, 22, 33, 1, 12, 23)]  # two and three values, the modes about 62% and 48%
+    for name in constant:
+        syn[name] = real[name].mode()[0]
+    report = quality_report(real, syn)
+    assert _mean_of_means(report) > 85  # what the means alone made of it
+    assert report.score <= 70  # 53.9: the worst tenth of the columns (6 of 55) is 0
+    assert {s.column for s in report.shapes if s.constant} == set(constant)
+    assert all(s.column_score == 0 for s in report.shapes if s.constant)
+    assert report.parts()["worst columns"] == pytest.approx(0)
+
+
+def test_pile_ups_cost_their_whole_gap(loans_like):
+    real, syn = loans_like
+    syn = syn.copy()
+    rng = np.random.default_rng(3)
+    piled = ["amount", "rate", "x", "y", "count"]
+    for name in piled:
+        syn.loc[rng.random(len(syn)) < 0.2, name] = np.quantile(real[name], 0.5, method="lower")
+    report = quality_report(real, syn)
+    shapes = {s.column: s for s in report.shapes}
+    for name in piled:
+        value = np.quantile(real[name], 0.5, method="lower")
+        gap = (syn[name] == value).mean() - (real[name] == value).mean()
+        assert gap > 0.15
+        assert shapes[name].values <= 1 - gap + 1e-9  # the KS complement keeps most of it
+        assert shapes[name].column_score < shapes[name].score - 0.05
+    assert _mean_of_means(report) > 90
+    assert report.score < 90  # 88.0, against 95.1 for the bootstrap
+
+
+def test_the_score_is_the_mean_of_its_four_parts(loans_like):
+    real, syn = loans_like
+    report = quality_report(real, syn.assign(text5="t5_0"))
+    columns = sorted(s.column_score for s in report.shapes)
+    pairs = sorted(t.score for t in report.trends)
+    parts = [np.mean(columns), np.mean(columns[:6]), np.mean(pairs), np.mean(pairs[:149])]  # 55 and 1,485
+    assert list(report.score_parts().values()) == pytest.approx([100 * p for p in parts])
+    assert report.score == pytest.approx(100 * np.mean(parts))
+    one = quality_report(real[["x"]], syn[["x"]])
+    assert list(one.score_parts()) == ["columns", "worst columns"]
+
+
+def test_printing_the_report_prints_its_summary(tmp_path, capsys):
+    real, syn = _mixed(300, 0), _mixed(300, 1)
+    report = quality_report(real, syn)
+    print(report)
+    printed = capsys.readouterr().out
+    assert printed == str(report) + "\n" and "QualityReport(" not in printed
+    assert printed.startswith(OWNER_ONLY) and f"quality score {report.score:.1f}/100, the mean of columns" in printed
+    paths = [tmp_path / name for name in ("real.csv", "syn.csv", "q.html")]
+    real.to_csv(paths[0], index=False)
+    syn.to_csv(paths[1], index=False)
+    assert main(["evaluate", str(paths[0]), str(paths[1]), "--html", str(paths[2])]) == 0
+    cli = quality_report(pd.read_csv(paths[0]), pd.read_csv(paths[1]))
+    assert str(cli) in capsys.readouterr().out

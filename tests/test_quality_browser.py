@@ -99,3 +99,37 @@ def test_the_screenshot_shows_the_page(page, tmp_path):
     for hex_colour in (REAL, SYNTHETIC):
         rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)])
         assert (np.abs(pixels.astype(int) - rgb).sum(axis=1) < 12).sum() > 500, hex_colour  # the bars are drawn
+
+
+#: A probe of the page's width: the document's and the window's, and each pair table's figure, drawn and scrolled.
+_WIDTH_PROBE = """<pre id="probe"></pre><script>
+document.getElementById("probe").textContent = JSON.stringify({
+  page: document.documentElement.scrollWidth, window: window.innerWidth,
+  pairs: Array.from(document.querySelectorAll("h3 + .grid figure")).map(f => ({
+    drawn: f.querySelector("svg").getBoundingClientRect().width, inside: f.clientWidth, scrolled: f.scrollWidth}))});
+</script>"""
+
+
+def test_the_pair_tables_of_two_wide_text_columns_fit_the_window(tmp_path):
+    browser = _chromium()
+    rng = np.random.default_rng(0)
+    weights = 1.0 / np.arange(1, 61) ** 1.2
+
+    def table(seed):
+        r = np.random.default_rng(seed)
+        shop = r.choice(60, 3000, p=weights / weights.sum())
+        town = np.where(r.random(3000) < 0.5, shop, r.choice(60, 3000, p=weights / weights.sum()))
+        return pd.DataFrame({"shop": [f"shop number {i}" for i in shop], "town": [f"town {i}" for i in town],
+                             "amount": rng.exponential(100, 3000)})
+
+    path = tmp_path / "wide.html"
+    quality_report(table(0), table(1)).to_html(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("</body>", _WIDTH_PROBE + "</body>"), encoding="utf-8")
+    dom = _run(browser, tmp_path, "--window-size=1200,1600", "--dump-dom", path.as_uri())
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[:2000]
+    probe = json.loads(found.group(1).replace("&quot;", '"'))
+    assert probe["page"] <= probe["window"], probe
+    assert len(probe["pairs"]) == 6, probe  # real and synthetic of the three pairs
+    for pair in probe["pairs"]:
+        assert pair["drawn"] <= pair["inside"] and pair["scrolled"] <= pair["inside"], pair

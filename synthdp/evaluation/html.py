@@ -10,8 +10,11 @@ that it holds statistics of the real data, for the data owner only (see
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from html import escape
 from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
 
 from synthdp.evaluation.similarity import date_label
 
@@ -22,6 +25,9 @@ if TYPE_CHECKING:  # the report's module writes its page through this one
 REAL, SYNTHETIC = "#4c72b0", "#dd8452"
 #: Characters of a label drawn under a bar before it is cut.
 LABEL_CHARS = 14
+#: Rows (and columns) of a worst pair's table drawn on the page: the bins holding the largest shares, the rest as
+#: one, so that two wide text columns draw two tables of at most 12 x 12 cells side by side (382 pixels wide each).
+PAIR_TABLE_BINS = 12
 #: The page's only styles, inline.
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -29,7 +35,8 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24p
 .score{font-size:48px;font-weight:700;margin:8px 0}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;
 vertical-align:top}th{background:#f3f3f3}.num{text-align:right}
-.grid{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;border:1px solid #ddd;padding:8px;background:#fff}
+.grid{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;border:1px solid #ddd;padding:8px;background:#fff;
+max-width:100%;box-sizing:border-box;overflow-x:auto}
 figcaption{font-weight:600;margin-bottom:4px}.note{color:#555;font-size:13px}
 .warn li{color:#8a4b00}.key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 """
@@ -173,6 +180,43 @@ def _pair_matrix(report: QualityReport) -> str:
     return heatmap_svg(names, names, matrix, score_colour, "pair trend scores", marked=marked)
 
 
+def _kept_bins(real: np.ndarray, synthetic: np.ndarray, limit: int) -> np.ndarray:
+    """Each bin's row in the folded table: the ``limit - 1`` bins with the largest share of either table keep
+    their order, the others share the last row; all bins keep their own row when there are at most ``limit``."""
+    if len(real) <= limit:
+        return np.arange(len(real))
+    kept = np.sort(np.argsort(-np.maximum(real, synthetic), kind="stable")[:limit - 1])
+    rows = np.full(len(real), limit - 1)
+    rows[kept] = np.arange(limit - 1)
+    return rows
+
+
+def _fold_labels(labels: Sequence[str], rows: np.ndarray) -> tuple[str, ...]:
+    """The labels of the folded table's rows (:func:`_kept_bins`): the kept ones, then ``(N others)``."""
+    if len(rows) == len(set(rows.tolist())):
+        return tuple(labels)
+    rest = int((rows == rows.max()).sum())
+    return tuple(label for label, row in zip(labels, rows) if row < rows.max()) + (f"({rest} others)",)
+
+
+def fold_pair_table(table: PairTable, limit: int = PAIR_TABLE_BINS) -> PairTable:
+    """The pair's table with at most ``limit`` rows and columns (:func:`_kept_bins` on each side's shares of
+    either table), the shares of the bins folded together summed: a table of two text columns of 50
+    categories each is 2,500 cells, mostly empty, and runs off the page."""
+    real, synthetic = np.asarray(table.real, dtype=float), np.asarray(table.synthetic, dtype=float)
+    rows = _kept_bins(real.sum(axis=1), synthetic.sum(axis=1), limit)
+    columns = _kept_bins(real.sum(axis=0), synthetic.sum(axis=0), limit)
+
+    def fold(shares: np.ndarray) -> tuple[tuple[float, ...], ...]:
+        out = np.zeros((rows.max() + 1, columns.max() + 1))
+        np.add.at(out, (rows[:, None], columns[None, :]), shares)
+        return tuple(map(tuple, out.tolist()))
+
+    return replace(table, row_labels=_fold_labels(table.row_labels, rows),
+                   column_labels=_fold_labels(table.column_labels, columns), real=fold(real),
+                   synthetic=fold(synthetic))
+
+
 def _share_heatmap(table: PairTable, side: str, top: float) -> str:
     values = getattr(table, side)
     return heatmap_svg(table.row_labels, table.column_labels, values,
@@ -183,7 +227,8 @@ def _share_heatmap(table: PairTable, side: str, top: float) -> str:
 def _column_figure(dist: Distribution, shape: ColumnShape) -> str:
     picture = histogram_svg(dist) if dist.edges else bars_svg(dist)
     return (f'<figure class="column" data-column="{escape(dist.column)}"><figcaption>{escape(dist.column)} '
-            f'<span class="note">({dist.kind}; {shape.metric} {shape.score:.3f})</span></figcaption>{picture}'
+            f'<span class="note">({dist.kind}; column score {shape.column_score:.3f}; {shape.metric} '
+            f'{shape.score:.3f})</span></figcaption>{picture}'
             f'<div class="note">missing: real {_percent(dist.real_missing)}, synthetic '
             f'{_percent(dist.synthetic_missing)}</div></figure>')
 
@@ -221,7 +266,7 @@ def _release(release: dict[str, Any]) -> str:
 
 def render(report: QualityReport, *, mark: str) -> str:
     """The whole page (module docstring); ``mark`` is the owner-only notice it opens and ends with."""
-    parts = report.parts()
+    parts, in_score = report.parts(), report.score_parts()
     out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>synthdp quality report</title>",
            f"<style>{_STYLE}</style></head><body>",
            f'<p class="owner">{escape(mark)}. Keep it with the real data; publish only the synthetic table '
@@ -229,8 +274,11 @@ def render(report: QualityReport, *, mark: str) -> str:
            "<h1>Quality of the synthetic table</h1>",
            f'<div class="score" id="score">{report.score:.1f} / 100</div>',
            f"<p>{report.n_real} real rows, {report.n_synthetic} synthetic rows, {len(report.shapes)} columns. "
-           "The score is the mean of the column-shape and pair-trend scores.</p>",
-           _rows([[k, _number(v)] for k, v in parts.items()], ["part", "score (0-100)"])]
+           "The score is the mean of the parts marked below: the mean column score, the mean of the worst tenth "
+           "of them, and the same two of the pair trends. A column's score is the lowest of its shape, values, "
+           "support and missing scores, and 0 when it came back constant.</p>",
+           _rows([[k, _number(v), "in the score" if k in in_score else "shown beside"] for k, v in parts.items()],
+                 ["part", "score (0-100)", ""])]
     if report.release is not None:
         out.append(f"<p>{_release_line(report.release)} (details at the end of the page)</p>")
     out.append("<h2>Warnings</h2>" + ('<ul class="warn">' + "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
@@ -253,14 +301,16 @@ def render(report: QualityReport, *, mark: str) -> str:
     out.append(f'<h2>Columns</h2><p class="key"><span style="background:{REAL}"></span>real'
                f'<span style="background:{SYNTHETIC}"></span>synthetic</p><div class="grid">')
     out.extend(_column_figure(d, s) for d, s in zip(report.distributions, report.shapes))
-    out.append("</div>" + _rows([[s.column, s.kind, s.metric, s.score, s.real_missing, s.synthetic_missing]
+    out.append("</div>" + _rows([[s.column, s.kind, s.column_score, s.metric, s.score, s.values, s.support,
+                                  s.real_missing, s.synthetic_missing, "yes" if s.constant else ""]
                                  for s in report.shapes],
-                                ["column", "kind", "metric", "shape score", "real missing", "synthetic missing"]))
+                                ["column", "kind", "column score", "metric", "shape score", "values", "support",
+                                 "real missing", "synthetic missing", "came back constant"]))
     if report.trends:
         out.append("<h2>Pair trends</h2><p class=note>Green: the pair relates as in the real data; red: it does not. "
                    "Outlined: the worst pairs, drawn below.</p>"
                    f'<figure id="pair-matrix">{_pair_matrix(report)}</figure>')
-        for table in report.worst_pairs:
+        for table in map(fold_pair_table, report.worst_pairs):
             top = max(max(map(max, table.real)), max(map(max, table.synthetic))) or 1.0
             score = next(t for t in report.trends if t.columns == table.columns)
             out.append(f"<h3>{escape(table.columns[0])} x {escape(table.columns[1])} ({score.metric} "

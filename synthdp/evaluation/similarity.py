@@ -12,6 +12,11 @@ that is a vectorised count:
 * shape of a categorical column: the TV complement ``1 - (1/2) sum_v |p_real(v) - p_syn(v)|``
   over the values present;
 * missing share: ``1 - |missing_real - missing_syn|``;
+* values of a column: the TV complement of the two tables' shares (among the values present) of the most
+  frequent exact values of either table and of all the other values together (:func:`values_score`): a value
+  piled up or lost counts in full, where the KS complement sees only half its gap;
+* support of a column: ``1 -`` the share of the real values outside the synthetic range (categories: outside the
+  synthetic categories) ``-`` the share of the synthetic values outside the real one (:func:`support_score`);
 * trend of two number/date columns: correlation similarity ``1 - |r_real - r_syn| / 2``
   (Pearson, on the rows where both are present; every pair's ``r`` from one matrix product per table);
 * trend of any other pair: contingency similarity, the TV complement of the two-way table of
@@ -238,6 +243,66 @@ def shape_score(column: Column) -> float:
     if column.is_number:
         return ks_complement(real, synthetic)
     return tv_complement(real, synthetic, len(column.labels))
+
+
+def value_counts(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``side`` present in it, in increasing order (codes for categories), and each one's
+    count of rows."""
+    values = column.present(side)
+    if column.is_number:
+        return np.unique(values, return_counts=True)
+    counts = np.bincount(values, minlength=len(column.labels))
+    distinct = np.flatnonzero(counts)
+    return distinct, counts[distinct]
+
+
+def top_values(column: Column, top: int) -> np.ndarray:
+    """The ``top`` most frequent exact values of each table (first the real ones), without repeats."""
+    picked = [distinct[np.argsort(-counts, kind="stable")[:top]] for distinct, counts in
+              (value_counts(column, side) for side in ("real", "synthetic"))]
+    return np.array(list(dict.fromkeys(np.concatenate(picked).tolist())), dtype=picked[0].dtype)
+
+
+def values_score(column: Column, top: int) -> float:
+    """The TV complement of the two tables' shares (among the values present) of :func:`top_values` and of all
+    the other values as one: ``1 - (1/2) (sum_v |p_real(v) - p_syn(v)| + |rest_real - rest_syn|)``, 1 when both
+    are empty, 0 when one is.  A pile-up (one value holding 20% of the synthetic rows and 2% of the real) costs
+    its whole gap, 0.18, where the KS complement may lose only half of it."""
+    values = top_values(column, top)
+    shares = []
+    for side in ("real", "synthetic"):
+        distinct, counts = value_counts(column, side)
+        if len(distinct) == 0:
+            return float(len(column.present("real")) == len(column.present("synthetic")))
+        at = np.minimum(np.searchsorted(distinct, values), len(distinct) - 1)
+        shares.append(np.where(distinct[at] == values, counts[at], 0) / counts.sum())
+    gap = np.abs(shares[0] - shares[1]).sum() + abs(shares[0].sum() - shares[1].sum())
+    return float(1.0 - 0.5 * gap)
+
+
+def outside_shares(column: Column) -> tuple[float, float]:
+    """The share of the real values present outside the synthetic ones' range (categories: not among the
+    synthetic categories), and the share of the synthetic values outside the real ones'; a table with values
+    has them all outside when the other has none."""
+    real, synthetic = column.present("real"), column.present("synthetic")
+    if len(real) == 0 or len(synthetic) == 0:
+        return float(len(real) > 0), float(len(synthetic) > 0)
+    if column.is_number:
+        return tuple(float(((a < b.min()) | (a > b.max())).mean()) for a, b in ((real, synthetic), (synthetic, real)))
+    return tuple(float((~np.isin(a, b)).mean()) for a, b in ((real, synthetic), (synthetic, real)))
+
+
+def support_score(column: Column) -> float:
+    """``1 -`` both :func:`outside_shares`, at least 0: the real rows the synthetic table never comes near (lost
+    categories, a range clipped short) and the synthetic rows unlike any real one (values beyond the real
+    range, made-up categories); 1 when both tables are empty."""
+    real_out, synthetic_out = outside_shares(column)
+    return max(0.0, 1.0 - real_out - synthetic_out)
+
+
+def is_constant(column: Column) -> bool:
+    """Whether the synthetic values present are all one value while the real ones are not."""
+    return (len(np.unique(column.present("synthetic"))) == 1) and len(np.unique(column.present("real"))) > 1
 
 
 @dataclass(frozen=True)
