@@ -360,3 +360,11 @@ def test_printing_the_report_prints_its_summary(tmp_path, capsys):
     assert main(["evaluate", str(paths[0]), str(paths[1]), "--html", str(paths[2])]) == 0
     cli = quality_report(pd.read_csv(paths[0]), pd.read_csv(paths[1]))
     assert str(cli) in capsys.readouterr().out
+
+
+def test_a_missing_share_lost_lowers_the_column_score_alone():
+    real = pd.DataFrame({"v": [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, np.nan, np.nan, np.nan]})
+    syn = pd.DataFrame({"v": [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]})
+    (shape,) = quality_report(real, syn).shapes
+    assert (shape.score, shape.values, shape.support) == (1.0, 1.0, 1.0)
+    assert shape.column_score == pytest.approx(1 - 3 / 13)

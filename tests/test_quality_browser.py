@@ -133,3 +133,16 @@ def test_the_pair_tables_of_two_wide_text_columns_fit_the_window(tmp_path):
     assert len(probe["pairs"]) == 6, probe  # real and synthetic of the three pairs
     for pair in probe["pairs"]:
         assert pair["drawn"] <= pair["inside"] and pair["scrolled"] <= pair["inside"], pair
+
+
+def test_the_pair_matrix_of_50_columns_scrolls_inside_its_figure(tmp_path):
+    browser = _chromium()
+    rng = np.random.default_rng(0)
+    real, syn = (pd.DataFrame(rng.normal(size=(300, 50)), columns=[f"number {i}" for i in range(50)])
+                 for _ in range(2))
+    path = tmp_path / "many.html"
+    quality_report(real, syn).to_html(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("</body>", _WIDTH_PROBE + "</body>"), encoding="utf-8")
+    dom = _run(browser, tmp_path, "--window-size=1200,1600", "--dump-dom", path.as_uri())
+    probe = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
+    assert probe["page"] <= probe["window"], probe  # the 1,418-pixel matrix and correlations scroll in place
