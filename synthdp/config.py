@@ -174,6 +174,12 @@ class SynthesisConfig(GameSettings):
         columns, within the public bounds) or as the cell labels 'lo-hi' ('label').""")
     progress: bool = option(True, group="output", doc="""
         Show a progress bar and notes on the run's steps on standard error.""")
+    strict: bool = option(False, group="output", doc="""
+        Fail when the release has columns far from the real table (a shape far off, values lost, rows piled on
+        one value, a constant column, a correlation moved; read off the real rows for the data owner only,
+        docs/guide/evaluation.md), after the release is made: Python raises FarFromRealError, which carries the
+        result; the command writes its outputs, lists the findings and exits with status 3. Without it the
+        findings are only warnings for the data owner.""")
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())

@@ -240,6 +240,25 @@ def shape_score(column: Column) -> float:
     return tv_complement(real, synthetic, len(column.labels))
 
 
+def value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
+    rows."""
+    values, n = column.present(side), max(len(getattr(column, side)), 1)
+    if column.is_number:
+        distinct, counts = np.unique(values, return_counts=True)
+    else:
+        counts = np.bincount(values, minlength=len(column.labels))
+        distinct = np.flatnonzero(counts)
+        counts = counts[distinct]
+    return distinct, counts / n
+
+
+def share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
+    """The share ``shares`` gives ``value`` among the sorted ``distinct`` values (0 when it is not one)."""
+    at = int(np.searchsorted(distinct, value))
+    return float(shares[at]) if at < len(distinct) and distinct[at] == value else 0.0
+
+
 @dataclass(frozen=True)
 class PairBins:
     """A column cut into small integer bins for the pair tables: ``real``/``synthetic`` codes ``0..size-1``
