@@ -482,7 +482,8 @@ class Synthesizer:
         Every call is a new release with its own cost: fitting again on the
         same data spends the budget again, and the releases compose (two fits
         at ``epsilon`` cost ``2 epsilon``).  For more rows call :meth:`sample`,
-        which is free.  A second fit warns.
+        which is free.  A second fit warns.  With ``strict=True``, columns far from the real table raise
+        :class:`~synthdp.owner_check.FarFromRealError` once the fitted attributes are set (the release is made).
         """
         if hasattr(self, "result_"):
             warnings.warn("Synthesizer.fit was called again: this is a new release that spends the budget again "
