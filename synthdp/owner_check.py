@@ -38,7 +38,7 @@ from synthdp.evaluation.similarity import (MISSING_CODE, Column, correlation_mat
                                            value_shares)
 from synthdp.release_check import ColumnFinding
 
-__all__ = ["COMPARED_ROWS", "CORRELATION_SHIFT", "LOST_BINS", "LOST_RATIO", "LOST_SHARE", "MISSING_RISE",
+__all__ = ["COMPARED_ROWS", "CORRELATION_SHIFT", "LOST_BINS", "LOST_RATIO", "LOST_ROWS", "LOST_SHARE", "MISSING_RISE",
            "PAIR_COLUMNS", "PAIR_CORRELATION", "PILE_REAL_SHARE", "PILE_SHARE", "SHAPE_DISTANCE", "FarFromReal",
            "FarFromRealError", "FarFromRealWarning", "RealComparison", "compare_with_real", "real_missing_shares",
            "warn_far_from_real", "warn_missing_shares"]
@@ -53,6 +53,9 @@ SHAPE_DISTANCE = 0.2
 LOST_SHARE = 0.01
 #: ... the synthetic table holds less than this fraction of their real share.
 LOST_RATIO = 0.1
+#: Rows of the smaller table a lost value or range must stand for, too (on a small table more than
+#: :data:`LOST_SHARE`): a faithful table leaves so many rows out by chance hardly ever.
+LOST_ROWS = 20
 #: Quantile bins of the real values of a number column in which lost ranges are looked for (each about
 #: ``1/LOST_BINS`` of the real rows; a value many rows hold merges bins).
 LOST_BINS = 100
@@ -264,14 +267,15 @@ def _pile(column: Column) -> list[FarFromReal]:
 
 
 def _lost(column: Column) -> list[FarFromReal]:
-    """The values of the real column holding :data:`LOST_SHARE` of its rows that come back in less than
-    :data:`LOST_RATIO` of that share: categories by name, a number column's ranges (runs of neighbouring quantile
-    bins)."""
+    """The values of the real column holding :data:`LOST_SHARE` of its rows (and :data:`LOST_ROWS` rows of the
+    smaller table) that come back in less than :data:`LOST_RATIO` of that share: categories by name, a number
+    column's ranges (runs of neighbouring quantile bins)."""
     name = column.name
+    least = max(LOST_SHARE, LOST_ROWS / min(len(column.real), len(column.synthetic)))
     if not column.is_number:
         real, synthetic = (np.bincount(column.present(side), minlength=len(column.labels))
                            / len(getattr(column, side)) for side in ("real", "synthetic"))
-        lost = [k for k in np.argsort(-real, kind="stable") if real[k] >= LOST_SHARE and
+        lost = [k for k in np.argsort(-real, kind="stable") if real[k] >= least and
                 synthetic[k] < LOST_RATIO * real[k]]
         if not lost:
             return []
@@ -287,7 +291,7 @@ def _lost(column: Column) -> list[FarFromReal]:
     ranges = []
     for start, stop in _runs(empty):
         share = float(real[start:stop].sum())
-        if share >= LOST_SHARE:
+        if share >= least:
             inside = present[(present >= (edges[start - 1] if start else -np.inf))
                              & (present < (edges[stop - 1] if stop < bins else np.inf))]
             ranges.append(f"{_text(column, inside.min())} to {_text(column, inside.max())} ({share:.1%} of the "

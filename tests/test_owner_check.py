@@ -22,7 +22,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import Attribute, Schema
-from synthdp.owner_check import (LOST_SHARE, MISSING_RISE, PILE_REAL_SHARE, PILE_SHARE, SHAPE_DISTANCE,
+from synthdp.owner_check import (LOST_ROWS, LOST_SHARE, MISSING_RISE, PILE_REAL_SHARE, PILE_SHARE, SHAPE_DISTANCE,
                                  FarFromRealError, FarFromRealWarning, compare_with_real, warn_missing_shares)
 from synthdp.release_check import check_release
 
@@ -190,6 +190,15 @@ def test_below_each_threshold_nothing_is_named():
                  c=s["c"].replace("d", "c"), y=np.where(np.arange(len(s)) % 5 == 0, 60.5, s["y"]))
     assert _found(real, s) == set()
     assert PILE_SHARE > 0.125 and PILE_REAL_SHARE <= 0.07 and LOST_SHARE > 0.005 and SHAPE_DISTANCE > 0.15
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_values_a_small_faithful_table_leaves_out_by_chance_are_not_named(seed):
+    """300 rows: 1% of them is 3, which a bootstrap sample often leaves out; LOST_ROWS asks for more."""
+    real = _real(300).assign(y=lambda d: np.round(d["y"]))
+    assert LOST_ROWS > LOST_SHARE * 300
+    resampled = real.iloc[np.random.default_rng(seed).integers(0, 300, 300)].reset_index(drop=True)
+    assert _found(real, resampled) == set()
 
 
 def test_a_large_table_is_compared_on_a_fixed_sample(monkeypatch):
