@@ -47,6 +47,7 @@ OUTPUTS_HELP = ("Outputs are checked before anything private runs (existing fold
                 "unit: all appear, or none and existing files stay as they were. A symbolic link to an existing "
                 "regular file is written through (the link stays); any other link is refused. SIGINT and SIGTERM "
                 "stop the run with a message and leave no temporary file (exit status 130 and 143).")
+
 #: Exit status of ``synthdp generate --strict`` when the release has columns far from the real table (the option's
 #: documentation says it; 2 is an error, 128 + N a signal).
 STRICT_STATUS = 3

@@ -187,6 +187,9 @@ class SynthesisConfig(GameSettings):
         self._check_unit()
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("scheduler= is the address of a Dask scheduler; it needs engine='dask'")
+        if self.strict and self.engine != "pandas":
+            raise InputError(f"strict=True compares the release with the real rows in memory, which engine="
+                             f"{self.engine!r} never holds (CLI --strict); drop strict, or use engine='pandas'")
         if self.epsilon_per_round is not None and self.rounds is not None:
             raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
         if self.epsilon_per_round is not None and not self.epsilon_per_round <= self.epsilon:

@@ -20,6 +20,7 @@ import pytest
 from synthdp import Synthesizer, generate_synthetic
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import Attribute, Schema
 from synthdp.owner_check import (LOST_ROWS, LOST_SHARE, MISSING_RISE, PILE_REAL_SHARE, PILE_SHARE, SHAPE_DISTANCE,
@@ -264,6 +265,12 @@ def test_strict_raises_after_the_release_with_the_result():
     with pytest.raises(FarFromRealError):
         synthesizer.fit(_amounts())
     assert synthesizer.result_.far_from_real and len(synthesizer.sample(5)) == 5  # fitted: the release is made
+
+
+def test_strict_needs_the_rows_in_memory():
+    with pytest.raises(InputError, match=r"strict=True compares the release with the real rows in memory, which "
+                                         r"engine='dask' never holds"):
+        Synthesizer(epsilon=1.0, engine="dask", strict=True).config()
 
 
 def test_the_command_writes_the_release_then_lists_the_findings_and_strict_exits_3(tmp_path, capsys):
