@@ -21,7 +21,7 @@ import textwrap
 import time
 import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -53,7 +53,8 @@ from synthdp.model import FittedModel, ReleasedRecords, decode_records
 from synthdp.domains import check_every_bound, domain_tallies, learn_domain
 from synthdp.plan import Plan, budget, candidate_plans, check_delta_against_public_n, make_plan
 from synthdp.queries.base import QueryClass
-from synthdp.owner_check import real_missing_shares, warn_missing_shares
+from synthdp.owner_check import (FarFromReal, FarFromRealError, RealComparison, compare_with_real, real_missing_shares,
+                                 warn_far_from_real, warn_missing_shares)
 from synthdp.release_check import ReleaseWarning, check_release
 from synthdp.report import Report, make_report
 
@@ -74,6 +75,15 @@ class SyntheticResult:
     plan: Plan | None = None
     #: The released model the table was drawn from: more rows, for free (docs/privacy.md §10.9).
     model: FittedModel | None = None
+    #: The release against the real rows (:func:`~synthdp.owner_check.compare_with_real`): for the data owner
+    #: only, never saved with the table or the model; None when the rows were not in memory (engine 'dask').
+    comparison: RealComparison | None = field(default=None, repr=False)
+
+    @property
+    def far_from_real(self) -> tuple[FarFromReal, ...]:
+        """The columns and pairs of columns far from the real table (:attr:`comparison`'s findings; none when
+        it was not made).  For the data owner only."""
+        return () if self.comparison is None else self.comparison.findings
 
     def save(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule);
@@ -127,7 +137,7 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
                        clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
                        engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
-                       numeric: str = "uniform", progress: bool = True,
+                       numeric: str = "uniform", progress: bool = True, strict: bool = False,
                        ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
@@ -157,7 +167,10 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     is never used (it is private under add/remove).
     """
     options = {name: value for name, value in locals().items() if name != "df"}  # the parameters, as given
-    return synthesize(df, SynthesisConfig(**options))
+    config = SynthesisConfig(**options)
+    result = synthesize(df, config)
+    check_strict(result, config)
+    return result
 
 
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
@@ -216,7 +229,9 @@ def _warn_release(findings, collected: list[str]) -> None:
 
 
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
-    """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object.
+    """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object, but for
+    ``config.strict``, which its callers apply to the result (:func:`check_strict`; the command line writes the
+    release first).
 
     ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
     ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
@@ -265,13 +280,35 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             codes = Encoder(schema).encode(data)
             findings = check_release(data, schema, codes)         # post-processing of the release (§10.8)
         _warn_release(findings, collected)
-        warn_missing_shares(real, codes, schema, findings, real_missing_shares(tallies() if learning else None))
+        comparison = tell_owner(rows, real, data, codes, schema, findings,
+                                real_missing_shares(tallies() if learning else None), config.numeric)
         if rows.stripped:
             output.notes.append(f"stripped surrounding spaces from text values of columns {list(rows.stripped)}")
         report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
         model = FittedModel(output.model or ReleasedRecords(schema.domain, output.codes), schema, config.numeric,
                             report.to_dict())
-        return SyntheticResult(data, report, schema, plan, model)
+        return SyntheticResult(data, report, schema, plan, model, comparison)
+
+
+def check_strict(result: SyntheticResult, config: SynthesisConfig) -> None:
+    """``strict=True``: raise :class:`~synthdp.owner_check.FarFromRealError`, carrying ``result``, when the
+    release has columns far from the real table (after the release is made: docs/privacy.md §10.8)."""
+    if config.strict and result.far_from_real:
+        raise FarFromRealError(result, result.far_from_real)
+
+
+def tell_owner(rows: Rows, real, data: pd.DataFrame, codes, schema: Schema, findings, raw: Mapping[str, float],
+               numeric: str) -> RealComparison | None:
+    """After the release, the data owner's warnings read off the real rows (docs/privacy.md §10.8; no step of the
+    run depends on them): the missing shares against the counted rows ``real`` (:func:`warn_missing_shares`),
+    then each column and strongly related pair against the rows in memory (:func:`compare_with_real`; None when
+    the engine reads them where it counts)."""
+    warn_missing_shares(real, codes, schema, findings, raw)
+    if rows.frame is None:
+        return None
+    comparison = compare_with_real(rows.frame, data, schema, codes, numeric)
+    warn_far_from_real(comparison)
+    return comparison
 
 
 def counting_engine(config: SynthesisConfig):
@@ -412,6 +449,7 @@ class Synthesizer:
                  unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
                  derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
                  n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
+                 strict: bool = False,
                  ) -> None:
         for name, value in locals().items():  # scikit-learn: one attribute per parameter, as given; checked in fit
             if name != "self":
@@ -444,17 +482,20 @@ class Synthesizer:
         Every call is a new release with its own cost: fitting again on the
         same data spends the budget again, and the releases compose (two fits
         at ``epsilon`` cost ``2 epsilon``).  For more rows call :meth:`sample`,
-        which is free.  A second fit warns.
+        which is free.  A second fit warns.  With ``strict=True``, columns far from the real table raise
+        :class:`~synthdp.owner_check.FarFromRealError` once the fitted attributes are set (the release is made).
         """
         if hasattr(self, "result_"):
             warnings.warn("Synthesizer.fit was called again: this is a new release that spends the budget again "
                           "(on the same data the two releases together cost twice the budget); for more rows of "
                           "the first release use sample(n)", UserWarning, stacklevel=2)
-        self.result_ = synthesize(df, self.config())
+        config = self.config()
+        self.result_ = synthesize(df, config)
         self.report_ = self.result_.report
         self.schema_ = self.result_.schema
         self.plan_ = self.result_.plan
         self.model_ = self.result_.model
+        check_strict(self.result_, config)  # fitted already: the release is made, whatever strict says
         return self
 
     def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:

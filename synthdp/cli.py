@@ -48,6 +48,9 @@ OUTPUTS_HELP = ("Outputs are checked before anything private runs (existing fold
                 "regular file is written through (the link stays); any other link is refused. SIGINT and SIGTERM "
                 "stop the run with a message and leave no temporary file (exit status 130 and 143).")
 
+#: Exit status of ``synthdp generate --strict`` when the release has columns far from the real table (the option's
+#: documentation says it; 2 is an error, 128 + N a signal).
+STRICT_STATUS = 3
 
 VERBOSE_HELP = ("more logging (-vv for debug). Debug logs contain PRIVATE values (n, noisy objective values, "
                 "solver failure counts): never attach them to a release")
@@ -376,6 +379,7 @@ def cmd_generate(args) -> int:
     from synthdp.files import csvfile
     from synthdp.files.parquet import dump_table, require_pyarrow, table_format
     from synthdp.model import dump_model
+    from synthdp.owner_check import FarFromRealWarning
     from synthdp.release_check import ReleaseWarning
 
     outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
@@ -384,14 +388,16 @@ def cmd_generate(args) -> int:
         require_pyarrow()
     options = generate_options(args)
     if cli_tune.requested(args):  # --tune FILE.json / --target-error ALPHA: docs/privacy.md §5
-        if args.save_model:
-            raise InputError("--save-model is not available with --tune or --target-error yet: save the model of "
-                             "the chosen settings with a plain generate run")
+        for flag, given in (("--save-model", args.save_model), ("--strict", args.strict)):
+            if given:
+                raise InputError(f"{flag} is not available with --tune or --target-error yet: use it with a plain "
+                                 "generate run of the chosen settings")
         return cli_tune.generate(args, options, lambda: _read(args.input, args, schema=options["schema"]))
     result = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReleaseWarning)  # the closing summary gives them as "warning: ..."
+            warnings.simplefilter("ignore", FarFromRealWarning)  # and these in its lines for the data owner
             result = _synthesize(args, SynthesisConfig.of(**options))  # every option checked before anything is read
         jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output, result.schema))]
         if args.report:
@@ -409,6 +415,12 @@ def cmd_generate(args) -> int:
     print(result.report.summary())
     print(f"output: {args.output} ({len(result.data)} rows)" +  # no run time: it depends on the data
           (f"; model: {args.save_model} (synthdp sample draws more rows from it, free)" if args.save_model else ""))
+    if result.comparison is not None:
+        print(result.comparison.summary())
+    if args.strict and result.far_from_real:
+        print(f"synthdp: --strict: the release has columns far from the real table (listed above, for the data "
+              f"owner only); the outputs are written, and the exit status is {STRICT_STATUS}", file=sys.stderr)
+        return STRICT_STATUS
     return 0
 
 

@@ -174,6 +174,12 @@ class SynthesisConfig(GameSettings):
         columns, within the public bounds) or as the cell labels 'lo-hi' ('label').""")
     progress: bool = option(True, group="output", doc="""
         Show a progress bar and notes on the run's steps on standard error.""")
+    strict: bool = option(False, group="output", doc="""
+        Fail when the release has columns far from the real table (a shape far off, values lost, rows piled on
+        one value, a constant column, a correlation moved; read off the real rows for the data owner only,
+        docs/guide/evaluation.md), after the release is made: Python raises FarFromRealError, which carries the
+        result; the command writes its outputs, lists the findings and exits with status 3. Without it the
+        findings are only warnings for the data owner.""")
 
     def __post_init__(self) -> None:
         check_all(self.to_dict())
@@ -181,6 +187,9 @@ class SynthesisConfig(GameSettings):
         self._check_unit()
         if self.scheduler is not None and self.engine != "dask":
             raise InputError("scheduler= is the address of a Dask scheduler; it needs engine='dask'")
+        if self.strict and self.engine != "pandas":
+            raise InputError(f"strict=True compares the release with the real rows in memory, which engine="
+                             f"{self.engine!r} never holds (CLI --strict); drop strict, or use engine='pandas'")
         if self.epsilon_per_round is not None and self.rounds is not None:
             raise InputError("give rounds or epsilon_per_round, not both: each fixes the other through the budget")
         if self.epsilon_per_round is not None and not self.epsilon_per_round <= self.epsilon:

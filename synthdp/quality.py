@@ -45,8 +45,8 @@ from synthdp.core.schema import Schema
 from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
 from synthdp.evaluation.html import render
 from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix, is_constant,
-                                           joint_shares, pair_codes, read_columns, shape_score, support_score,
-                                           top_values, value_counts, values_score)
+                                           joint_shares, pair_codes, read_columns, shape_score, share_of,
+                                           support_score, top_values, value_shares, values_score)
 from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
 
 #: The mark on every output of the report.
@@ -335,22 +335,10 @@ def _trend(a: Column, b: Column, a_bins: PairBins, b_bins: PairBins, matrices: d
     return PairTrend((a.name, b.name), "contingency similarity", contingency_similarity(a_bins, b_bins))
 
 
-def _value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
-    rows."""
-    distinct, counts = value_counts(column, side)
-    return distinct, counts / max(len(getattr(column, side)), 1)
-
-
-def _share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
-    at = int(np.searchsorted(distinct, value))
-    return float(shares[at]) if at < len(distinct) and distinct[at] == value else 0.0
-
-
 def _point_masses(column: Column) -> list[PointMass]:
     """The :data:`POINT_MASSES` most frequent exact values of each table, with both tables' shares."""
-    real, synthetic = _value_shares(column, "real"), _value_shares(column, "synthetic")
-    masses = [PointMass(column.name, column.label(v), _share_of(v, *real), _share_of(v, *synthetic))
+    real, synthetic = value_shares(column, "real"), value_shares(column, "synthetic")
+    masses = [PointMass(column.name, column.label(v), share_of(v, *real), share_of(v, *synthetic))
               for v in top_values(column, POINT_MASSES).tolist()]
     return sorted(masses, key=lambda m: -max(m.real, m.synthetic))
 

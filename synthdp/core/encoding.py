@@ -38,7 +38,7 @@ from synthdp.core.schema import (Attribute, Schema, category_label, frame_date_d
                                  typed_label, value_kind)
 
 __all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error",
-           "numeric_values", "written_form"]
+           "number_column", "numeric_values", "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -366,12 +366,42 @@ def numeric_values(attr: Attribute, series: pd.Series, missing_values: tuple[str
     The input of PrivTree (docs/privacy.md §10.3): the same checks and the
     same clipping as :class:`Encoder`, so the tree sees what encoding will.
     """
+    values = number_column(attr, series, missing_values)
+    return values[~np.isnan(values)]
+
+
+def number_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = (), *,
+                  bounded: bool = True) -> np.ndarray:
+    """Every value of a numeric column as a float, NaN where missing, read and checked as encoding reads them
+    (seconds since 1970 for a datetime column); clipped into the bounds or refused outside them as encoding does,
+    or, ``bounded=False``, as they are (what a comparison with the real values needs)."""
     missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
-    return _checked_values(attr, series, missing)[~missing]
+    return _checked_values(attr, series, missing) if bounded else _read_values(attr, series, missing)
 
 
 def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
-    """Floats of a numeric column (NaN where missing), clipped into the bounds or refused outside them.
+    """Floats of a numeric column (NaN where missing; :func:`_read_values`), clipped into the bounds or refused
+    outside them."""
+    values = _read_values(attr, series, missing)
+    if attr.bounds is None:  # still to be learned (docs/privacy.md §10.4): clipped once they are
+        return values
+    lo, hi = attr.bounds
+    outside = (values < lo) | (values > hi)
+    if outside.any():
+        if not attr.clip:
+            row = _first(outside)
+            head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public "
+                    f"bounds [{bound_text(attr, lo)}, {bound_text(attr, hi)}]; widen the bounds")
+            raise SchemaError(f"{head} or pass clip=True to clamp values into them",
+                              cli=f"{head} (in a schema file, the attribute's \"bounds\") or clamp values into them "
+                                  f"(--clip, or \"clip\": true in the schema file)")
+        values = np.clip(values, lo, hi)
+    return values
+
+
+def _read_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> np.ndarray:
+    """Floats of a numeric column (NaN where missing); a value that is not a number, or not a whole number in an
+    integer column, is refused.
 
     A datetime column's values are parsed with its public format and become
     seconds since 1970.
@@ -413,19 +443,6 @@ def _checked_values(attr: Attribute, series: pd.Series, missing: np.ndarray) -> 
             f"'float64'}}), or round the column first",
             cli=f"{head}; for a real column write the bounds with a decimal point (--bounds {attr.name}=0.0:1) or "
                 f"declare its decimals (--decimals {attr.name}=K), or round the column first")
-    if attr.bounds is None:  # still to be learned (docs/privacy.md §10.4): clipped once they are
-        return values
-    lo, hi = attr.bounds
-    outside = (values < lo) | (values > hi)
-    if outside.any():
-        if not attr.clip:
-            row = _first(outside)
-            head = (f"value {_value(series, row)!r} in row {row}, column {attr.name!r} is outside its public "
-                    f"bounds [{bound_text(attr, lo)}, {bound_text(attr, hi)}]; widen the bounds")
-            raise SchemaError(f"{head} or pass clip=True to clamp values into them",
-                              cli=f"{head} (in a schema file, the attribute's \"bounds\") or clamp values into them "
-                                  f"(--clip, or \"clip\": true in the schema file)")
-        values = np.clip(values, lo, hi)
     return values
 
 

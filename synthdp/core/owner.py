@@ -23,8 +23,9 @@ class OwnerWarning(UserWarning):
     """Advice read off the private data for the owner only: not differentially private, never released."""
 
 
-def owner_warning(text: str) -> None:
-    """Warn the owner with ``text`` (read off the private data: never put it in a release)."""
+def owner_warning(text: str, category: type[OwnerWarning] = OwnerWarning) -> None:
+    """Warn the owner with ``text`` (read off the private data: never put it in a release), as a warning of
+    ``category`` (:class:`OwnerWarning` or a kind of it)."""
     log.info("for the data owner only, not for release: %s", text)  # INFO: the warning shows it; once, not twice
     warnings.warn(f"{text} (for the data owner only: read off the private data, not part of the release)",
-                  OwnerWarning, stacklevel=3)
+                  category, stacklevel=3)

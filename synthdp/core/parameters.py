@@ -243,6 +243,7 @@ RULES: dict[str, Rule] = {
                    "larger samples in batches with Synthesizer.sample), or None; got {value!r}"),
     "numeric": choice(NUMERIC_OUTPUTS, "{name} must be 'label' or 'uniform', got {value!r}"),
     "progress": Rule(_boolean, _BOOLEAN),
+    "strict": Rule(_boolean, _BOOLEAN),
 }
 
 #: Rules of values the plan resolves from an option, which lower layers receive: the game's ``response`` is

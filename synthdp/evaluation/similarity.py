@@ -303,6 +303,17 @@ def support_score(column: Column) -> float:
 def is_constant(column: Column) -> bool:
     """Whether the synthetic values present are all one value while the real ones are not."""
     return (len(np.unique(column.present("synthetic"))) == 1) and len(np.unique(column.present("real"))) > 1
+def value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
+    rows."""
+    distinct, counts = value_counts(column, side)
+    return distinct, counts / max(len(getattr(column, side)), 1)
+
+
+def share_of(value: float | int, distinct: np.ndarray, shares: np.ndarray) -> float:
+    """The share ``shares`` gives ``value`` among the sorted ``distinct`` values (0 when it is not one)."""
+    at = int(np.searchsorted(distinct, value))
+    return float(shares[at]) if at < len(distinct) and distinct[at] == value else 0.0
 
 
 @dataclass(frozen=True)
