@@ -33,6 +33,7 @@ from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
 from synthdp.core.owner import OwnerWarning, owner_warning
@@ -106,6 +107,7 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     return built
 
 
+@refusing_unknown_keywords
 def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
                        epsilon: float, delta: float | None = None, relation: str = "add-remove",
                        privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
@@ -391,6 +393,7 @@ class Synthesizer:
     (docs/privacy.md §10.9).
     """
 
+    @refusing_unknown_keywords
     def __init__(self, query_class: str | QueryClass = "marginals:3", *,
                  epsilon: float, delta: float | None = None, relation: str = "add-remove",
                  privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,

@@ -26,7 +26,6 @@ builds its flags and ``--help`` from it without loading the library.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import os
 import textwrap
@@ -35,8 +34,8 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from synthdp.core.errors import InputError
-from synthdp.core.options import GROUPS, comment_docs, option
+from synthdp.core.errors import InputError, UnknownOptionError
+from synthdp.core.options import GROUPS, comment_docs, option, unknown_option
 from synthdp.core.parameters import check_all, check_delta_ceiling
 from synthdp.methods.game.settings import GameSettings
 
@@ -219,7 +218,7 @@ class SynthesisConfig(GameSettings):
         """Refuse the names that are not options, each with the nearest valid names."""
         unknown = [name for name in names if name not in cls.names()]
         if unknown:
-            raise InputError("; ".join(_unknown(name, cls.names()) for name in unknown))
+            raise UnknownOptionError("; ".join(unknown_option(name, cls.names()) for name in unknown))
 
     @property
     def contribution_bound(self) -> int:
@@ -258,13 +257,6 @@ class SynthesisConfig(GameSettings):
                     categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories, derived=self.derived,
                     missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
-
-
-def _unknown(name: str, valid: Sequence[str]) -> str:
-    """The message for an unknown option ``name``: the nearest valid names (difflib), or all of them."""
-    near = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
-    hint = f"did you mean {' or '.join(map(repr, near))}?" if near else f"valid options: {', '.join(valid)}"
-    return f"unknown parameter {name!r}; {hint}"
 
 
 def options_in(group: str) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, UntypedWarning,
                                  category_label, datetime_dtype, format_unit, frame_date_dtype, frame_zone, holds_dates,
@@ -270,6 +271,7 @@ def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | N
     return "float64"
 
 
+@refusing_unknown_keywords
 def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                    bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
                    cuts: Mapping[str, Iterable[float]] | None = None,

@@ -49,6 +49,7 @@ import pandas as pd
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.core.owner import owner_warning
 
 __all__ = [
@@ -1037,6 +1038,7 @@ class Schema:
         return replace(self, attributes=tuple(attributes))
 
     @classmethod
+    @refusing_unknown_keywords
     def from_dataframe(
         cls,
         df: pd.DataFrame,
