@@ -33,7 +33,7 @@ from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
-from synthdp.core.options import refusing_unknown_keywords
+from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
 from synthdp.core.owner import OwnerWarning, owner_warning
@@ -214,7 +214,7 @@ def _warn_release(findings, collected: list[str]) -> None:
     """Each finding of the release's self-check (§10.8) as a warning, and into the report's warnings."""
     for finding in findings:
         collected.append(finding.text)
-        warnings.warn(finding.text, ReleaseWarning, stacklevel=4)
+        warnings.warn(finding.text, ReleaseWarning, stacklevel=user_stacklevel())
 
 
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
@@ -233,7 +233,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     delta_note = check_delta_ceiling(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
         collected.append(delta_note)
-        warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
+        warnings.warn(delta_note, PrivacyWarning, stacklevel=user_stacklevel())
     epsilon, delta = budget(config)
     auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
     ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)

@@ -18,7 +18,7 @@ from synthdp import cli, draft_schema, quality_report, tune
 from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, UnknownOptionError
-from synthdp.core.schema import Schema
+from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.parameters import RESOLVED_RULES, RULES
 from synthdp.methods.game.settings import GameSettings
 from synthdp.methods.measure.settings import MeasureOptions
@@ -70,6 +70,13 @@ def test_a_misspelt_keyword_of_the_explicit_signatures_is_refused_with_the_neare
     with pytest.raises(UnknownOptionError, match=r"^unknown parameter 'round'; did you mean 'rounds' or 'bounds'\?$"):
         call()
     assert issubclass(UnknownOptionError, TypeError) and issubclass(UnknownOptionError, InputError)
+
+
+def test_a_warning_of_the_checked_entry_point_points_at_the_callers_line():
+    """The keyword check wraps generate_synthetic: the run's warnings still name the user's line, not the wrapper's."""
+    with pytest.warns(PrivacyWarning, match="above 1/n_rows") as caught, pytest.raises(InputError):
+        generate_synthetic("no-such-file.csv", epsilon=1, delta=1e-3, n_rows=10_000)  # warned, then not read
+    assert caught[0].filename == __file__
 
 
 @pytest.mark.parametrize("call, near", [

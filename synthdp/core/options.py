@@ -19,6 +19,7 @@ import difflib
 import functools
 import inspect
 import io
+import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,16 @@ def refusing_unknown_keywords(function: F) -> F:
         return function(*args, **kwargs)
 
     return checked  # type: ignore[return-value]
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a warning to point at the first caller outside synthdp (the user's line), however many
+    frames of synthdp (a :func:`refusing_unknown_keywords` wrapper, a front end) lie between."""
+    package = str(Path(__file__).resolve().parents[1])
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @dataclass(frozen=True)
