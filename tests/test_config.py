@@ -77,6 +77,9 @@ def test_a_warning_of_the_checked_entry_point_points_at_the_callers_line():
     with pytest.warns(PrivacyWarning, match="above 1/n_rows") as caught, pytest.raises(InputError):
         generate_synthetic("no-such-file.csv", epsilon=1, delta=1e-3, n_rows=10_000)  # warned, then not read
     assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="no declared type") as caught:
+        Schema.from_dataframe(pd.DataFrame({"a": [1.0, 2.0]}), learn_bounds=["a"])
+    assert caught[0].filename == __file__
 
 
 @pytest.mark.parametrize("call, near", [

@@ -271,10 +271,8 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
 
     The input of partition selection (docs/privacy.md §9): the labels are
     those :class:`Encoder` matches against categories, so a released label
-    encodes its rows and every other row becomes missing. (One exception,
-    post-processing of the release: a text column whose released labels are
-    all integers is written back as integers, and is then encoded in that
-    type, so a row ``01`` joins the released ``1``: still one cell per row.)
+    encodes its rows and every other row becomes missing.  The column keeps
+    its declared type, so the same labels encode the counted rows.
     """
     positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values), kind)
     per_value = np.bincount(positions[positions >= 0], minlength=len(labels))

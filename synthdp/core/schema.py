@@ -49,7 +49,7 @@ import pandas as pd
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
-from synthdp.core.options import refusing_unknown_keywords
+from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.owner import owner_warning
 
 __all__ = [
@@ -234,9 +234,9 @@ def values_dtype(values: Sequence[Any]) -> str | None:
 def labels_dtype(labels: Sequence[str]) -> str | None:
     """Output dtype of a column whose categories are the label strings ``labels``.
 
-    Used for domains that are released (learned by partition selection) or
-    read from a schema file: the type is a function of the released labels
-    only (post-processing). A label counts as a number only when it is the
+    Used for categories read off the data (``unsafe_public_categories``, not
+    differentially private); a learned domain keeps its declared dtype
+    (:meth:`Schema.with_learned`). A label counts as a number only when it is the
     canonical :func:`category_label` of that number, so that decoding and
     re-encoding give the same label back (``"01"`` stays text).
     """
@@ -1018,9 +1018,10 @@ class Schema:
         (numbers by value, then text), so the schema is a function of the
         released sets only. Every other value of these columns -- including
         values partition selection did not release -- is encoded as the
-        column's missing value before any later step. A column whose dtype
-        was not given publicly gets one from the released labels
-        (:func:`labels_dtype`, post-processing).
+        column's missing value before any later step. Each column keeps the
+        dtype it was declared with; without one it stays text, whatever the
+        released labels look like (``"02139"``, grades ``"1"``..``"5"``): types
+        by declaration only (docs/privacy.md §9.6, §10.1).
         """
         pending = set(self.to_learn)
         given = set(released)
@@ -1031,8 +1032,7 @@ class Schema:
         for attr in self.attributes:
             if attr.name in pending:
                 labels = tuple(sorted({str(label) for label in released[attr.name]}, key=label_order))
-                attr = Attribute(attr.name, "categorical", categories=labels, missing=True,
-                                 dtype=attr.dtype if attr.dtype is not None else labels_dtype(labels),
+                attr = Attribute(attr.name, "categorical", categories=labels, missing=True, dtype=attr.dtype,
                                  origin="learned")
             attributes.append(attr)
         return replace(self, attributes=tuple(attributes))
@@ -1183,7 +1183,7 @@ class Schema:
             warnings.warn(f"datetime column(s) {unformatted} have no format: their values are read as ISO 8601 and "
                           f"come back as timestamps to the second; give the format (datetimes={{{example!r}: "
                           f"'%Y-%m-%d'}}, CLI --datetime {example}=%Y-%m-%d) for dates alone or another written form "
-                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=2)
+                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=user_stacklevel())
         for col in datetimes:  # the zone is declared (a tz-aware dtype, or UTC for a format with an offset)
             dtypes[col] = datetime_dtype(datetimes[col], datetime_zone(dtypes[col]) if col in dtypes else None)
         untyped = sorted(col for col in learn_bounds
@@ -1193,7 +1193,7 @@ class Schema:
                           f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} or "
                           f"dtypes={{{untyped[0]!r}: 'int64'}} (CLI --learn-bounds {untyped[0]}=int64) or a real "
                           f"column's precision with decimals (docs/privacy.md §10.1)",
-                          UntypedWarning, stacklevel=2)
+                          UntypedWarning, stacklevel=user_stacklevel())
         for col in learn_bounds:
             if learn_bounds[col] is None:
                 learn_bounds[col] = "float64"
@@ -1272,7 +1272,7 @@ class Schema:
                 f"record. Give public categories (categories={{{read_off[0]!r}: [...], ...}} or a schema file), "
                 f"or leave them out to learn the domains privately by partition selection.",
                 PrivacyWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         disagreements = [text for j, attr in enumerate(attributes)  # one attribute per column, in order
                          if (text := _dtype_disagreement(attr, df.iloc[:, j]))]
