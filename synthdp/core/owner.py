@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import warnings
 
+from synthdp.core.options import user_stacklevel
+
 __all__ = ["OwnerWarning", "owner_warning"]
 
 log = logging.getLogger(__name__)
@@ -27,4 +29,4 @@ def owner_warning(text: str) -> None:
     """Warn the owner with ``text`` (read off the private data: never put it in a release)."""
     log.info("for the data owner only, not for release: %s", text)  # INFO: the warning shows it; once, not twice
     warnings.warn(f"{text} (for the data owner only: read off the private data, not part of the release)",
-                  OwnerWarning, stacklevel=3)
+                  OwnerWarning, stacklevel=user_stacklevel())

@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -739,6 +740,44 @@ def holds_dates(series: pd.Series) -> bool:
                                                                                            "date")
 
 
+#: An ISO 8601 date, with or without a time of day and an offset, as text (``2020-01-31``, ``2020-01-31T08:15:00Z``).
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?")
+
+
+def reads_as_iso_dates(series: pd.Series) -> bool:
+    """Whether every present value of a text column is an ISO 8601 date (``2020-01-31``, with or without a time).
+
+    Read for the owner's hints and the owner-side evaluation only, never for a run's type (docs/privacy.md §10.1):
+    such a column is text until a declaration makes it dates.  The first value is tried first, so that a column of
+    other text costs one match.
+    """
+    if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+        return False
+    values = series.dropna()
+    if values.empty or not isinstance(values.iloc[0], str) or not ISO_DATE.fullmatch(values.iloc[0]):
+        return False
+    distinct = pd.Series(values.unique())
+    if not all(isinstance(v, str) and ISO_DATE.fullmatch(v) for v in distinct):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return bool(pd.to_datetime(distinct, format="ISO8601", errors="coerce", utc=True).notna().all())
+        except (ValueError, TypeError):  # e.g. dates with and without an offset
+            return False
+
+
+def iso_dates_hint(column: str, series: pd.Series) -> str:
+    """How to declare a text column of ISO dates a date column (Python, then the command line), and the draft that
+    types it for review."""
+    fmt = "%Y-%m-%d" if len(str(series.dropna().iloc[0])) == 10 else None
+    python = f"datetimes={{{column!r}: {fmt!r}}}" if fmt else f"datetimes=[{column!r}]"
+    cli = (f"--datetime {column}={fmt}" if fmt else f"--datetime {column}") + f" with --bounds or --learn-bounds {column}"
+    return (f"declare it a date column ({python} with bounds written as dates, bounds={{{column!r}: ('2000-01-01', "
+            f"'2030-12-31')}}, or learned, learn_bounds=[{column!r}]; CLI {cli}), or draft a typed schema to review "
+            "with synthdp.draft_schema(df) (CLI synthdp schema)")
+
+
 def frame_zone(dtype: Any) -> str | None:
     """The time zone of a frame's tz-aware datetime dtype (numpy-backed or Arrow), else None."""
     zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
@@ -857,9 +896,11 @@ def _observed_categories(
     labels = [category_label(u) for u in uniques]
     present = [lab for lab in labels if lab not in missing_values]
     if len(present) > max_categories:
+        head = f"column {series.name!r} has {len(present)} distinct values, more than max_categories={max_categories}"
+        if reads_as_iso_dates(series):
+            raise SchemaError(f"{head}, all ISO dates: {iso_dates_hint(str(series.name), series)}")
         raise SchemaError(
-            f"column {series.name!r} has {len(present)} distinct values, more than max_categories="
-            f"{max_categories}: a column where nearly every row has its own value (an ID, a name) says nothing a "
+            f"{head}: a column where nearly every row has its own value (an ID, a name) says nothing a "
             f"synthetic table can keep, so leave it out (drop the column; CLI --drop {series.name}); otherwise "
             "group its values into public categories, give it numeric bounds if it holds numbers, or raise "
             "max_categories"
@@ -1201,7 +1242,7 @@ class Schema:
             if col not in dtypes and col in decimals:
                 dtypes[col] = "float64"
 
-        attributes, read_off, unbounded, undated_frame, numbered_dates, parsed = [], [], [], [], [], {}
+        attributes, read_off, unbounded, undated_frame, numbered_dates, dated, parsed = [], [], [], [], [], [], {}
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
             if (col in learn_bounds or col in bounds) and col not in datetimes and holds_dates(series):
@@ -1238,6 +1279,8 @@ class Schema:
                 # uses the public rule above (docs/privacy.md §10.1).
                 unbounded.append(col)
             else:
+                if reads_as_iso_dates(series):
+                    dated.append(col)  # a hint for the owner, never a kind (§10.1)
                 if unsafe_public_categories:
                     labels, has_missing = _observed_categories(series.rename(col), missing_values, max_categories)
                     attributes.append(Attribute(col, "categorical", categories=labels,
@@ -1279,6 +1322,11 @@ class Schema:
         if disagreements:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
             owner_warning("the DataFrame's dtypes do not type a release, the declarations do (docs/privacy.md "
                           "§10.1); " + "; ".join(disagreements))
+        for col in dated:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
+            owner_warning(f"column {col!r} holds ISO dates as text, and nothing declares it a date column: it is "
+                          "taken as categories, each date one category"
+                          + ("; " if unsafe_public_categories else " (most too rare to be learned); ")
+                          + iso_dates_hint(col, df[col]))
         schema = cls(tuple(attributes), missing_values, declared)
         logger.debug("schema from DataFrame: %d columns, to learn: %s", len(schema), list(schema.to_learn))
         return schema
