@@ -126,7 +126,8 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
                        decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                        categories: Mapping[str, Sequence[Any]] | None = None, nullable: Sequence[str] | None = None,
-                       missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
+                       missing: Sequence[str] | None = None, other: str | None = None,
+                       unsafe_public_categories: bool = False,
                        clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
                        engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
                        numeric: str = "uniform", progress: bool = True,
@@ -412,7 +413,7 @@ class Synthesizer:
                  decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                  categories: Mapping[str, Sequence[Any]] | None = None,
                  nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
-                 unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
+                 other: str | None = None, unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
                  derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
                  n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
                  ) -> None:

@@ -270,7 +270,7 @@ def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = ()) -> Non
 
 #: Options that describe the domain; a --schema file already fixes all of it.
 _DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_bounds", "decimals", "dtype", "nullable",
-                   "clip")
+                   "other", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -602,7 +602,7 @@ def cmd_schema(args) -> int:
                            datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
                            dtypes=kw["dtypes"], discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
                            max_categories=kw["max_categories"], missing_values=args.missing or (),
-                           learn_categories=args.learn_categories)
+                           learn_categories=args.learn_categories, other=kw["other"])
     write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
     if DRAFT_KEY not in draft:
         print(f"schema: {args.output} ({len(draft['attributes'])} columns); nothing was read off the data: ready "

@@ -142,6 +142,10 @@ class SynthesisConfig(GameSettings):
         Columns with public domains that may be missing.""")
     missing: Sequence[str] | None = option(None, group="schema", doc="""
         Extra tokens meaning 'missing' (e.g. '?'); surrounding spaces of text values are stripped.""")
+    other: str | None = option(None, group="schema", doc="""
+        A public label for the values partition selection did not keep of a column whose categories are learned
+        (e.g. 'other'): they come back as this label, not as missing values (docs/privacy.md §9; a public rule,
+        no cost). A schema file gives it per column ("other": LABEL), for given categories too.""")
     unsafe_public_categories: bool = option(False, group="schema", doc="""
         Read the categories of columns without public ones off the data: NOT differentially private (it publishes
         every value that occurs; the report says so). Default: learn them privately by partition selection, which
@@ -256,7 +260,8 @@ class SynthesisConfig(GameSettings):
                     learn_bounds=self.learn_bounds, decimals=self.decimals, dtypes=self.dtypes,
                     categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories, derived=self.derived,
-                    missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
+                    missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories,
+                    other=self.other)
 
 
 def options_in(group: str) -> tuple[str, ...]:

@@ -176,7 +176,9 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
         codes = np.where((codes < 0) | (codes >= attr.size), _UNKNOWN, codes)
     else:
         codes = _encode_categorical(attr, series, missing_values)
-    if attr.origin == "learned":  # values partition selection did not release: "other" (docs/privacy.md §9)
+    if attr.other is not None:  # values outside the categories: the public other label (docs/privacy.md §9)
+        codes[codes == _UNKNOWN] = attr.code_of[attr.other]
+    elif attr.origin == "learned":  # values partition selection did not release: missing (docs/privacy.md §9)
         codes[codes == _UNKNOWN] = _MISSING
     unknown = codes == _UNKNOWN
     if unknown.any():

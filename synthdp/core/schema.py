@@ -332,8 +332,12 @@ class Attribute:
         ``"public"``, ``"learn"`` (to be learned by partition selection;
         such an attribute cannot encode data yet), ``"learned"`` (released by
         partition selection; any other value is encoded as the missing value,
-        docs/privacy.md §9) or ``"read-off"`` (read off the private data: not
+        or as ``other``, docs/privacy.md §9) or ``"read-off"`` (read off the private data: not
         differentially private).
+    other : categorical only; a public label (one of the categories once they are known, the last
+        of a learned domain) that every value outside the categories is encoded as, instead of
+        the missing value (learned categories) or a refusal (given ones): a public rule, like
+        the missing value's (docs/privacy.md §9).
     """
 
     name: str
@@ -349,6 +353,7 @@ class Attribute:
     cuts: tuple[float, ...] = ()
     format: str | None = None
     decimals: int | None = None
+    other: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -372,6 +377,8 @@ class Attribute:
     def _check_categorical(self) -> None:
         if self.bounds is not None or self.bins is not None or self.clip or self.cuts:
             raise SchemaError(f"categorical attribute {self.name!r} cannot have bounds, bins, cuts or clip")
+        if self.other is not None:
+            self._check_other()
         if not self.categories and not self.missing:
             raise SchemaError(f"categorical attribute {self.name!r} needs at least one category")
         if self.origin == "learned" and not self.missing:
@@ -391,9 +398,24 @@ class Attribute:
                     f"(the column's dtype is {self.dtype}); fix the category list"
                 ) from None
 
+    def _check_other(self) -> None:
+        """The ``other`` label: text, read in the column's dtype, and one of the categories once they are known."""
+        if not isinstance(self.other, str) or not self.other.strip():
+            raise SchemaError(f"the other label of column {self.name!r} must be a non-empty text, got {self.other!r}")
+        if not reads_as(self.other, value_kind(self.dtype)):
+            raise SchemaError(f"the other label {self.other!r} of column {self.name!r} cannot be read as the "
+                              f"column's dtype {self.dtype}; choose a label of that type, or declare the column's "
+                              "dtype 'str'")
+        object.__setattr__(self, "other", typed_label(self.other, value_kind(self.dtype)))
+        if self.origin != "learn" and self.other not in self.categories:
+            raise SchemaError(f"the other label {self.other!r} of column {self.name!r} must be one of its categories "
+                              f"{list(self.categories)[:10]}")
+
     def _check_numeric(self) -> None:
         if self.categories or self.coded or self.origin == "read-off":
             raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be read off")
+        if self.other is not None:
+            raise SchemaError(f"numeric attribute {self.name!r} cannot have an other label (categories only)")
         if self.is_datetime and self.time_zone is None:  # a format reading an offset holds instants: UTC (§10.1)
             object.__setattr__(self, "dtype", datetime_dtype(self.format))
         if self.bounds is None and self.origin == "learn":  # bounds to learn privately (docs/privacy.md §10.4)
@@ -532,6 +554,8 @@ class Attribute:
                 out["coded"] = True
             if self.origin != "public":
                 out["origin"] = self.origin
+            if self.other is not None:
+                out["other"] = self.other
         else:
             # bounds None: to be learned privately (origin "learn", docs/privacy.md §10.4)
             bounds = None if self.bounds is None else [self._written_bound(b) for b in self.bounds]
@@ -1059,7 +1083,8 @@ class Schema:
         (numbers by value, then text), so the schema is a function of the
         released sets only. Every other value of these columns -- including
         values partition selection did not release -- is encoded as the
-        column's missing value before any later step. Each column keeps the
+        column's missing value (or as its public ``other`` label, kept last)
+        before any later step. Each column keeps the
         dtype it was declared with; without one it stays text, whatever the
         released labels look like (``"02139"``, grades ``"1"``..``"5"``): types
         by declaration only (docs/privacy.md §9.6, §10.1).
@@ -1072,9 +1097,9 @@ class Schema:
         attributes = []
         for attr in self.attributes:
             if attr.name in pending:
-                labels = tuple(sorted({str(label) for label in released[attr.name]}, key=label_order))
-                attr = Attribute(attr.name, "categorical", categories=labels, missing=True, dtype=attr.dtype,
-                                 origin="learned")
+                labels = tuple(sorted({str(label) for label in released[attr.name]} - {attr.other}, key=label_order))
+                attr = Attribute(attr.name, "categorical", missing=True, dtype=attr.dtype, origin="learned",
+                                 categories=labels + (() if attr.other is None else (attr.other,)), other=attr.other)
             attributes.append(attr)
         return replace(self, attributes=tuple(attributes))
 
@@ -1100,6 +1125,7 @@ class Schema:
         max_categories: int = 100,
         unsafe_public_categories: bool = False,
         derived: Mapping[str, str] | None = None,
+        other: str | None = None,
     ) -> "Schema":
         """Build a schema for the columns of ``df``.
 
@@ -1146,9 +1172,9 @@ class Schema:
             ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``, ``"datetime64[ns]"``,
             ``"datetime64[ns, Europe/Paris]"``).
             Default (docs/privacy.md §10.1): from the public categories (:func:`values_dtype`), declared
-            decimals (real), the bounds as written (:func:`public_dtype`), or the learned labels
-            (:func:`labels_dtype`) -- never from the dtypes of ``df``, which pandas infers from the rows (where
-            they disagree with the declarations, an :class:`~synthdp.core.owner.OwnerWarning` says so).
+            decimals (real), the bounds as written (:func:`public_dtype`); text for a learned domain -- never
+            from the dtypes of ``df``, which pandas infers from the rows (where they disagree with the
+            declarations, an :class:`~synthdp.core.owner.OwnerWarning` says so).
         missing_values : extra tokens meaning "missing" (e.g. ``["?"]``).
         clip : clamp out-of-bounds numeric values instead of raising at encoding.
         max_categories : largest number of categories read off the data
@@ -1162,6 +1188,9 @@ class Schema:
         derived : columns that are public functions of others, ``{name: "date.year"}`` or ``{name: "a - b"}``
             (:mod:`synthdp.core.derived`): left out of the schema's attributes, whether or not ``df`` has them, and
             computed after sampling (docs/privacy.md §10.10).
+        other : a public label for the values of a column whose categories are learned that partition selection
+            did not keep: they are encoded as this label (:attr:`Attribute.other`, the last category) instead of
+            the missing value.
         """
         if not isinstance(df, pd.DataFrame):
             raise SchemaError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -1291,7 +1320,7 @@ class Schema:
                     if parsed_from_text(series, dtypes.get(col)):
                         parsed[col] = series.dtype  # text labels of values pandas parsed: a refusal (§10.1)
                     attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
-                                                origin="learn"))
+                                                origin="learn", other=other))
         if numbered_dates:
             raise _undeclared_dates_error(numbered_dates, numeric=True)
         if parsed:
