@@ -139,13 +139,14 @@ class SynthesisConfig(GameSettings):
     categories: Mapping[str, Sequence[Any]] | None = option(None, group="schema", doc="""
         Public category lists, by column: the values a categorical column may take (others are refused).""")
     nullable: Sequence[str] | None = option(None, group="schema", doc="""
-        Columns with public domains that may be missing.""")
+        Columns with public domains that may be missing (and, with other, columns whose categories are learned).""")
     missing: Sequence[str] | None = option(None, group="schema", doc="""
         Extra tokens meaning 'missing' (e.g. '?'); surrounding spaces of text values are stripped.""")
     other: str | None = option(None, group="schema", doc="""
         A public label for the values partition selection did not keep of a column whose categories are learned
         (e.g. 'other'): they come back as this label, not as missing values (docs/privacy.md §9; a public rule,
-        no cost). A schema file gives it per column ("other": LABEL), for given categories too.""")
+        no cost), and such a column may be missing only when nullable names it. A schema file gives it per column
+        ("other": LABEL), for given categories too.""")
     unsafe_public_categories: bool = option(False, group="schema", doc="""
         Read the categories of columns without public ones off the data: NOT differentially private (it publishes
         every value that occurs; the report says so). Default: learn them privately by partition selection, which

@@ -342,11 +342,23 @@ def test_the_release_states_where_values_outside_the_learned_categories_go():
     labelled = synthdp.generate_synthetic(_rare_grades(), **run, other="other")
     assert "come back as the public label 'other'" in labelled.report.plan["domains"]["reason"]
     assert labelled.schema["grade"].categories == ("1", "2", "3", "4", "5", "other")
+    assert not labelled.schema["grade"].missing and not labelled.data.isna().any().any()  # none had missing values
     counted = synthdp.generate_synthetic(_rare_grades(), **run, other="other", method="game", rounds=2)
     assert counted.schema["grade"].categories[-1] == "other"
     real = Encoder(labelled.schema).encode(_rare_grades())[:, 0]  # the rows the model counts
     assert (real == labelled.schema["grade"].code_of["other"]).sum() == 10  # x and y: 'other', no longer missing
     assert not (real == labelled.schema["grade"].missing_code).any()
+
+
+def test_with_an_other_label_a_learned_column_is_missing_only_as_declared():
+    df = _rare_grades()
+    df.loc[[3, 9], "grade"] = None
+    with pytest.raises(SchemaError, match=r"column 'grade' has a missing value in row 3.*nullable=\['grade'\]") as caught:
+        synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, progress=False, other="other")
+    assert "This refusal came after" not in str(caught.value)
+    result = synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, random_state=0, progress=False, other="other",
+                                        nullable=["grade"])
+    assert result.schema["grade"].missing and not result.schema["zip"].missing
 
 
 def test_an_other_label_that_does_not_read_in_the_declared_type_is_refused_before_any_charge():

@@ -363,8 +363,9 @@ class Attribute:
         object.__setattr__(self, "categories", tuple(category_label(c) for c in self.categories))
         if self.origin not in ORIGINS:
             raise SchemaError(f"attribute {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
-        # A domain still to be learned always has the missing value: it holds every unreleased value (§9).
-        learn_categories = self.origin == "learn" and self.kind == "categorical"
+        # A domain still to be learned has the missing value, which holds every unreleased value (§9), unless its
+        # other label holds them: it is then missing only as declared.
+        learn_categories = self.origin == "learn" and self.kind == "categorical" and self.other is None
         object.__setattr__(self, "missing", bool(self.missing) or learn_categories)
         if self.kind == "categorical":
             self._check_categorical()
@@ -381,11 +382,12 @@ class Attribute:
             self._check_other()
         if not self.categories and not self.missing:
             raise SchemaError(f"categorical attribute {self.name!r} needs at least one category")
-        if self.origin == "learned" and not self.missing:
+        if self.origin == "learned" and not self.missing and self.other is None:
             raise SchemaError(f"attribute {self.name!r} has a learned domain and needs the missing value, which "
                               "stands for every value partition selection did not release (docs/privacy.md §9)")
-        if self.origin == "learn" and self.categories:
-            raise SchemaError(f"attribute {self.name!r} is still to be learned and cannot list categories")
+        if self.origin == "learn" and self.categories and self.categories != (self.other,):
+            raise SchemaError(f"attribute {self.name!r} is still to be learned and cannot list categories (but its "
+                              "other label)")
         if self.coded and self.categories != tuple(map(str, range(len(self.categories)))):
             raise SchemaError(f"coded attribute {self.name!r} must have categories '0'..'{len(self.categories) - 1}'")
         kind = value_kind(self.dtype)
@@ -399,7 +401,8 @@ class Attribute:
                 ) from None
 
     def _check_other(self) -> None:
-        """The ``other`` label: text, read in the column's dtype, and one of the categories once they are known."""
+        """The ``other`` label: text, read in the column's dtype, and one of the categories (the only one of a domain
+        still to be learned: the label is public, and holds every value until the others are learned)."""
         if not isinstance(self.other, str) or not self.other.strip():
             raise SchemaError(f"the other label of column {self.name!r} must be a non-empty text, got {self.other!r}")
         if not reads_as(self.other, value_kind(self.dtype)):
@@ -407,7 +410,9 @@ class Attribute:
                               f"column's dtype {self.dtype}; choose a label of that type, or declare the column's "
                               "dtype 'str'")
         object.__setattr__(self, "other", typed_label(self.other, value_kind(self.dtype)))
-        if self.origin != "learn" and self.other not in self.categories:
+        if self.origin == "learn" and not self.categories:
+            object.__setattr__(self, "categories", (self.other,))
+        if self.other not in self.categories:
             raise SchemaError(f"the other label {self.other!r} of column {self.name!r} must be one of its categories "
                               f"{list(self.categories)[:10]}")
 
@@ -1098,7 +1103,7 @@ class Schema:
         for attr in self.attributes:
             if attr.name in pending:
                 labels = tuple(sorted({str(label) for label in released[attr.name]} - {attr.other}, key=label_order))
-                attr = Attribute(attr.name, "categorical", missing=True, dtype=attr.dtype, origin="learned",
+                attr = Attribute(attr.name, "categorical", missing=attr.missing, dtype=attr.dtype, origin="learned",
                                  categories=labels + (() if attr.other is None else (attr.other,)), other=attr.other)
             attributes.append(attr)
         return replace(self, attributes=tuple(attributes))
@@ -1166,8 +1171,8 @@ class Schema:
             (origin ``"learn"``, docs/privacy.md §10.3).
         categories : public category lists; these columns are categorical and
             their values are not read off the data.
-        nullable : columns with public categories or bounds that get a
-            ``"<missing>"`` value.
+        nullable : columns with public categories or bounds, or categories to learn with an ``other``
+            label, that get a ``"<missing>"`` value.
         dtypes : public output dtype per column (pandas names such as
             ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``, ``"datetime64[ns]"``,
             ``"datetime64[ns, Europe/Paris]"``).
@@ -1190,7 +1195,7 @@ class Schema:
             computed after sampling (docs/privacy.md §10.10).
         other : a public label for the values of a column whose categories are learned that partition selection
             did not keep: they are encoded as this label (:attr:`Attribute.other`, the last category) instead of
-            the missing value.
+            the missing value, which such a column then has only when ``nullable`` names it.
         """
         if not isinstance(df, pd.DataFrame):
             raise SchemaError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -1319,8 +1324,8 @@ class Schema:
                 else:
                     if parsed_from_text(series, dtypes.get(col)):
                         parsed[col] = series.dtype  # text labels of values pandas parsed: a refusal (§10.1)
-                    attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
-                                                origin="learn", other=other))
+                    attributes.append(Attribute(col, "categorical", missing=other is None or col in nullable,
+                                                dtype=dtypes.get(col), origin="learn", other=other))
         if numbered_dates:
             raise _undeclared_dates_error(numbered_dates, numeric=True)
         if parsed:

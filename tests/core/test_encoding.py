@@ -255,8 +255,11 @@ def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
 def test_the_other_label_takes_every_value_outside_the_categories():
     """Learned categories: the values partition selection did not keep; given ones: the values a run would refuse."""
     frame = pd.DataFrame({"grade": ["1", "2", "x", None, "other"]})
-    learned = Schema.from_dataframe(frame, other="other").with_learned({"grade": ["2", "1", "other"]})
+    learned = Schema.from_dataframe(frame, other="other", nullable=["grade"]).with_learned({"grade": ["2", "1", "other"]})
     assert learned["grade"].categories == ("1", "2", "other") and learned["grade"].other == "other"
+    unkept = Schema.from_dataframe(frame, other="other")  # the label holds the unkept values: missing as declared
+    assert not unkept["grade"].missing and unkept["grade"].categories == ("other",)
+    assert unkept.with_learned({"grade": ["1"]})["grade"].labels == ("1", "other")
     codes = Encoder(learned).encode(frame)[:, 0]
     assert codes.tolist() == [0, 1, 2, learned["grade"].missing_code, 2]  # 'x' is other; None stays missing
     plain = Schema.from_dataframe(frame).with_learned({"grade": ["1", "2"]})
