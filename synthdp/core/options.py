@@ -47,9 +47,14 @@ def option(default: Any = dataclasses.MISSING, *, group: str, doc: str) -> Any:
     return dataclasses.field(default=default, metadata={"group": group, "doc": " ".join(doc.split())})
 
 
+def nearest(name: str, valid: Sequence[str]) -> list[str]:
+    """Up to three of the ``valid`` names nearest to a misspelt ``name`` (difflib), nearest first."""
+    return difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+
+
 def unknown_option(name: str, valid: Sequence[str]) -> str:
-    """The message for an unknown option ``name``: the nearest valid names (difflib), or all of them."""
-    near = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+    """The message for an unknown option ``name``: the nearest valid names (:func:`nearest`), or all of them."""
+    near = nearest(name, valid)
     hint = f"did you mean {' or '.join(map(repr, near))}?" if near else f"valid options: {', '.join(valid)}"
     return f"unknown parameter {name!r}; {hint}"
 
