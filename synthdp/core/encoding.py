@@ -37,8 +37,8 @@ from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import (Attribute, Schema, category_label, frame_date_dtype, holds_dates, reads_zone,
                                  typed_label, value_kind)
 
-__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "refuse_missing",
-           "numeric_values", "written_form"]
+__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "numeric_values",
+           "refuse_missing", "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +232,8 @@ def check_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, 
 
 
 def first_missing(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> int | None:
-    """The first row of a numeric column that is missing (NA or a missing token), or None."""
+    """The first row of a column that is missing (NA or a missing token), or None: a numeric column's, or a text
+    column's whose categories are to be learned (its labels are not read yet)."""
     missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
     return _first(missing) if missing.any() else None
 

@@ -83,9 +83,9 @@ def refusing_unknown_keywords(function: F) -> F:
 def user_stacklevel() -> int:
     """The ``stacklevel`` for a warning to point at the first caller outside synthdp (the user's line), however many
     frames of synthdp (a :func:`refusing_unknown_keywords` wrapper, a front end) lie between."""
-    package = str(Path(__file__).resolve().parents[1])
+    package = Path(__file__).resolve().parents[1]
     frame, level = sys._getframe(1), 1
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+    while frame is not None and Path(frame.f_code.co_filename).resolve().is_relative_to(package):
         frame, level = frame.f_back, level + 1
     return level
 

@@ -125,7 +125,7 @@ def check_untallied(df: pd.DataFrame, schema: Schema) -> None:
         series = df[by_name[attr.name]]
         if attr.name not in tallied:
             missing[attr.name] = check_column(attr, series, schema.missing_values)
-        elif not attr.missing:  # a numeric column to learn (a text column to learn has the missing value)
+        elif not attr.missing:  # a column to learn, not nullable: numeric, or text with an other label
             missing[attr.name] = first_missing(attr, series, schema.missing_values)
     refuse_missing(missing)
 
