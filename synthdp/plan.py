@@ -300,7 +300,8 @@ def domains_choice(learned) -> Choice | None:
         how = (f"learned by partition selection (docs/privacy.md §9) with threshold {threshold} rows at (epsilon, "
                f"delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), the rest of the budget goes to "
                "the method")
-    return Choice(columns, f"no public categories: {how}; {outside_text({c: learned.schema[c].other for c in columns})}")
+    outside = outside_text({c: learned.schema[c].other for c in columns})
+    return Choice(columns, f"no public categories: {how}; {outside}")
 
 
 def outside_text(others: dict[str, str | None]) -> str:

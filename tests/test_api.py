@@ -353,7 +353,8 @@ def test_the_release_states_where_values_outside_the_learned_categories_go():
 def test_with_an_other_label_a_learned_column_is_missing_only_as_declared():
     df = _rare_grades()
     df.loc[[3, 9], "grade"] = None
-    with pytest.raises(SchemaError, match=r"column 'grade' has a missing value in row 3.*nullable=\['grade'\]") as caught:
+    refused = r"column 'grade' has a missing value in row 3.*nullable=\['grade'\]"
+    with pytest.raises(SchemaError, match=refused) as caught:
         synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, progress=False, other="other")
     assert "This refusal came after" not in str(caught.value)
     result = synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, random_state=0, progress=False, other="other",

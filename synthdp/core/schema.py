@@ -804,7 +804,7 @@ def iso_dates_hint(column: str, series: pd.Series) -> str:
     types it for review."""
     fmt = "%Y-%m-%d" if len(str(series.dropna().iloc[0])) == 10 else None
     python = f"datetimes={{{column!r}: {fmt!r}}}" if fmt else f"datetimes=[{column!r}]"
-    cli = (f"--datetime {column}={fmt}" if fmt else f"--datetime {column}") + f" with --bounds or --learn-bounds {column}"
+    cli = f"--datetime {column}" + (f"={fmt}" if fmt else "") + f" with --bounds or --learn-bounds {column}"
     return (f"declare it a date column ({python} with bounds written as dates, bounds={{{column!r}: ('2000-01-01', "
             f"'2030-12-31')}}, or learned, learn_bounds=[{column!r}]; CLI {cli}), or draft a typed schema to review "
             "with synthdp.draft_schema(df) (CLI synthdp schema)")

@@ -255,7 +255,8 @@ def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
 def test_the_other_label_takes_every_value_outside_the_categories():
     """Learned categories: the values partition selection did not keep; given ones: the values a run would refuse."""
     frame = pd.DataFrame({"grade": ["1", "2", "x", None, "other"]})
-    learned = Schema.from_dataframe(frame, other="other", nullable=["grade"]).with_learned({"grade": ["2", "1", "other"]})
+    nullable = Schema.from_dataframe(frame, other="other", nullable=["grade"])
+    learned = nullable.with_learned({"grade": ["2", "1", "other"]})
     assert learned["grade"].categories == ("1", "2", "other") and learned["grade"].other == "other"
     unkept = Schema.from_dataframe(frame, other="other")  # the label holds the unkept values: missing as declared
     assert not unkept["grade"].missing and unkept["grade"].categories == ("other",)
