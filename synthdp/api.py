@@ -33,6 +33,7 @@ from synthdp.config import SynthesisConfig, options_doc
 from synthdp.core.derived import parse_derived
 from synthdp.core.encoding import Encoder, check_derived_output
 from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
 from synthdp.core.owner import OwnerWarning, owner_warning
@@ -116,6 +117,7 @@ def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
     return built
 
 
+@refusing_unknown_keywords
 def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
                        epsilon: float, delta: float | None = None, relation: str = "add-remove",
                        privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
@@ -134,7 +136,8 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        learn_bounds: Mapping[str, str] | Sequence[str] | None = None,
                        decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                        categories: Mapping[str, Sequence[Any]] | None = None, nullable: Sequence[str] | None = None,
-                       missing: Sequence[str] | None = None, unsafe_public_categories: bool = False,
+                       missing: Sequence[str] | None = None, other: str | None = None,
+                       unsafe_public_categories: bool = False,
                        clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
                        engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
                        numeric: str = "uniform", progress: bool = True, strict: bool = False,
@@ -225,7 +228,7 @@ def _warn_release(findings, collected: list[str]) -> None:
     """Each finding of the release's self-check (§10.8) as a warning, and into the report's warnings."""
     for finding in findings:
         collected.append(finding.text)
-        warnings.warn(finding.text, ReleaseWarning, stacklevel=4)
+        warnings.warn(finding.text, ReleaseWarning, stacklevel=user_stacklevel())
 
 
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
@@ -246,7 +249,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     delta_note = check_delta_ceiling(config.delta, config.relation, config.n_rows)  # public inputs only
     if delta_note:
         collected.append(delta_note)
-        warnings.warn(delta_note, PrivacyWarning, stacklevel=3)
+        warnings.warn(delta_note, PrivacyWarning, stacklevel=user_stacklevel())
     epsilon, delta = budget(config)
     auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
     ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)
@@ -428,6 +431,7 @@ class Synthesizer:
     (docs/privacy.md §10.9).
     """
 
+    @refusing_unknown_keywords
     def __init__(self, query_class: str | QueryClass = "marginals:3", *,
                  epsilon: float, delta: float | None = None, relation: str = "add-remove",
                  privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
@@ -446,7 +450,7 @@ class Synthesizer:
                  decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                  categories: Mapping[str, Sequence[Any]] | None = None,
                  nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
-                 unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
+                 other: str | None = None, unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
                  derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
                  n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
                  strict: bool = False,

@@ -35,6 +35,7 @@ from synthdp import cli_tune
 from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.options import nearest
 from synthdp.core.parameters import RULES
 from synthdp.core.progress import Phases
 from synthdp.files.outputs import Interrupted, check_outputs, write_outputs
@@ -273,7 +274,7 @@ def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = ()) -> Non
 
 #: Options that describe the domain; a --schema file already fixes all of it.
 _DOMAIN_OPTIONS = ("categorical", "bounds", "bins", "cuts", "datetime", "learn_bounds", "decimals", "dtype", "nullable",
-                   "clip")
+                   "other", "clip")
 
 
 def _schema_kwargs(args) -> dict:
@@ -614,7 +615,7 @@ def cmd_schema(args) -> int:
                            datetimes=kw["datetimes"], learn_bounds=kw["learn_bounds"], decimals=kw["decimals"],
                            dtypes=kw["dtypes"], discretise=kw["discretise"], nullable=kw["nullable"], clip=kw["clip"],
                            max_categories=kw["max_categories"], missing_values=args.missing or (),
-                           learn_categories=args.learn_categories)
+                           learn_categories=args.learn_categories, other=kw["other"])
     write_outputs([(outputs["-o"], lambda tmp: csvfile.dump_json(draft, tmp))])
     if DRAFT_KEY not in draft:
         print(f"schema: {args.output} ({len(draft['attributes'])} columns); nothing was read off the data: ready "
@@ -882,9 +883,21 @@ def _charge_note(interrupt: KeyboardInterrupt) -> str:
             "same data spends again (docs/privacy.md §10.1)")
 
 
+def _refuse_unknown_flags(parser: argparse.ArgumentParser, command: str, unknown: Sequence[str]) -> None:
+    """argparse's refusal of arguments no flag of ``command`` takes, with the flags nearest to each misspelt one
+    (``--round 3``: did you mean --rounds?).  Exits with status 2."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    flags = [flag for action in sub._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = [f"{word}: did you mean {' or '.join(near)}?" for word in unknown if word.startswith("--")
+             if (near := nearest(word.partition("=")[0], flags))]
+    sub.error(f"unrecognized arguments: {' '.join(unknown)}" + "".join(f"; {hint}" for hint in hints))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse_unknown_flags(parser, args.command, unknown)
     from synthdp.core.owner import log as owner_log  # after parsing: --help and usage errors load no library
     from synthdp.core.schema import PrivacyWarning
 

@@ -26,7 +26,6 @@ builds its flags and ``--help`` from it without loading the library.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import os
 import textwrap
@@ -35,8 +34,8 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from synthdp.core.errors import InputError
-from synthdp.core.options import GROUPS, comment_docs, option
+from synthdp.core.errors import InputError, UnknownOptionError
+from synthdp.core.options import GROUPS, comment_docs, option, unknown_option
 from synthdp.core.parameters import check_all, check_delta_ceiling
 from synthdp.methods.game.settings import GameSettings
 
@@ -140,9 +139,14 @@ class SynthesisConfig(GameSettings):
     categories: Mapping[str, Sequence[Any]] | None = option(None, group="schema", doc="""
         Public category lists, by column: the values a categorical column may take (others are refused).""")
     nullable: Sequence[str] | None = option(None, group="schema", doc="""
-        Columns with public domains that may be missing.""")
+        Columns with public domains that may be missing (and, with other, columns whose categories are learned).""")
     missing: Sequence[str] | None = option(None, group="schema", doc="""
         Extra tokens meaning 'missing' (e.g. '?'); surrounding spaces of text values are stripped.""")
+    other: str | None = option(None, group="schema", doc="""
+        A public label for the values partition selection did not keep of a column whose categories are learned
+        (e.g. 'other'): they come back as this label, not as missing values (docs/privacy.md §9; a public rule,
+        no cost), and such a column may be missing only when nullable names it. A schema file gives it per column
+        ("other": LABEL), for given categories too.""")
     unsafe_public_categories: bool = option(False, group="schema", doc="""
         Read the categories of columns without public ones off the data: NOT differentially private (it publishes
         every value that occurs; the report says so). Default: learn them privately by partition selection, which
@@ -228,7 +232,7 @@ class SynthesisConfig(GameSettings):
         """Refuse the names that are not options, each with the nearest valid names."""
         unknown = [name for name in names if name not in cls.names()]
         if unknown:
-            raise InputError("; ".join(_unknown(name, cls.names()) for name in unknown))
+            raise UnknownOptionError("; ".join(unknown_option(name, cls.names()) for name in unknown))
 
     @property
     def contribution_bound(self) -> int:
@@ -266,14 +270,8 @@ class SynthesisConfig(GameSettings):
                     learn_bounds=self.learn_bounds, decimals=self.decimals, dtypes=self.dtypes,
                     categories=self.categories,
                     nullable=self.nullable, clip=self.clip, max_categories=self.max_categories, derived=self.derived,
-                    missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories)
-
-
-def _unknown(name: str, valid: Sequence[str]) -> str:
-    """The message for an unknown option ``name``: the nearest valid names (difflib), or all of them."""
-    near = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
-    hint = f"did you mean {' or '.join(map(repr, near))}?" if near else f"valid options: {', '.join(valid)}"
-    return f"unknown parameter {name!r}; {hint}"
+                    missing_values=tuple(self.missing or ()), unsafe_public_categories=self.unsafe_public_categories,
+                    other=self.other)
 
 
 def options_in(group: str) -> tuple[str, ...]:

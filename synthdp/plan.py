@@ -294,13 +294,27 @@ def domains_choice(learned) -> Choice | None:
         return None
     columns, threshold = [c.column for c in learned.columns], learned.columns[0].threshold
     if learned.rho:
-        return Choice(columns, f"no public categories: learned jointly by Gaussian partition selection "
-                               f"(docs/privacy.md §10.5) with threshold {threshold} rows, rho = "
-                               f"{float(learned.rho):.4g} of the zCDP filter and delta = "
-                               f"{float(learned.filter_delta):.3g}")
-    return Choice(columns, f"no public categories: learned by partition selection (docs/privacy.md §9) with threshold "
-                           f"{threshold} rows at (epsilon, delta) = ({float(learned.epsilon):.4g}, "
-                           f"{float(learned.delta):.3g}), the rest of the budget goes to the method")
+        how = (f"learned jointly by Gaussian partition selection (docs/privacy.md §10.5) with threshold {threshold} "
+               f"rows, rho = {float(learned.rho):.4g} of the zCDP filter and delta = {float(learned.filter_delta):.3g}")
+    else:
+        how = (f"learned by partition selection (docs/privacy.md §9) with threshold {threshold} rows at (epsilon, "
+               f"delta) = ({float(learned.epsilon):.4g}, {float(learned.delta):.3g}), the rest of the budget goes to "
+               "the method")
+    outside = outside_text({c: learned.schema[c].other for c in columns})
+    return Choice(columns, f"no public categories: {how}; {outside}")
+
+
+def outside_text(others: dict[str, str | None]) -> str:
+    """The public rule for the values of the learned columns that partition selection did not keep (docs/privacy.md
+    §9), from each column's ``other`` label: it is the same for every table, so the release may state it (how many
+    rows it touched is the owner's alone)."""
+    labels = set(others.values())
+    if labels == {None}:
+        return ("values outside the learned categories come back missing (other='other', CLI --other other, gives "
+                "them a public label instead)")
+    if len(labels) == 1:
+        return f"values outside the learned categories come back as the public label {labels.pop()!r}"
+    return f"values outside the learned categories come back as each column's public label (None: missing): {others}"
 
 
 def unit_choice(chosen_bound) -> Choice | None:

@@ -41,6 +41,7 @@ import pandas as pd
 
 from synthdp.api import resolve_schema
 from synthdp.core.errors import InputError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.core.schema import Schema
 from synthdp.evaluation.efficacy import Efficacy, ml_efficacy
 from synthdp.evaluation.html import render
@@ -260,6 +261,7 @@ def _load_schema(schema: Schema | str | os.PathLike | None) -> Schema | None:
     return schema if schema is None or isinstance(schema, Schema) else Schema.load(schema)
 
 
+@refusing_unknown_keywords
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | str | os.PathLike | None = None,
                    release: dict | str | os.PathLike | None = None, *, target: str | None = None,
                    certify: str | None = None, time_limit: float | None = DEFAULT_TIME_LIMIT,

@@ -199,6 +199,8 @@ class Report:
             lines.append(unit_line(r.privacy_unit, r.max_rows_per_unit))
         if "bounds" in r.plan:  # released: the owner reads where the values were clipped
             lines.append(f"bounds: {r.plan['bounds']['reason']}")
+        if "domains" in r.plan:  # public: the learned columns, their cost, and where the other values went
+            lines.append(f"categories of {r.plan['domains']['value']}: {r.plan['domains']['reason']}")
         method = registry.METHODS.get(r.method)  # the method's own section
         lines.append(method.summary(r) if method is not None else f"method: {r.method}")
         if r.conditional:

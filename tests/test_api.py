@@ -325,3 +325,45 @@ def test_an_engine_that_bounds_units_on_each_pass_gives_the_release_of_bounding_
     assert engine.passes == [("tally", True), ("count", True)]
     assert passes.report.release.to_dict() == whole.report.release.to_dict()
     pd.testing.assert_frame_equal(passes.data, whole.data)
+
+
+def _rare_grades(n: int = 5000, seed: int = 0) -> pd.DataFrame:
+    """Grades 1..5 and two values too rare for partition selection to keep (0.2% of the rows), nothing missing."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"grade": rng.choice(["1", "2", "3", "4", "5", "x", "y"], n,
+                                             p=[.3, .3, .2, .1, .098, .001, .001]),
+                         "zip": rng.choice(["12345", "23456"], n)})
+
+
+def test_the_release_states_where_values_outside_the_learned_categories_go():
+    run = dict(epsilon=1.0, delta=1e-9, random_state=0, progress=False)
+    plain = synthdp.generate_synthetic(_rare_grades(), **run)
+    assert "values outside the learned categories come back missing (other='other'" in plain.report.summary()
+    labelled = synthdp.generate_synthetic(_rare_grades(), **run, other="other")
+    assert "come back as the public label 'other'" in labelled.report.plan["domains"]["reason"]
+    assert labelled.schema["grade"].categories == ("1", "2", "3", "4", "5", "other")
+    assert not labelled.schema["grade"].missing and not labelled.data.isna().any().any()  # none had missing values
+    counted = synthdp.generate_synthetic(_rare_grades(), **run, other="other", method="game", rounds=2)
+    assert counted.schema["grade"].categories[-1] == "other"
+    real = Encoder(labelled.schema).encode(_rare_grades())[:, 0]  # the rows the model counts
+    assert (real == labelled.schema["grade"].code_of["other"]).sum() == 10  # x and y: 'other', no longer missing
+    assert not (real == labelled.schema["grade"].missing_code).any()
+
+
+def test_with_an_other_label_a_learned_column_is_missing_only_as_declared():
+    df = _rare_grades()
+    df.loc[[3, 9], "grade"] = None
+    refused = r"column 'grade' has a missing value in row 3.*nullable=\['grade'\]"
+    with pytest.raises(SchemaError, match=refused) as caught:
+        synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, progress=False, other="other")
+    assert "This refusal came after" not in str(caught.value)
+    result = synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, random_state=0, progress=False, other="other",
+                                        nullable=["grade"])
+    assert result.schema["grade"].missing and not result.schema["zip"].missing
+
+
+def test_an_other_label_that_does_not_read_in_the_declared_type_is_refused_before_any_charge():
+    with pytest.raises(SchemaError, match="other label 'other' of column 'grade' cannot be read as .* int64") as caught:
+        synthdp.generate_synthetic(_rare_grades(), epsilon=1.0, delta=1e-9, progress=False, other="other",
+                                   dtypes={"grade": "int64"})
+    assert "This refusal came after" not in str(caught.value)

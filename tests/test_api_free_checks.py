@@ -45,6 +45,19 @@ def test_a_missing_value_of_a_column_to_bound_is_refused_before_any_charge():
     assert message.endswith("fill the missing values.")
 
 
+@pytest.mark.parametrize("options", [
+    dict(learn_bounds=["amount"], bounds={"size": (1, 4)}),  # a column to bound and one with public cells
+    dict(bounds={"amount": (0, 100), "size": (1, 4)}, bins={"amount": 4, "size": 4},
+         categories={"city": ["north", "south"]}),  # nothing to learn: the counting pass refuses
+])
+def test_every_column_with_a_missing_value_is_named_in_one_refusal_before_any_charge(options):
+    df = table().astype({"size": object})
+    df.loc[17, "amount"], df.loc[5, "size"] = np.nan, None
+    message = refusal(df, **options)
+    assert "columns 'amount' (row 17), 'size' (row 5) have missing values" in message, message
+    assert "nullable=['amount', 'size']" in message and AFTER_A_CHARGE not in message, message
+
+
 @pytest.mark.parametrize("column,value,expected", [
     ("size", "big", "value 'big' in row 5, numeric column 'size' is not a number"),
     ("size", 2.5, "value 2.5 in row 5, column 'size' is not a whole number"),

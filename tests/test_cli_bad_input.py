@@ -364,3 +364,11 @@ def test_the_python_api_keeps_keyword_advice(folder, kwargs, python, cli):
     with pytest.raises(SchemaError, match=python.replace("(", r"\(").replace(")", r"\)")) as info:
         synthdp.generate_synthetic(pd.read_csv(folder / "in.csv"), "marginals:1", epsilon=1, delta=1e-6, **kwargs)
     assert "--" not in str(info.value) and cli in info.value.for_cli()
+
+
+def test_a_misspelt_flag_is_refused_with_the_nearest_flags(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["generate", "no-such.csv", "-o", "out.csv", "--epsilon", "1", "--nulable", "a", "--zzz"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --nulable a --zzz; --nulable: did you mean --nullable?" in err, err

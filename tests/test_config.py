@@ -11,12 +11,14 @@ import dataclasses
 import inspect
 from fractions import Fraction
 
+import pandas as pd
 import pytest
 
-from synthdp import cli
+from synthdp import cli, draft_schema, quality_report, tune
 from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, UnknownOptionError
+from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.parameters import RESOLVED_RULES, RULES
 from synthdp.methods.game.settings import GameSettings
 from synthdp.methods.measure.settings import MeasureOptions
@@ -59,11 +61,38 @@ def test_signatures_and_docstrings_are_the_declaration():
             assert _flat(option_doc(name, PLAN_DEFAULTS)) in text, f"{documented.__name__}: {name}"
 
 
-def test_a_misspelt_keyword_of_the_explicit_signatures_is_refused_by_python():
-    with pytest.raises(TypeError, match="roundz"):
-        generate_synthetic("no-such-file.csv", epsilon=1, roundz=3)
-    with pytest.raises(TypeError, match="roundz"):
-        Synthesizer(epsilon=1, roundz=3)
+@pytest.mark.parametrize("call", [
+    lambda: generate_synthetic("no-such-file.csv", epsilon=1, round=3),
+    lambda: Synthesizer(epsilon=1, round=3),
+])
+def test_a_misspelt_keyword_of_the_explicit_signatures_is_refused_with_the_nearest_names(call):
+    """The message getting-started promises, before anything is read; a TypeError as Python's own refusal is."""
+    with pytest.raises(UnknownOptionError, match=r"^unknown parameter 'round'; did you mean 'rounds' or 'bounds'\?$"):
+        call()
+    assert issubclass(UnknownOptionError, TypeError) and issubclass(UnknownOptionError, InputError)
+
+
+def test_a_warning_of_the_checked_entry_point_points_at_the_callers_line():
+    """The keyword check wraps generate_synthetic: the run's warnings still name the user's line, not the wrapper's."""
+    with pytest.warns(PrivacyWarning, match="above 1/n_rows") as caught, pytest.raises(InputError):
+        generate_synthetic("no-such-file.csv", epsilon=1, delta=1e-3, n_rows=10_000)  # warned, then not read
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="no declared type") as caught:
+        Schema.from_dataframe(pd.DataFrame({"a": [1.0, 2.0]}), learn_bounds=["a"])
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize("call, near", [
+    (lambda: draft_schema(pd.DataFrame({"a": ["x"]}), datetime=["a"]), "'datetimes'"),
+    (lambda: Schema.from_dataframe(pd.DataFrame({"a": ["x"]}), categoricals=["a"]), "'categorical'"),
+    (lambda: quality_report(pd.DataFrame({"a": ["x"]}), pd.DataFrame({"a": ["x"]}), targt="a"), "'target'"),
+    (lambda: MeasureOptions(max_round=3), "'max_rounds'"),
+    (lambda: tune(pd.DataFrame({"a": ["x"]}), "marginals:1", [{}], epsilon=1, eval_workload="marginals:1", n_out=1,
+                  categoriess={}), "'categories'"),
+])
+def test_the_other_entry_points_with_many_keywords_name_the_nearest_too(call, near):
+    with pytest.raises(UnknownOptionError, match=f"unknown parameter '[a-z_]+'; did you mean {near}"):
+        call()
 
 
 @pytest.mark.parametrize("call", [

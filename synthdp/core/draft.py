@@ -27,6 +27,7 @@ import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
 from synthdp.core.errors import SchemaError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.core.owner import OwnerWarning
 from synthdp.core.schema import (DEFAULT_BINS, DRAFT_KEY, SCHEMA_FORMAT, SCHEMA_VERSION, Schema, UntypedWarning,
                                  category_label, datetime_dtype, format_unit, frame_date_dtype, frame_zone, holds_dates,
@@ -270,6 +271,7 @@ def _numeric_dtype(bounds: tuple[float, float], bins: int, series: pd.Series | N
     return "float64"
 
 
+@refusing_unknown_keywords
 def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None,
                    bounds: Mapping[str, tuple[Any, Any]] | None = None, bins: Mapping[str, int] | None = None,
                    cuts: Mapping[str, Iterable[float]] | None = None,
@@ -279,7 +281,7 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
                    discretise: str = "privtree",
                    nullable: Iterable[str] | None = None, clip: bool = False, max_categories: int = 100,
                    missing_values: Iterable[str] = (), learn_categories: Iterable[str] | None = None,
-                   typed_labels: bool = False) -> dict[str, Any]:
+                   typed_labels: bool = False, other: str | None = None) -> dict[str, Any]:
     """A schema dictionary (the :meth:`Schema.to_dict` format) drafted from ``df``, marked as a draft when anything
     was read off the data.
 
@@ -305,7 +307,9 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
     ``learn_categories`` (public; ``["all"]``: every column not numeric by the options above, nor a column of
     numbers or of dates, which is drafted with bounds to review instead, unless ``categorical``) names categorical
     columns whose categories are left to be learned privately (origin ``"learn"``, text, with the missing
-    value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too.
+    value, docs/privacy.md §9, §10.5): nothing of them is read off, and the file serves the Dask engine too;
+    ``other`` is their public label for the values partition selection will not keep (``"other"`` in the file),
+    and such a column has the missing value only where ``nullable`` or the data (read off) say so.
     With ``typed_labels`` (the frame itself is the run's input, :func:`draft_schema`), such a column the frame holds
     as booleans or numbers is typed so (listed as read off): learned as text, its labels would be the values pandas
     parsed (docs/privacy.md §10.1); a CSV that synthdp reads holds every field as text and needs no type.
@@ -392,9 +396,11 @@ def draft_document(df: pd.DataFrame, *, categorical: Iterable[str] | None = None
                 raise SchemaError(f"--decimals names column {col!r}, which is categorical; give decimals only for "
                                   "numeric columns")
             dtype = dtypes.get(col) or (_label_dtype(series) if typed_labels else None)
-            attributes.append({"name": col, "kind": "categorical", "missing": True, "dtype": dtype,
-                               "origin": "learn"})
+            attributes.append({"name": col, "kind": "categorical", "missing": other is None or missing[col],
+                               "dtype": dtype, "origin": "learn", **({} if other is None else {"other": other})})
             read = ["dtype"] if dtype is not None and col not in dtypes else []
+            if other is not None and missing[col] and col not in nullable:  # the other label holds the unkept
+                read.append("missing")  # values: the column is missing only where the data are (read off)
         elif col not in categorical and _typed_dates(series):
             attributes.append(_drafted_typed_datetime(series, discretise, missing=missing[col], clip=clip))
             read[:0] = ["kind (datetime)", "bounds"]

@@ -37,8 +37,8 @@ from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import (Attribute, Schema, category_label, frame_date_dtype, holds_dates, reads_zone,
                                  typed_label, value_kind)
 
-__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "missing_value_error",
-           "number_column", "numeric_values", "written_form"]
+__all__ = ["Encoder", "bound_text", "category_counts", "check_column", "first_missing", "number_column",
+           "numeric_values", "refuse_missing", "written_form"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class Encoder:
         codes = np.empty((len(df), len(self.schema)), dtype=np.int64)
         for j, attr in enumerate(self.schema.attributes):
             codes[:, j] = _encode_column(attr, df[by_name[attr.name]], self.schema.missing_values)
+        refuse_missing({attr.name: _first_missing_code(codes[:, j]) for j, attr in enumerate(self.schema.attributes)})
         logger.debug("PRIVATE, do not publish: encoded %d rows x %d columns", *codes.shape)  # n is private
         return codes
 
@@ -165,7 +166,9 @@ def _first(mask: np.ndarray) -> int:
 
 
 def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> np.ndarray:
-    """Codes of one column; placeholders are resolved into the missing code or an error."""
+    """Codes of one column; placeholders are resolved into the missing code or an error, except a missing value
+    where the column has no missing code, which stays the placeholder for :func:`refuse_missing` to name with every
+    other such column."""
     if attr.kind == "numeric":
         codes = _encode_numeric(attr, series, missing_values)
     elif attr.coded and pd.api.types.is_integer_dtype(series.dtype) and not series.hasnans:
@@ -173,7 +176,9 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
         codes = np.where((codes < 0) | (codes >= attr.size), _UNKNOWN, codes)
     else:
         codes = _encode_categorical(attr, series, missing_values)
-    if attr.origin == "learned":  # values partition selection did not release: "other" (docs/privacy.md §9)
+    if attr.other is not None:  # values outside the categories: the public other label (docs/privacy.md §9)
+        codes[codes == _UNKNOWN] = attr.code_of[attr.other]
+    elif attr.origin == "learned":  # values partition selection did not release: missing (docs/privacy.md §9)
         codes[codes == _UNKNOWN] = _MISSING
     unknown = codes == _UNKNOWN
     if unknown.any():
@@ -185,33 +190,50 @@ def _encode_column(attr: Attribute, series: pd.Series, missing_values: tuple[str
             f"{head}; add it to the column's public categories (categories={{{attr.name!r}: [...]}} or the "
             f"schema file), or clean the data",
             cli=f"{head}; add it to the column's categories in the schema file (--schema), or clean the data")
-    missing = codes == _MISSING
-    if missing.any():
-        if attr.missing_code is None:
-            raise missing_value_error(attr, _first(missing))
-        codes[missing] = attr.missing_code
+    if attr.missing_code is not None:
+        codes[codes == _MISSING] = attr.missing_code
     return codes
 
 
-def missing_value_error(attr: Attribute, row: int) -> SchemaError:
-    """The refusal of a missing value in row ``row`` of a column ``attr`` that is not declared nullable."""
-    head = (f"column {attr.name!r} has a missing value in row {row}, but its schema has no missing category; "
-            "declare it with")
-    return SchemaError(
-        f"{head} nullable=[{attr.name!r}] (or \"missing\": true in the schema file), or fill the missing values.",
-        cli=f"{head} --nullable {attr.name} (or \"missing\": true in the --schema file), or fill the missing values.")
+def _first_missing_code(codes: np.ndarray) -> int | None:
+    """The first row whose code is the missing placeholder (a missing value where none is declared), or None."""
+    missing = codes == _MISSING
+    return _first(missing) if missing.any() else None
 
 
-def check_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> None:
+def refuse_missing(first_rows: Mapping[str, int | None]) -> None:
+    """Refuse, in one message, every column that holds a missing value but has no missing category, each with its
+    first such row (``first_rows``: column name to row, None where there is none), so that one run names them all."""
+    rows = {name: row for name, row in first_rows.items() if row is not None}
+    if not rows:
+        return
+    names = list(rows)
+    if len(rows) == 1:
+        head = (f"column {names[0]!r} has a missing value in row {rows[names[0]]}, but its schema has no missing "
+                "category; declare it with")
+    else:
+        where = ", ".join(f"{name!r} (row {row})" for name, row in rows.items())
+        head = (f"columns {where} have missing values, but their schema has no missing category; declare them "
+                "with")
+    raise SchemaError(
+        f"{head} nullable={names!r} (or \"missing\": true in the schema file), or fill the missing values.",
+        cli=f"{head} --nullable {' '.join(names)} (or \"missing\": true in the --schema file), or fill the missing "
+            "values.")
+
+
+def check_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> int | None:
     """Refuse, naming the row, a value of a column with a public domain that encoding would refuse (a value
-    outside its categories or bounds, text in a numeric column, a fraction in an integer column, a missing value
-    where none is declared).  Costs nothing: it reads the values against public inputs only (docs/privacy.md §10.8).
+    outside its categories or bounds, text in a numeric column, a fraction in an integer column); return the first
+    row holding a missing value where none is declared (None: no such row), which the caller refuses with every
+    other such column (:func:`refuse_missing`).  Costs nothing: it reads the values against public inputs only
+    (docs/privacy.md §10.8).
     """
-    _encode_column(attr, series, tuple(str(t) for t in missing_values))
+    return _first_missing_code(_encode_column(attr, series, tuple(str(t) for t in missing_values)))
 
 
 def first_missing(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> int | None:
-    """The first row of a numeric column that is missing (NA or a missing token), or None."""
+    """The first row of a column that is missing (NA or a missing token), or None: a numeric column's, or a text
+    column's whose categories are to be learned (its labels are not read yet)."""
     missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
     return _first(missing) if missing.any() else None
 
@@ -252,10 +274,8 @@ def category_counts(series: pd.Series, missing_values: tuple[str, ...] = (), kin
 
     The input of partition selection (docs/privacy.md §9): the labels are
     those :class:`Encoder` matches against categories, so a released label
-    encodes its rows and every other row becomes missing. (One exception,
-    post-processing of the release: a text column whose released labels are
-    all integers is written back as integers, and is then encoded in that
-    type, so a row ``01`` joins the released ``1``: still one cell per row.)
+    encodes its rows and every other row becomes missing.  The column keeps
+    its declared type, so the same labels encode the counted rows.
     """
     positions, labels = _distinct_labels(series, tuple(str(t) for t in missing_values), kind)
     per_value = np.bincount(positions[positions >= 0], minlength=len(labels))

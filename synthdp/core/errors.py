@@ -37,6 +37,10 @@ class InputError(SynthDPError, ValueError):
     """A parameter or an input file is invalid."""
 
 
+class UnknownOptionError(InputError, TypeError):
+    """A keyword that is not an option of the function it was given to (a ``TypeError`` too, as Python's own)."""
+
+
 class OracleError(SynthDPError, RuntimeError):
     """An oracle cannot handle an instance (unsupported class, bad encoding)."""
 

@@ -6,6 +6,7 @@ with :func:`option`; the signatures, the docstrings, the command's flags and
 ``--help`` are derived from those fields.  :func:`comment_docs` reads the
 ``#:`` comments above the fields of a settings dataclass, so that a setting
 documented where it is declared needs nothing else to reach ``--help``.
+:func:`refusing_unknown_keywords` refuses a misspelt keyword of an entry point with the nearest valid names.
 
 No numpy or pandas here: the command line builds its flags without loading the library.
 """
@@ -14,11 +15,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
+import functools
+import inspect
 import io
+import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
+
+from synthdp.core.errors import UnknownOptionError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The groups of options, in the order documentation shows them: name -> heading.
 GROUPS = {
@@ -36,6 +45,49 @@ def option(default: Any = dataclasses.MISSING, *, group: str, doc: str) -> Any:
     if group not in GROUPS:
         raise ValueError(f"unknown option group {group!r}; one of {list(GROUPS)}")
     return dataclasses.field(default=default, metadata={"group": group, "doc": " ".join(doc.split())})
+
+
+def nearest(name: str, valid: Sequence[str]) -> list[str]:
+    """Up to three of the ``valid`` names nearest to a misspelt ``name`` (difflib), nearest first."""
+    return difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+
+
+def unknown_option(name: str, valid: Sequence[str]) -> str:
+    """The message for an unknown option ``name``: the nearest valid names (:func:`nearest`), or all of them."""
+    near = nearest(name, valid)
+    hint = f"did you mean {' or '.join(map(repr, near))}?" if near else f"valid options: {', '.join(valid)}"
+    return f"unknown parameter {name!r}; {hint}"
+
+
+def refusing_unknown_keywords(function: F) -> F:
+    """``function``, refusing a keyword that is none of its parameters with the nearest valid names
+    (:class:`~synthdp.core.errors.UnknownOptionError`, a ``TypeError``), before it runs.
+
+    Python's own refusal names the keyword only (``got an unexpected keyword argument 'round'``); an entry point
+    with dozens of options says which it might have meant.  The signature is kept (``inspect.signature`` reads
+    the wrapped function's).
+    """
+    valid = [p.name for p in inspect.signature(function).parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("self", "cls")]
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        unknown = [name for name in kwargs if name not in valid]
+        if unknown:
+            raise UnknownOptionError("; ".join(unknown_option(name, valid) for name in unknown))
+        return function(*args, **kwargs)
+
+    return checked  # type: ignore[return-value]
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a warning to point at the first caller outside synthdp (the user's line), however many
+    frames of synthdp (a :func:`refusing_unknown_keywords` wrapper, a front end) lie between."""
+    package = Path(__file__).resolve().parents[1]
+    frame, level = sys._getframe(1), 1
+    while frame is not None and Path(frame.f_code.co_filename).resolve().is_relative_to(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import warnings
 
+from synthdp.core.options import user_stacklevel
+
 __all__ = ["OwnerWarning", "owner_warning"]
 
 log = logging.getLogger(__name__)
@@ -28,4 +30,4 @@ def owner_warning(text: str, category: type[OwnerWarning] = OwnerWarning) -> Non
     ``category`` (:class:`OwnerWarning` or a kind of it)."""
     log.info("for the data owner only, not for release: %s", text)  # INFO: the warning shows it; once, not twice
     warnings.warn(f"{text} (for the data owner only: read off the private data, not part of the release)",
-                  category, stacklevel=3)
+                  category, stacklevel=user_stacklevel())

@@ -227,6 +227,8 @@ RULES: dict[str, Rule] = {
     "nullable": Rule(_optional(_names), "{name} must be a list of column names or None, got {value!r}"),
     "missing": Rule(_optional(_strings), "{name} must be a list of strings (tokens meaning 'missing', e.g. ['?']) "
                     "or None, got {value!r}"),
+    "other": Rule(_optional(lambda v: isinstance(v, str) and v.strip() != ""),
+                  "{name} (CLI: --other) must be a label (e.g. 'other') or None, got {value!r}"),
     "unsafe_public_categories": Rule(_boolean, _BOOLEAN),
     "clip": Rule(_boolean, _BOOLEAN),
     "point_masses": Rule(_boolean, _BOOLEAN),

@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,12 +50,14 @@ import pandas as pd
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.owner import owner_warning
 
 __all__ = [
     "DATETIME_DTYPE",
     "DAY_SECONDS",
     "DEFAULT_BINS",
+    "ISO_DATE",
     "MISSING_LABEL",
     "NUMERIC_KINDS",
     "ORIGINS",
@@ -72,6 +75,7 @@ __all__ = [
     "holds_dates",
     "is_date_bound",
     "is_datetime_dtype",
+    "iso_dates_hint",
     "label_order",
     "labels_dtype",
     "parsed_from_text",
@@ -79,6 +83,7 @@ __all__ = [
     "public_dtype",
     "read_json",
     "reads_as",
+    "reads_as_iso_dates",
     "reads_zone",
     "timestamp_seconds",
     "typed_label",
@@ -233,9 +238,9 @@ def values_dtype(values: Sequence[Any]) -> str | None:
 def labels_dtype(labels: Sequence[str]) -> str | None:
     """Output dtype of a column whose categories are the label strings ``labels``.
 
-    Used for domains that are released (learned by partition selection) or
-    read from a schema file: the type is a function of the released labels
-    only (post-processing). A label counts as a number only when it is the
+    Used for categories read off the data (``unsafe_public_categories``, not
+    differentially private); a learned domain keeps its declared dtype
+    (:meth:`Schema.with_learned`). A label counts as a number only when it is the
     canonical :func:`category_label` of that number, so that decoding and
     re-encoding give the same label back (``"01"`` stays text).
     """
@@ -330,8 +335,12 @@ class Attribute:
         ``"public"``, ``"learn"`` (to be learned by partition selection;
         such an attribute cannot encode data yet), ``"learned"`` (released by
         partition selection; any other value is encoded as the missing value,
-        docs/privacy.md §9) or ``"read-off"`` (read off the private data: not
+        or as ``other``, docs/privacy.md §9) or ``"read-off"`` (read off the private data: not
         differentially private).
+    other : categorical only; a public label (one of the categories once they are known, the last
+        of a learned domain) that every value outside the categories is encoded as, instead of
+        the missing value (learned categories) or a refusal (given ones): a public rule, like
+        the missing value's (docs/privacy.md §9).
     """
 
     name: str
@@ -347,6 +356,7 @@ class Attribute:
     cuts: tuple[float, ...] = ()
     format: str | None = None
     decimals: int | None = None
+    other: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -356,8 +366,9 @@ class Attribute:
         object.__setattr__(self, "categories", tuple(category_label(c) for c in self.categories))
         if self.origin not in ORIGINS:
             raise SchemaError(f"attribute {self.name!r}: origin must be one of {ORIGINS}, got {self.origin!r}")
-        # A domain still to be learned always has the missing value: it holds every unreleased value (§9).
-        learn_categories = self.origin == "learn" and self.kind == "categorical"
+        # A domain still to be learned has the missing value, which holds every unreleased value (§9), unless its
+        # other label holds them: it is then missing only as declared.
+        learn_categories = self.origin == "learn" and self.kind == "categorical" and self.other is None
         object.__setattr__(self, "missing", bool(self.missing) or learn_categories)
         if self.kind == "categorical":
             self._check_categorical()
@@ -370,13 +381,16 @@ class Attribute:
     def _check_categorical(self) -> None:
         if self.bounds is not None or self.bins is not None or self.clip or self.cuts:
             raise SchemaError(f"categorical attribute {self.name!r} cannot have bounds, bins, cuts or clip")
+        if self.other is not None:
+            self._check_other()
         if not self.categories and not self.missing:
             raise SchemaError(f"categorical attribute {self.name!r} needs at least one category")
-        if self.origin == "learned" and not self.missing:
+        if self.origin == "learned" and not self.missing and self.other is None:
             raise SchemaError(f"attribute {self.name!r} has a learned domain and needs the missing value, which "
                               "stands for every value partition selection did not release (docs/privacy.md §9)")
-        if self.origin == "learn" and self.categories:
-            raise SchemaError(f"attribute {self.name!r} is still to be learned and cannot list categories")
+        if self.origin == "learn" and self.categories and self.categories != (self.other,):
+            raise SchemaError(f"attribute {self.name!r} is still to be learned and cannot list categories (but its "
+                              "other label)")
         if self.coded and self.categories != tuple(map(str, range(len(self.categories)))):
             raise SchemaError(f"coded attribute {self.name!r} must have categories '0'..'{len(self.categories) - 1}'")
         kind = value_kind(self.dtype)
@@ -389,9 +403,27 @@ class Attribute:
                     f"(the column's dtype is {self.dtype}); fix the category list"
                 ) from None
 
+    def _check_other(self) -> None:
+        """The ``other`` label: text, read in the column's dtype, and one of the categories (the only one of a domain
+        still to be learned: the label is public, and holds every value until the others are learned)."""
+        if not isinstance(self.other, str) or not self.other.strip():
+            raise SchemaError(f"the other label of column {self.name!r} must be a non-empty text, got {self.other!r}")
+        if not reads_as(self.other, value_kind(self.dtype)):
+            raise SchemaError(f"the other label {self.other!r} of column {self.name!r} cannot be read as the "
+                              f"column's dtype {self.dtype}; choose a label of that type, or declare the column's "
+                              "dtype 'str'")
+        object.__setattr__(self, "other", typed_label(self.other, value_kind(self.dtype)))
+        if self.origin == "learn" and not self.categories:
+            object.__setattr__(self, "categories", (self.other,))
+        if self.other not in self.categories:
+            raise SchemaError(f"the other label {self.other!r} of column {self.name!r} must be one of its categories "
+                              f"{list(self.categories)[:10]}")
+
     def _check_numeric(self) -> None:
         if self.categories or self.coded or self.origin == "read-off":
             raise SchemaError(f"numeric attribute {self.name!r} cannot have categories, be coded or be read off")
+        if self.other is not None:
+            raise SchemaError(f"numeric attribute {self.name!r} cannot have an other label (categories only)")
         if self.is_datetime and self.time_zone is None:  # a format reading an offset holds instants: UTC (§10.1)
             object.__setattr__(self, "dtype", datetime_dtype(self.format))
         if self.bounds is None and self.origin == "learn":  # bounds to learn privately (docs/privacy.md §10.4)
@@ -530,6 +562,8 @@ class Attribute:
                 out["coded"] = True
             if self.origin != "public":
                 out["origin"] = self.origin
+            if self.other is not None:
+                out["other"] = self.other
         else:
             # bounds None: to be learned privately (origin "learn", docs/privacy.md §10.4)
             bounds = None if self.bounds is None else [self._written_bound(b) for b in self.bounds]
@@ -738,6 +772,44 @@ def holds_dates(series: pd.Series) -> bool:
                                                                                            "date")
 
 
+#: An ISO 8601 date, with or without a time of day and an offset, as text (``2020-01-31``, ``2020-01-31T08:15:00Z``).
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?")
+
+
+def reads_as_iso_dates(series: pd.Series) -> bool:
+    """Whether every present value of a text column is an ISO 8601 date (``2020-01-31``, with or without a time).
+
+    Read for the owner's hints and the owner-side evaluation only, never for a run's type (docs/privacy.md §10.1):
+    such a column is text until a declaration makes it dates.  The first value is tried first, so that a column of
+    other text costs one match.
+    """
+    if series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+        return False
+    values = series.dropna()
+    if values.empty or not isinstance(values.iloc[0], str) or not ISO_DATE.fullmatch(values.iloc[0]):
+        return False
+    distinct = pd.Series(values.unique())
+    if not all(isinstance(v, str) and ISO_DATE.fullmatch(v) for v in distinct):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return bool(pd.to_datetime(distinct, format="ISO8601", errors="coerce", utc=True).notna().all())
+        except (ValueError, TypeError):  # e.g. dates with and without an offset
+            return False
+
+
+def iso_dates_hint(column: str, series: pd.Series) -> str:
+    """How to declare a text column of ISO dates a date column (Python, then the command line), and the draft that
+    types it for review."""
+    fmt = "%Y-%m-%d" if len(str(series.dropna().iloc[0])) == 10 else None
+    python = f"datetimes={{{column!r}: {fmt!r}}}" if fmt else f"datetimes=[{column!r}]"
+    cli = f"--datetime {column}" + (f"={fmt}" if fmt else "") + f" with --bounds or --learn-bounds {column}"
+    return (f"declare it a date column ({python} with bounds written as dates, bounds={{{column!r}: ('2000-01-01', "
+            f"'2030-12-31')}}, or learned, learn_bounds=[{column!r}]; CLI {cli}), or draft a typed schema to review "
+            "with synthdp.draft_schema(df) (CLI synthdp schema)")
+
+
 def frame_zone(dtype: Any) -> str | None:
     """The time zone of a frame's tz-aware datetime dtype (numpy-backed or Arrow), else None."""
     zone = getattr(dtype, "tz", None) or getattr(getattr(dtype, "pyarrow_dtype", None), "tz", None)
@@ -856,9 +928,11 @@ def _observed_categories(
     labels = [category_label(u) for u in uniques]
     present = [lab for lab in labels if lab not in missing_values]
     if len(present) > max_categories:
+        head = f"column {series.name!r} has {len(present)} distinct values, more than max_categories={max_categories}"
+        if reads_as_iso_dates(series):
+            raise SchemaError(f"{head}, all ISO dates: {iso_dates_hint(str(series.name), series)}")
         raise SchemaError(
-            f"column {series.name!r} has {len(present)} distinct values, more than max_categories="
-            f"{max_categories}: a column where nearly every row has its own value (an ID, a name) says nothing a "
+            f"{head}: a column where nearly every row has its own value (an ID, a name) says nothing a "
             f"synthetic table can keep, so leave it out (drop the column; CLI --drop {series.name}); otherwise "
             "group its values into public categories, give it numeric bounds if it holds numbers, or raise "
             "max_categories"
@@ -1017,9 +1091,11 @@ class Schema:
         (numbers by value, then text), so the schema is a function of the
         released sets only. Every other value of these columns -- including
         values partition selection did not release -- is encoded as the
-        column's missing value before any later step. A column whose dtype
-        was not given publicly gets one from the released labels
-        (:func:`labels_dtype`, post-processing).
+        column's missing value (or as its public ``other`` label, kept last)
+        before any later step. Each column keeps the
+        dtype it was declared with; without one it stays text, whatever the
+        released labels look like (``"02139"``, grades ``"1"``..``"5"``): types
+        by declaration only (docs/privacy.md §9.6, §10.1).
         """
         pending = set(self.to_learn)
         given = set(released)
@@ -1029,14 +1105,14 @@ class Schema:
         attributes = []
         for attr in self.attributes:
             if attr.name in pending:
-                labels = tuple(sorted({str(label) for label in released[attr.name]}, key=label_order))
-                attr = Attribute(attr.name, "categorical", categories=labels, missing=True,
-                                 dtype=attr.dtype if attr.dtype is not None else labels_dtype(labels),
-                                 origin="learned")
+                labels = tuple(sorted({str(label) for label in released[attr.name]} - {attr.other}, key=label_order))
+                attr = Attribute(attr.name, "categorical", missing=attr.missing, dtype=attr.dtype, origin="learned",
+                                 categories=labels + (() if attr.other is None else (attr.other,)), other=attr.other)
             attributes.append(attr)
         return replace(self, attributes=tuple(attributes))
 
     @classmethod
+    @refusing_unknown_keywords
     def from_dataframe(
         cls,
         df: pd.DataFrame,
@@ -1057,6 +1133,7 @@ class Schema:
         max_categories: int = 100,
         unsafe_public_categories: bool = False,
         derived: Mapping[str, str] | None = None,
+        other: str | None = None,
     ) -> "Schema":
         """Build a schema for the columns of ``df``.
 
@@ -1097,15 +1174,15 @@ class Schema:
             (origin ``"learn"``, docs/privacy.md §10.3).
         categories : public category lists; these columns are categorical and
             their values are not read off the data.
-        nullable : columns with public categories or bounds that get a
-            ``"<missing>"`` value.
+        nullable : columns with public categories or bounds, or categories to learn with an ``other``
+            label, that get a ``"<missing>"`` value.
         dtypes : public output dtype per column (pandas names such as
             ``"int64"``, ``"float64"``, ``"bool"``, ``"str"``, ``"category"``, ``"datetime64[ns]"``,
             ``"datetime64[ns, Europe/Paris]"``).
             Default (docs/privacy.md §10.1): from the public categories (:func:`values_dtype`), declared
-            decimals (real), the bounds as written (:func:`public_dtype`), or the learned labels
-            (:func:`labels_dtype`) -- never from the dtypes of ``df``, which pandas infers from the rows (where
-            they disagree with the declarations, an :class:`~synthdp.core.owner.OwnerWarning` says so).
+            decimals (real), the bounds as written (:func:`public_dtype`); text for a learned domain -- never
+            from the dtypes of ``df``, which pandas infers from the rows (where they disagree with the
+            declarations, an :class:`~synthdp.core.owner.OwnerWarning` says so).
         missing_values : extra tokens meaning "missing" (e.g. ``["?"]``).
         clip : clamp out-of-bounds numeric values instead of raising at encoding.
         max_categories : largest number of categories read off the data
@@ -1119,6 +1196,9 @@ class Schema:
         derived : columns that are public functions of others, ``{name: "date.year"}`` or ``{name: "a - b"}``
             (:mod:`synthdp.core.derived`): left out of the schema's attributes, whether or not ``df`` has them, and
             computed after sampling (docs/privacy.md §10.10).
+        other : a public label for the values of a column whose categories are learned that partition selection
+            did not keep: they are encoded as this label (:attr:`Attribute.other`, the last category) instead of
+            the missing value, which such a column then has only when ``nullable`` names it.
         """
         if not isinstance(df, pd.DataFrame):
             raise SchemaError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -1181,7 +1261,7 @@ class Schema:
             warnings.warn(f"datetime column(s) {unformatted} have no format: their values are read as ISO 8601 and "
                           f"come back as timestamps to the second; give the format (datetimes={{{example!r}: "
                           f"'%Y-%m-%d'}}, CLI --datetime {example}=%Y-%m-%d) for dates alone or another written form "
-                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=2)
+                          f"(docs/privacy.md §10.1)", UserWarning, stacklevel=user_stacklevel())
         for col in datetimes:  # the zone is declared (a tz-aware dtype, or UTC for a format with an offset)
             dtypes[col] = datetime_dtype(datetimes[col], datetime_zone(dtypes[col]) if col in dtypes else None)
         untyped = sorted(col for col in learn_bounds
@@ -1191,7 +1271,7 @@ class Schema:
                           f"numbers; declare integers with learn_bounds={{{untyped[0]!r}: 'int64'}} or "
                           f"dtypes={{{untyped[0]!r}: 'int64'}} (CLI --learn-bounds {untyped[0]}=int64) or a real "
                           f"column's precision with decimals (docs/privacy.md §10.1)",
-                          UntypedWarning, stacklevel=2)
+                          UntypedWarning, stacklevel=user_stacklevel())
         for col in learn_bounds:
             if learn_bounds[col] is None:
                 learn_bounds[col] = "float64"
@@ -1199,7 +1279,7 @@ class Schema:
             if col not in dtypes and col in decimals:
                 dtypes[col] = "float64"
 
-        attributes, read_off, unbounded, undated_frame, numbered_dates, parsed = [], [], [], [], [], {}
+        attributes, read_off, unbounded, undated_frame, numbered_dates, dated, parsed = [], [], [], [], [], [], {}
         read_as_text = bool(df.attrs.get(READ_AS_TEXT, False))
         for col, series in zip(columns, (df.iloc[:, j] for j in range(df.shape[1]))):
             if (col in learn_bounds or col in bounds) and col not in datetimes and holds_dates(series):
@@ -1236,6 +1316,8 @@ class Schema:
                 # uses the public rule above (docs/privacy.md §10.1).
                 unbounded.append(col)
             else:
+                if reads_as_iso_dates(series):
+                    dated.append(col)  # a hint for the owner, never a kind (§10.1)
                 if unsafe_public_categories:
                     labels, has_missing = _observed_categories(series.rename(col), missing_values, max_categories)
                     attributes.append(Attribute(col, "categorical", categories=labels,
@@ -1245,8 +1327,8 @@ class Schema:
                 else:
                     if parsed_from_text(series, dtypes.get(col)):
                         parsed[col] = series.dtype  # text labels of values pandas parsed: a refusal (§10.1)
-                    attributes.append(Attribute(col, "categorical", missing=True, dtype=dtypes.get(col),
-                                                origin="learn"))
+                    attributes.append(Attribute(col, "categorical", missing=other is None or col in nullable,
+                                                dtype=dtypes.get(col), origin="learn", other=other))
         if numbered_dates:
             raise _undeclared_dates_error(numbered_dates, numeric=True)
         if parsed:
@@ -1270,13 +1352,18 @@ class Schema:
                 f"record. Give public categories (categories={{{read_off[0]!r}: [...], ...}} or a schema file), "
                 f"or leave them out to learn the domains privately by partition selection.",
                 PrivacyWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         disagreements = [text for j, attr in enumerate(attributes)  # one attribute per column, in order
                          if (text := _dtype_disagreement(attr, df.iloc[:, j]))]
         if disagreements:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
             owner_warning("the DataFrame's dtypes do not type a release, the declarations do (docs/privacy.md "
                           "§10.1); " + "; ".join(disagreements))
+        for col in dated:  # read off the frame: for the owner only, and nothing above depends on it (§10.1)
+            owner_warning(f"column {col!r} holds ISO dates as text, and nothing declares it a date column: it is "
+                          "taken as categories, each date one category"
+                          + ("; " if unsafe_public_categories else " (most too rare to be learned); ")
+                          + iso_dates_hint(col, df[col]))
         schema = cls(tuple(attributes), missing_values, declared)
         logger.debug("schema from DataFrame: %d columns, to learn: %s", len(schema), list(schema.to_learn))
         return schema

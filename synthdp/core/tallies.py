@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.data import weighted_bincount
-from synthdp.core.encoding import category_counts, check_column, first_missing, missing_value_error, numeric_values
+from synthdp.core.encoding import category_counts, check_column, first_missing, numeric_values, refuse_missing
 from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import (Attribute, Schema, parsed_from_text, parsed_text_error, reads_as, typed_label,
                                  value_kind)
@@ -113,24 +113,28 @@ class Tallies:
 def check_untallied(df: pd.DataFrame, schema: Schema) -> None:
     """Refuse, naming its row, a value that encoding would refuse in a column the tallies do not read (a column
     with a public domain), so that every value of the table is checked before any private step and not in the
-    counting pass after the domain steps have spent (docs/privacy.md §10.8).  Not a private step."""
+    counting pass after the domain steps have spent (docs/privacy.md §10.8); and every column, tallied or not,
+    that holds a missing value where none is declared, all in one refusal.  Not a private step."""
     tallied = {name for columns in Tallies.columns(schema) for name in columns}
     by_name = {str(c): c for c in df.columns}
     absent = [a.name for a in schema.attributes if a.name not in by_name]
     if absent:
         raise SchemaError(f"columns {absent} of the schema are missing from the data, which has {list(by_name)}")
+    missing = {}  # every column holding a missing value where none is declared, named in one refusal
     for attr in schema.attributes:
+        series = df[by_name[attr.name]]
         if attr.name not in tallied:
-            check_column(attr, df[by_name[attr.name]], schema.missing_values)
+            missing[attr.name] = check_column(attr, series, schema.missing_values)
+        elif not attr.missing:  # a column to learn, not nullable: numeric, or text with an other label
+            missing[attr.name] = first_missing(attr, series, schema.missing_values)
+    refuse_missing(missing)
 
 
 def _number_tally(series: pd.Series, attr: Attribute, missing_values: tuple[str, ...]) -> NumberTally:
     """The tally of a numeric column whose bounds or cells are to be learned, after encoding's checks (a missing
     value where the column is not declared nullable included)."""
     if not attr.missing:
-        row = first_missing(attr, series, missing_values)
-        if row is not None:
-            raise missing_value_error(attr, row)
+        refuse_missing({attr.name: first_missing(attr, series, missing_values)})
     return NumberTally.of(numeric_values(attr, series, missing_values))
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.errors import InputError
-from synthdp.core.schema import Schema, category_label
+from synthdp.core.schema import Schema, category_label, reads_as_iso_dates
 
 #: What a column is compared as.
 Kind = Literal["numeric", "datetime", "categorical"]
@@ -97,7 +97,9 @@ def date_label(seconds: float) -> str:
 
 def column_kinds(real: pd.DataFrame, schema: Schema | None) -> dict[str, Kind]:
     """Each column's kind: from the schema when given (numeric, datetime or categorical), else from the real
-    table's dtypes (numbers and dates as such, booleans and everything else as categories)."""
+    table's dtypes (numbers and dates as such, booleans and everything else as categories), a text column whose
+    every value is an ISO 8601 date (``2020-01-31``) compared as dates: the owner's check reads the real table
+    freely, where a run's types come from declarations only (docs/privacy.md §10.1)."""
     kinds: dict[str, Kind] = {}
     for name in real.columns:
         name = str(name)
@@ -111,7 +113,7 @@ def column_kinds(real: pd.DataFrame, schema: Schema | None) -> dict[str, Kind]:
             kinds[name] = "categorical"
         elif pd.api.types.is_numeric_dtype(dtype):
             kinds[name] = "numeric"
-        elif pd.api.types.is_datetime64_any_dtype(dtype):
+        elif pd.api.types.is_datetime64_any_dtype(dtype) or reads_as_iso_dates(real[name]):
             kinds[name] = "datetime"
         else:
             kinds[name] = "categorical"
@@ -160,7 +162,8 @@ def read_columns(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | N
 def _numbers(name: str, kind: Kind, series: pd.Series, side: str, fmt: str | None) -> np.ndarray:
     """A number or date column as floats (dates in seconds since 1970), NaN for missing."""
     if kind == "datetime":
-        read = pd.to_datetime(series, format=fmt, errors="coerce")
+        text = not pd.api.types.is_datetime64_any_dtype(series.dtype)
+        read = pd.to_datetime(series, format=fmt or ("ISO8601" if text else None), errors="coerce")
         if getattr(read.dt, "tz", None) is not None:
             read = read.dt.tz_localize(None)
         values = ((read - pd.Timestamp(0)) / pd.Timedelta(seconds=1)).to_numpy(dtype=float, na_value=np.nan)

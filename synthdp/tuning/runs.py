@@ -24,7 +24,8 @@ from synthdp.engines.pandas import PandasEngine
 from synthdp.config import SynthesisConfig, options_in
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, UnknownOptionError
+from synthdp.core.options import unknown_option
 from synthdp.files.parquet import write_table
 from synthdp.accounting.ledger import as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.units import Bounding, bounding_key
@@ -94,8 +95,8 @@ def check_config(config: Any, name: str, common: bool = False) -> dict:
             raise InputError(f"{name} sets {key!r}: the privacy unit must be common to every run (the score "
                              "reads its bound k, docs/privacy.md §10.6); pass it with the common keywords")
         if key not in SynthesisConfig.names():
-            raise InputError(f"{name} has unknown keyword {key!r}; valid keywords are the parameters of "
-                             "generate_synthetic")
+            raise UnknownOptionError(f"{name}: {unknown_option(key, SynthesisConfig.names())} (the parameters of "
+                                     "generate_synthetic)")
     return dict(config)
 
 

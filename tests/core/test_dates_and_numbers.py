@@ -259,3 +259,47 @@ def test_a_datetime64_column_may_have_its_bounds_learned():
     assert schema["when"].is_datetime and schema["when"].bounds is None and schema["when"].date_unit == DAY_SECONDS
     out = _run(df, learn_bounds=["when"], datetimes={"when": "%Y-%m-%d"}).data["when"]
     assert out.dtype == "datetime64[ns]" and (out == out.dt.normalize()).all()
+
+
+# ------------------------------------------------ ISO dates held as text: a hint for the owner, never a type
+
+
+def _iso_days(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 400, n), unit="D")
+    return pd.DataFrame({"day": days.strftime("%Y-%m-%d"), "sex": rng.choice(["F", "M"], n)})
+
+
+@pytest.mark.parametrize("values, dates", [
+    (["2020-01-31", None, "2021-12-01"], True), (["2020-01-31T08:15:00Z", "2020-02-01 10:00"], True),
+    (["2020-02-30"], False), (["2020-01-31", "soon"], False), (["31/01/2020"], False), ([20200131], False)])
+def test_reads_as_iso_dates_only_when_every_value_is_one(values, dates):
+    from synthdp.core.schema import reads_as_iso_dates
+    assert reads_as_iso_dates(pd.Series(values, dtype=object)) is dates
+
+
+def test_a_text_column_of_iso_dates_warns_the_owner_how_to_declare_it_and_stays_categorical():
+    df = _iso_days()
+    with pytest.warns(OwnerWarning, match=r"column 'day' holds ISO dates as text.*datetimes=\{'day': '%Y-%m-%d'\}"
+                                          r".*synthdp.draft_schema\(df\)") as caught:
+        result = synthdp.generate_synthetic(df, epsilon=1.0, delta=1e-9, random_state=0, progress=False)
+    assert caught[0].filename == __file__  # the owner's line
+    assert result.schema["day"].kind == "categorical"  # the text stays text until declared (§10.1)
+    assert not any("ISO dates" in w for w in result.report.warnings)  # read off the data: never in the release
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OwnerWarning)  # a column of other text: no hint
+        Schema.from_dataframe(df[["sex"]])
+
+
+def test_too_many_iso_dates_for_categories_are_refused_with_the_date_declaration():
+    with pytest.raises(SchemaError, match=r"400 distinct values, more than max_categories=100, all ISO dates: "
+                                          r"declare it a date column \(datetimes=\{'day': '%Y-%m-%d'\}"):
+        Schema.from_dataframe(_iso_days(), unsafe_public_categories=True)
+
+
+def test_the_owner_side_evaluation_compares_a_text_column_of_iso_dates_as_dates():
+    real = _iso_days()
+    shifted = real.assign(day=(pd.to_datetime(real["day"]) + pd.Timedelta(days=200)).dt.strftime("%Y-%m-%d"))
+    shapes = {s["column"]: s for s in synthdp.quality_report(real, shifted).to_dict()["shapes"]}
+    assert shapes["day"]["kind"] == "datetime" and shapes["day"]["metric"] == "KS complement"
+    assert shapes["day"]["score"] < 0.6  # half the days moved past the real last day: the KS distance sees it

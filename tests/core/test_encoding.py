@@ -247,3 +247,35 @@ def test_whole_numbers_are_cast_in_one_pass_only_while_exact_as_floats():
     chunked = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array([["-3", "?"], ["04", None, "5"]])))
     assert np.array_equal(encoding._whole_numbers(chunked, (chunked.isna() | (chunked == "?")).to_numpy()),
                           [-3.0, np.nan, 4.0, np.nan, 5.0], equal_nan=True)
+
+
+# ------------------------------------------------ the public other label (docs/privacy.md §9)
+
+
+def test_the_other_label_takes_every_value_outside_the_categories():
+    """Learned categories: the values partition selection did not keep; given ones: the values a run would refuse."""
+    frame = pd.DataFrame({"grade": ["1", "2", "x", None, "other"]})
+    nullable = Schema.from_dataframe(frame, other="other", nullable=["grade"])
+    learned = nullable.with_learned({"grade": ["2", "1", "other"]})
+    assert learned["grade"].categories == ("1", "2", "other") and learned["grade"].other == "other"
+    unkept = Schema.from_dataframe(frame, other="other")  # the label holds the unkept values: missing as declared
+    assert not unkept["grade"].missing and unkept["grade"].categories == ("other",)
+    assert unkept.with_learned({"grade": ["1"]})["grade"].labels == ("1", "other")
+    codes = Encoder(learned).encode(frame)[:, 0]
+    assert codes.tolist() == [0, 1, 2, learned["grade"].missing_code, 2]  # 'x' is other; None stays missing
+    plain = Schema.from_dataframe(frame).with_learned({"grade": ["1", "2"]})
+    assert Encoder(plain).encode(frame)[2, 0] == plain["grade"].missing_code  # without the label: missing, as before
+    given = Schema.from_dict({"format": "synthdp-schema", "version": 1, "attributes": [
+        {"name": "grade", "kind": "categorical", "categories": ["1", "2", "rest"], "other": "rest", "missing": True}]})
+    assert Encoder(given).encode(frame)[:, 0].tolist() == [0, 1, 2, 3, 2]
+    assert Schema.from_json(learned.to_json()) == learned and learned["grade"].to_dict()["other"] == "other"
+
+
+@pytest.mark.parametrize("attribute, message", [
+    (dict(kind="categorical", origin="learn", dtype="int64", other="other"), "cannot be read as the column's dtype"),
+    (dict(kind="categorical", categories=("a",), other="b"), "must be one of its categories"),
+    (dict(kind="numeric", bounds=(0, 1), other="other"), "cannot have an other label"),
+])
+def test_an_other_label_that_cannot_be_a_category_is_refused_when_the_schema_is_built(attribute, message):
+    with pytest.raises(SchemaError, match=message):
+        Attribute("c", **attribute)

@@ -306,3 +306,18 @@ def test_objects_not_all_text_are_refused_as_text_labels(kind, spends):
     assert Schema.from_dataframe(frame.astype(str), categorical=["z"])["z"].origin == "learn"  # text: labels
     if kind != "mixed chunks":  # the draft types the others, so that their reviewed schema runs
         assert synthdp.draft_schema(frame, learn_categories=["z"]).reviewed()["z"].dtype in ("bool", "int64")
+
+
+def test_a_learned_text_column_whose_kept_labels_all_look_like_numbers_stays_text():
+    """Grades ``1``..``5`` once a rare ``other`` is not released, and ZIP codes, are text as declared (none was):
+    their type does not hang on which labels passed the threshold (docs/privacy.md §9.6)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"grade": rng.choice(["1", "2", "3", "4", "5", "other"], 4000, p=[.3, .3, .2, .1, .099, .001]),
+                       "zip": rng.choice(["12345", "23456", "34567"], 4000)})
+    result = synthdp.generate_synthetic(df, **{**RUN, "categories": None})
+    assert result.schema["grade"].categories == ("1", "2", "3", "4", "5")  # "other" was not released
+    assert result.schema["grade"].dtype is None and result.schema["zip"].dtype is None
+    assert all(pd.api.types.is_string_dtype(result.data[c]) for c in ("grade", "zip")), result.data.dtypes
+    assert set(result.data["zip"].dropna()) <= {"12345", "23456", "34567"}
+    declared = synthdp.generate_synthetic(df, **{**RUN, "categories": None, "dtypes": {"zip": "int64"}})
+    assert declared.schema["zip"].dtype == "int64" and pd.api.types.is_integer_dtype(declared.data["zip"])

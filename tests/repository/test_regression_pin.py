@@ -59,7 +59,7 @@ PINS = {
     "game-zcdp-parities": ('2c5a4274350caed8', '48d1880858da19ea', 'd4edfa89c236c671'),
     "measure-pure-marginals": ('773c202f596d7bd2', 'bd60de1c0835d37c', '9624661b25f798ee'),
     "measure-zcdp-conjunctions": ('88d748387d68d259', 'b6feddd23560a263', '771f2d7b39052c34'),
-    "measure-zcdp-learned-domain": ('6033684d3e8f7e3c', '026be7b4f9336eac', '1976c36239a71d8e'),
+    "measure-zcdp-learned-domain": ('13ab15d897b5b327', '026be7b4f9336eac', '1976c36239a71d8e'),
     "measure-zcdp-marginals": ('dfbbfb640eef3c60', '4d24973907390bd5', '86a8a7d8f323b50f'),
     "measure-zcdp-privtree": ('84889c933cabe475', '17d52eeaec0fa064', 'fe2444d5a3a250d1'),
     "measure-zcdp-units": ('b3749349443b0734', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),

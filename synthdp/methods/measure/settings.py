@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from synthdp.core.errors import InputError
+from synthdp.core.options import refusing_unknown_keywords
 from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.refine import REFINE_SPLITS
 
@@ -237,6 +238,10 @@ class MeasureOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"{name} must be an integer >= 0 (0: never), got {value!r}")
+
+
+#: A misspelt setting is refused with the nearest names (the dataclass's own ``__init__`` names only the keyword).
+MeasureOptions.__init__ = refusing_unknown_keywords(MeasureOptions.__init__)  # type: ignore[method-assign]
 
 
 def _read_bool(text: str) -> bool:
