@@ -24,14 +24,20 @@ class Domain:
     ``labels`` is empty the code itself is printed.  ``ordered[a]`` is how
     many of attribute ``a``'s first codes are cells of a line, in order (a
     numeric column's cells, not its missing value; 0 for a categorical
-    column); empty when nothing says so.  Both are public: they come from the
-    schema, never from the data.
+    column); empty when nothing says so.  ``one_value[a]`` are the codes of
+    attribute ``a``'s ordered cells that hold a single value of its public
+    precision (one integer, one day of a date: docs/privacy.md §8.7), and
+    ``widths[a]`` the widths of those cells in the column's units; each empty
+    when nothing says so.  All are public: they come from the schema, never
+    from the data.
     """
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     labels: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
     ordered: tuple[int, ...] = field(default=(), compare=False)
+    one_value: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
+    widths: tuple[tuple[float, ...], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", tuple(str(n) for n in self.names))
@@ -51,6 +57,14 @@ class Domain:
         if self.ordered and (len(self.ordered) != len(self.sizes)
                              or any(not 0 <= k <= s for k, s in zip(self.ordered, self.sizes))):
             raise SchemaError("domain ordered counts must give, for every attribute, between 0 and its size codes")
+        object.__setattr__(self, "one_value", tuple(tuple(int(c) for c in codes) for codes in self.one_value))
+        if self.one_value and (len(self.one_value) != len(self.sizes) or not self.ordered
+                               or any(not 0 <= c < k for codes, k in zip(self.one_value, self.ordered) for c in codes)):
+            raise SchemaError("domain one-value cells must give, for every attribute, codes of its ordered cells")
+        object.__setattr__(self, "widths", tuple(tuple(float(w) for w in cells) for cells in self.widths))
+        if self.widths and (len(self.widths) != len(self.sizes) or not self.ordered
+                            or any(len(w) not in (0, k) for w, k in zip(self.widths, self.ordered))):
+            raise SchemaError("domain cell widths must give, for every attribute, none or one per ordered cell")
 
     @classmethod
     def from_sizes(cls, sizes: dict[str, int]) -> "Domain":

@@ -531,6 +531,37 @@ class Attribute:
         return _integer_ranges(self.edges)
 
     @cached_property
+    def cell_widths(self) -> tuple[float, ...]:
+        """The width of each cell of a numeric column: the integers it holds for an integer column, its length in
+        the column's units otherwise (seconds for a datetime column); none for a categorical column or one whose
+        bounds are still to be learned.  Public: the cells only."""
+        if self.kind != "numeric" or self.bounds is None:
+            return ()
+        if value_kind(self.dtype) == "int":
+            first, last = self.integer_ranges
+            return tuple(float(w) for w in np.maximum(last - first + 1, 0))
+        return tuple(float(w) for w in np.diff(self.edges))
+
+    @cached_property
+    def one_value_cells(self) -> tuple[int, ...]:
+        """The codes of the cells that hold a single value of the column's public precision: one integer of an
+        integer column, one whole unit of a datetime column without a time zone (:attr:`date_unit`), one multiple
+        of a real column's ``10**-decimals``, or a point cell ``[v, v+)`` (docs/privacy.md §11.2); none for a
+        categorical column or one whose bounds are still to be learned.  Public: the cells and the precision
+        only (docs/privacy.md §8.7: such cells are never cut as an empty tail)."""
+        if self.kind != "numeric" or self.bounds is None:
+            return ()
+        edges = self.edges
+        unit = (1.0 if value_kind(self.dtype) == "int" else float(self.date_unit) if self.is_datetime
+                and self.time_zone is None else 10.0 ** -self.decimals if self.decimals is not None else None)
+        if unit is None:  # a real column without a precision: only point cells hold one value
+            single = edges[1:] <= np.nextafter(edges[:-1], np.inf)
+        else:
+            first, last = _integer_ranges(np.round(edges / unit, 9))
+            single = first == last
+        return tuple(int(c) for c in np.flatnonzero(single))
+
+    @cached_property
     def labels(self) -> tuple[str, ...]:
         """Label of every code: categories or bin labels ``"lo-hi"``, then ``"<missing>"``."""
         if self.kind == "categorical":
@@ -1005,10 +1036,11 @@ class Schema:
 
     @cached_property
     def domain(self) -> Domain:
-        """Names, sizes, value labels and ordered cells (a numeric column's, not its missing value) of the encoded
-        table."""
+        """Names, sizes, value labels, ordered cells (a numeric column's, not its missing value), the cells that
+        hold one value (:attr:`Attribute.one_value_cells`) and the cells' widths of the encoded table."""
         return Domain(self.names, tuple(a.size for a in self.attributes), tuple(a.labels for a in self.attributes),
-                      tuple(a.size - a.missing if a.kind == "numeric" else 0 for a in self.attributes))
+                      tuple(a.size - a.missing if a.kind == "numeric" else 0 for a in self.attributes),
+                      tuple(a.one_value_cells for a in self.attributes), tuple(a.cell_widths for a in self.attributes))
 
     @property
     def to_learn(self) -> tuple[str, ...]:

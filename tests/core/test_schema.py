@@ -160,6 +160,31 @@ def test_bin_edges_cover_bounds_and_labels_are_distinct():
     assert attr.labels == ("0-0.3", "0.3-0.7", "0.7-1")
 
 
+def test_cells_of_one_value_follow_the_cells_and_the_public_precision():
+    """One integer, one day of a date, one multiple of 10**-decimals, a point cell [v, v+) of a real column
+    (docs/privacy.md §8.7); never a categorical column, one to be learned, or a cell of a time zone's days."""
+    integer = Attribute("day", "numeric", bounds=(1, 31), cuts=(3, 29, 30, 31), dtype="int64", missing=True)
+    assert integer.one_value_cells == (2, 3, 4)  # [29, 30), [30, 31), [31, 31]; not [1, 3) or [3, 29)
+    day = 86_400.0
+    date = Attribute("date", "numeric", bounds=(0.0, 10 * day), cuts=(0.5 * day, day, 2 * day, 2.5 * day),
+                     dtype="datetime64[ns]", format="%Y-%m-%d")
+    assert date.one_value_cells == (0, 2, 3)  # days 0, 1 and 2; [0.5 day, 1 day) holds none, the last cell eight
+    zoned = Attribute("date", "numeric", bounds=(0.0, 10 * day), cuts=(day,), dtype="datetime64[ns, Europe/Oslo]",
+                      format="%Y-%m-%d")
+    assert zoned.one_value_cells == ()
+    cents = Attribute("amount", "numeric", bounds=(0.0, 10.0), cuts=(1.1, 1.2, 1.3, 5.0), decimals=1)
+    assert cents.one_value_cells == (1, 2)  # [1.1, 1.2) and [1.2, 1.3): 1.1 and 1.2 (10**-1 steps, not floats)
+    point = float(np.nextafter(2.0, np.inf))
+    real = Attribute("rate", "numeric", bounds=(0.0, 10.0), cuts=(2.0, point, 3.0))
+    assert real.one_value_cells == (1,)
+    assert Attribute("city", "categorical", categories=("a", "b")).one_value_cells == ()
+    assert Attribute("x", "numeric", origin="learn").one_value_cells == ()
+    schema = Schema((integer, Attribute("city", "categorical", categories=("a", "b"))))
+    assert schema.domain.one_value == ((2, 3, 4), ())
+    assert schema.domain.widths == ((2.0, 26.0, 1.0, 1.0, 1.0), ())  # integers held; the last cell [31, 31]
+    assert cents.cell_widths == pytest.approx((1.1, 0.1, 0.1, 3.7, 5.0))
+
+
 def test_missing_label_clash_is_rejected():
     with pytest.raises(SchemaError, match="duplicate labels"):
         Attribute("x", "categorical", categories=("a", MISSING_LABEL), missing=True)

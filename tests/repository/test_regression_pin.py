@@ -61,7 +61,7 @@ PINS = {
     "measure-zcdp-conjunctions": ('88d748387d68d259', 'b6feddd23560a263', '771f2d7b39052c34'),
     "measure-zcdp-learned-domain": ('13ab15d897b5b327', '026be7b4f9336eac', '1976c36239a71d8e'),
     "measure-zcdp-marginals": ('dfbbfb640eef3c60', '4d24973907390bd5', '86a8a7d8f323b50f'),
-    "measure-zcdp-privtree": ('84889c933cabe475', '17d52eeaec0fa064', 'fe2444d5a3a250d1'),
+    "measure-zcdp-privtree": ('9f9e8a7f944ffbb1', 'f9373705097ea250', 'cd8d5050cfcb5f40'),
     "measure-zcdp-units": ('b3749349443b0734', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
     "measure-zcdp-wide": ('36ceb3103ceda0a9', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }

@@ -49,7 +49,9 @@ class EstimatorSettings:
     #: Records drawn from the model to score attribute sets that no clique of the model holds.
     scoring_sample: int = 50_000
     #: A numeric column's ordered cells at each end get a structural zero while each, and the block they form,
-    #: reads below this many noise standard deviations (docs/privacy.md §8.7, empty tails); 0: off.  Chosen among
+    #: reads below this many noise standard deviations and, unless wider than the cells between, the readings drop
+    #: by as many deviations of the difference below the cell that stops the run (docs/privacy.md §8.7, empty
+    #: tails); 0: off.  Chosen among
     #: 2, 3 and 4 on the generated tables of ``synthdp bench numeric`` (dependent, skewed, amounts), and kept against
     #: 2.5 with the copula (docs/benchmarks.md#measure-defaults).
     tail_sds: float = 3.0

@@ -317,9 +317,10 @@ def test_a_candidate_of_more_fine_cells_than_the_cap_is_read_through_its_twin_on
 def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(monkeypatch):
     """With ``refine_split="halves"`` the covering step refines the twins it reads (docs/privacy.md §11.1), but the
     twins of (a, c) and (c, d), over a cap of 100 fine cells, are measured once, through their groups: the levels
-    would read their fine counts, which are never formed.  At rho 1/4 the covering noise deviation (3.3) is above
-    some of the model's counts on (a, b) and below all of them on (b, c), each a third of a deviation away or more,
-    so no rounding moves the rule of §8.11 step 5: a twin within the cap is read, and refined, and (b, c) is read
+    would read their fine counts, which are never formed.  At rho 1/4 and seed 5 the covering noise deviation (3.3)
+    is above some of the model's counts on (a, b) and below all of them on (b, c) (the counts follow the fit and
+    its empty tails, §8.7: at seed 0, since the tails of a column whose rows fill its cells are kept, no twin
+    within the cap is read through its groups): a twin within the cap is read, and refined, and (b, c) is read
     finely even at ``cover_fine_mass = 1``."""
     counted = []
     missing = measure_module._TrueCounts.__missing__
@@ -332,7 +333,7 @@ def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(m
     rho = Fraction(1, 4)
     options = replace(OPTIONS, max_fine_cells=100, refine_split="halves", cover_fine_mass=1.0)
     release = measure(table(), WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
-                      rng=PrivateRandom(0), options=options, progress=False)
+                      rng=PrivateRandom(5), options=options, progress=False)
     views = CoarseViews(DOMAIN, groups=GROUPS, max_fine_cells=100)
     cover = [m for m in release.measurements if m.selected_by == "cover"]
     capped = [m for m in cover if not views.read_finely(m.attrs)]
@@ -342,7 +343,7 @@ def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(m
     twins = [m for m in cover if m.groups is not None and views.read_finely(m.attrs)]
     assert twins and all(m.level == 0 for m in twins)  # a twin within the cap is read as a refined reading ...
     assert {m.attrs for m in cover if m.level} == {m.attrs for m in twins}  # ... and has levels below it
-    assert (1, 2) in {m.attrs for m in cover if m.fine}  # every model count on it clears the deviation by 0.9 of it
+    assert (1, 2) in {m.attrs for m in cover if m.fine}  # every model count on it clears the deviation
 
 
 def test_the_covering_rule_is_met_exactly_when_no_cell_holds_mass_below_the_noise():
