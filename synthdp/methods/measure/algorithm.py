@@ -695,10 +695,11 @@ def _copula(run: _Run, maps: dict[int, np.ndarray], tables: dict[tuple[int, int]
     views = list(maps)
     if not tables:
         return None
-    corr, explained = correlations(tables, views)
-    strong = strong_columns(corr, explained, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
-    log.debug("the support's copula: correlations %s, explained %s, columns %s", np.round(corr, 3).tolist(),
-              np.round(explained, 3).tolist(), [views[i] for i in strong])
+    corr, explained, error = correlations(tables, views)
+    strong = strong_columns(corr, explained, error, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
+    log.debug("the support's copula: correlations %s, explained %s, errors %s, columns %s",
+              np.round(corr, 3).tolist(), np.round(explained, 3).tolist(), np.round(error, 3).tolist(),
+              [views[i] for i in strong])
     if len(strong) < 2:
         return None
     return Copula(tuple(views[i] for i in strong), copula_matrix(corr[np.ix_(strong, strong)]))

@@ -135,7 +135,8 @@ class MeasureOptions:
     #: others again from a Gaussian copula read off the released counts on their groups; "model" keeps the model's
     #: draws (independent inside the groups the measurements read).  A column moves together with another when
     #: their correlation is at least ``copula_from`` in absolute value and a copula explains their counts (the
-    #: copula is monotone: a weak or curved relation is left to the model).  0.8 on the generated tables of
+    #: copula is monotone: a weak or curved relation is left to the model), or when the released counts show a
+    #: weaker pair related but measure it loosely (``copula.RELATED_FROM``).  0.8 on the generated tables of
     #: ``synthdp bench numeric`` (eps 1, seeds 0-2): every measure of the dependent table moves with another at 0.9
     #: or more (2-way TVD 0.088 without the copula, 0.051 with it; 12 groups); at 0.5 the skewed table's claim and visits (0.77)
     #: joined, and the largest Pearson error, set by the claim's Pareto tail, rose from 0.25 to 0.36

@@ -91,16 +91,30 @@ def test_the_noise_is_not_counted_as_a_departure_the_copula_fails_to_explain():
 def test_the_columns_that_move_together_need_a_strong_correlation_that_a_copula_explains():
     corr = np.array([[1.0, 0.9, 0.6, 0.1], [0.9, 1.0, 0.2, 0.0], [0.6, 0.2, 1.0, 0.0], [0.1, 0.0, 0.0, 1.0]])
     explained = np.array([[0, 0.95, 0.3, 1.0], [0.95, 0, 1.0, 1.0], [0.3, 1.0, 0, 1.0], [1.0, 1.0, 1.0, 0]])
-    assert strong_columns(corr, explained, correlation=0.5, share=0.9) == [0, 1]
-    assert strong_columns(corr, explained, correlation=0.5, share=0.2) == [0, 1, 2]
-    assert strong_columns(corr, explained, correlation=0.95, share=0.2) == []
-    assert strong_columns(-corr, explained, correlation=0.5, share=0.9) == [0, 1]
+    vague = np.full((4, 4), math.inf)  # errors too large for the related pairs' test
+    assert strong_columns(corr, explained, vague, correlation=0.5, share=0.9) == [0, 1]
+    assert strong_columns(corr, explained, vague, correlation=0.5, share=0.2) == [0, 1, 2]
+    assert strong_columns(corr, explained, vague, correlation=0.95, share=0.2) == []
+    assert strong_columns(-corr, explained, vague, correlation=0.5, share=0.9) == [0, 1]
+    # measured loosely, the 0.9 pair is related at any ``correlation``; 0.6 with a share of 0.3 is not
+    assert strong_columns(corr, explained, np.full((4, 4), 0.05), correlation=0.95, share=0.2) == [0, 1]
+
+
+@pytest.mark.parametrize("r, error, taken", [(0.75, 0.2, False), (0.75, 0.1, True), (0.75, 0.02, False),
+                                             (0.75, math.inf, False), (0.3, 0.04, False)])
+def test_a_related_pair_needs_a_correlation_far_beyond_its_error_and_a_loose_measurement(r, error, taken):
+    """0.75, explaining 0.74 (the credit table's assets and debt, independent, read off noise at 3.8 errors): taken
+    at 7.5 errors, not at 3.75, nor when measured as closely as 0.02 (left to the reweighting), nor unread; 0.3 is
+    too weak at any error."""
+    corr, explained = np.array([[1.0, r], [r, 1.0]]), np.array([[0.0, 0.74], [0.74, 0.0]])
+    chosen = strong_columns(corr, explained, np.full((2, 2), error), correlation=0.8, share=0.9)
+    assert chosen == ([0, 1] if taken else [])
 
 
 def test_a_table_with_one_group_with_counts_has_no_correlation():
     table = np.zeros((12, 12))
     table[3, :] = 50
-    assert pair_fit(table) == copula.PairFit(0.0, 0.0)
+    assert pair_fit(table) == copula.PairFit(0.0, 0.0, math.inf)
 
 
 # two numeric columns of 48 ordered cells and a missing value, a category; 12 groups of 4 cells
@@ -411,3 +425,67 @@ def test_every_copula_a_run_draws_from_reads_released_counts_only(monkeypatch):
     monkeypatch.setattr(algorithm, "_copula", checked)
     run_triple(data, "copula")
     assert len(same) >= 1 and all(same)
+
+
+def released_pair(r: float, noise: float, seed: int, n: int = 4_000, groups: int = 6) -> tuple[np.ndarray, float]:
+    """A normal pair with correlation ``r`` counted on ``groups`` equal-probability groups each, with normal noise of
+    standard deviation ``noise`` a cell, and that noise's variance: a released pair table."""
+    table = grouped_normal(r, n=n, groups=groups, seed=seed)
+    return table + np.random.default_rng(100 + seed).normal(0, noise, table.shape), noise ** 2
+
+
+def moves_together(table: np.ndarray, variance: float, *, correlation: float = 0.8) -> bool:
+    """Whether :func:`strong_columns` takes the two columns of one released pair table at the default thresholds."""
+    fit = pair_fit(table, variance)
+    corr, explained, error = (np.array([[1.0, v], [v, 1.0]]) for v in (fit.correlation, fit.explained, fit.error))
+    return strong_columns(corr, explained, error, correlation=correlation, share=copula.COPULA_EXPLAINED) == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_independent_columns_under_noise_do_not_move_together(seed):
+    """4,000 rows on 6 x 6 groups with noise of sd 100 a cell (the covering step's on a few thousand rows at eps 1):
+    the fit reads correlations of up to 0.3 off the noise, within a few of its standard errors."""
+    assert not moves_together(*released_pair(0.0, 100.0, seed))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_related_pair_read_with_little_noise_moves_together(seed):
+    """Correlation 0.6 with noise of sd 30 a cell: below ``copula_from``, yet far beyond what the noise could make up
+    and explained by the copula, so the pair is drawn from it; not with ten times the noise (an error near 0.5 of
+    the correlation), nor with a tenth of it, where the counts measure the pair closely enough for the reweighting
+    to fit."""
+    table, variance = released_pair(0.6, 30.0, seed)
+    fit = pair_fit(table, variance)
+    assert fit.correlation == pytest.approx(0.6, abs=0.1) and 0.03 < fit.error < 0.12
+    assert moves_together(table, variance)
+    assert not moves_together(table, variance * 100)
+    precise = released_pair(0.6, 3.0, seed)
+    assert not moves_together(*precise) and moves_together(*precise, correlation=0.55)
+
+
+def test_the_standard_error_is_that_of_the_fit_under_the_noise():
+    """Over 200 draws of noise of sd 100 on an independent pair's 6 x 6 table of 4,000 rows, the fitted correlations'
+    spread is the standard error :func:`pair_fit` reads off the noise variance, within a fifth."""
+    table = grouped_normal(0.0, n=4_000, groups=6)
+    gen = np.random.default_rng(3)
+    fits = [pair_fit(table + gen.normal(0, 100, table.shape), 1e4) for _ in range(200)]
+    spread = np.std([f.correlation for f in fits])
+    assert np.median([f.error for f in fits]) == pytest.approx(spread, rel=0.2)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_run_on_a_few_thousand_rows_draws_a_related_pair_from_the_copula(monkeypatch, seed):
+    """x and y with correlation 0.67 on 4,000 rows at rho 1/90 (about eps 1, delta 1e-9): below ``copula_from``,
+    yet the released counts show it, so the support is drawn from a copula that holds it within 0.1; held
+    independent, the release's correlation was about 0.3 (0.44 / 0.36 / 0.32 with the copula)."""
+    codes = correlated_codes(0.7, 4_000)
+    z = np.random.default_rng(9).integers(0, 48, 4_000)
+    data = AggregatedData.from_codes(TRIPLE, np.column_stack([np.minimum(codes[:, 0], 47), codes[:, 2], z]))
+    real = np.corrcoef(np.repeat(data.codes, data.counts, axis=0)[:, :2].T)[0, 1]
+    drawn, copulas = algorithm._copula, []
+    monkeypatch.setattr(algorithm, "_copula", lambda *args: copulas.append(drawn(*args)) or copulas[-1])
+    rho = Fraction(1, 90)
+    measure(data, [(0, 1, 2)], budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(seed),
+            options=MeasureOptions(), progress=False)
+    assert copulas and copulas[-1] is not None and copulas[-1].columns == (0, 1)
+    assert copulas[-1].correlation[0, 1] == pytest.approx(real, abs=0.1)
