@@ -169,9 +169,9 @@ def check_every_bound(data: Tallies, held: np.ndarray, schema, plans: Mapping[in
     rows_per_unit`); ``plans`` the plan of each candidate (:func:`synthdp.plan.candidate_plans`).  At ``k``
     bounding keeps exactly :func:`~synthdp.mechanisms.units.bounded_rows` rows whatever its key, and of a column
     to bound at most as many values in its fullest range of the grid as the raw rows put there: what the checks of
-    :func:`learn_domain` will read at ``k``, or more.  Refuses with
-    the first short ``k``'s own refusal and its numbers, plus a note.  Reads private counts, for the owner only:
-    an error before anything is charged or released.
+    :func:`learn_domain` will read at ``k``, or more.  Refuses with the first short ``k``'s own refusal and its
+    numbers, plus a note.  Reads private counts, for the owner only: an error before anything is charged or
+    released.
     """
     fullest = fullest_ranges(data, schema.to_bound)
     for k, plan in plans.items():

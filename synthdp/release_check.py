@@ -75,8 +75,9 @@ def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None =
                 if share > PILED and pd.unique(values[column == cell]).size > 1:  # one value: a point mass (§11.2)
                     findings.append(ColumnFinding(attr.name, "piled", (
                         f"column {attr.name!r}: {share:.0%} of its values are in its {end} cell "
-                        f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, give it public "
-                        "bounds (legal or physical limits)")))
+                        f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, "
+                        + ("give it public bounds (legal or physical limits)" if attr.name in learned_bounds else
+                           "give it public cuts, or raise epsilon"))))
     return findings
 
 
