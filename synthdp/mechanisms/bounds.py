@@ -118,7 +118,7 @@ def kept_buckets(noisy: np.ndarray, epsilon: Fraction, integer: bool) -> tuple[i
     """The lowest and highest bucket the bounds keep, read off the noisy counts alone (post-processing): the core
     (usable buckets reaching :func:`range_threshold`, and neighbouring pairs of usable buckets, neither reaching it,
     whose counts sum to :func:`pair_threshold`), the walk outwards over each next usable bucket reaching
-    :func:`walk_threshold`, then one usable bucket of margin (none past zero's bucket or the grid's ends).
+    :func:`walk_threshold`, then one usable bucket of margin (neither past zero's bucket nor the grid's ends).
     None when no bucket reaches the core."""
     usable = usable_buckets(integer)
     counts = np.asarray(noisy, dtype=object)[usable]
@@ -134,9 +134,10 @@ def kept_buckets(noisy: np.ndarray, epsilon: Fraction, integer: bool) -> tuple[i
 
 
 def _walk(counts: np.ndarray, start: int, direction: int, threshold: int, zero: int) -> int:
-    """From ``start``, the last position (in ``counts``) the walk and its one bucket of margin reach."""
+    """From ``start``, the last position (in ``counts``) the walk and its one bucket of margin reach; both stop at
+    zero's bucket (position ``zero``): the other sign takes a bucket of the core."""
     at = start
-    while 0 <= at + direction < len(counts) and counts[at + direction] >= threshold:
+    while at != zero and 0 <= at + direction < len(counts) and counts[at + direction] >= threshold:
         at += direction
     return at + direction if at != zero and 0 <= at + direction < len(counts) else at
 

@@ -139,18 +139,15 @@ def test_neighbouring_tables_are_told_apart_at_most_at_the_noise_rate():
 
 
 def test_an_integer_column_skips_the_buckets_without_integers_and_gets_integer_bounds(monkeypatch):
-    """Between zero's bucket and [1, 2) lie ten buckets of fractions: an integer column's walk steps over them, a
-    real column's stops there. Zero's bucket is [-2**-10, 2**-10): an integer hull from it starts at 0, never at -1,
-    and a walk that ends there takes no margin."""
+    """Between [1, 2) and zero's bucket lie ten buckets of fractions: an integer column's walk steps over them to 0,
+    a real column's stops there. Zero's bucket is [-2**-10, 2**-10): an integer hull from it starts at 0, never
+    at -1."""
     monkeypatch.setattr(bounds, "discrete_laplace_vector", _Noise(lambda m: [0] * m))
     eps = Fraction(1, 10)
     tau, step = bounds.range_threshold(eps), bounds.walk_threshold(eps)
-    values = np.concatenate([np.zeros(tau), np.full(step, 1.0)])
-    assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 4.0)
-    # -1 lies in [-1, -1/2) (it holds an integer), -2 in [-2, -1): the margin
-    assert bounds.noisy_range(-values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (-2.0, 0.0)
-    # a real column's walk stops at [2**-10, 2**-9), and zero's bucket takes no margin
-    assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=False) == (-(2.0**-10), 2.0**-10)
+    values = np.concatenate([np.full(tau, 3.0), np.full(step, 1.0), np.zeros(step)])
+    assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 8.0)
+    assert bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=False) == (0.5, 8.0)
     assert bounds.noisy_range(np.zeros(tau), epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
     fractions = np.full(tau, 2.0**-5)  # [2**-5, 2**-4) holds no integer: never read, the public fallback
     assert bounds.noisy_range(fractions, epsilon=eps, rng=PrivateRandom(0), integer=True) == (0.0, 1.0)
@@ -158,6 +155,25 @@ def test_an_integer_column_skips_the_buckets_without_integers_and_gets_integer_b
     assert bounds.noisy_range(huge, epsilon=eps, rng=PrivateRandom(0), integer=True) == (2.0**40, 2.0**41)
     assert len(bounds.usable_buckets(False)) == 105
     assert len(bounds.usable_buckets(True)) == 105 - 2 * bounds.GRID_LOW + 1  # [-1, -1/2) holds -1
+
+
+def test_neither_the_walk_nor_the_margin_leaves_zero_for_the_other_sign(monkeypatch):
+    """A count whose zeros are in the core came back with bounds [-2, ...] when noise lifted the empty bucket of -1
+    to the walk's threshold (about one column in twenty): the other sign takes a bucket of the core."""
+    eps = Fraction(1, 10)
+    tau, step = bounds.range_threshold(eps), bounds.walk_threshold(eps)
+    minus_one, minus_five = bounds.bucket_of(np.array([-1.0, -5.0]))
+    counts = np.concatenate([np.zeros(tau), np.full(tau, 1.0), np.full(step, 2.0)])
+
+    def noisy(changes, values=counts):
+        monkeypatch.setattr(bounds, "discrete_laplace_vector",
+                            _Noise(lambda m: [changes.get(j, 0) for j in range(m)]))
+        return bounds.noisy_range(values, epsilon=eps, rng=PrivateRandom(0), integer=True)
+
+    assert noisy({}) == (0.0, 8.0) and noisy({minus_one: step}) == (0.0, 8.0)
+    assert noisy({minus_one: tau}) == (-2.0, 8.0)  # a core bucket of -1: its margin [-2, -1)
+    assert noisy({}, np.r_[counts, np.full(tau, -5.0)]) == (-16.0, 8.0)
+    assert noisy({}, np.r_[np.zeros(tau), np.full(step, 1.0)]) == (0.0, 1.0)  # one cell wide from zero's bucket
 
 
 @pytest.mark.parametrize("seed", range(3))
