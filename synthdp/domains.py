@@ -28,7 +28,7 @@ from synthdp.core.tallies import Tallies
 from synthdp.engines.rows import Rows
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import (LearnedBounds, check_rows, fullest_range, learn_bounds, range_threshold,
-                                      warn_clipped)
+                                      warn_clipped, warn_spread)
 from synthdp.mechanisms.point_masses import select_point_masses
 from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.mechanisms.units import bounded_rows, candidates_text
@@ -97,6 +97,8 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
     if schema.to_bound:
         check_rows(fullest_ranges(data, schema.to_bound), bounds_threshold(plan), epsilon=config.epsilon)
+        warn_spread(data, schema, schema.to_bound, epsilon=stage.bounds_epsilon / config.contribution_bound,
+                    budget=config.epsilon)
     threshold = categories_threshold(stage)
     if threshold is not None:
         partition.check_threshold(data.rows, threshold, schema.to_learn, epsilon=config.epsilon)

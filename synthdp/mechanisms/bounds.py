@@ -38,8 +38,9 @@ from synthdp.mechanisms.noise import discrete_laplace_vector
 from synthdp.mechanisms.randomness import PrivateRandom
 
 __all__ = ["BOUNDS_SHARE", "CLIPPED_SHARE", "FAILURE", "FEW_ROWS_FACTOR", "GRID_HIGH", "GRID_LOW", "LearnedBounds",
-           "WALK_FAILURE", "bucket_edges", "bucket_of", "check_rows", "fullest_range", "kept_buckets", "learn_bounds",
-           "noisy_range", "pair_threshold", "range_threshold", "usable_buckets", "walk_threshold", "warn_clipped"]
+           "SPREAD_SHARE", "WALK_FAILURE", "bucket_edges", "bucket_of", "check_rows", "fullest_range", "hull",
+           "kept_buckets", "learn_bounds", "noisy_range", "pair_threshold", "range_threshold", "usable_buckets",
+           "walk_threshold", "warn_clipped", "warn_spread"]
 
 #: Public grid: the smallest magnitude resolved is ``2**-GRID_LOW``, the largest ``2**(GRID_HIGH + 1)``.
 GRID_LOW = 10
@@ -106,12 +107,16 @@ def walk_threshold(epsilon: Fraction) -> int:
     return math.ceil(math.log(1 / (2 * float(WALK_FAILURE))) / float(epsilon))
 
 
+def _histogram(values: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """A column's count in each bucket of the grid: one row per value, or ``counts`` rows (a tally, §10.7)."""
+    rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    return weighted_bincount(bucket_of(values), rows, len(bucket_edges()) - 1)
+
+
 def fullest_range(values: np.ndarray, counts: np.ndarray | None = None) -> int:
     """How many of a column's present values its fullest bucket of the grid holds (``counts`` rows per value, or
     one): what the core needs to reach the threshold. Private, for the owner's refusal only (§10.8)."""
-    rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    histogram = weighted_bincount(bucket_of(values), rows, len(bucket_edges()) - 1)
-    return int(histogram.max()) if len(histogram) else 0
+    return int(_histogram(values, counts).max())
 
 
 def kept_buckets(noisy: np.ndarray, epsilon: Fraction, integer: bool) -> tuple[int, int] | None:
@@ -152,12 +157,17 @@ def noisy_range(values: np.ndarray, *, epsilon: Fraction, rng: PrivateRandom, in
     (``[ceil(lo), floor(hi)]``, one cell wide at least); nothing reaching the core gives the public fallback
     ``[-2**-GRID_LOW, 2**-GRID_LOW]`` (``[0, 1]`` for integers).
     """
-    edges = bucket_edges()
-    rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    histogram = weighted_bincount(bucket_of(values), rows, len(edges) - 1)
+    histogram = _histogram(values, counts)
     rate = Fraction(epsilon)
     noise = np.array(discrete_laplace_vector(len(histogram), rate.numerator, rate.denominator, rng), dtype=object)
-    kept = kept_buckets(histogram + noise, epsilon, integer)
+    return hull(histogram + noise, epsilon, integer)
+
+
+def hull(counts: np.ndarray, epsilon: Fraction, integer: bool) -> tuple[float, float]:
+    """The bounds :func:`kept_buckets` gives on ``counts`` by bucket (the noisy ones for the release), with the cap,
+    the integers of the closed hull and the fallback of :func:`noisy_range`."""
+    edges = bucket_edges()
+    kept = kept_buckets(counts, epsilon, integer)
     if kept is None:
         return (0.0, 1.0) if integer else (-(2.0**-GRID_LOW), 2.0**-GRID_LOW)
     cap = 2.0 ** (GRID_HIGH + 1)
@@ -199,6 +209,32 @@ def check_rows(fullest: Mapping[str, int], threshold: int, *, epsilon: float) ->
                       f"holds fewer than {FEW_ROWS_FACTOR * threshold} ({_held(few)}): the noise may keep none of "
                       f"it, and the bounds would then fall back to about 0; {_public_bounds(list(few))}, raise "
                       f"epsilon (now {epsilon:g}), or drop the columns")
+
+
+#: Warn the owner, before any private step, when the rule on a column's exact counts would leave out more than this.
+SPREAD_SHARE = 0.05
+
+
+def warn_spread(tallies: Tallies, schema: Schema, columns: Sequence[str], *, epsilon: Fraction,
+                budget: float) -> None:
+    """Warn the owner about the columns to bound of which the rule of :func:`kept_buckets`, run on the exact counts
+    (no noise) at noise rate ``epsilon``, would leave more than :data:`SPREAD_SHARE` of the present values outside
+    the bounds: values away from the column's bulk spread too thin over the grid for this budget (the non-zero part
+    of a mostly-zero amount), clipped whatever the noise draws (docs/privacy.md §10.8).
+
+    Before any private step, for the data owner only (:func:`~synthdp.core.owner.owner_warning`), like
+    :func:`check_rows`: it reads the private counts and no later step depends on it.
+    """
+    for column in columns:
+        tally = tallies.numbers[column]
+        lo, hi = hull(_histogram(tally.values, tally.counts), epsilon, value_kind(schema[column].dtype) == "int")
+        outside = int(tally.counts[(tally.values < lo) | (tally.values > hi)].sum())
+        if tally.rows and outside > SPREAD_SHARE * tally.rows:
+            owner_warning(f"column {column!r}: about {outside / tally.rows:.0%} of its present values lie away from "
+                          f"the ranges of the grid this budget can find (spread thin, none of their ranges next to "
+                          f"the rest holding about {walk_threshold(epsilon)} values): the learned bounds will likely "
+                          f"leave them out and clip them; {_public_bounds([column])}, or raise epsilon "
+                          f"(now {budget:g})")
 
 
 def _held(fullest: Mapping[str, int]) -> str:

@@ -311,3 +311,26 @@ def test_a_column_spread_too_thin_is_refused_before_any_charge_and_nothing_is_wr
     assert main(["generate", str(src), "-o", str(out), "--epsilon", "1", "--delta", "1e-9", "--seed", "0", "-q",
                  "--learn-bounds", "fine=int64", "spread=int64", "thin=int64"]) == 2
     assert "learning the bounds of ['spread', 'thin'] privately" in capsys.readouterr().err and not out.exists()
+
+
+def test_values_spread_too_thin_for_the_budget_warn_the_owner_before_any_noise(monkeypatch):
+    """A debt that is 0 for 75% of 4,000 rows and spread over 2**6 .. 2**14 for the rest: no range of its non-zero
+    part reaches the core or a pair, and the walk from the zeros finds nothing next to them, so the bounds clip it
+    whatever the noise; the owner hears so before the bounds' noise is drawn."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    debt = np.where(rng.random(n) < 0.75, 0, np.round(2.0 ** rng.uniform(6, 14, n))).astype(np.int64)
+    df = pd.DataFrame({"debt": debt, "g": rng.choice(["a", "b"], n)})
+    schema = Schema.from_dataframe(df, learn_bounds={"debt": "int64"}, categories={"g": ["a", "b"]})
+    with pytest.warns(OwnerWarning, match=r"column 'debt': about 2\d% of its present values lie away from the ranges"):
+        bounds.warn_spread(Tallies.of_frame(df, schema), schema, ["debt"], epsilon=Fraction(1, 50), budget=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OwnerWarning)  # a budget that finds them: silent
+        bounds.warn_spread(Tallies.of_frame(df, schema), schema, ["debt"], epsilon=Fraction(1), budget=50.0)
+    more = {f"x{i}": np.round(rng.normal(100, 10, n)).astype(np.int64) for i in range(8)}  # nine share the budget
+    monkeypatch.setattr(bounds, "discrete_laplace_vector", lambda *a: (_ for _ in ()).throw(AssertionError("noise")))
+    with pytest.warns(OwnerWarning, match=r"column 'debt': about 2\d% .* give public bounds"), \
+            pytest.raises(AssertionError, match="noise"):
+        synthdp.generate_synthetic(df.assign(**more), "marginals:2", epsilon=1.0, delta=1e-9,
+                                   learn_bounds=dict.fromkeys(["debt", *more], "int64"), categories={"g": ["a", "b"]},
+                                   random_state=0, progress=False)
