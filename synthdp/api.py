@@ -281,7 +281,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         with phases("decoding and checking the records"):
             data = finish(output, schema, config)                 # post-processing: resample, decode
             codes = Encoder(schema).encode(data)
-            findings = check_release(data, schema, codes)         # post-processing of the release (§10.8)
+            findings = check_release(data, schema, codes, learned_bounds=domain.bounded.columns)  # §10.8
         _warn_release(findings, collected)
         comparison = tell_owner(rows, real, data, codes, schema, findings,
                                 real_missing_shares(tallies() if learning else None), config.numeric)

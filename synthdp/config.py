@@ -125,7 +125,7 @@ class SynthesisConfig(GameSettings):
         make a datetime column too; a datetime64 column of a DataFrame does not (docs/privacy.md §10.1).""")
     learn_bounds: Mapping[str, str] | Sequence[str] | None = option(None, group="schema", doc="""
         Numeric columns without public bounds whose bounds are learned privately (a list, or {column: 'int64' or
-        'float64'}, the output dtype; by default the one dtypes declares, else float64) from a twentieth of the
+        'float64'}, the output dtype; by default the one dtypes declares, else float64) from a fifth of the
         budget (docs/privacy.md §10.4; needs delta).""")
     decimals: Mapping[str, int] | None = option(None, group="schema", doc="""
         Public precision of float columns, by column: synthetic values are rounded to that many decimals

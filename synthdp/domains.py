@@ -27,7 +27,8 @@ from synthdp.core.progress import Phases
 from synthdp.core.tallies import Tallies
 from synthdp.engines.rows import Rows
 from synthdp.mechanisms import partition
-from synthdp.mechanisms.bounds import LearnedBounds, check_rows, learn_bounds, range_threshold, warn_clipped
+from synthdp.mechanisms.bounds import (LearnedBounds, check_rows, fullest_range, learn_bounds, range_threshold,
+                                      warn_clipped, warn_spread)
 from synthdp.mechanisms.point_masses import select_point_masses
 from synthdp.mechanisms.privtree import Discretisation, discretise
 from synthdp.mechanisms.units import bounded_rows, candidates_text
@@ -95,7 +96,9 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
                            Discretisation(schema, (), Fraction(0), Fraction(0)))
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
     if schema.to_bound:
-        check_rows({c: data.numbers[c].rows for c in schema.to_bound}, bounds_threshold(plan), epsilon=config.epsilon)
+        check_rows(fullest_ranges(data, schema.to_bound), bounds_threshold(plan), epsilon=config.epsilon)
+        warn_spread(data, schema, schema.to_bound, epsilon=stage.bounds_epsilon / config.contribution_bound,
+                    budget=config.epsilon)
     threshold = categories_threshold(stage)
     if threshold is not None:
         partition.check_threshold(data.rows, threshold, schema.to_learn, epsilon=config.epsilon)
@@ -144,6 +147,12 @@ def bounds_threshold(plan: Plan) -> int:
     return range_threshold(plan.stage.bounds_epsilon / plan.config.contribution_bound)
 
 
+def fullest_ranges(data: Tallies, columns) -> dict[str, int]:
+    """Each column's values in its fullest range of the grid (§10.4): what :func:`check_rows` compares with the
+    threshold.  Private, for the owner's refusal only."""
+    return {c: fullest_range(data.numbers[c].values, data.numbers[c].counts) for c in columns}
+
+
 def reaches_categories_threshold(stage: DomainBudget, rows: int) -> bool:
     """Whether ``rows`` rows reach :func:`categories_threshold` (True when there is none): one tail sum for the
     joint selection where its threshold's search takes a dozen (:meth:`~synthdp.mechanisms.partition.
@@ -161,15 +170,16 @@ def check_every_bound(data: Tallies, held: np.ndarray, schema, plans: Mapping[in
     ``data`` are the raw rows' tallies and ``held`` each unit's rows (:func:`~synthdp.mechanisms.units.
     rows_per_unit`); ``plans`` the plan of each candidate (:func:`synthdp.plan.candidate_plans`).  At ``k``
     bounding keeps exactly :func:`~synthdp.mechanisms.units.bounded_rows` rows whatever its key, and of a column
-    to bound at most as many present values, and no more than the raw rows hold (exactly those rows when the
-    column is not nullable): what the checks of :func:`learn_domain` will read at ``k``, or more.  Refuses with
-    the first short ``k``'s own refusal and its numbers, plus a note.  Reads private counts, for the owner only:
-    an error before anything is charged or released.
+    to bound at most as many values in its fullest range of the grid as the raw rows put there: what the checks of
+    :func:`learn_domain` will read at ``k``, or more.  Refuses with the first short ``k``'s own refusal and its
+    numbers, plus a note.  Reads private counts, for the owner only: an error before anything is charged or
+    released.
     """
+    fullest = fullest_ranges(data, schema.to_bound)
     for k, plan in plans.items():
         rows = bounded_rows(held, k)
         bounds = bounds_threshold(plan) if schema.to_bound else None
-        short = {c: kept for c in schema.to_bound if (kept := min(data.numbers[c].rows, rows)) < bounds}
+        short = {c: kept for c, raw in fullest.items() if (kept := min(raw, rows)) < bounds}
         try:
             if not reaches_categories_threshold(plan.stage, rows):
                 partition.check_threshold(rows, categories_threshold(plan.stage), schema.to_learn,
@@ -179,7 +189,7 @@ def check_every_bound(data: Tallies, held: np.ndarray, schema, plans: Mapping[in
         except InputError as refusal:
             raise refusal.with_note(
                 f"These are the counts at max_rows_per_unit={k}, the rows bounding keeps"
-                + (" and the most present values it can keep of a column to bound" if short else "")
+                + (" and the most values it can keep in a column's fullest range of the grid" if short else "")
                 + f": max_rows_per_unit='auto' may draw any k in {candidates_text(tuple(plans))} and is refused, "
                 "before anything is charged, unless the run fits at each (docs/privacy.md §10.6). A public "
                 "max_rows_per_unit, from what a unit may hold by the design of the data, is checked at that k "

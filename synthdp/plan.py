@@ -337,7 +337,9 @@ def bounds_choice(bounded) -> Choice | None:
     learned = ", ".join(f"{a.name!r} [{', '.join(bound_text(a, b) for b in a.bounds)}]" for a in attrs)
     return Choice(list(bounded.columns),
                   f"no public bounds (learn_bounds): {learned}, learned on a public log-2 grid (docs/privacy.md "
-                  f"§10.4), threshold {bounded.threshold} rows, values outside clipped to them, "
+                  f"§10.4) from the ranges about {bounded.threshold} rows fall in (or {bounded.pair} in two "
+                  f"neighbouring ones), widened over each next range about {bounded.walk} rows fall in and by one "
+                  f"range more, values outside clipped to them, "
                   + (f"rho = {float(bounded.rho):.4g} of the zCDP filter" if bounded.rho
                      else f"epsilon = {float(bounded.epsilon):.4g} ahead of the method"))
 

@@ -12,6 +12,7 @@ with what to do.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,10 +42,12 @@ class ColumnFinding:
     text: str
 
 
-def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None = None) -> list[ColumnFinding]:
+def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None = None, *,
+                  learned_bounds: Collection[str] = ()) -> list[ColumnFinding]:
     """The columns of the synthetic ``data`` (encoded with the released ``schema``: ``codes``, encoded here if not
-    given) that come back mostly missing, with a single value, or piled in an end cell.  Reads the release only:
-    free (§10.8)."""
+    given) that come back mostly missing, with a single value, or piled in an end cell.  ``learned_bounds``: the
+    columns whose bounds were learned (§10.4), public like the rest of the release; the remedy depends on it.
+    Reads the release only: free (§10.8)."""
     if data.empty:
         return []
     codes = Encoder(schema).encode(data) if codes is None else codes
@@ -64,8 +67,7 @@ def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None =
         elif len(present) and len(np.unique(present)) == 1 and cells > 1:
             findings.append(ColumnFinding(attr.name, "single", (
                 f"column {attr.name!r} comes back " + _single(attr, data[attr.name][~missing], int(present[0]))
-                + ("; give its categories publicly, or drop the column" if attr.kind == "categorical" else
-                   "; give it public bounds or cuts, or drop the column"))))
+                + _single_remedy(attr, attr.name in learned_bounds))))
         elif attr.kind == "numeric" and cells > 2 and len(present):
             values = data[attr.name].to_numpy()
             for cell, end in ((0, "lowest"), (cells - 1, "highest")):
@@ -73,8 +75,9 @@ def check_release(data: pd.DataFrame, schema: Schema, codes: np.ndarray | None =
                 if share > PILED and pd.unique(values[column == cell]).size > 1:  # one value: a point mass (§11.2)
                     findings.append(ColumnFinding(attr.name, "piled", (
                         f"column {attr.name!r}: {share:.0%} of its values are in its {end} cell "
-                        f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, give it public "
-                        "bounds (legal or physical limits)")))
+                        f"{attr.labels[cell]} of {cells}; if that is not the real data's shape, "
+                        + ("give it public bounds (legal or physical limits)" if attr.name in learned_bounds else
+                           "give it public cuts, or raise epsilon"))))
     return findings
 
 
@@ -84,3 +87,17 @@ def _single(attr: Attribute, values: pd.Series, code: int) -> str:
     if attr.kind == "categorical" or len(distinct) == 1:
         return f"constant: every present value is {distinct[0]}"
     return f"with a single cell ({attr.labels[code]}) of its {attr.size - int(attr.missing)} cells"
+
+
+def _single_remedy(attr: Attribute, bounds_learned: bool) -> str:
+    """What to do about a column that comes back with one value or one cell, by where its domain came from: learned
+    bounds (public bounds or cuts help), learned cells inside public bounds (public cuts or more budget), or a public
+    domain (more budget only)."""
+    if attr.kind == "categorical":
+        return "; give its categories publicly, or drop the column"
+    if bounds_learned:
+        return "; give it public bounds or cuts, or drop the column"
+    if attr.origin == "learned":
+        return ("; its cells were learned inside its public bounds: give it public cuts, raise epsilon, or drop the "
+                "column")
+    return "; its bounds and cells are public: raise epsilon, or drop the column"

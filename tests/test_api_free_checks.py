@@ -105,26 +105,28 @@ def test_bounding_that_drops_most_rows_warns_the_owner_only():
 
 
 def test_bounds_no_range_can_reach_are_refused_by_column_before_any_charge():
-    """344 rows, five columns to bound at a threshold of about 500 rows: every number came back near 0."""
+    """344 rows, five columns to bound at a threshold of 252 rows: three hold fewer in their fullest range of the
+    grid (every number came back near 0), and are named, in the remedy too; the two that reach it are not."""
     from tests.test_release_check import NUMERIC, small_table
 
     message = str(pytest.raises(Exception, generate_synthetic, small_table(344), "marginals:2", learn_bounds=NUMERIC,
                                 categories={"kind": ["flat", "house"]}, **RUN).value)
-    assert all(repr(c) in message for c in NUMERIC) and "'price' 344" in message, message
-    assert "give public bounds" in message and AFTER_A_CHARGE not in message
+    assert "the bounds of ['price', 'rooms', 'area'] privately" in message and "'price' 136" in message, message
+    assert "bounds={'price': (lo, hi), 'rooms': (lo, hi), 'area': (lo, hi)}" in message and "'year'" not in message
+    assert "It would need about 252 values in one range of the grid" in message and AFTER_A_CHARGE not in message
 
 
 def test_bounds_from_few_rows_warn_the_owner_only():
     from tests.test_release_check import small_table
 
-    df = small_table(600)
-    with pytest.warns(OwnerWarning, match=r"the bounds of \['price'\] .* few present values \('price' 600\)"):
+    df = small_table(300)
+    with pytest.warns(OwnerWarning, match=r"the bounds of \['price'\] .* holds fewer than 222 \('price' 120\)"):
         result = generate_synthetic(df, "marginals:2", learn_bounds=["price"],
                                     bounds={"rooms": (1, 8), "area": (0.0, 300.0), "year": (1900, 2020),
                                             "lat": (30.0, 45.0)},
                                     categories={"kind": ["flat", "house"], "city": sorted(df["city"].unique())},
                                     **RUN)
-    assert "600" not in str(result.report.warnings)
+    assert "120" not in str(result.report.warnings)
 
 
 @pytest.mark.parametrize("method,delta", [("measure", 1e-6), ("game", 1e-6)])

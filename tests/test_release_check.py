@@ -66,6 +66,25 @@ def test_a_numeric_column_in_one_cell_reads_constant_only_when_its_values_are_on
     assert [f.text.split(";")[0] for f in one_cell] == ["column 'x' comes back with a single cell (2-4) of its 5 cells"]
 
 
+def test_the_remedy_for_a_column_in_one_cell_fits_where_its_bounds_and_cells_came_from():
+    """Public bounds were told to give public bounds (one value, one cell, or piled in an end cell): the remedy names
+    what the owner can still change."""
+    schema = Schema((Attribute("learned", "numeric", bounds=(0.0, 10.0), cuts=(5.0,), origin="learned", clip=True),
+                     Attribute("cells", "numeric", bounds=(0.0, 10.0), cuts=(5.0,), origin="learned"),
+                     Attribute("public", "numeric", bounds=(0.0, 10.0), bins=2)))
+    df = pd.DataFrame({c: np.full(20, 3.0) for c in ("learned", "cells", "public")})
+    texts = {f.column: f.text for f in check_release(df, schema, learned_bounds=("learned",))}
+    assert texts["learned"].endswith("; give it public bounds or cuts, or drop the column")
+    assert texts["cells"].endswith("; its cells were learned inside its public bounds: give it public cuts, raise "
+                                   "epsilon, or drop the column")
+    assert texts["public"].endswith("; its bounds and cells are public: raise epsilon, or drop the column")
+    df, schema = crafted()
+    piled = {learned: {f.column: f.text for f in check_release(df, schema, learned_bounds=learned)}["low"]
+             for learned in ((), ("low",))}
+    assert piled[()].endswith("if that is not the real data's shape, give it public cuts, or raise epsilon")
+    assert piled[("low",)].endswith("give it public bounds (legal or physical limits)")
+
+
 def test_a_point_mass_in_an_end_cell_is_not_reported_as_piled():
     """A zero-inflated amount whose zeros are a cell of their own (docs/privacy.md §11.2) comes back with most of
     its values in the lowest cell, all equal: the data's shape, not a pile from bounds learned on too few rows."""

@@ -415,7 +415,7 @@ def many_rows_each(units: int, rows: int, seed: int = 0) -> pd.DataFrame:
     # 1200 rows pass the smallest threshold (113) and fit at no k: bounding at k keeps 60 k rows
     (many_rows_each(60, 20).drop(columns="x"), dict(), "the table has 60 rows"),
     (many_rows_each(60, 20).drop(columns="x"), dict(method="game"), "the table has 60 rows"),
-    (many_rows_each(60, 20), dict(categories=CATEGORIES, learn_bounds=["x"]), "present values ('x' 60)"),
+    (many_rows_each(60, 20), dict(categories=CATEGORIES, learn_bounds=["x"]), "holds fewer ('x' 60)"),
 ])
 def test_auto_k_refuses_a_table_below_the_size_thresholds_before_choosing_k(ledgers, df, options, expected):
     """The domain stage's size checks, at every candidate k with the rows bounding keeps there, before the choice:
