@@ -215,9 +215,11 @@ def test_a_large_table_is_compared_on_a_fixed_sample(monkeypatch):
 
 
 def _amounts(n: int = 2000) -> pd.DataFrame:
-    """A column of amounts whose bounds, learned from 2,000 rows at epsilon 0.1, come back as one tiny range."""
+    """A column of amounts, 0 in 85% of the rows and thinly spread otherwise, whose bounds, learned from 2,000
+    rows at epsilon 0.1, hold only the zeros: it comes back constant."""
     rng = np.random.default_rng(0)
-    return pd.DataFrame({"amount": np.round(rng.lognormal(9, 0.6, n)), "kind": rng.choice(["a", "b"], n)})
+    return pd.DataFrame({"amount": np.where(rng.random(n) < 0.85, 0.0, np.round(rng.lognormal(9, 1.5, n), 2)),
+                         "kind": rng.choice(["a", "b"], n)})
 
 
 AMOUNTS = dict(query_class="marginals:2", epsilon=0.1, delta=1e-6, learn_bounds=["amount"],
@@ -229,7 +231,7 @@ def test_a_run_names_a_column_that_comes_back_constant_to_the_owner_only(tmp_pat
         result = generate_synthetic(_amounts(), **AMOUNTS)
     far = [str(w.message) for w in caught if w.category is FarFromRealWarning]
     assert any(t.startswith("column 'amount' comes back constant (") for t in far), far
-    assert {f.problem for f in result.far_from_real} == {"constant", "lost", "shape"}
+    assert {f.problem for f in result.far_from_real} == {"constant", "lost"}
     assert "'amount' comes back constant (" in result.comparison.summary()
     result.save(tmp_path / "out.csv")
     result.model.save(tmp_path / "model.zip")
@@ -257,7 +259,7 @@ def test_a_clean_run_names_nothing():
 
 
 def test_strict_raises_after_the_release_with_the_result():
-    with pytest.raises(FarFromRealError, match=r"strict=True: 3 findings .*'amount' comes back constant") as raised:
+    with pytest.raises(FarFromRealError, match=r"strict=True: 2 findings .*'amount' comes back constant") as raised:
         generate_synthetic(_amounts(), **AMOUNTS, strict=True)
     assert len(raised.value.result.data) and raised.value.findings == raised.value.result.far_from_real
     assert raised.value.result.report.epsilon_spent == 0.1
@@ -306,18 +308,23 @@ def test_help_says_what_strict_does(capsys):
 
 
 def test_every_numeric_column_far_from_the_real_one_on_the_loans_table_is_named():
-    """The loans table by learn_bounds (10,000 x 55): each number column whose KS against the real one exceeds .3
-    is named to the owner (whatever the bounds learned)."""
+    """The loans table by learn_bounds (10,000 x 55) at epsilon 1: no column piles 15% of its rows on a value under
+    5% of the real rows hold, and each number column whose KS against the real one exceeds .3 is named to the
+    owner (whatever the bounds learned)."""
     from synthdp.bench.numeric import load_table
     from synthdp.evaluation.similarity import ks_complement
 
     table = load_table("loans")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = generate_synthetic(table.data, "marginals:1", epsilon=0.1, delta=1e-6, learn_bounds=list(table.bounds),
+        result = generate_synthetic(table.data, "marginals:1", epsilon=1.0, delta=1e-9, learn_bounds=list(table.bounds),
                                     categories=table.categories, decimals=table.decimals, random_state=0,
                                     progress=False)
     named = {c for f in result.far_from_real for c in f.columns}
     far = {c for c in table.bounds if 1 - ks_complement(table.data[c].to_numpy(float),
                                                         result.data[c].dropna().to_numpy(float)) > 0.3}
-    assert far <= named, far - named  # today the bounds of eight of them come back as one tiny range
+    assert far <= named, far - named
+    for c in table.bounds:
+        synthetic, real = (frame[c].value_counts(normalize=True) for frame in (result.data, table.data))
+        value, share = synthetic.index[0], synthetic.iloc[0]
+        assert share < 0.15 or real.get(value, 0.0) >= 0.05, (c, value, share)  # piled at 2^k before
