@@ -72,6 +72,19 @@ def test_a_bad_value_of_a_public_column_is_refused_before_the_domain_steps(colum
     assert expected in message and AFTER_A_CHARGE not in message, message
 
 
+@pytest.mark.parametrize("values,token", [
+    (pd.Series([0, 1, 2] * 200, dtype="int64"), -1),  # the token as a number: its text was never compared
+    (pd.Series(["0", "1", "2"] * 200, dtype=object), "-01"),  # texts whose integer label is the token -1
+    (pd.Series(["0", "1", "2"] * 200, dtype=object), "-1.0"),
+])
+def test_a_missing_value_of_a_column_to_learn_with_an_other_label_is_refused_before_any_charge(values, token):
+    """The check before any private step reads a missing value as category encoding will: by its label."""
+    df = pd.DataFrame({"a": values, "size": np.arange(len(values)) % 4 + 1})
+    df.loc[5, "a"] = token
+    message = refusal(df, categorical=["a"], dtypes={"a": "int64"}, other="9", missing=["-1"], bounds={"size": (1, 4)})
+    assert "column 'a' has a missing value in row 5" in message and AFTER_A_CHARGE not in message, message
+
+
 def test_a_bad_value_is_refused_before_the_private_choice_of_k():
     df = table().astype({"size": object}).assign(pid=lambda d: [f"p{i % 150}" for i in range(len(d))])
     df.loc[3, "size"] = "big"

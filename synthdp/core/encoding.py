@@ -233,8 +233,15 @@ def check_column(attr: Attribute, series: pd.Series, missing_values: tuple[str, 
 
 def first_missing(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...] = ()) -> int | None:
     """The first row of a column that is missing (NA or a missing token), or None: a numeric column's, or a text
-    column's whose categories are to be learned (its labels are not read yet)."""
-    missing = _numeric_missing(series, tuple(str(t) for t in missing_values))
+    column's whose categories are to be learned (its labels are not read yet), read as encoding will read it (a
+    text column's value is missing when its label in the public dtype is a token: ``-01`` or ``-1.0`` is the token
+    ``-1`` of an integer column)."""
+    missing_values = tuple(str(t) for t in missing_values)
+    if attr.kind == "categorical":
+        positions, labels = _distinct_labels(series, missing_values, value_kind(attr.dtype))
+        missing = np.array([label is None for label in labels] + [True])[positions]  # last slot: NA sentinel -1
+    else:
+        missing = _numeric_missing(series, missing_values)
     return _first(missing) if missing.any() else None
 
 

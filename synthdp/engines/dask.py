@@ -109,14 +109,17 @@ class _Counts:
 def _violations(attr: Attribute, series: pd.Series, missing_values: tuple[str, ...]) -> int:
     """How many values of ``series`` the schema rejects (the encoder names the first one).
 
-    Counted for the error message only: unknown categories, values that are not
-    numbers, values outside the bounds of a column that does not clip, and
-    missing values in a column without a missing category.
+    Counted for the error message only: unknown categories (but where encoding
+    absorbs them: into the ``other`` label, or into the missing value of a
+    learned domain), values that are not numbers, values outside the bounds of
+    a column that does not clip, and missing values in a column without a
+    missing category.
     """
     if attr.kind == "categorical":
         labels = series.map(lambda value: typed_label(value, value_kind(attr.dtype)), na_action="ignore")
         missing = series.isna() | labels.isin(missing_values) | series.map(category_label).isin(missing_values)
-        unknown = ~missing & ~labels.isin(attr.code_of.keys())
+        absorbed = attr.other is not None or attr.origin == "learned"  # as encoding does (docs/privacy.md §9)
+        unknown = ~missing & ~labels.isin(attr.code_of.keys()) & (not absorbed)
     else:
         missing = series.isna()
         if not pd.api.types.is_numeric_dtype(series.dtype):

@@ -28,7 +28,7 @@ from synthdp.files.parquet import dump_table, write_parquet  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
 from synthdp.files.sources import ReadOptions, list_files, strip_text  # noqa: E402
 from synthdp.engines import EngineError, get_engine  # noqa: E402
-from synthdp.engines.dask import DaskEngine, _read_range, plan_parts  # noqa: E402
+from synthdp.engines.dask import DaskEngine, _read_range, _violations, plan_parts  # noqa: E402
 from synthdp.core.domain import Domain  # noqa: E402
 from synthdp.core.keys import pack, unpack, word_spans  # noqa: E402
 from synthdp.engines.keys import aggregate  # noqa: E402
@@ -491,6 +491,29 @@ def test_dask_tally_refuses_a_bad_value_of_a_public_column_before_any_private_st
                                           r"domain.*nothing was spent or released"):
         generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
                            **dict(RUN, schema=schema))
+
+
+def test_dask_tally_refuses_a_missing_token_in_a_column_with_an_other_label_before_any_charge(cluster, tmp_path):
+    """A text whose integer label is the token (``-01`` is ``-1``) is missing as category encoding reads it."""
+    from synthdp.api import generate_synthetic
+
+    df = make_table(400, seed=2)[["size", "age"]].astype({"size": object})
+    df.loc[333, "size"] = "-01"
+    df.iloc[:200].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[200:].to_csv(tmp_path / "b.csv", index=False)
+    schema = Schema((Attribute("size", "categorical", dtype="int64", origin="learn", other="9"),
+                     Attribute("age", "numeric", bounds=(0, 100), bins=7, dtype="float64")), missing_values=("-1",))
+    with pytest.raises(SchemaError, match=r"b\.csv.*column 'size' has a missing value in row 133.*"
+                                          r"nothing was spent or released") as caught:
+        generate_synthetic(str(tmp_path), "marginals:2", engine="dask", scheduler=cluster.scheduler_address,
+                           **dict(RUN, schema=schema))
+    assert "came after private steps" not in str(caught.value)
+
+
+def test_values_an_other_label_holds_are_not_counted_as_violations():
+    """Outside the categories but held by the other label: only the missing value is refused, and counted."""
+    attr = Attribute("color", "categorical", categories=("red", "other"), other="other")
+    assert _violations(attr, pd.Series(["red", "purple", None, "teal"], dtype=object), ()) == 1
 
 
 def _cli(cluster, source, out, schema_file, *extra):
