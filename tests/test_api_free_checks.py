@@ -85,6 +85,12 @@ def test_a_missing_value_of_a_column_to_learn_with_an_other_label_is_refused_bef
     assert "column 'a' has a missing value in row 5" in message and AFTER_A_CHARGE not in message, message
 
 
+def test_an_other_label_that_is_a_missing_token_is_refused_before_any_charge():
+    message = refusal(table(), other="?", missing=["?"], bounds={"size": (1, 4)}, learn_bounds=["amount"])
+    assert "other label of column(s) 'city' ('?') is also a missing token" in message, message
+    assert AFTER_A_CHARGE not in message, message
+
+
 def test_a_bad_value_is_refused_before_the_private_choice_of_k():
     df = table().astype({"size": object}).assign(pid=lambda d: [f"p{i % 150}" for i in range(len(d))])
     df.loc[3, "size"] = "big"

@@ -1016,11 +1016,21 @@ class Schema:
         if len(set(self.names)) != len(self.names):
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
             raise SchemaError(f"duplicate column names in schema: {dup}")
+        self._check_other_labels()
         names = [d.name for d in self.derived]
         if len(set(names)) != len(names):
             raise SchemaError(f"derived columns {sorted({n for n in names if names.count(n) > 1})} are declared twice")
         for column in self.derived:
             column.check(self)
+
+    def _check_other_labels(self) -> None:
+        """Refuse an ``other`` label that is also a missing token: encoding would read the label as missing, so a
+        synthetic table holding it could not be read back (public inputs only: refused before any private step)."""
+        clash = {a.name: a.other for a in self.attributes if a.other is not None and a.other in self.missing_values}
+        if clash:
+            raise SchemaError(f"the other label of column(s) {', '.join(f'{n!r} ({o!r})' for n, o in clash.items())} "
+                              f"is also a missing token {list(self.missing_values)}; choose another other label, or "
+                              "leave it out of the missing tokens (missing_values, CLI --missing)")
 
     @property
     def names(self) -> tuple[str, ...]:

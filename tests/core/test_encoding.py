@@ -279,3 +279,11 @@ def test_the_other_label_takes_every_value_outside_the_categories():
 def test_an_other_label_that_cannot_be_a_category_is_refused_when_the_schema_is_built(attribute, message):
     with pytest.raises(SchemaError, match=message):
         Attribute("c", **attribute)
+
+
+@pytest.mark.parametrize("other, dtype", [("?", None), ("-01", "int64")])  # "-01" is the integer label "-1"
+def test_an_other_label_that_is_a_missing_token_is_refused_when_the_schema_is_built(other, dtype):
+    """Encoding would read the label as missing: a synthetic table holding it could not be read back."""
+    frame = pd.DataFrame({"grade": ["1", "2", "3"]})
+    with pytest.raises(SchemaError, match=r"other label of column\(s\) 'grade' .* is also a missing token"):
+        Schema.from_dataframe(frame, other=other, missing_values=["?", "-1"], dtypes={"grade": dtype} if dtype else {})
