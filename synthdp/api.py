@@ -305,11 +305,22 @@ def tell_owner(rows: Rows, real, data: pd.DataFrame, codes, schema: Schema, find
     """After the release, the data owner's warnings read off the real rows (docs/privacy.md §10.8; no step of the
     run depends on them): the missing shares against the counted rows ``real`` (:func:`warn_missing_shares`),
     then each column and strongly related pair against the rows in memory (:func:`compare_with_real`; None when
-    the engine reads them where it counts)."""
-    warn_missing_shares(real, codes, schema, findings, raw)
-    if rows.frame is None:
+    the engine reads them where it counts).
+
+    The release is made and charged by then: an error of these checks is told to the owner as a warning and the
+    comparison is None, so that it never throws the release away (a warning the caller made an error is raised).
+    """
+    try:
+        warn_missing_shares(real, codes, schema, findings, raw)
+        if rows.frame is None:
+            return None
+        comparison = compare_with_real(rows.frame, data, schema, codes, numeric)
+    except Warning:
+        raise
+    except Exception as error:  # any failure of the owner's check: the release is kept
+        owner_warning(f"the release was made, but comparing it with the real rows failed ({type(error).__name__}: "
+                      f"{error}); no column was checked against the real table (nor by strict=True)")
         return None
-    comparison = compare_with_real(rows.frame, data, schema, codes, numeric)
     warn_far_from_real(comparison)
     return comparison
 

@@ -269,6 +269,18 @@ def test_strict_raises_after_the_release_with_the_result():
     assert synthesizer.result_.far_from_real and len(synthesizer.sample(5)) == 5  # fitted: the release is made
 
 
+def test_a_failing_comparison_with_the_real_rows_keeps_the_release_and_tells_the_owner(monkeypatch):
+    """The release is made and charged before the owner's check: an error of the check is a warning, not a loss."""
+    import synthdp.api as api
+
+    monkeypatch.setattr(api, "compare_with_real", lambda *args: (_ for _ in ()).throw(RuntimeError("broken")))
+    for strict in (False, True):
+        with pytest.warns(OwnerWarning, match=r"the release was made, but comparing it with the real rows failed "
+                                              r"\(RuntimeError: broken\)"):
+            result = generate_synthetic(_amounts(), **AMOUNTS, strict=strict)
+        assert len(result.data) and result.comparison is None and result.report.epsilon_spent == 0.1
+
+
 def test_strict_needs_the_rows_in_memory():
     with pytest.raises(InputError, match=r"strict=True compares the release with the real rows in memory, which "
                                          r"engine='dask' never holds"):
