@@ -91,6 +91,10 @@ def check_config(config: Any, name: str, common: bool = False) -> dict:
         if key in UNSAFE_KEYS:
             raise InputError(f"{name} sets {key!r}: wall-clock limits make privacy conditional on the solver "
                              "(Mode N, docs/privacy.md §3.7); use work limits or none")
+        if key == "strict" and config[key]:
+            raise InputError(f"{name} sets strict=True, which tuning does not apply yet (its runs are not compared "
+                             "with the real table): use strict with a plain generate_synthetic run of the chosen "
+                             "settings")
         if key in UNIT_KEYS and not common:
             raise InputError(f"{name} sets {key!r}: the privacy unit must be common to every run (the score "
                              "reads its bound k, docs/privacy.md §10.6); pass it with the common keywords")

@@ -544,6 +544,8 @@ def test_accuracy_first_fails_cleanly(demo, tmp_path):
     ({"delta": -1e-9}, "delta"),
     ({"candidates": [{"rounds": 2, "epsilon": 3}]}, "epsilon"),
     ({"candidates": [{"time_limit": 1.0}]}, "time_limit"),
+    ({"strict": True}, "sets strict=True, which tuning does not apply yet"),  # was accepted and ignored
+    ({"candidates": [{"strict": True}]}, "candidate #0 sets strict=True"),
     ({"candidates": [{"bogus": 1}]}, "bogus"),
     ({"candidates": [{"query_player": "rspm"}]}, "rspm"),
     ({"eval_workload": []}, "eval_workload"),
