@@ -86,6 +86,12 @@ class SyntheticResult:
         it was not made).  For the data owner only."""
         return () if self.comparison is None else self.comparison.findings
 
+    def __getstate__(self) -> dict:
+        """What a pickle (``pickle``, ``joblib``, ``copy``) of the result holds: all but :attr:`comparison`, which
+        is read off the real rows for the owner only and, like :meth:`save`, a pickle leaves out (it comes back
+        None); a fitted :class:`Synthesizer`'s ``result_`` is pickled the same way."""
+        return {**self.__dict__, "comparison": None}
+
     def save(self, path: str | Path) -> None:
         """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule);
         a CSV writes datetime columns in their public formats."""

@@ -9,6 +9,7 @@ any of it."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import warnings
 import zipfile
@@ -241,6 +242,20 @@ def test_a_run_names_a_column_that_comes_back_constant_to_the_owner_only(tmp_pat
     for text in released:
         assert "in every synthetic row" not in text and "of the real rows" not in text
         assert "far from the real" not in text and "real table holds" not in text
+
+
+def test_a_pickle_of_a_fitted_synthesizer_leaves_the_comparison_out():
+    """pickle and joblib, as save(), hold no statistic of the real rows: the comparison comes back None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OwnerWarning)
+        synthesizer = Synthesizer(**AMOUNTS).fit(_amounts())
+    assert synthesizer.result_.comparison is not None
+    pickled = pickle.dumps(synthesizer)
+    assert b"comes back constant (" not in pickled and b"RealComparison" not in pickled  # the owner's finding
+    loaded = pickle.loads(pickled)
+    assert loaded.result_.comparison is None and loaded.result_.far_from_real == ()
+    assert loaded.result_.data.equals(synthesizer.result_.data) and len(loaded.sample(5)) == 5
+    assert synthesizer.result_.comparison is not None  # the owner's own object keeps it
 
 
 def test_a_clean_run_names_nothing():
