@@ -34,8 +34,8 @@ from synthdp.core.errors import SynthDPError
 from synthdp.core.owner import OwnerWarning, owner_warning
 from synthdp.core.schema import Attribute, Schema
 from synthdp.core.tallies import Tallies
-from synthdp.evaluation.similarity import (MISSING_CODE, Column, correlation_matrix, shape_score, share_of,
-                                           value_shares)
+from synthdp.evaluation.similarity import (MISSING_CODE, Column, correlation_matrix, is_constant, shape_score,
+                                           share_of, value_shares)
 from synthdp.release_check import ColumnFinding
 
 __all__ = ["COMPARED_ROWS", "CORRELATION_SHIFT", "LOST_BINS", "LOST_RATIO", "LOST_ROWS", "LOST_SHARE", "MISSING_RISE",
@@ -237,11 +237,10 @@ def _column_findings(column: Column) -> list[FarFromReal]:
     if not len(real) or not len(synthetic):
         return []  # a column that comes back empty is the missing-share check's (warn_missing_shares)
     name, out = column.name, []
-    distinct = len(np.unique(real))
-    if len(np.unique(synthetic)) == 1 and distinct > 1:
+    if is_constant(column):
         out.append(FarFromReal((name,), "constant", f"column {name!r} comes back constant "
                                f"({_text(column, synthetic[0])} in every synthetic row with a value); the real "
-                               f"column has {distinct} values"))
+                               f"column has {len(np.unique(real))} values"))
     else:
         out.extend(_pile(column))
     out.extend(_lost(column))
@@ -273,13 +272,13 @@ def _lost(column: Column) -> list[FarFromReal]:
     name = column.name
     least = max(LOST_SHARE, LOST_ROWS / min(len(column.real), len(column.synthetic)))
     if not column.is_number:
-        real, synthetic = (np.bincount(column.present(side), minlength=len(column.labels))
-                           / len(getattr(column, side)) for side in ("real", "synthetic"))
+        codes, real = value_shares(column, "real")
+        synthetic = value_shares(column, "synthetic")
         lost = [k for k in np.argsort(-real, kind="stable") if real[k] >= least and
-                synthetic[k] < LOST_RATIO * real[k]]
+                share_of(codes[k], *synthetic) < LOST_RATIO * real[k]]
         if not lost:
             return []
-        named = ", ".join(f"{column.labels[k]} ({real[k]:.1%} of the real rows)" for k in lost[:LISTED])
+        named = ", ".join(f"{column.labels[codes[k]]} ({real[k]:.1%} of the real rows)" for k in lost[:LISTED])
         more = f" and {len(lost) - LISTED} more" if len(lost) > LISTED else ""
         return [FarFromReal((name,), "lost", f"column {name!r} lost values the real table holds: {named}{more}")]
     present = column.present("real")

@@ -306,6 +306,8 @@ def support_score(column: Column) -> float:
 def is_constant(column: Column) -> bool:
     """Whether the synthetic values present are all one value while the real ones are not."""
     return (len(np.unique(column.present("synthetic"))) == 1) and len(np.unique(column.present("real"))) > 1
+
+
 def value_shares(column: Column, side: str) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``side`` present in it, in increasing order, and each one's share of all its
     rows."""
