@@ -172,8 +172,9 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     again on the same data spends the budget again and the releases compose.
     For more rows, sample the released model (``result.model.sample(n)`` or
     ``Synthesizer(...).fit(df).sample(n)``), which is free (docs/privacy.md
-    §10.9).  Domains the options leave open are learned privately, charged to the budget (docs/privacy.md §9, §10.3-10.5); the input's size
-    is never used (it is private under add/remove).
+    §10.9).  Domains the options leave open are learned privately, charged
+    to the budget (docs/privacy.md §9, §10.3-10.5); the input's size is never
+    used (it is private under add/remove).
     """
     options = {name: value for name, value in locals().items() if name != "df"}  # the parameters, as given
     config = SynthesisConfig(**options)
@@ -283,7 +284,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         schema = domain.schema
         with phases("counting the encoded rows"):
             real = build(rows, schema, plan, engine)  # count: on a cluster, units are bounded as it counts
-        output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # the private part, through the ledger
+        output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # private, through the ledger
         with phases("decoding and checking the records"):
             data = finish(output, schema, config)                 # post-processing: resample, decode
             codes = Encoder(schema).encode(data)
@@ -467,7 +468,8 @@ class Synthesizer:
                  decimals: Mapping[str, int] | None = None, dtypes: Mapping[str, str] | None = None,
                  categories: Mapping[str, Sequence[Any]] | None = None,
                  nullable: Sequence[str] | None = None, missing: Sequence[str] | None = None,
-                 other: str | None = None, unsafe_public_categories: bool = False, clip: bool = False, max_categories: int = 100,
+                 other: str | None = None, unsafe_public_categories: bool = False, clip: bool = False,
+                 max_categories: int = 100,
                  derived: Mapping[str, str] | None = None, engine: str = "pandas", scheduler: str | None = None,
                  n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
                  strict: bool = False,

@@ -294,9 +294,9 @@ CREDIT_BOUNDS = {"age": (18, 100), "tenure": (0, 60), "income": (0, 1_000), "pri
                  "expenses": (0, 500)}
 #: Public bounds of the loans table's numeric columns (for the routes that are given them; ``learn_bounds`` is not).
 LOANS_BOUNDS = {"loan_amount": (0, 50_000), "installment": (0, 20_000), "total_credit_limit": (0, 2_000_000),
-                "months": (0, 200), "years_of_service": (0, 50), "debt": (-50_000, 50_000), "interest_rate": (0.0, 40.0),
-                "annual_income": (0, 1_000_000), "open_accounts": (0, 60), "inquiries": (0, 30),
-                "utilisation": (0.0, 150.0)}
+                "months": (0, 200), "years_of_service": (0, 50), "debt": (-50_000, 50_000),
+                "interest_rate": (0.0, 40.0), "annual_income": (0, 1_000_000), "open_accounts": (0, 60),
+                "inquiries": (0, 30), "utilisation": (0.0, 150.0)}
 LOANS_DECIMALS = {"interest_rate": 2, "utilisation": 1}
 
 
@@ -504,7 +504,8 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
     spearman = _correlation_errors(real_numeric, syn_numeric, "spearman")
     by_kind = {kind: float(np.mean([t for t, k in zip(tvds, kinds) if k == kind])) if kind in kinds else float("nan")
                for kind in PAIR_KINDS}
-    return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)), "tvd2_by_kind": by_kind,
+    return {"ks": float(np.mean(ks)), "ks_max": float(np.max(ks)), "tvd2": float(np.mean(tvds)),
+            "tvd2_by_kind": by_kind,
             "wasserstein": float(np.mean(w1)), "correlation": float(np.nanmean(pearson)),
             "pearson_max": float(np.nanmax(pearson)), "spearman_max": float(np.nanmax(spearman)),
             "ks_by_column": dict(zip(numeric, np.round(ks, 4).tolist())),
