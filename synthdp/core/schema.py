@@ -49,7 +49,7 @@ import pandas as pd
 
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
-from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.errors import InputError, PrivacyWarning, SchemaError
 from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.owner import owner_warning
 
@@ -110,10 +110,6 @@ _KINDS = ("categorical", "numeric")
 #: private data (the unsafe opt-in, not differentially private).
 Origin = Literal["public", "learn", "learned", "read-off"]
 ORIGINS = ("public", "learn", "learned", "read-off")
-
-
-class PrivacyWarning(UserWarning):
-    """Something was read off the private data outside the differential-privacy guarantee."""
 
 
 class UntypedWarning(UserWarning):

@@ -20,9 +20,6 @@ SHORT = [*(REPO / "synthdp").glob("*.py"), *(REPO / "synthdp" / "methods").rglob
 #: Every installed source folder except the queries package itself.
 OUTSIDE_QUERIES = [p for folder in ("synthdp", "oracles", "datasets") for p in (REPO / folder).rglob("*.py")]
 OWN = ("synthdp", "oracles", "queries", "datasets")
-#: The command line imports the library inside each command, so that ``--help`` and usage errors load none of it
-#: (tests/repository/test_packaging.py keeps that true); every other module imports its own modules at the top.
-LAZY = ("synthdp/cli.py", "synthdp/cli_tune.py")
 
 
 def _functions(tree: ast.AST):
@@ -77,7 +74,7 @@ def _imports_inside_functions(path: Path):
 
 
 def test_own_modules_are_imported_at_the_top():
-    sources = [p for folder in (*OWN,) for p in (REPO / folder).rglob("*.py") if _name(p) not in LAZY]
+    sources = [p for folder in (*OWN,) for p in (REPO / folder).rglob("*.py")]
     found = [hit for p in sources for hit in _imports_inside_functions(p)]
     assert not found, ("import these at the top of the module (or mark an optional extra with "
                        "'# optional extra (...)' and say why):\n" + "\n".join(found))
