@@ -61,5 +61,9 @@ class InternalError(SynthDPError, RuntimeError):
     """
 
 
+class EngineError(SynthDPError, RuntimeError):
+    """The counting pass could not complete (e.g. a worker kept dying); nothing was released."""
+
+
 class PrivacyWarning(UserWarning):
     """Something was read off the private data outside the differential-privacy guarantee."""

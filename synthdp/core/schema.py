@@ -1015,8 +1015,9 @@ class Schema:
         names = [d.name for d in self.derived]
         if len(set(names)) != len(names):
             raise SchemaError(f"derived columns {sorted({n for n in names if names.count(n) > 1})} are declared twice")
+        by_name = {a.name: a for a in self.attributes}
         for column in self.derived:
-            column.check(self)
+            column.check(by_name)
 
     @property
     def names(self) -> tuple[str, ...]:
