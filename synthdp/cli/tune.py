@@ -1,7 +1,8 @@
 """``synthdp generate --tune FILE.json`` and ``--target-error ALPHA --max-epsilon E`` (docs/privacy.md §5).
 
 The ``generate`` command hands over to :func:`generate` when either option is
-given (they are declared with the parser: :func:`synthdp.cli.parser.add_tuning_arguments`).  ``--tune`` reads a JSON list of configurations (objects of
+given (they are declared with the parser: :func:`synthdp.cli.parser.add_tuning_arguments`).
+``--tune`` reads a JSON list of configurations (objects of
 ``generate_synthetic`` keywords) and releases the best one by random stopping
 within ``--epsilon``/``--delta`` (§5.1); ``--target-error`` runs
 accuracy-first (§5.3) from ``--epsilon`` (the first level's budget) up to
