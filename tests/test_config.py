@@ -14,8 +14,10 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from synthdp import cli, draft_schema, quality_report, tune
+from synthdp import draft_schema, quality_report, tune
 from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
+from synthdp.cli import main, parser as cli
+from synthdp.cli.generate import generate_options
 from synthdp.config import GROUPS, SynthesisConfig, option_doc, options_in
 from synthdp.core.errors import InputError, UnknownOptionError
 from synthdp.core.schema import PrivacyWarning, Schema
@@ -155,12 +157,12 @@ def _changed(name: str) -> tuple[list[str], object]:
 def test_every_derived_flag_reaches_its_option():
     parser = cli.build_parser()
     base = ["generate", "in.csv", "-o", "out.csv", "--epsilon", "1"]
-    defaults = cli.generate_options(parser.parse_args(base))
-    for name in cli._derived_names(list(GROUPS)):
+    defaults = generate_options(parser.parse_args(base))
+    for name in cli.derived_names(list(GROUPS)):
         if name == "epsilon":
             continue
         argv, value = _changed(name)
-        options = cli.generate_options(parser.parse_args([*base, *argv]))
+        options = generate_options(parser.parse_args([*base, *argv]))
         assert options[name] == value, name
         assert {k: v for k, v in options.items() if k != name} == {k: v for k, v in defaults.items() if k != name}
     # every option but the API-only ones and --missing (which the CSV reader applies) reaches the config
@@ -188,7 +190,7 @@ def test_a_budget_or_unit_out_of_range_is_refused_where_it_is_given(options, mes
                                             (["--epsilon", "1", "--delta", "0.01"], "above 0.001")])
 def test_the_cli_refuses_a_budget_before_reading_and_writes_nothing(tmp_path, capsys, flags, message):
     out = tmp_path / "out.csv"
-    assert cli.main(["generate", str(tmp_path / "no-such-file.csv"), "-o", str(out), *flags]) == 2
+    assert main(["generate", str(tmp_path / "no-such-file.csv"), "-o", str(out), *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and "no-such-file" not in err and not out.exists()
 
@@ -202,7 +204,7 @@ def test_every_hand_written_flag_reaches_its_option():
                               "--decimals", "y=2", "--dtype", "a=str", "--nullable", "a", "--derived", "year=d.year", "net=x - y",
                               "--no-point-masses", "--measure-option", "rounds_per_attribute=4", "cover_share=1/2",
                               "--measure-option", "max_rounds=none"])
-    options = cli.generate_options(args)
+    options = generate_options(args)
     assert {k: options[k] for k in cli.GENERATE_FLAGS} == dict(
         query_class="conjunctions", random_state=5, progress=False, max_rows_per_unit="auto", point_masses=False,
         measure_options=MeasureOptions(rounds_per_attribute=4, cover_share=Fraction(1, 2), max_rounds=None))

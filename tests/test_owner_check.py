@@ -303,7 +303,8 @@ def test_strict_needs_the_rows_in_memory():
 
 
 def test_the_command_writes_the_release_then_lists_the_findings_and_strict_exits_3(tmp_path, capsys):
-    from synthdp.cli import STRICT_STATUS, main
+    from synthdp.cli import main
+    from synthdp.cli.generate import STRICT_STATUS
 
     _amounts().to_csv(tmp_path / "in.csv", index=False)
     base = ["generate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--report",
@@ -325,7 +326,8 @@ def test_the_command_writes_the_release_then_lists_the_findings_and_strict_exits
 
 
 def test_help_says_what_strict_does(capsys):
-    from synthdp.cli import STRICT_STATUS, main
+    from synthdp.cli import main
+    from synthdp.cli.generate import STRICT_STATUS
 
     with pytest.raises(SystemExit):
         main(["generate", "--help"])

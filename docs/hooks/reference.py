@@ -4,7 +4,7 @@ The command-line reference is generated from the parsers at build time:
 ``docs/reference/cli.md`` holds the marker ``<!-- cli-reference -->``; this
 hook replaces it with the ``--help`` text of ``synthdp``, of each of its
 sub-commands and of each ``synthdp bench`` target, formatted by the same
-argparse parsers the installed command runs (``synthdp.cli.build_parser``
+argparse parsers the installed command runs (``synthdp.cli.parser.build_parser``
 and each benchmark module's ``build_parser``), so the page cannot drift from
 the flags the command accepts.  Nothing is fetched from the network.
 
@@ -40,7 +40,7 @@ def block(title: str, parser: argparse.ArgumentParser) -> list[str]:
 
 def reference() -> str:
     """The page body: ``synthdp``, each sub-command, then each benchmark target."""
-    from synthdp.cli import BENCHES, build_parser
+    from synthdp.cli.parser import BENCHES, build_parser
 
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH

@@ -11,14 +11,11 @@ the decoded synthetic columns, so every row agrees with itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import pandas as pd
 
 from synthdp.core.errors import SchemaError
-
-if TYPE_CHECKING:  # the schema holds derived columns; this module only reads its attributes
-    from synthdp.core.schema import Schema
 
 #: The parts of a datetime column a derived column may be, and the pandas ``.dt`` accessor of each.
 DATE_PARTS = {"year": "year", "month": "month", "day": "day", "weekday": "day_of_week", "hour": "hour"}
@@ -26,6 +23,14 @@ DATE_PARTS = {"year": "year", "month": "month", "day": "day", "weekday": "day_of
 OPERATIONS = ("+", "-")
 VOCABULARY = ("COL.year, COL.month, COL.day, COL.weekday (Monday 0) or COL.hour of a datetime column, or "
               "A + B or A - B of two numeric columns")
+
+
+class Source(Protocol):
+    """What a derived column's check reads of a schema attribute it is computed from (the schema holds the derived
+    columns, so this module reads its attributes without importing it)."""
+
+    kind: str
+    is_datetime: bool
 
 
 @dataclass(frozen=True)
@@ -56,17 +61,17 @@ class Derived:
         raise SchemaError(f"derived column {name!r}: cannot read {expression!r}; write {VOCABULARY} (spaces around "
                           "+ and -)")
 
-    def check(self, schema: "Schema") -> None:
-        """Refuse a declaration the public ``schema`` cannot serve: a source that is not an attribute of the right
-        kind, or a name that is one (before any private step: public inputs only)."""
-        if self.name in schema.names:
+    def check(self, attributes: Mapping[str, Source]) -> None:
+        """Refuse a declaration a public schema with ``attributes`` (by name, in order) cannot serve: a source that
+        is not an attribute of the right kind, or a name that is one (before any private step: public inputs only)."""
+        if self.name in attributes:
             raise SchemaError(f"derived column {self.name!r} is also an attribute of the schema; a derived column is "
                               "computed after sampling and never modelled: remove one of the two")
         for source in self.sources:
-            if source not in schema.names:
+            if source not in attributes:
                 raise SchemaError(f"derived column {self.name!r} = {self.expression!r} reads {source!r}, which is not "
-                                  f"an attribute of the schema (its attributes: {list(schema.names)})")
-            attribute = schema[source]
+                                  f"an attribute of the schema (its attributes: {list(attributes)})")
+            attribute = attributes[source]
             if self.function in DATE_PARTS and not attribute.is_datetime:
                 raise SchemaError(f"derived column {self.name!r}: {self.function} needs a datetime column, and "
                                   f"{source!r} is not one; declare it with datetimes= (CLI --datetime)")

@@ -1,4 +1,4 @@
-"""Exceptions raised by synthdp.
+"""Exceptions raised by synthdp, and the warning that something escaped the privacy guarantee.
 
 Every error names its culprit (column, row, parameter) and says what to do,
 so a user reading only the message can fix the call.
@@ -59,3 +59,11 @@ class InternalError(SynthDPError, RuntimeError):
     Raised instead of computing a wrong answer, e.g. an int64 index whose
     product of sizes would wrap (docs/privacy.md §10.1).
     """
+
+
+class EngineError(SynthDPError, RuntimeError):
+    """The counting pass could not complete (e.g. a worker kept dying); nothing was released."""
+
+
+class PrivacyWarning(UserWarning):
+    """Something was read off the private data outside the differential-privacy guarantee."""

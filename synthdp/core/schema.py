@@ -49,7 +49,7 @@ import pandas as pd
 
 from synthdp.core.derived import Derived, parse_derived
 from synthdp.core.domain import Domain
-from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.errors import InputError, PrivacyWarning, SchemaError
 from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.owner import owner_warning
 
@@ -110,10 +110,6 @@ _KINDS = ("categorical", "numeric")
 #: private data (the unsafe opt-in, not differentially private).
 Origin = Literal["public", "learn", "learned", "read-off"]
 ORIGINS = ("public", "learn", "learned", "read-off")
-
-
-class PrivacyWarning(UserWarning):
-    """Something was read off the private data outside the differential-privacy guarantee."""
 
 
 class UntypedWarning(UserWarning):
@@ -1020,8 +1016,9 @@ class Schema:
         names = [d.name for d in self.derived]
         if len(set(names)) != len(names):
             raise SchemaError(f"derived columns {sorted({n for n in names if names.count(n) > 1})} are declared twice")
+        by_name = {a.name: a for a in self.attributes}
         for column in self.derived:
-            column.check(self)
+            column.check(by_name)
 
     def _check_other_labels(self) -> None:
         """Refuse an ``other`` label that is also a missing token: encoding would read the label as missing, so a

@@ -23,20 +23,16 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from synthdp.core.data import AggregatedData
-from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.errors import EngineError, InputError
 # The names accepted by get_engine (and engine= / --engine), declared with the option's rule.
 from synthdp.core.parameters import ENGINES
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies
+from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
 from synthdp.engines.pandas import PandasEngine
 from synthdp.engines.rows import Rows
 
 __all__ = ["ENGINES", "CountingEngine", "EngineError", "Rows", "get_engine"]
-
-
-
-class EngineError(SynthDPError, RuntimeError):
-    """The counting pass could not complete (e.g. a worker kept dying); nothing was released."""
 
 
 @runtime_checkable
@@ -69,7 +65,5 @@ def get_engine(name: str = "pandas", **options) -> CountingEngine:
     if name == "pandas":
         return PandasEngine(**options)
     if name == "dask":
-        from synthdp.engines.dask import DaskEngine  # optional extra (dask[distributed]): loaded only when asked for
-
         return DaskEngine(**options)
     raise InputError(f"unknown engine {name!r}; choose one of {list(ENGINES)}")

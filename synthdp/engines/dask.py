@@ -35,7 +35,7 @@ import pandas as pd
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
-from synthdp.core.errors import InputError, SchemaError
+from synthdp.core.errors import EngineError, InputError, SchemaError
 from synthdp.core.extras import require
 from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
@@ -43,7 +43,6 @@ from synthdp.core.schema import Attribute, Schema, category_label, typed_label, 
 from synthdp.core.tallies import Tallies, check_untallied
 from synthdp.engines.rows import Rows
 from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, file_columns, list_files, strip_text
-from synthdp.engines import EngineError
 from synthdp.engines.keys import sum_by_key
 from synthdp.mechanisms.units import Bounding, keep_mask, unit_hash, unit_text
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from html import escape
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from synthdp.evaluation.figures import ColumnShape, Distribution, PairTable, QualityFigures
 from synthdp.evaluation.similarity import date_label
-
-if TYPE_CHECKING:  # the report's module writes its page through this one
-    from synthdp.quality import ColumnShape, Distribution, PairTable, QualityReport
 
 #: Colours of the two tables in every picture.
 REAL, SYNTHETIC = "#4c72b0", "#dd8452"
@@ -167,7 +165,7 @@ def heatmap_svg(rows: Sequence[str], columns: Sequence[str], values: Sequence[Se
     return _svg(width, height, body, label)
 
 
-def _pair_matrix(report: QualityReport) -> str:
+def _pair_matrix(report: QualityFigures) -> str:
     """The pair-trend scores as a symmetric heatmap, the worst pairs outlined."""
     names = [s.column for s in report.shapes]
     index = {n: i for i, n in enumerate(names)}
@@ -264,7 +262,7 @@ def _release(release: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def render(report: QualityReport, *, mark: str) -> str:
+def render(report: QualityFigures, *, mark: str) -> str:
     """The whole page (module docstring); ``mark`` is the owner-only notice it opens and ends with."""
     parts, in_score = report.parts(), report.score_parts()
     out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>synthdp quality report</title>",

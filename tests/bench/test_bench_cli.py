@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from synthdp.cli import BENCHES, main
+from synthdp.cli import main
+from synthdp.cli.parser import BENCHES
 
 #: The benchmark commands, run end to end: ``-m 'not integration'`` leaves them out.
 pytestmark = pytest.mark.integration

@@ -242,8 +242,10 @@ def test_importing_the_package_loads_no_driver_and_no_solver():
 HEAVY = ("pandas", "numpy", "numba", "ortools", "scipy")
 
 
-def test_importing_the_command_line_loads_no_numerical_library():
-    code = ("import synthdp.cli, sys; "
+@pytest.mark.parametrize("module", ["synthdp.cli", "synthdp.cli.parser"])
+def test_importing_the_command_line_loads_no_numerical_library(module):
+    """The dispatcher and the parser load none of :data:`HEAVY`: only the module of the command that runs does."""
+    code = (f"import {module}, sys; "
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {set(HEAVY)!r}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

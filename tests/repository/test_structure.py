@@ -2,7 +2,8 @@
 
 * the driver and the methods have no function over :data:`MAX_LINES` lines;
 * no ``isinstance`` on a concrete query class outside the queries package (behaviour lives on the classes);
-* no import of synthdp's own modules inside a function, except an optional extra marked ``# optional extra``.
+* no import of synthdp's own modules inside a function, except an optional extra marked ``# optional extra``;
+* no cycle among synthdp's modules, counting every import (inside functions and ``TYPE_CHECKING`` too);
 * every test file sits beside the part of the package it tests (``tests/<part>/`` for ``synthdp/<part>/``).
 """
 
@@ -20,9 +21,6 @@ SHORT = [*(REPO / "synthdp").glob("*.py"), *(REPO / "synthdp" / "methods").rglob
 #: Every installed source folder except the queries package itself.
 OUTSIDE_QUERIES = [p for folder in ("synthdp", "oracles", "datasets") for p in (REPO / folder).rglob("*.py")]
 OWN = ("synthdp", "oracles", "queries", "datasets")
-#: The command line imports the library inside each command, so that ``--help`` and usage errors load none of it
-#: (tests/repository/test_packaging.py keeps that true); every other module imports its own modules at the top.
-LAZY = ("synthdp/cli.py", "synthdp/cli_tune.py")
 
 
 def _functions(tree: ast.AST):
@@ -77,10 +75,101 @@ def _imports_inside_functions(path: Path):
 
 
 def test_own_modules_are_imported_at_the_top():
-    sources = [p for folder in (*OWN,) for p in (REPO / folder).rglob("*.py") if _name(p) not in LAZY]
+    sources = [p for folder in (*OWN,) for p in (REPO / folder).rglob("*.py")]
     found = [hit for p in sources for hit in _imports_inside_functions(p)]
     assert not found, ("import these at the top of the module (or mark an optional extra with "
                        "'# optional extra (...)' and say why):\n" + "\n".join(found))
+
+
+def _module_files() -> dict[str, Path]:
+    """Every installed module by its dotted name (``synthdp.oracles.base`` for ``oracles/base.py``)."""
+    files = {}
+    for folder in OWN:
+        package = ("synthdp",) if folder == "synthdp" else ("synthdp", folder)
+        for path in (REPO / folder).rglob("*.py"):
+            parts = (*package, *path.relative_to(REPO / folder).with_suffix("").parts)
+            files[".".join(parts).removesuffix(".__init__")] = path
+    return files
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: str, files: dict[str, Path]) -> set[str]:
+    """The modules of ``files`` an import statement in ``module`` names: ``from P import M`` names ``P.M`` when
+    that is a module, else ``P``."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names} & set(files)
+    base = node.module or ""
+    if node.level:  # relative: from the package of ``module``
+        package = module.split(".")[:len(module.split(".")) - node.level + (files[module].name == "__init__.py")]
+        base = ".".join([*package, *([node.module] if node.module else [])])
+    named = {f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base for alias in node.names}
+    return named & set(files)
+
+
+def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module's imports of the others, wherever the statement is (top, function, ``TYPE_CHECKING`` block).
+
+    A package's ``__init__`` that importing one of its modules runs is no edge of its own, nor is an
+    ``import_module`` by name.
+    """
+    return {module: {m for node in ast.walk(ast.parse(path.read_text()))
+                     if isinstance(node, (ast.Import, ast.ImportFrom))
+                     for m in _imported(node, module, files)} - {module}
+            for module, path in files.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of ``graph`` as ``[a, b, ..., a]``, or ``[]`` when it has none (depth-first search)."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = "done"
+        path.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def test_the_modules_import_each_other_without_a_cycle():
+    """A cycle, even through an import inside a function or for type checkers only, ties two modules together: one
+    cannot be read, tested or loaded without the other.  Give it a direction (what both need in a module below
+    both, or passed in)."""
+    graph = import_graph(_module_files())
+    assert {"synthdp.api", "synthdp.core.schema", "synthdp.oracles.base"} <= set(graph)
+    assert "synthdp.core.schema" in graph["synthdp.api"]  # the scan sees the imports
+    cycle = find_cycle(graph)
+    assert not cycle, "these modules import each other: " + " -> ".join(cycle)
+
+
+def test_imports_inside_functions_and_for_type_checkers_are_edges(tmp_path):
+    sources = {"synthdp.a": "def f():\n    from synthdp.b import g\n",
+               "synthdp.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from synthdp import a\n",
+               "synthdp.c": "import synthdp.b\nfrom synthdp.b import f\n"}
+    files = {}
+    for module, text in sources.items():
+        files[module] = tmp_path / f"{module}.py"
+        files[module].write_text(text)
+    graph = import_graph(files)
+    assert graph == {"synthdp.a": {"synthdp.b"}, "synthdp.b": {"synthdp.a"}, "synthdp.c": {"synthdp.b"}}
+    assert find_cycle(graph) == ["synthdp.a", "synthdp.b", "synthdp.a"]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, ["a", "b", "c", "a"]),
+    ({"a": {"b", "c"}, "b": {"c"}, "c": set()}, []),
+])
+def test_the_cycle_search_finds_what_there_is(source, expected):
+    assert find_cycle(source) == expected
 
 
 @pytest.mark.parametrize("source, expected", [

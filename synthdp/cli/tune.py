@@ -1,7 +1,8 @@
 """``synthdp generate --tune FILE.json`` and ``--target-error ALPHA --max-epsilon E`` (docs/privacy.md §5).
 
 The ``generate`` command hands over to :func:`generate` when either option is
-given.  ``--tune`` reads a JSON list of configurations (objects of
+given (they are declared with the parser: :func:`synthdp.cli.parser.add_tuning_arguments`).
+``--tune`` reads a JSON list of configurations (objects of
 ``generate_synthetic`` keywords) and releases the best one by random stopping
 within ``--epsilon``/``--delta`` (§5.1); ``--target-error`` runs
 accuracy-first (§5.3) from ``--epsilon`` (the first level's budget) up to
@@ -17,27 +18,14 @@ import json
 from typing import TYPE_CHECKING, Callable
 
 from synthdp.core.errors import InputError
+from synthdp.files import csvfile
 from synthdp.files.outputs import check_outputs, write_outputs
+from synthdp.files.parquet import dump_table
+from synthdp.tuning import accuracy_first, tune
+from synthdp.tuning.runs import FIXED_KEYS
 
 if TYPE_CHECKING:
     import pandas as pd
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The tuning options of ``synthdp generate``."""
-    t = parser.add_argument_group("private tuning (docs/privacy.md §5; needs --n-rows)")
-    mode = t.add_mutually_exclusive_group()
-    mode.add_argument("--tune", metavar="FILE.json",
-                      help="release the best of the configurations in this JSON list (objects of generate options, "
-                           "e.g. [{\"rounds\": 40}, {\"rounds\": 100, \"respond_to\": \"union\"}]), chosen privately "
-                           "by random stopping within --epsilon/--delta")
-    mode.add_argument("--target-error", type=float, metavar="ALPHA",
-                      help="accuracy-first: double the budget from --epsilon until the max cell error on "
-                           "--eval-workload privately tests at most ALPHA (needs --max-epsilon)")
-    t.add_argument("--max-epsilon", type=float, help="accuracy-first: the cap on the worst-case epsilon")
-    t.add_argument("--eval-workload", help="public workload of marginals that scores tables (default: --queries)")
-    t.add_argument("--target-failure", type=float, default=0.1,
-                   help="--tune: target probability of missing the best configuration's median score (default "
-                        "%(default)s); the expected number of runs is 2 x (configurations) / this")
 
 
 def requested(args: argparse.Namespace) -> bool:
@@ -67,11 +55,6 @@ def generate(args: argparse.Namespace, options: dict, read: Callable[[], pd.Data
     The outputs are checked (and may not overwrite the ``--tune`` file) before
     the data are read; nothing is written unless the release succeeds.
     """
-    from synthdp.files.csvfile import dump_json  # the library, loaded only when a run starts (quick --help)
-    from synthdp.files.parquet import dump_table
-    from synthdp.tuning import accuracy_first, tune
-    from synthdp.tuning.runs import FIXED_KEYS
-
     outputs = check_outputs({"-o": args.output, "--report": args.report},
                             inputs=[args.input, getattr(args, "schema", None), args.tune])
     if getattr(args, "engine", None) not in (None, "pandas"):
@@ -95,7 +78,7 @@ def generate(args: argparse.Namespace, options: dict, read: Callable[[], pd.Data
                                 epsilon_1=args.epsilon, **shared, **common)
     jobs = [(outputs["-o"], lambda tmp: dump_table(result.data, tmp, args.output))]
     if args.report:
-        jobs.append((outputs["--report"], lambda tmp: dump_json(result.report.to_dict(), tmp)))
+        jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
     write_outputs(jobs)
     print(result.report.summary())
     print(f"output: {args.output} ({len(result.data)} rows)")

@@ -182,32 +182,20 @@ def test_the_default_marginal_width_is_capped_at_the_number_of_columns_and_the_r
                   "all its columns, instead"}
 
 
-def test_warnings_print_as_one_line_once_without_source_lines(folder, capsys):
+def test_warnings_print_as_one_line_once_without_source_lines(folder, capsys, monkeypatch):
     """A library warning reaches the command line as ``warning: ...``, once, with no file path or source line."""
     import warnings
 
-    from synthdp import cli
+    from synthdp.cli import demo
 
     def twice(args):
         for _ in range(2):
             warnings.warn("something to know\n  over two lines", UserWarning)
         return 0
 
-    parser = cli.build_parser
-    try:
-        cli.build_parser = lambda: _with_func(parser(), twice)
-        assert main(["demo", "-q"]) == 0
-    finally:
-        cli.build_parser = parser
+    monkeypatch.setattr(demo, "run", twice)
+    assert main(["demo", "-q"]) == 0
     assert capsys.readouterr().err == "warning: something to know over two lines\n"
-
-
-def _with_func(parser, func):
-    parser.set_defaults(func=func)
-    for action in parser._subparsers._group_actions:
-        for sub in action.choices.values():
-            sub.set_defaults(func=func)
-    return parser
 
 
 def test_several_pairs_per_flag_and_verbose_after_the_subcommand(folder, capsys):
