@@ -302,8 +302,9 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
 
 def check_strict(result: SyntheticResult, config: SynthesisConfig) -> None:
     """``strict=True``: raise :class:`~synthdp.owner_check.FarFromRealError`, carrying ``result``, when the
-    release has columns far from the real table (after the release is made: docs/privacy.md §10.8)."""
-    if config.strict and result.far_from_real:
+    release has columns far from the real table, or when the comparison failed (:func:`tell_owner`; strict needs
+    the rows in memory, so a missing comparison is a failure), after the release is made: docs/privacy.md §10.8."""
+    if config.strict and (result.comparison is None or result.far_from_real):
         raise FarFromRealError(result, result.far_from_real)
 
 

@@ -166,17 +166,19 @@ class RealComparison:
 
 
 class FarFromRealError(SynthDPError, RuntimeError):
-    """``strict=True``: the release is made, but columns of it are far from the real table.
+    """``strict=True``: the release is made, but columns of it are far from the real table, or the comparison
+    itself failed (no findings then: nothing was checked, which a pipeline must not take for a pass).
 
     ``result`` is the run's :class:`~synthdp.api.SyntheticResult` (the release, already made and paid for:
     save it, or discard it) and ``findings`` what was found (:class:`FarFromReal`, for the data owner only).
     """
 
     def __init__(self, result: Any, findings: tuple[FarFromReal, ...]) -> None:
-        listed = "; ".join(f.text for f in findings)
-        super().__init__(f"strict=True: {_count(findings)} of the release against the real table (for the "
-                         f"data owner only, not part of the release): {listed}. The release was made and its "
-                         "budget spent; it is in this error's result (docs/privacy.md §10.8)")
+        found = (f"{_count(findings)} of the release against the real table (for the data owner only, not part of "
+                 f"the release): {'; '.join(f.text for f in findings)}" if findings else
+                 "the release could not be compared with the real table (the owner's warning says why)")
+        super().__init__(f"strict=True: {found}. The release was made and its budget spent; it is in this error's "
+                         "result (docs/privacy.md §10.8)")
         self.result, self.findings = result, findings
 
 

@@ -289,11 +289,16 @@ def test_a_failing_comparison_with_the_real_rows_keeps_the_release_and_tells_the
     import synthdp.api as api
 
     monkeypatch.setattr(api, "compare_with_real", lambda *args: (_ for _ in ()).throw(RuntimeError("broken")))
-    for strict in (False, True):
-        with pytest.warns(OwnerWarning, match=r"the release was made, but comparing it with the real rows failed "
-                                              r"\(RuntimeError: broken\)"):
-            result = generate_synthetic(_amounts(), **AMOUNTS, strict=strict)
-        assert len(result.data) and result.comparison is None and result.report.epsilon_spent == 0.1
+    failed = r"the release was made, but comparing it with the real rows failed \(RuntimeError: broken\)"
+    with pytest.warns(OwnerWarning, match=failed):
+        result = generate_synthetic(_amounts(), **AMOUNTS)
+    assert len(result.data) and result.comparison is None and result.report.epsilon_spent == 0.1
+    # strict: nothing was checked, which a pipeline must not take for a pass; the release is in the error
+    with pytest.warns(OwnerWarning, match=failed), \
+            pytest.raises(FarFromRealError, match=r"strict=True: the release could not be compared with the real "
+                                                  r"table") as raised:
+        generate_synthetic(_amounts(), **AMOUNTS, strict=True)
+    assert len(raised.value.result.data) and raised.value.findings == ()
 
 
 def test_strict_needs_the_rows_in_memory():
@@ -311,15 +316,16 @@ def test_the_command_writes_the_release_then_lists_the_findings_and_strict_exits
             str(tmp_path / "report.json"), "--epsilon", "0.1", "--delta", "1e-6", "--learn-bounds", "amount",
             "--queries", "marginals:2", "--seed", "0", "-q"]
     assert main(base) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
     assert "for the data owner only (read off the real rows, not part of the release): compared with the real " \
-           "table on 2,000 real rows" in out and "  column 'amount' comes back constant (" in out
+           "table on 2,000 real rows" in captured.err and "  column 'amount' comes back constant (" in captured.err
+    assert "for the data owner only" not in captured.out  # stdout carries the release's summary only
     (tmp_path / "out.csv").unlink()
     assert main([*base, "--strict"]) == STRICT_STATUS == 3
     captured = capsys.readouterr()
-    assert "  column 'amount' comes back constant (" in captured.out
+    assert "  column 'amount' comes back constant (" in captured.err and "comes back constant (" not in captured.out
     assert "--strict: the release has columns far from the real table (listed above" in captured.err
-    assert "in every synthetic row" not in captured.err  # listed once, in the summary
+    assert captured.err.count("in every synthetic row") == 1  # listed once, in the comparison's summary
     assert (tmp_path / "out.csv").exists() and "in every synthetic row" not in (tmp_path / "report.json").read_text()
     assert main([*base, "--strict", "--tune", str(tmp_path / "none.json")]) == 2
     assert "--strict is not available with --tune" in capsys.readouterr().err

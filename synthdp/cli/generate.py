@@ -82,10 +82,12 @@ def run(args) -> int:
     print(f"output: {args.output} ({len(result.data)} rows)" +  # no run time: it depends on the data
           (f"; model: {args.save_model} (synthdp sample draws more rows from it, free)" if args.save_model else ""))
     if result.comparison is not None:
-        print(result.comparison.summary())
-    if args.strict and result.far_from_real:
-        print(f"synthdp: --strict: the release has columns far from the real table (listed above, for the data "
-              f"owner only); the outputs are written, and the exit status is {STRICT_STATUS}", file=sys.stderr)
+        print(result.comparison.summary(), file=sys.stderr)  # the owner's, not the release's: never on stdout
+    if args.strict and (result.comparison is None or result.far_from_real):
+        found = ("has columns far from the real table (listed above, for the data owner only)" if result.comparison
+                 else "could not be compared with the real table (the warning above says why)")
+        print(f"synthdp: --strict: the release {found}; the outputs are written, and the exit status is "
+              f"{STRICT_STATUS}", file=sys.stderr)
         return STRICT_STATUS
     return 0
 
