@@ -363,3 +363,16 @@ def test_every_numeric_column_far_from_the_real_one_on_the_loans_table_is_named(
         synthetic, real = (frame[c].value_counts(normalize=True) for frame in (result.data, table.data))
         value, share = synthetic.index[0], synthetic.iloc[0]
         assert share < 0.15 or real.get(value, 0.0) >= 0.05, (c, value, share)  # piled at 2^k before
+
+
+def test_the_command_says_a_clean_comparison_unless_quiet(tmp_path, capsys):
+    from synthdp.cli import main
+
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x": rng.integers(0, 100, 2000)}).to_csv(tmp_path / "in.csv", index=False)
+    base = ["generate", str(tmp_path / "in.csv"), "-o", str(tmp_path / "out.csv"), "--epsilon", "20",
+            "--bounds", "x=0:99", "--queries", "marginals:1", "--seed", "0"]
+    said = "no column or pair of columns is far from it"
+    assert main(base) == 0 and said in capsys.readouterr().err
+    (tmp_path / "out.csv").unlink()
+    assert main([*base, "-q"]) == 0 and said not in capsys.readouterr().err

@@ -81,7 +81,7 @@ def run(args) -> int:
     print(result.report.summary())
     print(f"output: {args.output} ({len(result.data)} rows)" +  # no run time: it depends on the data
           (f"; model: {args.save_model} (synthdp sample draws more rows from it, free)" if args.save_model else ""))
-    if result.comparison is not None:
+    if result.comparison is not None and (result.far_from_real or not args.quiet):  # -q: only what needs a look
         print(result.comparison.summary(), file=sys.stderr)  # the owner's, not the release's: never on stdout
     if args.strict and (result.comparison is None or result.far_from_real):
         found = ("has columns far from the real table (listed above, for the data owner only)" if result.comparison

@@ -82,7 +82,7 @@ def test_a_table_and_its_float_typed_copy_release_the_same(discretise):
 
 
 def test_integer_or_real_output_follows_the_bounds_as_written_or_the_declared_dtype_never_the_frames():
-    from synthdp.cli import _bounds
+    from synthdp.cli.common import _bounds
 
     depth = pd.DataFrame({"depth": ["61.5", "12.25", "3.0"]})  # text, as synthdp's readers hold a CSV
     as_ints = Schema.from_dataframe(depth, bounds={"depth": (0, 100)}, discretise="privtree")
