@@ -174,7 +174,7 @@ def test_category_counts_use_the_encoder_labels():
 
 
 def test_neighbouring_tables_with_a_missing_entry_decode_identically():
-    """Issue 16 leak 1: one missing entry turns pandas' int64 into float64; the output must not notice."""
+    """The missing-entry leak: one missing entry turns pandas' int64 into float64; the output must not notice."""
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"age": rng.integers(17, 91, 300), "kids": rng.integers(0, 4, 300)})
     neighbour = pd.concat([table, pd.DataFrame({"age": [np.nan], "kids": [np.nan]})], ignore_index=True)

@@ -76,7 +76,7 @@ def _neighbouring_tables() -> tuple["pd.DataFrame", "pd.DataFrame"]:
 
 
 def test_output_types_do_not_depend_on_a_missing_entry():
-    """Issue 16 leak 1: D and D plus one record with missing entries, same seed, public schema options: every
+    """The missing-entry leak: D and D plus one record with missing entries, same seed, public schema options: every
     released field is the same (values, dtypes, CSV text, the release report). Before the fix the output type
     came from pandas' dtype of the private column (``2`` against ``2.0``)."""
     import pandas as pd
@@ -96,7 +96,7 @@ def test_output_types_do_not_depend_on_a_missing_entry():
 
 
 def test_a_new_value_in_one_record_leaves_the_release_unchanged():
-    """Issue 16 leak 2, docs/privacy.md §9: D and D plus one record holding a value no other record has, same
+    """The rare-value leak, docs/privacy.md §9: D and D plus one record holding a value no other record has, same
     seed, domains learned by partition selection. The new value is encoded as missing before the game sees the
     data, so it never reaches the output; its own release is the rare event (probability at most delta_p; here
     its noise draw, the last of its column, falls short). Every released field is compared."""
