@@ -17,8 +17,9 @@ tool that only needs the schema or a ledger does not pay for the solvers and
 the graphical-model estimator.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from synthdp.core.lazy import lazy_names
 
 from synthdp._version import __version__
 
@@ -52,14 +53,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.tuning import accuracy_first, tune
 
 
-def __getattr__(name: str):
-    """Import a public name the first time it is asked for."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'synthdp' has no attribute {name!r}")
-    value = getattr(import_module(_PUBLIC[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

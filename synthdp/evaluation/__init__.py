@@ -9,8 +9,9 @@ The names below are imported on first use (PEP 562), as the package's own are: t
 (:mod:`synthdp.owner_check`), load without the worst case, which sits above the driver.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from synthdp.core.lazy import lazy_names
 
 #: Where each public name lives; :func:`__getattr__` imports it on first use.
 _PUBLIC = {
@@ -27,14 +28,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.evaluation.worst_case import WorstCase, worst_case_error
 
 
-def __getattr__(name: str):
-    """Import a public name the first time it is asked for."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'synthdp.evaluation' has no attribute {name!r}")
-    value = getattr(import_module(_PUBLIC[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

@@ -228,13 +228,18 @@ def warn_spread(tallies: Tallies, schema: Schema, columns: Sequence[str], *, eps
     for column in columns:
         tally = tallies.numbers[column]
         lo, hi = hull(_histogram(tally.values, tally.counts), epsilon, value_kind(schema[column].dtype) == "int")
-        outside = int(tally.counts[(tally.values < lo) | (tally.values > hi)].sum())
-        if tally.rows and outside > SPREAD_SHARE * tally.rows:
-            owner_warning(f"column {column!r}: about {outside / tally.rows:.0%} of its present values lie away from "
+        if (share := _outside(tally, lo, hi)) > SPREAD_SHARE:
+            owner_warning(f"column {column!r}: about {share:.0%} of its present values lie away from "
                           f"the ranges of the grid this budget can find (spread thin, none of their ranges next to "
                           f"the rest holding about {walk_threshold(epsilon)} values): the learned bounds will likely "
                           f"leave them out and clip them; {_public_bounds([column])}, or raise epsilon "
                           f"(now {budget:g})")
+
+
+def _outside(tally, lo: float, hi: float) -> float:
+    """The share of a column's present values (its exact tally: the owner's warnings only) outside [lo, hi]; 0
+    without any."""
+    return float(tally.counts[(tally.values < lo) | (tally.values > hi)].sum() / tally.rows) if tally.rows else 0.0
 
 
 def _held(fullest: Mapping[str, int]) -> str:
@@ -304,10 +309,10 @@ def warn_clipped(tallies: Tallies, learned: LearnedBounds, *, epsilon: float) ->
     for column in learned.columns:
         attr, tally = learned.schema[column], tallies.numbers[column]
         lo, hi = attr.bounds
-        outside = int(tally.counts[(tally.values < lo) | (tally.values > hi)].sum())
-        if tally.rows and outside > CLIPPED_SHARE * tally.rows:
-            owner_warning(f"column {column!r}: {outside} of its {tally.rows} present values "
-                          f"({outside / tally.rows:.1%}) are outside its privately learned bounds "
+        share = _outside(tally, lo, hi)
+        if share > CLIPPED_SHARE:
+            owner_warning(f"column {column!r}: {round(share * tally.rows)} of its {tally.rows} present values "
+                          f"({share:.1%}) are outside its privately learned bounds "
                           f"[{bound_text(attr, lo)}, {bound_text(attr, hi)}] and are clipped to them: they come back "
                           f"piled at the bounds and the values beyond are lost; {_public_bounds([column])}, or raise "
                           f"epsilon (now {epsilon:g})")
