@@ -445,6 +445,31 @@ class Attribute:
         """Smallest and largest integer of each bin (``first > last`` when a bin holds none)."""
         return _integer_ranges(self.edges)
 
+    @property
+    def value_step(self) -> float | None:
+        """The spacing of the column's values at its public precision: 1 for an integer column, one unit of a
+        datetime column without a time zone (:attr:`date_unit`), ``10**-decimals`` for a real column with
+        decimals; None otherwise.  Public: the schema only, never the values."""
+        if value_kind(self.dtype) == "int":
+            return 1.0
+        if self.is_datetime and self.time_zone is None:
+            return float(self.date_unit)
+        return 10.0 ** -self.decimals if self.decimals is not None else None
+
+    @property
+    def grid_step(self) -> float | None:
+        """:attr:`value_step` where every value is an exact multiple of it in floating point (integer columns
+        and datetime columns without a time zone), else None: such a column is split by PrivTree on its grid
+        (docs/privacy.md §10.3) and its values inside a cell are drawn from the grid points the cell holds."""
+        return None if self.decimals is not None else self.value_step
+
+    @cached_property
+    def grid_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The first and last grid point (in steps of :attr:`grid_step`) of each bin, the last bin closed
+        (``first > last`` when a bin holds none); the integers of each bin for an integer column."""
+        step = self.grid_step
+        return _integer_ranges(self.edges if step == 1.0 else np.round(self.edges / step, 9))
+
     @cached_property
     def cell_widths(self) -> tuple[float, ...]:
         """The width of each cell of a numeric column: the integers it holds for an integer column, its length in
@@ -467,8 +492,7 @@ class Attribute:
         if self.kind != "numeric" or self.bounds is None:
             return ()
         edges = self.edges
-        unit = (1.0 if value_kind(self.dtype) == "int" else float(self.date_unit) if self.is_datetime
-                and self.time_zone is None else 10.0 ** -self.decimals if self.decimals is not None else None)
+        unit = self.value_step
         if unit is None:  # a real column without a precision: only point cells hold one value
             single = edges[1:] <= np.nextafter(edges[:-1], np.inf)
         else:

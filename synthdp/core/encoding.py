@@ -538,10 +538,14 @@ def _decode_uniform(attr: Attribute, codes: np.ndarray, rng: np.random.Generator
     present = codes != attr.missing_code if attr.missing else np.ones(codes.shape, dtype=bool)
     bins = codes[present]
     share = None if position is None else np.clip(position[present], 0.0, 1.0)
-    if value_kind(attr.dtype) == "int":
-        first, last = attr.integer_ranges
+    step = attr.grid_step
+    first, last = attr.grid_ranges if step is not None else (None, None)
+    if step is not None and (value_kind(attr.dtype) == "int" or (first <= last).all()):
+        # a grid point of the cell (the last cell holds its upper bound); a datetime schema cut between grid
+        # points (written before cells kept to the grid) has cells without one and takes the branch below
         drawn = rng.integers(first[bins], last[bins] + 1) if share is None else \
             np.minimum(first[bins] + np.floor(share * (last[bins] - first[bins] + 1)).astype(np.int64), last[bins])
+        drawn = drawn if step == 1.0 else drawn * step
     else:  # a draw onto the cell's upper edge goes to its lower one: a point cell [v, v+) gives v (§11.2)
         low, high = attr.edges[bins], attr.edges[bins + 1]
         drawn = rng.uniform(low, high) if share is None else low + share * (high - low)

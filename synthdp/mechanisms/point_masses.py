@@ -6,7 +6,8 @@ values are lost. Here the (column, value) keys of the columns to discretise
 are selected by the Gaussian partition selection of docs/privacy.md §10.5
 (Theorem 10.2 with the numeric columns as the columns), inside the zCDP
 filter, before PrivTree; each kept value ``v`` becomes the cell ``[v, v+)``
-(``v + 1`` for an integer column, the next float otherwise), and PrivTree
+(``v + 1`` for an integer column, the next day for a column of dates:
+one step of its grid; the next float otherwise), and PrivTree
 runs over the rows whose value was not kept. Under the public cell cap ``K``
 a column keeps at most ``floor((K - 1) / 2)`` values, those of largest noisy
 count, so that it holds at most ``K`` cells.
@@ -134,22 +135,23 @@ def outside(tally: NumberTally, kept: tuple[float, ...], bounds: tuple[float, fl
     return NumberTally(keys.values[stay], keys.counts[stay])
 
 
-def _above(value: float, integer: bool) -> float:
-    """``v+``: the least number above ``value`` that a column of this type can hold."""
-    return value + 1.0 if integer else float(np.nextafter(value, np.inf))
+def _above(value: float, step: float | None) -> float:
+    """``v+``: the least number above ``value`` that a column of this type can hold (one ``step`` of its public
+    grid, :attr:`~synthdp.core.attribute.Attribute.grid_step`)."""
+    return value + step if step is not None else float(np.nextafter(value, np.inf))
 
 
-def point_cuts(kept: tuple[float, ...], bounds: tuple[float, float], *, integer: bool) -> tuple[float, ...]:
+def point_cuts(kept: tuple[float, ...], bounds: tuple[float, float], *, step: float | None) -> tuple[float, ...]:
     """The cut points that make each kept value ``v`` the cell ``[v, v+)``: ``v`` and ``v+``, strictly above the
     lower bound and at most the upper one (at the upper bound, the last cell ``[v, u]``)."""
     lo, hi = bounds
-    cuts = {c for v in kept for c in (v, _above(v, integer)) if lo < c <= hi}
+    cuts = {c for v in kept for c in (v, _above(v, step)) if lo < c <= hi}
     return tuple(sorted(cuts))
 
 
 def merged_cuts(tree: tuple[float, ...], kept: tuple[float, ...], bounds: tuple[float, float], *,
-                integer: bool) -> tuple[float, ...]:
+                step: float | None) -> tuple[float, ...]:
     """The column's cut points: the tree's and the point cells' (docs/privacy.md §11.2); a kept value leaves the
     tree's cell it fell in, which is split around it."""
-    return tuple(sorted(set(tree) | set(point_cuts(kept, bounds, integer=integer))))
+    return tuple(sorted(set(tree) | set(point_cuts(kept, bounds, step=step))))
 

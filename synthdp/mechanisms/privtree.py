@@ -16,9 +16,10 @@ docs/privacy.md §10.3, for a column with budget ``eps_d`` and fan-out 2:
 * release the cut points (the leaves' boundaries) only.
 
 Theorem 10.1: ``eps_d``-DP under add/remove, ``2 eps_d`` under replace-one.
-``theta`` is a constant of this module, never a function of ``n``. An integer
-column splits at integers and a node holding one integer is a leaf; both
-rules read the node's interval only.
+``theta`` is a constant of this module, never a function of ``n``. A column on a
+public grid (integers; whole days of a column of dates) splits at grid
+points and a node holding one point is a leaf; both rules read the node's
+interval and the public schema only.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import pandas as pd
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger, epsilon_for_pure
 from synthdp.core.errors import InputError
-from synthdp.core.schema import Schema, value_kind
+from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies, as_tallies
 from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
@@ -62,7 +63,7 @@ log = logging.getLogger(__name__)
 
 #: Children per split (intervals are halved).
 FANOUT = 2
-#: Public maximum depth (integer columns stop earlier, at single integers; the cost does not depend on it).
+#: Public maximum depth (grid columns stop earlier, at single grid points; the cost does not depend on it).
 MAX_DEPTH = 32
 #: Public split threshold ``theta`` (a constant: never a function of ``n``).
 THRESHOLD = 0
@@ -125,20 +126,20 @@ def split_score(count: int, depth: int, params: PrivTreeParameters) -> int:
     return max(count - depth * params.decay, params.threshold - params.decay)
 
 
-def _children(lo: float, hi: float, integer: bool) -> float | None:
+def _children(lo: float, hi: float, grid: bool) -> float | None:
     """The split point of the node ``[lo, hi)``, or None when the node cannot be split (public rule).
 
-    An integer node holds the integers ``lo .. hi - 1`` and splits at an
-    integer; a node with one integer is a leaf. A float node splits at its
-    midpoint while that is strictly inside it.
+    A node of a grid holds the grid points ``lo .. hi - 1`` and splits at
+    one; a node with one point is a leaf. A real node splits at its midpoint
+    while that is strictly inside it.
     """
-    if integer:
+    if grid:
         return None if hi - lo < 2 else lo + math.ceil((hi - lo) / 2)
     middle = lo + (hi - lo) / 2
     return middle if lo < middle < hi else None
 
 
-def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: bool, params: PrivTreeParameters,
+def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, step: float | None, params: PrivTreeParameters,
                   rng: PrivateRandom, max_cells: int | None = None,
                   counts: np.ndarray | None = None) -> tuple[float, ...]:
     """The released cut points of one column's tree (docs/privacy.md §10.3), sorted.
@@ -146,18 +147,24 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
     ``values`` are the column's non-missing values, already inside
     ``bounds`` (clipped or checked by the caller), each held by one row or by
     ``counts`` rows (a tally, :class:`~synthdp.core.tallies.NumberTally`:
-    the same node counts). ``integer``: the column's
-    public dtype is an integer one. Each node draws fresh noise from ``rng``
-    (a stream of the column's own); counts and noise are never returned.
+    the same node counts). ``step``: the column's public grid
+    (:attr:`~synthdp.core.attribute.Attribute.grid_step`: 1 for an integer
+    column, one day of a column of dates), whose multiples are the only
+    split points, or None for a real column (midpoints). Each node draws
+    fresh noise from ``rng`` (a stream of the column's own); counts and
+    noise are never returned.
     ``max_cells`` (public): the tree stops once it has that many cells, i.e.
     it releases the first ``max_cells - 1`` splits of the whole tree in
     breadth-first order, a function of the whole tree's release
     (post-processing: the same privacy).
     """
     lo, hi = float(bounds[0]), float(bounds[1])
-    if integer:
-        lo, hi = float(math.ceil(lo)), float(math.floor(hi) + 1)
     values = np.asarray(values, dtype=np.float64)
+    origin = 0.0
+    if step is not None:  # the tree runs over the grid points' numbers k (value k * step) inside the bounds
+        origin = float(math.ceil(lo / step))
+        lo, hi = 0.0, float(math.floor(hi / step) + 1) - origin
+        values = np.floor(np.round(values / step, 9)) - origin
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)[order]
@@ -167,7 +174,7 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
     queue = deque([(lo, hi, 0)])
     while queue and (max_cells is None or len(cuts) + 1 < max_cells):
         left, right, depth = queue.popleft()
-        middle = _children(left, right, integer) if depth < params.max_depth else None
+        middle = _children(left, right, step is not None) if depth < params.max_depth else None
         if middle is None:
             continue
         end = len(ordered) if right == hi else int(np.searchsorted(ordered, right, side="left"))
@@ -177,7 +184,7 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, integer: b
             cuts.append(middle)
             queue.append((left, middle, depth + 1))
             queue.append((middle, right, depth + 1))
-    return tuple(sorted(cuts))
+    return tuple(sorted(cuts)) if step is None else tuple(float((origin + k) * step) for k in sorted(cuts))
 
 
 #: The most cells a tree may release, tried largest first until the plan of a domain whose columns to discretise
@@ -291,11 +298,10 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
         else:
             ledger.spend("privtree", factor * Fraction(epsilon), Fraction(0), relation, note, ahead=True)
             charge = f"epsilon={factor * Fraction(epsilon)}"
-        integer = value_kind(attr.dtype) == "int"
         cap = None if max_cells is None else max_cells - 2 * len(kept[column])
-        tree = privtree_cuts(values[column].values, attr.bounds, integer=integer, params=params, rng=rng.spawn(),
+        tree = privtree_cuts(values[column].values, attr.bounds, step=attr.grid_step, params=params, rng=rng.spawn(),
                              max_cells=cap, counts=values[column].counts)
-        cuts[column] = merged_cuts(tree, kept[column], attr.bounds, integer=integer)
+        cuts[column] = merged_cuts(tree, kept[column], attr.bounds, step=attr.grid_step)
         done.append(DiscretisedColumn(column, params, len(cuts[column]) + 1, charge, max_cells, kept[column]))
     zcdp = isinstance(ledger, ZcdpLedger)
     total = factor * Fraction(epsilon) * len(columns)

@@ -3,6 +3,7 @@ and integer columns follow the declarations or the bounds as written, never a Da
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import warnings
@@ -303,3 +304,36 @@ def test_the_owner_side_evaluation_compares_a_text_column_of_iso_dates_as_dates(
     shapes = {s["column"]: s for s in synthdp.quality_report(real, shifted).to_dict()["shapes"]}
     assert shapes["day"]["kind"] == "datetime" and shapes["day"]["metric"] == "KS complement"
     assert shapes["day"]["score"] < 0.6  # half the days moved past the real last day: the KS distance sees it
+
+
+def test_learned_cells_of_dates_are_whole_days_and_the_last_day_comes_back():
+    """PrivTree splits a column of dates at midnights only (docs/privacy.md §10.3), and values inside a cell are
+    its days, the last cell's upper bound included: the last day of a range is drawn, not lost to a floor."""
+    first, last = pd.Timestamp("2020-01-01"), pd.Timestamp("2020-03-31")
+    days = pd.Series(pd.date_range(first, last, freq="D")).repeat(60).reset_index(drop=True)
+    df = _frame(days)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = synthdp.generate_synthetic(df, "marginals:2", categories={"c": ["a", "b"]}, epsilon=4.0, delta=1e-9,
+                                            random_state=0, progress=False, datetimes={"when": "%Y-%m-%d"},
+                                            bounds={"when": (str(first.date()), str(last.date()))})
+    cuts = result.schema["when"].cuts
+    assert len(cuts) > 5 and all(c % DAY_SECONDS == 0 for c in cuts)
+    out = result.data["when"]
+    assert (out == last).mean() > 0.2 / days.nunique()
+
+
+def test_a_cell_of_dates_draws_each_of_its_days_the_upper_bound_included():
+    """Values inside a cell of a date column are its whole days (§11.3), each about as often; the last cell holds
+    the column's upper bound, which a draw over seconds cut to days would never reach."""
+    first, last = pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-10")
+    declared = Schema.from_dataframe(pd.DataFrame({"when": pd.date_range(first, last)}),
+                                     bounds={"when": (str(first.date()), str(last.date()))},
+                                     datetimes={"when": "%Y-%m-%d"})["when"]
+    schema = Schema((dataclasses.replace(declared, cuts=(timestamp_seconds(pd.Timestamp("2020-01-08")),),
+                                         bins=None),))
+    codes = np.ones((3000, 1), dtype=np.int64)  # every row in the last cell: 8, 9 and 10 January
+    out = Encoder(schema).decode(codes, numeric="uniform", rng=np.random.default_rng(0))["when"]
+    shares = out.value_counts(normalize=True)
+    assert set(shares.index) == {pd.Timestamp(f"2020-01-{d:02d}") for d in (8, 9, 10)}
+    assert shares.min() > 0.28

@@ -50,8 +50,8 @@ def test_tallies_of_parts_add_up_to_the_tallies_of_the_whole(cut):
     assert len(whole.numbers["income"].values) < len(df) / 4  # distinct values only
 
 
-@pytest.mark.parametrize("integer,bounds", [(True, (0, 99)), (False, (0.0, 64.0))])
-def test_privtree_on_a_tally_releases_what_it_releases_on_the_rows(integer, bounds):
+@pytest.mark.parametrize("step,bounds", [(1.0, (0, 99)), (None, (0.0, 64.0))])
+def test_privtree_on_a_tally_releases_what_it_releases_on_the_rows(step, bounds):
     """Same node counts, same noise stream: the same cuts, at every seed (counts off by one change some)."""
     rng = np.random.default_rng(1)
     values = np.minimum(rng.geometric(0.08, 3000), 63).astype(np.float64)
@@ -59,14 +59,14 @@ def test_privtree_on_a_tally_releases_what_it_releases_on_the_rows(integer, boun
     assert tally.rows == 3000 and len(tally.values) < 64
     params = privtree_parameters(Fraction(1, 2))
     for seed in range(20):
-        rows = privtree_cuts(values, bounds, integer=integer, params=params, rng=PrivateRandom(seed))
-        tallied = privtree_cuts(tally.values, bounds, integer=integer, params=params, rng=PrivateRandom(seed),
+        rows = privtree_cuts(values, bounds, step=step, params=params, rng=PrivateRandom(seed))
+        tallied = privtree_cuts(tally.values, bounds, step=step, params=params, rng=PrivateRandom(seed),
                                 counts=tally.counts)
         assert tallied == rows and len(rows) > 2
     one_less = tally.counts.copy()
     one_less[tally.values >= 30] -= 1  # one row fewer at each large value: some seed must tell
-    assert any(privtree_cuts(tally.values, bounds, integer=integer, params=params, rng=PrivateRandom(s),
-                             counts=one_less) != privtree_cuts(values, bounds, integer=integer, params=params,
+    assert any(privtree_cuts(tally.values, bounds, step=step, params=params, rng=PrivateRandom(s),
+                             counts=one_less) != privtree_cuts(values, bounds, step=step, params=params,
                                                                rng=PrivateRandom(s)) for s in range(20))
 
 

@@ -147,7 +147,7 @@ def test_privtree_reads_the_rows_outside_the_released_set_only(monkeypatch):
 @pytest.mark.parametrize("integer", [False, True])
 def test_a_kept_value_is_a_cell_of_its_own_and_comes_back_as_itself(integer):
     bounds = (0, 100) if integer else (0.0, 100.0)
-    cuts = pm.merged_cuts((25.0, 50.0), (0.0, 30.0, 100.0), bounds, integer=integer)
+    cuts = pm.merged_cuts((25.0, 50.0), (0.0, 30.0, 100.0), bounds, step=1.0 if integer else None)
     attr = Attribute("x", "numeric", bounds=bounds, cuts=cuts, dtype="int64" if integer else "float64")
     encoder = Encoder(Schema((attr,)))
     step = 1.0 if integer else 1e-9

@@ -136,7 +136,7 @@ def test_split_rule_and_rate_are_exactly_the_documented_ones_at_every_size(monke
     monkeypatch.setattr(privtree, "discrete_laplace", noise)
     params = privtree_parameters(Fraction(1, 2))
     values = np.random.default_rng(rows).integers(0, 50, rows).astype(float)
-    cuts = privtree_cuts(values, (0, 99), integer=True, params=params, rng=PrivateRandom(0))
+    cuts = privtree_cuts(values, (0, 99), step=1.0, params=params, rng=PrivateRandom(0))
     assert cuts == _reference_cuts(values, 0, 99, params)
     assert noise.calls and set(noise.calls) == {(params.rate.numerator, params.rate.denominator)}
 
@@ -147,7 +147,7 @@ def test_one_node_split_frequency_matches_the_exact_probability():
     a = float(params.rate)
     p = math.exp(-a) / (1 + math.exp(-a))
     rng, trials = PrivateRandom(5), 3000
-    splits = sum(bool(privtree_cuts(np.zeros(THRESHOLD), (0, 1), integer=True, params=replace(params, max_depth=1),
+    splits = sum(bool(privtree_cuts(np.zeros(THRESHOLD), (0, 1), step=1.0, params=replace(params, max_depth=1),
                                     rng=rng)) for _ in range(trials))
     assert abs(splits / trials - p) < 4 * math.sqrt(p * (1 - p) / trials)
 
@@ -155,7 +155,7 @@ def test_one_node_split_frequency_matches_the_exact_probability():
 def test_cuts_of_floats_are_midpoints_inside_the_bounds():
     params = privtree_parameters(Fraction(2))
     values = np.random.default_rng(0).exponential(2.0, 5000).clip(0, 100)
-    cuts = privtree_cuts(values, (0.0, 100.0), integer=False, params=params, rng=PrivateRandom(1))
+    cuts = privtree_cuts(values, (0.0, 100.0), step=None, params=params, rng=PrivateRandom(1))
     assert cuts and all(0 < c < 100 for c in cuts) and list(cuts) == sorted(set(cuts))
     assert min(cuts) < 1  # the mass near 0 is split finely
 
@@ -300,8 +300,8 @@ def test_a_cell_cap_releases_the_first_splits_of_the_whole_tree_in_breadth_first
     """Post-processing: the capped tree is the whole tree's release cut to its first ``max_cells - 1`` splits."""
     params = privtree_parameters(Fraction(2))
     values = np.random.default_rng(3).beta(0.5, 3.0, 20_000)
-    whole = privtree_cuts(values, (0.0, 1.0), integer=False, params=params, rng=PrivateRandom(7))
-    capped = privtree_cuts(values, (0.0, 1.0), integer=False, params=params, rng=PrivateRandom(7),
+    whole = privtree_cuts(values, (0.0, 1.0), step=None, params=params, rng=PrivateRandom(7))
+    capped = privtree_cuts(values, (0.0, 1.0), step=None, params=params, rng=PrivateRandom(7),
                            max_cells=max_cells)
     assert len(whole) > 64
     assert capped == tuple(sorted(sorted(whole, key=_bfs_key)[: max_cells - 1]))
@@ -331,3 +331,16 @@ def test_the_cell_cap_keeps_the_method_from_refusing_after_privtree_spent(monkey
     assert "at most 32 cells per column" in columns["reason"]
     assert all(1 < result.schema[c].bins <= 32 for c in df.columns)
     assert max(result.schema[c].bins for c in df.columns) == 32  # the cap bit: PrivTree wanted more
+
+
+def test_a_column_of_dates_is_split_on_whole_days_as_its_day_numbers_would_be():
+    """On the public grid of one day (§10.3) the tree over seconds is the tree over day numbers, scaled: the same
+    noise gives the same splits, every cut is a midnight, and no cell lies between two midnights."""
+    params = privtree_parameters(Fraction(1))
+    days = np.random.default_rng(3).integers(-365, 7000, 6000).astype(float)
+    day = 86_400.0
+    on_days = privtree_cuts(days, (-365, 6939), step=1.0, params=params, rng=PrivateRandom(4))
+    on_seconds = privtree_cuts(days * day, (-365 * day, 6939 * day), step=day, params=params, rng=PrivateRandom(4))
+    assert len(on_days) > 20
+    assert on_seconds == tuple(c * day for c in on_days)
+    assert all(c % day == 0 and -365 * day < c <= 6939 * day for c in on_seconds)
