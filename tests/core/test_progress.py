@@ -102,9 +102,10 @@ def test_the_covering_step_and_the_reweighted_fit_show_their_progress(monkeypatc
     300,000-row flights table they take 40 s and more than a minute."""
     import functools
 
-    from synthdp.methods.measure import algorithm
+    from synthdp.methods.measure import covering_step, release, rounds
 
-    monkeypatch.setattr(algorithm, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
+    for module in (rounds, covering_step, release):  # the rounds, the covering step, the reweighted sample's fit
+        monkeypatch.setattr(module, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
     synthdp.generate_synthetic(_table(), "marginals:2", epsilon=1.0, delta=1e-6, bounds={"size": (0, 100)},
                                categories={"kind": ["a", "b", "big"]}, random_state=0)
     err = capsys.readouterr().err
@@ -185,9 +186,10 @@ def test_the_rounds_the_budget_allows_bound_the_rounds_that_follow(monkeypatch, 
     import functools
     import re
 
-    from synthdp.methods.measure import algorithm
+    from synthdp.methods.measure import covering_step, release, rounds
 
-    monkeypatch.setattr(algorithm, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
+    for module in (rounds, covering_step, release):  # the rounds, the covering step, the reweighted sample's fit
+        monkeypatch.setattr(module, "RoundProgress", functools.partial(RoundProgress, interval=0.0))
     gen = np.random.default_rng(1)
     table = pd.DataFrame({f"c{i}": gen.integers(0, 4, 2000) for i in range(6)})
     table["c1"] = (table["c0"] + gen.integers(0, 2, 2000)) % 4  # a pair worth measuring

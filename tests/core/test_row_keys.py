@@ -25,10 +25,12 @@ from synthdp.core.keys import count_equal, pack, unpack, word_spans
 from synthdp.engines.keys import aggregate
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import rounds, state
 from synthdp.methods.measure import spanning
 from synthdp.methods.measure.estimators import EstimatorSettings
-from synthdp.methods.measure.algorithm import OracleSelection, measure, record_counts
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import OracleSelection
+from synthdp.methods.measure.rounds import record_counts
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.oracles import get_oracle
 from synthdp.queries.spec import parse_query_class
@@ -101,7 +103,7 @@ class Coupling:
     def __init__(self, monkeypatch):
         self.outputs: list = []
         self.replay: list | None = None
-        real_measure, real_em = measure_module._measure_one, measure_module.exponential_mechanism
+        real_measure, real_em = state.measure_one, rounds.exponential_mechanism
 
         def measure_one(answers, attrs, sigma2, sensitivity_sq, **kw):
             m, noisy = real_measure(answers, attrs, sigma2, sensitivity_sq, **kw)
@@ -110,8 +112,9 @@ class Coupling:
         def em(scores, **kw):
             return self._step("exponential", np.asarray(scores), real_em(scores, **kw), kw["sensitivity"])
 
-        monkeypatch.setattr(measure_module, "_measure_one", measure_one)
-        monkeypatch.setattr(measure_module, "exponential_mechanism", em)
+        for module in (state, rounds):  # the marginals' measurements, the record rounds'
+            monkeypatch.setattr(module, "measure_one", measure_one)
+        monkeypatch.setattr(rounds, "exponential_mechanism", em)
         monkeypatch.setattr(spanning, "exponential_mechanism", em)  # the wide path's picks (docs/privacy.md §8.9)
 
     def _step(self, kind, true, output, sensitivity):

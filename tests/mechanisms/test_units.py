@@ -141,11 +141,11 @@ def test_partition_selection_draws_at_the_unit_rate(monkeypatch):
 def test_gaussian_charges_k_squared_over_two_sigma2(monkeypatch, query_class):
     """Every Gaussian measurement of a run at k=3 is charged 9/(2 sigma2) (marginals, add/remove), and the noise
     drawn uses that sigma2: the charge matches the noise (a sensitivity left at 1 charges 1/(2 sigma2))."""
-    from synthdp.methods.measure import algorithm as measure_module
+    from synthdp.methods.measure import state
 
     drawn = []
     real = gaussian.discrete_gaussian_array
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array",
+    monkeypatch.setattr(state, "discrete_gaussian_array",
                         lambda size, sigma2, rng: drawn.append(sigma2) or real(size, sigma2, rng))
     result = generate_synthetic(visits(), query_class, epsilon=1, delta=1e-6, random_state=2, progress=False,
                                 categories=CATEGORIES, privacy_unit="pid", max_rows_per_unit=3, n_rows=100,

@@ -11,7 +11,7 @@ is by precision, which grows with cost as ``cost**q``, ``q`` the noise
 family's ``precision_power`` (1 Gaussian, 2 Laplace).  Everything here is a
 function of the public workload, the family's ``q`` and the released
 attribute sets and costs; the measurements themselves are made (and charged)
-by :mod:`synthdp.methods.measure.algorithm`.
+by :mod:`synthdp.methods.measure.covering_step`.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ from synthdp.methods.measure import algorithm as sme
 from synthdp.methods.base import Choice, ErrorBound, Method, MethodInputs, MethodOutput, Suitability
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import maximal_marginals, uses_covering_step
+from synthdp.methods.measure.measurements import (MAX_MARGINALS, OracleSelection, backbone_marginals, candidate_weights,
+                                                  workload_marginals)
 from synthdp.methods.oracle_choice import MODE_MEANINGS, choose_oracle
 from synthdp.oracles.base import Limits
 from synthdp.queries.base import QueryClass
@@ -75,7 +77,7 @@ class MeasurePlan:
 def marginal_workload(query_class: QueryClass) -> list | None:
     """The marginals whose cells make up ``query_class``, or None if it is not a marginal class."""
     try:
-        return sme.workload_marginals(query_class, query_class.domain)
+        return workload_marginals(query_class, query_class.domain)
     except InputError:
         return None
 
@@ -126,7 +128,7 @@ def footprint_choice(inputs: MethodInputs, weights, options, oracle: bool) -> Ch
 def covering_note(domain, workload, options, *, pure: bool) -> str:
     """The plan's words for the covering step (docs/privacy.md §8.10): from the domain, workload, options and the
     noise family (pure DP: discrete Laplace)."""
-    candidates = list(sme.candidate_weights(workload))
+    candidates = list(candidate_weights(workload))
     if uses_covering_step(len(domain), candidates, options, oracle=False, light_tailed=not pure):
         return (f"; the rounds spend {1 - options.cover_share} of the budget, the rest measures once each workload "
                 "marginal no measurement of the rounds contains (docs/privacy.md §8.10)")
@@ -178,7 +180,7 @@ def plan_pure(inputs: MethodInputs, options) -> MeasurePlan:
     marginals = Choice(len(workload), f"the marginals whose cells make up {qc.name}; candidates are them and "
                                       "their subsets" + covering_note(qc.domain, workload, options, pure=True))
     return MeasurePlan(inputs, Choice(inputs.epsilon, why), marginals, options, pure=True,
-                       footprint=footprint_choice(inputs, sme.candidate_weights(workload), options, False))
+                       footprint=footprint_choice(inputs, candidate_weights(workload), options, False))
 
 
 def oracle_selection(inputs: MethodInputs, options) -> tuple[list, Choice, Choice, Choice, int]:
@@ -190,7 +192,7 @@ def oracle_selection(inputs: MethodInputs, options) -> tuple[list, Choice, Choic
                          "class closed under complement; drop closed=False")
     rspm_rounds = (f"RSPM over the whole class every {options.oracle_every}th round" if options.oracle_every
                    else "no RSPM rounds (they did not pay for themselves on the tuning set, docs/benchmarks.md#measure-defaults)")
-    workload = sme.backbone_marginals(qc.domain, options.backbone_width)
+    workload = backbone_marginals(qc.domain, options.backbone_width)
     marginals = Choice(len(workload),
                        f"{qc.name} is not a marginal class: the exponential mechanism scores "
                        f"the {options.backbone_width}-way marginals and their subsets, and every "
@@ -198,8 +200,8 @@ def oracle_selection(inputs: MethodInputs, options) -> tuple[list, Choice, Choic
                        f"records; {rspm_rounds}")
     found, why = choose_oracle(settings["oracle"], qc, "query player")
     letter = "N" if settings["time_limit"] is not None and options.oracle_every else "E"
-    oracle = Choice(sme.OracleSelection(qc, found, letter, None if letter == "E" else
-                                        Limits(time_limit=settings["time_limit"])), why)
+    oracle = Choice(OracleSelection(qc, found, letter, None if letter == "E" else
+                                    Limits(time_limit=settings["time_limit"])), why)
     mode = (Choice(letter, MODE_MEANINGS[letter]) if options.oracle_every
             else Choice("-", "no RSPM rounds: no query oracle runs (time_limit, if given, is not used)"))
     rounds = options.max_rounds or options.rounds_per_attribute * len(qc.domain)
@@ -229,7 +231,7 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
         if reserve >= delta:
             raise InputError(f"delta={float(delta):.3g} is too small for {calls} RSPM calls, whose clips need "
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
-    weights = sme.candidate_weights(workload)
+    weights = candidate_weights(workload)
     check_sizes(qc.domain, weights, CoarseViews.for_options(qc.domain, options))
     rho = rho_for_dp(epsilon, delta - reserve - inputs.filter_delta) - inputs.filter_rho
     why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
@@ -273,10 +275,10 @@ class MeasureMethod(Method):
         if workload is not None:
             return Suitability(True, "a marginal class with a delta: select-measure-estimate (docs/privacy.md §8) "
                                      "is several times more accurate than the game on every marginal benchmark")
-        backbone = len(sme.backbone_marginals(qc.domain, sme.MeasureOptions().backbone_width))
-        if backbone > sme.MAX_MARGINALS:  # the wide path (docs/privacy.md §8.9) is not measured on these classes yet
+        backbone = len(backbone_marginals(qc.domain, sme.MeasureOptions().backbone_width))
+        if backbone > MAX_MARGINALS:  # the wide path (docs/privacy.md §8.9) is not measured on these classes yet
             return Suitability(False, f"{qc.name} is not a marginal class and its {backbone} backbone marginals "
-                                      f"exceed {sme.MAX_MARGINALS}, the most select-measure-estimate selects from")
+                                      f"exceed {MAX_MARGINALS}, the most select-measure-estimate selects from")
         return Suitability(True, f"{qc.name} with a delta: select-measure-estimate over a backbone of small "
                                  "marginals and the estimate's most probable records; its certified error over all "
                                  "conjunctions is a small fraction of the game's (docs/benchmarks.md)")
@@ -319,7 +321,7 @@ class MeasureMethod(Method):
             result = sme.measure(real, inputs.query_class, budget=inputs.epsilon, ledger=ledger, pure=True, **common)
             release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements])
             selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
-            workload = sme.workload_marginals(inputs.query_class, real.domain)
+            workload = workload_marginals(inputs.query_class, real.domain)
             return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [],
                                 joint_warning(result.measurements, real.domain, workload), result.estimate)
         oracle = plan.oracle
@@ -334,7 +336,7 @@ class MeasureMethod(Method):
         selected = [m.query or ",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
         conditional = oracle is not None and oracle.value.mode == "N"
         warned = [] if oracle is not None else \
-            joint_warning(result.measurements, real.domain, sme.workload_marginals(inputs.query_class, real.domain))
+            joint_warning(result.measurements, real.domain, workload_marginals(inputs.query_class, real.domain))
         return MethodOutput(result.records, ledger, rng.numpy_generator(), conditional, selected, release, {}, [],
                             warned, result.estimate)
 

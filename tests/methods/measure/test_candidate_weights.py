@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from synthdp.methods.measure.algorithm import candidate_weights
+from synthdp.methods.measure.measurements import candidate_weights
 
 
 def test_weights_and_closure_match_the_definition():

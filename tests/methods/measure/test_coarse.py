@@ -23,12 +23,15 @@ from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import estimators
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import covering_step, rounds, state
 from synthdp.methods.measure.coarse import (
     CoarseViews, coarse_index, group_map, group_spread, group_sum,
 )
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure.algorithm import _scores, candidate_weights, fine_mass_suffices, measure
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.covering_step import fine_mass_suffices
+from synthdp.methods.measure.measurements import candidate_weights
+from synthdp.methods.measure.rounds import _scores
 from synthdp.methods.measure.footprint import footprint
 from synthdp.methods.measure.noise_family import GaussianNoise
 from synthdp.methods.measure.settings import MeasureOptions
@@ -161,14 +164,14 @@ def test_coarse_scores_move_by_at_most_the_sensitivity_on_neighbours():
 @pytest.mark.parametrize("relation,sens_sq", [("add-remove", 1), ("replace-one", 2)])
 def test_coarse_measurements_are_charged_as_marginals_and_measure_the_grouped_counts(monkeypatch, relation, sens_sq):
     data, views, captured = table(), CoarseViews(DOMAIN, groups=GROUPS), []
-    real = measure_module._measure_one
+    real = state.measure_one
 
     def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
         m, y = real(answers, attrs, sigma2, sensitivity_sq, **kw)
         captured.append((m, answers.copy(), y))
         return m, y
 
-    monkeypatch.setattr(measure_module, "_measure_one", spy)
+    monkeypatch.setattr(state, "measure_one", spy)
     rho = Fraction(2)  # precise: the rounds afford coarse pairs
     ledger = ZcdpLedger(rho)
     measure(data, WORKLOAD, budget=rho, relation=relation, ledger=ledger, rng=PrivateRandom(0), options=OPTIONS,
@@ -255,7 +258,7 @@ def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap(monk
     """With no share of the size cap a twin is picked only once a model clique holds its fine cells (it adds no
     cells to the model); with the whole cap, before."""
     data, rho, views = table(), Fraction(2), CoarseViews(DOMAIN, groups=GROUPS)
-    real = measure_module._select
+    real = rounds._select
     for share in (0.0, 1.0):
         held = []
 
@@ -265,7 +268,7 @@ def test_twins_are_candidates_only_within_their_share_of_the_model_size_cap(monk
                 held.append(model.holder(views.base(r)) is not None)
             return r, before
 
-        monkeypatch.setattr(measure_module, "_select", spy)
+        monkeypatch.setattr(rounds, "_select", spy)
         measure(data, WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(0),
                 options=replace(OPTIONS, coarse_model_share=share), progress=False)
         assert held and all(held) == (share == 0.0)
@@ -300,7 +303,7 @@ def test_a_candidate_of_more_fine_cells_than_the_cap_is_read_through_its_twin_on
     assert views.counted_cells((0, 2)) == 9 * 8 and views.counted_cells((0, 1)) == 63
     assert set(CoarseViews(DOMAIN, groups=GROUPS).fine_candidates(weights)) == set(weights)  # no cap
     data = table()
-    answers = measure_module._TrueCounts(data, views)
+    answers = state.TrueCounts(data, views)
     twin = views.coarse((0, 2))
     assert np.array_equal(answers[twin], views.read(twin, data.marginal((0, 2)).reshape(-1)))
     assert (0, 2) not in answers  # the fine counts were never formed
@@ -323,13 +326,13 @@ def test_a_twin_read_through_only_is_measured_once_even_when_twins_are_refined(m
     within the cap is read through its groups): a twin within the cap is read, and refined, and (b, c) is read
     finely even at ``cover_fine_mass = 1``."""
     counted = []
-    missing = measure_module._TrueCounts.__missing__
+    missing = state.TrueCounts.__missing__
 
     def recorded(self, r):
         counted.append(r)
         return missing(self, r)
 
-    monkeypatch.setattr(measure_module._TrueCounts, "__missing__", recorded)
+    monkeypatch.setattr(state.TrueCounts, "__missing__", recorded)
     rho = Fraction(1, 4)
     options = replace(OPTIONS, max_fine_cells=100, refine_split="halves", cover_fine_mass=1.0)
     release = measure(table(), WORKLOAD, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho),
@@ -378,9 +381,9 @@ def test_the_covering_rule_weighs_the_counts_against_their_own_sum_not_the_model
 
     run = SimpleNamespace(views=CoarseViews(DOMAIN, groups=GROUPS, max_fine_cells=100),
                           noise=GaussianNoise("add-remove"), options=replace(OPTIONS, cover_fine_mass=1.0))
-    assert measure_module._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 2)]
+    assert covering_step._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 2)]
     counts[0] = 1.0  # a cell under the deviation (2): through the twin
-    assert measure_module._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 6)]
+    assert covering_step._cover_readings(run, Model(), [((1, 2), Fraction(4))]) == [(1, 6)]
 
 
 def test_the_plan_counts_the_largest_candidates_through_their_twins():

@@ -17,7 +17,8 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import algorithm, copula
+from synthdp.methods.measure import algorithm, copula, release as release_module
+from synthdp.methods.measure.state import TrueCounts
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.coarse import group_map
 from synthdp.methods.measure.copula import (Copula, bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
@@ -292,10 +293,10 @@ def test_the_copula_reads_released_counts_only(monkeypatch):
     other = triple_table(0.0)
 
     def swapped(run, measured, *args):
-        return release(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), measured, *args)
+        return release(replace(run, data=other, answers=TrueCounts(other, run.views)), measured, *args)
 
-    release = algorithm._release
-    monkeypatch.setattr(algorithm, "_release", swapped)
+    release = algorithm.release
+    monkeypatch.setattr(algorithm, "release", swapped)
     assert np.array_equal(run_triple(data, "copula"), plain)
 
 
@@ -413,16 +414,16 @@ def test_every_copula_a_run_draws_from_reads_released_counts_only(monkeypatch):
     data are swapped for an uncorrelated table."""
     data, other = triple_table(0.97), triple_table(0.0)
     same = []
-    drawn = algorithm._copula
+    drawn = release_module._copula
 
     def checked(run, maps, tables):
         mine = drawn(run, maps, tables)
-        theirs = drawn(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), maps, tables)
+        theirs = drawn(replace(run, data=other, answers=TrueCounts(other, run.views)), maps, tables)
         same.append(mine is not None and theirs is not None and mine.columns == theirs.columns
                     and np.array_equal(mine.correlation, theirs.correlation))
         return mine
 
-    monkeypatch.setattr(algorithm, "_copula", checked)
+    monkeypatch.setattr(release_module, "_copula", checked)
     run_triple(data, "copula")
     assert len(same) >= 1 and all(same)
 
@@ -482,8 +483,8 @@ def test_a_run_on_a_few_thousand_rows_draws_a_related_pair_from_the_copula(monke
     z = np.random.default_rng(9).integers(0, 48, 4_000)
     data = AggregatedData.from_codes(TRIPLE, np.column_stack([np.minimum(codes[:, 0], 47), codes[:, 2], z]))
     real = np.corrcoef(np.repeat(data.codes, data.counts, axis=0)[:, :2].T)[0, 1]
-    drawn, copulas = algorithm._copula, []
-    monkeypatch.setattr(algorithm, "_copula", lambda *args: copulas.append(drawn(*args)) or copulas[-1])
+    drawn, copulas = release_module._copula, []
+    monkeypatch.setattr(release_module, "_copula", lambda *args: copulas.append(drawn(*args)) or copulas[-1])
     rho = Fraction(1, 90)
     measure(data, [(0, 1, 2)], budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(seed),
             options=MeasureOptions(), progress=False)

@@ -15,10 +15,13 @@ from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.laplace import spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import covering_step, rounds, state
+from synthdp.methods.measure import release as release_module
 from synthdp.methods.measure.coverage import (cover_shares, covering_pays, fill, maximal_marginals, precision_level,
                                       rounds_budget, water_level)
-from synthdp.methods.measure.algorithm import REWEIGHTED_SAMPLE, measure
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE
+from synthdp.methods.measure.reweight import CAPPED_GROWTH
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise
 from tests.methods.measure.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
@@ -127,13 +130,13 @@ def test_covering_measurements_and_their_charges(monkeypatch, relation, sens_sq)
     the scale of its share of what is left (cover_shares), each charged Delta2**2 / (2 sigma2) for the sigma2 its
     sampler received, served by the reweighted sample; the run spends all of rho and no more."""
     drawn = []
-    real = measure_module.discrete_gaussian_array
+    real = state.discrete_gaussian_array
 
     def spy(size, sigma2, rng):
         drawn.append(sigma2)
         return real(size, sigma2, rng)
 
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array", spy)
+    monkeypatch.setattr(state, "discrete_gaussian_array", spy)
     budget = Fraction(1, 2)
     release, ledger = covering_run(table(), relation=relation, budget=budget)
     paid = release.measurements
@@ -241,7 +244,7 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
     """Statistical audit of the covering measurements alone: their noise has the variance of N_Z(0, sigma2) (a
     quarter of it if the noise were drawn at half the standard deviation charged)."""
     captured = []
-    real = measure_module._measure_one
+    real = state.measure_one
 
     def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
         m, y = real(answers, attrs, sigma2, sensitivity_sq, **kw)
@@ -249,7 +252,7 @@ def test_covering_noise_has_the_charged_scale(monkeypatch):
             captured.append((y - answers) / math.sqrt(float(sigma2)))
         return m, y
 
-    monkeypatch.setattr(measure_module, "_measure_one", spy)
+    monkeypatch.setattr(state, "measure_one", spy)
     for seed in range(3):
         covering_run(table(), budget=Fraction(1, 5000), seed=seed)  # sigma2 in the thousands
     noise = np.concatenate(captured)
@@ -264,13 +267,13 @@ FIT_OPTIONS = replace(OPTIONS, cover_deep_iters=7, cover_iters=5)
 def spy_fit(monkeypatch) -> dict:
     """The keywords the last reweighted fit of a run is given (filled as the run goes)."""
     seen = {}
-    real = measure_module.fit_weights
+    real = release_module.fit_weights
 
     def spy(model, groups, **kw):
         seen.update(kw)
         return real(model, groups, **kw)
 
-    monkeypatch.setattr(measure_module, "fit_weights", spy)
+    monkeypatch.setattr(release_module, "fit_weights", spy)
     return seen
 
 
@@ -292,14 +295,14 @@ def test_final_fit_is_deep_only_when_the_covering_noise_is_small(monkeypatch, bu
     (``cover_iters``); computed from the released scales and total, never from the data."""
     _, spread, fit = final_fit_run(monkeypatch, budget=budget)
     assert (spread <= FIT_OPTIONS.cover_deep_below) == deep
-    assert fit == ((7, math.inf) if deep else (5, measure_module.CAPPED_GROWTH))
+    assert fit == ((7, math.inf) if deep else (5, CAPPED_GROWTH))
 
 
 def test_final_fit_under_pure_dp_keeps_the_capped_steps(monkeypatch):
     """Under pure DP (discrete Laplace, heavy tails) the final fit keeps the capped steps however small the noise."""
     _, spread, fit = final_fit_run(monkeypatch, budget=Fraction(4), pure=True)
     assert spread < FIT_OPTIONS.cover_deep_below  # small enough for the deep fit under zCDP
-    assert fit == (5, measure_module.CAPPED_GROWTH)
+    assert fit == (5, CAPPED_GROWTH)
 
 
 def test_cover_share_is_checked():
@@ -321,7 +324,7 @@ def test_footprint_counts_the_covering_reweighting():
     """The plan's memory estimate holds the covering step's design (an entry per measurement and support record,
     twice) when the step runs, and nothing for it when it does not (docs/privacy.md §8.10, step 4)."""
     from synthdp.methods.measure.footprint import BYTES_PER_DESIGN_ENTRY, SAMPLE_COPIES, footprint
-    from synthdp.methods.measure.algorithm import candidate_weights
+    from synthdp.methods.measure.measurements import candidate_weights
 
     cands = list(candidate_weights(WORKLOAD))
     on = footprint(DOMAIN, cands, OPTIONS, n_rows=None, oracle=False)
@@ -349,15 +352,18 @@ def test_sample_counts_in_batches_give_the_same_release_and_no_true_count_outliv
     options = dict(epsilon=1.0, delta=1e-9, bounds=bounds, categories=categories, clip=True,
                    nullable=list(categories), datetimes=table.datetimes, random_state=0, progress=False)
     counted, held = [], []
-    real_batches, real_refit = measure_module.marginal_counts_in_batches, measure_module._refit
-    monkeypatch.setattr(measure_module, "marginal_counts_in_batches",
-                        lambda domain, sample, sets, **k: (counted.append(len(sets)),
-                                                           real_batches(domain, sample, sets, **k))[1])
-    monkeypatch.setattr(measure_module, "_refit",
-                        lambda run, *a, **k: (held.append(len(run.answers)), real_refit(run, *a, **k))[1])
+    real_batches, real_refit = rounds.marginal_counts_in_batches, state.refit
+    for module in (rounds, covering_step):  # the rounds' scores, the covering step's readings
+        monkeypatch.setattr(module, "marginal_counts_in_batches",
+                            lambda domain, sample, sets, **k: (counted.append(len(sets)),
+                                                               real_batches(domain, sample, sets, **k))[1])
+    for module in (rounds, release_module):  # every fit: the rounds' and the final one
+        monkeypatch.setattr(module, "refit",
+                            lambda run, *a, **k: (held.append(len(run.answers)), real_refit(run, *a, **k))[1])
     whole = synthdp.generate_synthetic(data, "marginals:3", **options)
     assert sum(counted) > 20 and held[-1] == 0 and max(held) > 0
-    monkeypatch.setattr(measure_module, "SCORE_BATCH_CELLS", 1)
+    for module in (rounds, covering_step):
+        monkeypatch.setattr(module, "SCORE_BATCH_CELLS", 1)
     one_by_one = synthdp.generate_synthetic(data, "marginals:3", **options)
     assert one_by_one.report.release.to_dict() == whole.report.release.to_dict()
     assert one_by_one.data.equals(whole.data)

@@ -16,6 +16,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm
+from synthdp.methods.measure.state import TrueCounts
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.linked_pairs import departure, group_table, linked_pairs, redraw_pairs
@@ -154,12 +155,12 @@ def test_the_pairs_drawn_read_released_counts_only(monkeypatch):
     same records."""
     data, other = pair_table(), pair_table(related=False)
     plain = run_pairs(data)
-    release = algorithm._release
+    release = algorithm.release
 
     def swapped(run, measured, *args):
-        return release(replace(run, data=other, answers=algorithm._TrueCounts(other, run.views)), measured, *args)
+        return release(replace(run, data=other, answers=TrueCounts(other, run.views)), measured, *args)
 
-    monkeypatch.setattr(algorithm, "_release", swapped)
+    monkeypatch.setattr(algorithm, "release", swapped)
     assert np.array_equal(run_pairs(data), plain)
 
 

@@ -13,10 +13,12 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import rounds, state
 from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.coarse import CoarseViews
-from synthdp.methods.measure.algorithm import _scores, candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import candidate_weights, workload_marginals
+from synthdp.methods.measure.rounds import _scores
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.queries.spec import parse_query_class
 
@@ -62,7 +64,7 @@ def test_charges_match_the_noise_drawn_and_the_sensitivities(monkeypatch, relati
     """Every Gaussian charge is Delta2**2/(2 sigma2) for the sigma2 the sampler actually received, and the
     EM runs with the score sensitivity of §8.3 (max weight, doubled under replace-one)."""
     drawn, em_calls = [], []
-    real_gauss, real_em = measure_module.discrete_gaussian_array, measure_module.exponential_mechanism
+    real_gauss, real_em = state.discrete_gaussian_array, rounds.exponential_mechanism
 
     def gauss(size, sigma2, rng):
         drawn.append(sigma2)
@@ -72,8 +74,8 @@ def test_charges_match_the_noise_drawn_and_the_sensitivities(monkeypatch, relati
         em_calls.append(kw)
         return real_em(scores, **kw)
 
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array", gauss)
-    monkeypatch.setattr(measure_module, "exponential_mechanism", em)
+    monkeypatch.setattr(state, "discrete_gaussian_array", gauss)
+    monkeypatch.setattr(rounds, "exponential_mechanism", em)
     release, ledger = run(table(), relation=relation)
     gauss_events = [e for e in ledger.events if e.mechanism == "gaussian"]
     assert len(drawn) == len(gauss_events)
@@ -88,14 +90,14 @@ def test_charges_match_the_noise_drawn_and_the_sensitivities(monkeypatch, relati
 def test_measurement_noise_has_the_charged_scale(monkeypatch):
     """Statistical audit: the noise added to the measured counts has the variance of N_Z(0, sigma2) charged."""
     captured = []
-    real = measure_module._measure_one
+    real = state.measure_one
 
     def spy(answers, attrs, sigma2, sensitivity_sq, **kw):
         m, y = real(answers, attrs, sigma2, sensitivity_sq, **kw)
         captured.append((y - answers, m.sigma2, m.rho, sensitivity_sq))
         return m, y
 
-    monkeypatch.setattr(measure_module, "_measure_one", spy)
+    monkeypatch.setattr(state, "measure_one", spy)
     run(table(), rho=Fraction(1, 5000))  # large noise: sigma2 in the hundreds
     noise = np.concatenate([z / math.sqrt(float(s2)) for z, s2, _, _ in captured])
     assert noise.size >= 13
@@ -143,7 +145,7 @@ def test_scores_by_their_definition(batch_cells, monkeypatch):
     from synthdp.methods.measure import estimators
     from synthdp.methods.measure.estimators import NoisyMarginal
 
-    monkeypatch.setattr(measure_module, "SCORE_BATCH_CELLS", batch_cells)
+    monkeypatch.setattr(rounds, "SCORE_BATCH_CELLS", batch_cells)
     data = table()
     weights = candidate_weights(WORKLOAD)
     model = estimators.fit(DOMAIN, [NoisyMarginal((a,), data.marginal((a,)).reshape(-1) + 0.3, 4.0)
@@ -260,7 +262,7 @@ def test_accuracy_on_a_small_table():
 
 
 def _paid(attrs, selected_by):
-    from synthdp.methods.measure.algorithm import Measurement
+    from synthdp.methods.measure.measurements import Measurement
 
     names = tuple(DOMAIN.names[a] for a in attrs)
     return Measurement(attrs, names, Fraction(1), Fraction(1, 100), None if selected_by in ("initial", "cover")

@@ -37,11 +37,11 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.rspm import CLIP_BOUND
 from synthdp.accounting.zcdp import ZcdpLedger, gaussian_rho, pure_rho, rho_for_dp
 from synthdp.methods.measure import estimators
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import algorithm, rounds, state
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
-from synthdp.methods.measure.algorithm import (
-    REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, measure, query_attributes,
-)
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, OracleSelection, query_attributes
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.game.players import game_instance
 from synthdp.methods.measure.reweight import WeightedSample, fit_weights, marginal_group, query_group
 from synthdp.oracles.base import Limits
@@ -105,7 +105,7 @@ class Wire:
         self.calls: list[tuple[object, dict, object]] = []
         self.games: list[tuple[AggregatedData, AggregatedData]] = []
         self.rates: list[Fraction] = []  # the rate DLap noise is actually drawn at, per RSPM call
-        real_rspm, real_game, real_vector = (measure_module.rspm, measure_module.game_instance,
+        real_rspm, real_game, real_vector = (rounds.rspm, rounds.game_instance,
                                              rspm_module.discrete_laplace_vector)
 
         def rspm(instance, **kwargs):
@@ -123,8 +123,8 @@ class Wire:
             self.rates.append(Fraction(s, t))
             return real_vector(m, s, t, rng)
 
-        monkeypatch.setattr(measure_module, "rspm", rspm)
-        monkeypatch.setattr(measure_module, "game_instance", game_instance)
+        monkeypatch.setattr(rounds, "rspm", rspm)
+        monkeypatch.setattr(rounds, "game_instance", game_instance)
         monkeypatch.setattr(rspm_module, "discrete_laplace_vector", vector)
 
 
@@ -197,7 +197,7 @@ def test_the_objective_rspm_receives_moves_by_exactly_2n_on_neighbours(monkeypat
 
 def test_a_halved_rspm_sensitivity_is_caught(monkeypatch):
     """The mutation check of §8.8 item 3, kept as a test: Delta = N instead of 2N makes the check fail."""
-    monkeypatch.setattr(measure_module, "difference_sensitivity", lambda W, relation, objective: int(W))
+    monkeypatch.setattr(rounds, "difference_sensitivity", lambda W, relation, objective: int(W))
     wire = Wire(monkeypatch)
     _, ledger = run(table())
     with pytest.raises(AssertionError, match="Delta = 2N"):
@@ -212,8 +212,7 @@ class Measured:
         self.calls: list[dict] = []
         self.draws: list[tuple[int, Fraction]] = []
         self.rounds: list[dict] = []
-        real_one, real_draw, real_round = (measure_module._measure_one, measure_module.discrete_gaussian_array,
-                                           measure_module._oracle_round)
+        real_one, real_draw, real_round = (state.measure_one, state.discrete_gaussian_array, rounds._oracle_round)
 
         def measure_one(answers, attrs, sigma2, sensitivity_sq, **kw):
             self.calls.append(dict(answers=np.array(answers), attrs=attrs, sigma2=sigma2,
@@ -228,9 +227,10 @@ class Measured:
             self.rounds.append(kw)
             return real_round(*args, **kw)
 
-        monkeypatch.setattr(measure_module, "_measure_one", measure_one)
-        monkeypatch.setattr(measure_module, "discrete_gaussian_array", draw)
-        monkeypatch.setattr(measure_module, "_oracle_round", oracle_round)
+        for module in (state, rounds):  # the marginals' measurements, the oracle and record rounds'
+            monkeypatch.setattr(module, "measure_one", measure_one)
+        monkeypatch.setattr(state, "discrete_gaussian_array", draw)
+        monkeypatch.setattr(rounds, "_oracle_round", oracle_round)
 
     def rspm_measurements(self) -> list[dict]:
         return [c for c in self.calls if c.get("selected_by") == "rspm"]
@@ -370,7 +370,7 @@ def test_plan_reserves_the_clips_out_of_delta_before_converting(demo, monkeypatc
     """rho = rho_for_dp(eps, delta - round_up((1 + e^eps) clip_budget)), clip_budget = calls * CLIP_BOUND."""
     _, schema = demo
     with_rspm = MeasureOptions(oracle_every=8)  # 48 planned rounds on the demo's 6 attributes: 6 RSPM calls
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: with_rspm)  # what plan_measure builds
+    monkeypatch.setattr(algorithm, "MeasureOptions", lambda: with_rspm)  # what plan_measure builds
     bound = Fraction(1, 10**11)  # a clip bound large enough for the reserve to move rho
     monkeypatch.setattr(rspm_module, "CLIP_BOUND", bound)
     epsilon, delta = 1.0, 1e-9
@@ -391,7 +391,7 @@ def test_the_real_clip_bound_costs_next_to_nothing_and_no_rspm_rounds_reserve_no
     default = _measure_plan(schema, "halfspaces")
     assert MeasureOptions().oracle_every == 0 and default.oracle is not None
     assert default.clip_budget == 0 and default.rho.value == marginal.rho.value
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: MeasureOptions(oracle_every=8))
+    monkeypatch.setattr(algorithm, "MeasureOptions", lambda: MeasureOptions(oracle_every=8))
     plan = _measure_plan(schema, "halfspaces")
     assert plan.clip_budget == 6 * CLIP_BOUND and 0 < CLIP_BOUND <= Fraction(math.exp(-70)) * (1 + Fraction(1, 10**6))
     assert plan.rho.value <= marginal.rho.value
@@ -406,7 +406,7 @@ def test_add_remove_neighbours_release_the_same_unpaid_values(demo, monkeypatch)
     rho, clip reserve, rows, the public schedule of RSPM rounds, Delta handed to RSPM, and everything before
     the first measurement that a selection chose are identical (§8.6, §8.8 item 4)."""
     df, schema = demo
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)  # what plan_measure builds
+    monkeypatch.setattr(algorithm, "MeasureOptions", lambda: FAST)  # what plan_measure builds
     small = df.head(300)
     plus = df.head(301)
     runs = []
@@ -440,7 +440,7 @@ def test_the_true_n_is_read_only_by_the_rspm_objective(monkeypatch):
     data = table()
     inside = []
     real_n = AggregatedData.n
-    real_game = measure_module.game_instance
+    real_game = rounds.game_instance
 
     def guarded(self):
         if self is data and not inside:
@@ -455,7 +455,7 @@ def test_the_true_n_is_read_only_by_the_rspm_objective(monkeypatch):
             inside.pop()
 
     monkeypatch.setattr(AggregatedData, "n", property(guarded))
-    monkeypatch.setattr(measure_module, "game_instance", game_instance)
+    monkeypatch.setattr(rounds, "game_instance", game_instance)
     release, _ = run(data)
     assert len(release.records) == max(1, round(release.model_total))
     release, _ = run(data, n_rows=77)
@@ -577,7 +577,7 @@ def _mode_n_run(df, schema):
 @pytest.fixture
 def failing_oracle_plan(monkeypatch):
     """Plans whose RSPM rounds run every other round with an oracle that always FAILs."""
-    monkeypatch.setattr(measure_module, "MeasureOptions", lambda: FAST)
+    monkeypatch.setattr(algorithm, "MeasureOptions", lambda: FAST)
     monkeypatch.setattr(measure_method, "choose_oracle",
                         lambda name, qc, role: (AdversarialOracle(**ALWAYS_FAILS), "a failing stub"))
 

@@ -18,8 +18,10 @@ from synthdp.mechanisms import laplace as laplace_module
 from synthdp.accounting.ledger import Ledger
 from synthdp.mechanisms.laplace import laplace_mean_abs, laplace_measure, laplace_variance, spent_epsilon
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import estimators, rounds
+from synthdp.methods.measure import release as release_module
 from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import candidate_weights
 from tests.methods.measure.test_measure import DOMAIN, OPTIONS, WORKLOAD, table
 
 
@@ -137,20 +139,20 @@ def test_a_pure_run_spends_its_epsilon_and_charges_each_selection_its_epsilon(mo
     is left); each exponential selection is charged its own epsilon (not eps**2/8) with the score sensitivity
     of §8.3, and each measurement rate * Delta_1 with Delta_1 = 1 or 2 by relation."""
     em = []
-    real = measure_module.exponential_mechanism
+    real = rounds.exponential_mechanism
 
     def spy(scores, **kw):
         em.append(kw)
         return real(scores, **kw)
 
-    monkeypatch.setattr(measure_module, "exponential_mechanism", spy)
+    monkeypatch.setattr(rounds, "exponential_mechanism", spy)
     release, ledger = pure_run(table(), relation=relation, epsilon=Fraction(2))
     assert all(e.delta == 0 and e.clip == 0 for e in ledger.events)
     assert Fraction(2) * (1 - Fraction(1, 10**6)) <= spent_epsilon(ledger) <= 2
     selections = [e for e in ledger.events if e.mechanism == "exponential"]
     assert [e.epsilon for e in selections] == [kw["epsilon"] for kw in em]
     factor = 1 if relation == "add-remove" else 2
-    assert all(kw["sensitivity"] == factor * max(measure_module.candidate_weights(WORKLOAD).values()) for kw in em)
+    assert all(kw["sensitivity"] == factor * max(candidate_weights(WORKLOAD).values()) for kw in em)
     assert all(m.cost == m.scale * factor for m in release.measurements)
     covered = sum(m.selected_by == "cover" for m in release.measurements)  # §8.10
     assert len(release.measurements) == len(DOMAIN) + release.rounds + covered
@@ -170,21 +172,21 @@ def test_pure_runs_never_read_the_true_n(monkeypatch):
 
 def test_the_estimator_weights_laplace_measurements_by_their_inverse_variance(monkeypatch):
     fitted = []
-    real = measure_module.estimators.fit
+    real = estimators.fit
 
     def spy(domain, measurements, iters, warm_start=None, **kw):
         fitted.append(list(measurements))
         return real(domain, measurements, iters, warm_start=warm_start, **kw)
 
     groups = []
-    real_weights = measure_module.fit_weights
+    real_weights = release_module.fit_weights
 
     def spy_weights(model, measured_groups, **kw):
         groups.append(list(measured_groups))
         return real_weights(model, measured_groups, **kw)
 
-    monkeypatch.setattr(measure_module.estimators, "fit", spy)
-    monkeypatch.setattr(measure_module, "fit_weights", spy_weights)
+    monkeypatch.setattr(estimators, "fit", spy)
+    monkeypatch.setattr(release_module, "fit_weights", spy_weights)
     release, _ = pure_run(table())
     held = [m for m in release.measurements if m.selected_by != "cover"]
     cover = release.measurements[len(held):]  # the covering step's, served by the reweighted sample (§8.10)

@@ -18,11 +18,12 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import rounds, state
 from synthdp.methods.measure.estimators import EstimatorSettings
-from synthdp.methods.measure.algorithm import (
-    REWEIGHTED_SAMPLE, MeasureOptions, OracleSelection, _round_kind, measure, record_counts, record_scores,
-)
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, OracleSelection
+from synthdp.methods.measure.rounds import _round_kind, record_counts, record_scores
+from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.oracles import get_oracle
 from synthdp.queries.spec import parse_query_class
 
@@ -52,7 +53,7 @@ def run(data, *, relation="add-remove", rho=Fraction(1, 2), options=OPTIONS, see
 def test_record_rounds_are_charged_with_sensitivity_one_under_both_relations(monkeypatch, relation):
     """The record EM runs at sensitivity 1 and is charged eps**2/8; the record's count at Delta2**2 = 1."""
     em_calls, drawn = [], []
-    real_em, real_gauss = measure_module.exponential_mechanism, measure_module.discrete_gaussian_array
+    real_em, real_gauss = rounds.exponential_mechanism, state.discrete_gaussian_array
 
     def em(scores, **kw):
         em_calls.append((len(scores), kw["sensitivity"], kw["epsilon"]))
@@ -62,8 +63,8 @@ def test_record_rounds_are_charged_with_sensitivity_one_under_both_relations(mon
         drawn.append((size, sigma2))
         return real_gauss(size, sigma2, rng)
 
-    monkeypatch.setattr(measure_module, "exponential_mechanism", em)
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array", gauss)
+    monkeypatch.setattr(rounds, "exponential_mechanism", em)
+    monkeypatch.setattr(state, "discrete_gaussian_array", gauss)
     release, ledger = run(spiked(), relation=relation)
     records = [m for m in release.measurements if m.query is not None]
     assert records, "no record round ran"
@@ -183,8 +184,8 @@ def test_record_candidates_are_the_same_list_on_neighbouring_tables(monkeypatch)
     def candidates(data):
         listed = []
         for j in range(options.record_candidates):
-            monkeypatch.setattr(measure_module, "exponential_mechanism", lambda scores, **kw: j)
-            m, _, _ = measure_module._record_round(
+            monkeypatch.setattr(rounds, "exponential_mechanism", lambda scores, **kw: j)
+            m, _, _ = rounds._record_round(
                 data, estimate, select_rho=Fraction(1, 10), measure_rho=Fraction(1, 10), options=options,
                 ledger=ZcdpLedger(Fraction(1)), relation="add-remove", rng=PrivateRandom(0),
                 generator=np.random.default_rng(5), label="record")

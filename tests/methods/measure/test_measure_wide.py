@@ -15,10 +15,11 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure import spanning
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import state
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.footprint import check_fits, footprint
-from synthdp.methods.measure.algorithm import candidate_weights, measure, workload_marginals
+from synthdp.methods.measure.algorithm import measure
+from synthdp.methods.measure.measurements import candidate_weights, workload_marginals
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.spanning import candidate_pool, pair_scores, spanning_pairs, unheld
 
@@ -78,7 +79,7 @@ def test_spanning_step_charges_and_sensitivities(monkeypatch, relation, sens_sq,
     """d - 1 picks at the eps of a third of the spanning share, each at the pair score's sensitivity; every
     measurement charged Delta2**2/(2 sigma2) for the sigma2 drawn; the whole run within rho."""
     picks, drawn = [], []
-    real_em, real_gauss = spanning.exponential_mechanism, measure_module.discrete_gaussian_array
+    real_em, real_gauss = spanning.exponential_mechanism, state.discrete_gaussian_array
 
     def em(scores, **kw):
         picks.append(kw)
@@ -89,7 +90,7 @@ def test_spanning_step_charges_and_sensitivities(monkeypatch, relation, sens_sq,
         return real_gauss(size, sigma2, rng)
 
     monkeypatch.setattr(spanning, "exponential_mechanism", em)
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array", gauss)
+    monkeypatch.setattr(state, "discrete_gaussian_array", gauss)
     rho = Fraction(1, 2)
     release, ledger = run(table(), relation=relation, rho=rho)
     third = OPTIONS.spanning_share * rho / 3
@@ -184,8 +185,8 @@ def test_privacy_unit_of_k_rows_scales_every_spanning_sensitivity(monkeypatch):
 
     monkeypatch.setitem(spanning.exponential_mechanism.__globals__, "_prepare", prepare)
     drawn = []
-    real_gauss = measure_module.discrete_gaussian_array
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array",
+    real_gauss = state.discrete_gaussian_array
+    monkeypatch.setattr(state, "discrete_gaussian_array",
                         lambda size, sigma2, rng: drawn.append(sigma2) or real_gauss(size, sigma2, rng))
     rho = Fraction(1, 2)
     ledger = ZcdpLedger(rho, contribution_bound=2)

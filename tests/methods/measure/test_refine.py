@@ -18,7 +18,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import estimators
-from synthdp.methods.measure import algorithm as measure_module
+from synthdp.methods.measure import state
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import measure
@@ -154,7 +154,7 @@ def test_each_level_is_charged_before_its_noise(monkeypatch, relation, unit, sen
     """Every level's charge is ``Delta2^2 / (2 sigma^2)`` for the scale its noise is drawn at, made before the draw;
     ``Delta2^2`` is a marginal's (1, 2 replace-one, ``k^2`` for units of ``k`` rows); the reading spends at most its
     share."""
-    events, real_noise = [], measure_module.discrete_gaussian_array
+    events, real_noise = [], state.discrete_gaussian_array
     rho = Fraction(4)
     ledger = ZcdpLedger(rho, contribution_bound=unit)
     real_charge = ledger.charge
@@ -168,7 +168,7 @@ def test_each_level_is_charged_before_its_noise(monkeypatch, relation, unit, sen
         return real_noise(size, sigma2, rng)
 
     monkeypatch.setattr(ledger, "charge", charge)
-    monkeypatch.setattr(measure_module, "discrete_gaussian_array", noise)
+    monkeypatch.setattr(state, "discrete_gaussian_array", noise)
     release = measure(diagonal(), [PAIR], budget=rho, relation=relation, ledger=ledger, rng=PrivateRandom(0),
                       options=OPTIONS, progress=False)
     refined = [m for m in release.measurements if m.level is not None]

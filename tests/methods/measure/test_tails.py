@@ -18,7 +18,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.methods.measure import algorithm, estimators
+from synthdp.methods.measure import algorithm, estimators, release, rounds, state
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.coarse import CoarseViews
@@ -257,7 +257,7 @@ def test_generous_bounds_draw_no_record_past_the_cells_that_hold_real_rows(monke
     options = dict(epsilon=1.0, delta=1e-9, bounds=BOUNDS, point_masses=False, random_state=0, progress=False)
     released = synthdp.generate_synthetic(df, "marginals:2", **options)
     assert rows_past_the_real_cells(released, df) == {"size": 0, "weight": 0}
-    monkeypatch.setattr(algorithm, "empty_tails", lambda *args, **kw: {})
+    monkeypatch.setattr(state, "empty_tails", lambda *args, **kw: {})
     without = synthdp.generate_synthetic(df, "marginals:2", **options)
     assert sum(rows_past_the_real_cells(without, df).values()) >= 20
 
@@ -288,12 +288,13 @@ def test_the_estimate_is_the_same_whatever_the_real_rows_once_measured(monkeypat
 
     def patched(step):
         def call(run, measured, *args):
-            swapped = replace(run, data=patched_data, answers=algorithm._TrueCounts(patched_data, run.views))
+            swapped = replace(run, data=patched_data, answers=state.TrueCounts(patched_data, run.views))
             return step(swapped, measured, *args)
         return call
 
-    monkeypatch.setattr(algorithm, "_refit", patched(algorithm._refit))
-    monkeypatch.setattr(algorithm, "_release", patched(algorithm._release))
+    for module in (rounds, release):  # every fit: the rounds' and the final one
+        monkeypatch.setattr(module, "refit", patched(state.refit))
+    monkeypatch.setattr(algorithm, "release", patched(algorithm.release))
     assert np.array_equal(run(), plain)
     assert np.count_nonzero(plain[:, 0] >= 30) == 0  # and the tails, empty in the data measured, stay empty
 

@@ -1,0 +1,101 @@
+"""The covering step of select-measure-estimate, measured (docs/privacy.md §8.10, §8.11 step 5).
+
+Which workload marginals it measures and at what share is
+:mod:`synthdp.methods.measure.coverage` (public); here each is charged,
+then measured once, finely or through its coarse twin, and served by the
+reweighted sample (§8.7).  Which reading a marginal gets is read off the
+model fitted to released measurements and the public scales:
+post-processing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from synthdp.core.progress import RoundProgress
+from synthdp.methods.measure.coverage import cover_shares
+from synthdp.methods.measure.estimators import GraphicalModel
+from synthdp.methods.measure.marginal_counts import marginal_counts_in_batches
+from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, Marginal
+from synthdp.methods.measure.reweight import marginal_group
+from synthdp.methods.measure.state import SCORE_BATCH_CELLS, Measured, Run, noisy_marginal, refined, refines
+
+
+def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: bool) -> None:
+    """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
+    them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
+    its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`,
+    §8.11), and served by the reweighted sample (§8.7)."""
+    paid = [(m.attrs, m.cost) for m in measured.paid if m.fine]  # a coarse one or a level holds no workload marginal
+    shares = cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)
+    scaled = [(r, run.noise.scale_for(share)) for r, share in shares]
+    bar = RoundProgress(len(shares), enabled=progress, desc="the covering step", unit="marginal")
+    for done, ((r, share), (_, scale), key) in enumerate(zip(shares, scaled, _cover_readings(run, measured.model,
+                                                                                             scaled)), 1):
+        if refines(run, key):
+            found = refined(run, key, share)
+        else:
+            m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
+            found = [(m, noisy_marginal(run, m, y))]
+        for m, noisy in found:
+            measured.readings.append(noisy)
+            measured.groups.append(marginal_group(run.domain, noisy))
+            measured.paid.append(replace(m, estimator=REWEIGHTED_SAMPLE))
+        run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again
+        bar.update(done)
+    bar.close()
+
+
+def _cover_readings(run: Run, model: GraphicalModel, shares: Sequence[tuple[Marginal, Fraction]]) -> list[Marginal]:
+    """How the covering step measures each workload marginal ``r`` at its ``scale`` (§8.11 step 5): through its
+    coarse twin when ``r`` is read through it only (more than ``max_fine_cells`` cells, step 2); else finely when the
+    model puts at least ``cover_fine_mass`` of its total in cells of ``r`` whose count is at least the measurement's
+    noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
+
+    Read off the model (fitted to released measurements), one sample of it drawn with the public generator (for
+    the marginals no clique holds, counted :data:`SCORE_BATCH_CELLS` cells at a time) and the public scales:
+    post-processing; each measurement's cost is its share either way.  The rule is :func:`fine_mass_suffices`.
+    """
+    views, sd = run.views, {r: math.sqrt(run.noise.variance(scale)) for r, scale in shares}
+    share = run.options.cover_fine_mass
+    unheld_sets = [r for r, _ in shares
+                   if views.coarse(r) is not None and views.read_finely(r) and model.holder(r) is None]
+    fine: dict[Marginal, bool] = {}
+    if unheld_sets:  # counted a batch at a time, each kept only for its decision
+        sample = model.sample(run.options.estimator.scoring_sample, run.generator)
+        for r, c in marginal_counts_in_batches(run.domain, sample, unheld_sets, max_cells=SCORE_BATCH_CELLS):
+            fine[r] = fine_mass_suffices(c * (model.total / len(sample)), sd[r], share)
+    readings = []
+    for r, _ in shares:
+        twin = views.coarse(r)
+        if twin is not None and not views.read_finely(r):  # read through the twin only (§8.11 step 2)
+            readings.append(twin)
+        elif twin is not None:
+            if r not in fine:
+                fine[r] = fine_mass_suffices(model.counts(r), sd[r], share)
+            readings.append(r if fine[r] else twin)
+        else:
+            readings.append(r)
+    return readings
+
+
+def fine_mass_suffices(counts: np.ndarray, sd: float, share: float) -> bool:
+    """Whether the model's ``counts`` on a marginal put at least ``share`` of their mass in cells whose count is at
+    least the noise deviation ``sd`` (the covering step's rule, docs/privacy.md §8.11 step 5), decided the same on
+    every CPU.
+
+    Tested as the mass *below* ``sd`` being at most ``1 - share`` of the counts' own total, each summed with
+    :func:`math.fsum` (the correctly rounded sum, whatever the order or the SIMD width numpy's reductions use): at
+    ``share = 1`` it is "no cell holds mass below ``sd``" (a zero, exactly), at ``share = 0`` always true, so the
+    common exact tie (every cell at least ``sd``: the fine mass is the whole total) is never left to rounding, as it
+    was when the fine mass was compared with the model's total (an ulp under it with AVX-512 kernels, an ulp over
+    without).  Post-processing of the fitted model and the released scale: it reads no count of the data
+    (docs/privacy.md §8.11, §11.1).
+    """
+    below = math.fsum(counts[counts < sd].tolist())
+    return below <= (1 - share) * math.fsum(counts.tolist())
