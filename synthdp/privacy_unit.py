@@ -17,7 +17,7 @@ from synthdp.engines import Rows
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, Bounding, ChosenBound, bounding_key, choose_rows_per_unit,
                                       rows_per_unit)
-from synthdp.plan import budget, candidate_plans
+from synthdp.plan import candidate_plans
 from synthdp.run_schema import public_schema
 
 __all__ = ["choose_bound", "contribution_bounding"]
@@ -45,7 +45,7 @@ def choose_bound(df: pd.DataFrame, config: SynthesisConfig, engine, ledger: Ledg
     tallies = engine.tally(rows.source, schema)
     held = rows_per_unit(df, config.privacy_unit)
     check_every_bound(tallies, held, schema, plans)
-    return choose_rows_per_unit(held, candidates=tuple(plans), epsilon=budget(config)[0] * AUTO_EPSILON_SHARE,
+    return choose_rows_per_unit(held, candidates=tuple(plans), epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE,
                                 rng=rng, ledger=ledger, relation=config.relation)
 
 
