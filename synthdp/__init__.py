@@ -30,7 +30,7 @@ _PUBLIC = {
     "SchemaDraft": "synthdp.core.draft",
     "SynthesisConfig": "synthdp.config",
     "Synthesizer": "synthdp.api",
-    "SyntheticResult": "synthdp.api",
+    "SyntheticResult": "synthdp.result",
     "draft_schema": "synthdp.core.draft",
     "generate_synthetic": "synthdp.api",
     "accuracy_first": "synthdp.tuning",
@@ -43,13 +43,14 @@ _PUBLIC = {
 __all__ = sorted([*_PUBLIC, "__version__"])
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
-    from synthdp.api import Synthesizer, SyntheticResult, generate_synthetic
+    from synthdp.api import Synthesizer, generate_synthetic
     from synthdp.config import SynthesisConfig
     from synthdp.core.draft import SchemaDraft, draft_schema
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
     from synthdp.methods.measure.settings import MeasureOptions
     from synthdp.quality import QualityReport, quality_report
+    from synthdp.result import SyntheticResult
     from synthdp.tuning import accuracy_first, tune
 
 

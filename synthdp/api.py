@@ -15,112 +15,45 @@ A run reads like the algorithm (docs/privacy.md §4):
 
 from __future__ import annotations
 
-import logging
+import inspect
 import os
 import textwrap
 import time
 import warnings
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field, replace
+from contextlib import nullcontext
+from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
 from synthdp.accounting.ledger import Ledger
+from synthdp.accounting.spend import stating_spend
 from synthdp.config import SynthesisConfig, options_doc
-from synthdp.core.derived import parse_derived
-from synthdp.core.encoding import Encoder, check_derived_output
-from synthdp.core.errors import InputError, SynthDPError
+from synthdp.core.encoding import Encoder
+from synthdp.core.errors import InputError, NotFittedError
 from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
 from synthdp.core.parameters import check, check_delta_ceiling
 from synthdp.core.progress import Phases
-from synthdp.core.owner import OwnerWarning, owner_warning
 from synthdp.core.schema import PrivacyWarning, Schema
 from synthdp.core.tallies import Tallies
-from synthdp.engines import Rows, get_engine
-from synthdp.engines.pandas import PandasEngine
-from synthdp.files import sources
-from synthdp.files.parquet import write_table
-from synthdp.files.sources import ReadOptions
+from synthdp.counting import build
+from synthdp.domains import domain_tallies, learn_domain
+from synthdp.engines import counting_engine
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, Bounding, ChosenBound, bounding_key,
-                                      choose_rows_per_unit, rows_per_unit)
-from synthdp.methods.base import MethodOutput
-from synthdp.methods.registry import get_method
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
-from synthdp.model import FittedModel, ReleasedRecords, decode_records
-from synthdp.domains import check_every_bound, domain_tallies, learn_domain
-from synthdp.plan import Plan, budget, candidate_plans, check_delta_against_public_n, make_plan
+from synthdp.model import FittedModel, ReleasedRecords, finish
+from synthdp.owner_check import check_strict, real_missing_shares, tell_owner
+from synthdp.plan import budget, check_delta_against_public_n, check_method, make_plan
+from synthdp.privacy_unit import choose_bound, contribution_bounding
 from synthdp.queries.base import QueryClass
-from synthdp.owner_check import (FarFromReal, FarFromRealError, RealComparison, compare_with_real, real_missing_shares,
-                                 warn_far_from_real, warn_missing_shares)
-from synthdp.release_check import ReleaseWarning, check_release
-from synthdp.report import Report, make_report
+from synthdp.release_check import check_release, warn_release
+from synthdp.report import make_report
+from synthdp.result import SyntheticResult
+from synthdp.run_schema import public_schema
 
 if TYPE_CHECKING:
     from synthdp.methods.measure.settings import MeasureOptions
-
-log = logging.getLogger(__name__)
-
-
-@dataclass
-class SyntheticResult:
-    """A private synthetic table and the report of how it was made."""
-
-    data: pd.DataFrame
-    report: Report
-    #: The public schema the table was encoded with, and the run's plan (both public).
-    schema: Any = None
-    plan: Plan | None = None
-    #: The released model the table was drawn from: more rows, for free (docs/privacy.md §10.9).
-    model: FittedModel | None = None
-    #: The release against the real rows (:func:`~synthdp.owner_check.compare_with_real`): for the data owner
-    #: only, never saved with the table or the model; None when the rows were not in memory (engine 'dask').
-    comparison: RealComparison | None = field(default=None, repr=False)
-
-    @property
-    def far_from_real(self) -> tuple[FarFromReal, ...]:
-        """The columns and pairs of columns far from the real table (:attr:`comparison`'s findings; none when
-        it was not made).  For the data owner only."""
-        return () if self.comparison is None else self.comparison.findings
-
-    def __getstate__(self) -> dict:
-        """What a pickle (``pickle``, ``joblib``, ``copy``) of the result holds: all but :attr:`comparison`, which
-        is read off the real rows for the owner only and, like :meth:`save`, a pickle leaves out (it comes back
-        None); a fitted :class:`Synthesizer`'s ``result_`` is pickled the same way."""
-        return {**self.__dict__, "comparison": None}
-
-    def save(self, path: str | Path) -> None:
-        """Write the table to ``path`` atomically, as CSV or Parquet by its name's ending (the CLI's ``-o`` rule);
-        a CSV writes datetime columns in their public formats."""
-        write_table(self.data, path, schema=self.schema)
-
-    def to_csv(self, path: str | Path) -> None:
-        """Write the table to ``path`` (a ``.csv`` name) atomically (temporary file, then rename); datetime columns
-        in their public formats."""
-        write_table(self.data, path, fmt="csv", schema=self.schema)
-
-
-def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
-    """The given schema (object or file), or one built from ``df`` with the public ``options``.
-
-    Warnings raised while building (e.g. categories read off the private
-    data) are re-emitted and collected for the report, except the owner's
-    (:class:`~synthdp.core.owner.OwnerWarning`, read off the private frame:
-    docs/privacy.md §10.8), which are only re-emitted.
-    """
-    if schema is not None:
-        return schema if isinstance(schema, Schema) else Schema.load(schema)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        built = Schema.from_dataframe(df, **options)
-    for w in caught:
-        if not issubclass(w.category, OwnerWarning):
-            collected.append(str(w.message))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return built
 
 
 @refusing_unknown_keywords
@@ -150,98 +83,48 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        ) -> SyntheticResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
-    ``df`` is a DataFrame or the location of the table (a CSV or Parquet
-    file, a directory of them or a glob).  The options are those of
-    :class:`~synthdp.config.SynthesisConfig`, listed below; an unknown name
-    is refused with the nearest valid ones.  Two methods, chosen by
-    ``method`` (``"auto"``: from public inputs only, reported with its reason
-    in ``report.plan``):
+    ``df`` is a DataFrame or the location of the table (a CSV or Parquet file, a directory of them or a glob).  The
+    options are those of :class:`~synthdp.config.SynthesisConfig`, listed below; an unknown name is refused with the
+    nearest valid ones.  Two methods, chosen by ``method`` (``"auto"``: from public inputs only, reported with its
+    reason in ``report.plan``):
 
-    * ``"measure"``, select-measure-estimate (docs/privacy.md §8): each round
-      privately selects a marginal (or, for a class that is not a marginal
-      class, a query found by RSPM), measures it with discrete Gaussian noise
-      and refits a graphical model; the records are drawn from the model.
-    * ``"game"``, the synthetic-data game (docs/privacy.md §4): ``rounds``
-      rounds in which a private query player picks the query of
-      ``query_class`` the current samples answer worst and a
-      follow-the-perturbed-leader data player answers with
-      ``samples_per_round`` records.  Any class; pure DP (``delta=None``) too.
+    * ``"measure"``, select-measure-estimate (docs/privacy.md §8): each round privately selects a marginal (or, for
+      a class that is not a marginal class, a query found by RSPM), measures it with discrete Gaussian noise and
+      refits a graphical model; the records are drawn from the model.
+    * ``"game"``, the synthetic-data game (docs/privacy.md §4): ``rounds`` rounds in which a private query player
+      picks the query of ``query_class`` the current samples answer worst and a follow-the-perturbed-leader data
+      player answers with ``samples_per_round`` records.  Any class; pure DP (``delta=None``) too.
 
-    The ledger never spends more than ``(epsilon, delta)``; the report shows
-    what was spent.  **Each call is a new release with a new cost**: calling
-    again on the same data spends the budget again and the releases compose.
-    For more rows, sample the released model (``result.model.sample(n)`` or
-    ``Synthesizer(...).fit(df).sample(n)``), which is free (docs/privacy.md
-    §10.9).  Domains the options leave open are learned privately, charged
-    to the budget (docs/privacy.md §9, §10.3-10.5); the input's size is never
-    used (it is private under add/remove).
+    The ledger never spends more than ``(epsilon, delta)``; the report shows what was spent.  **Each call is a new
+    release with a new cost**: calling again on the same data spends the budget again and the releases compose.  For
+    more rows, sample the released model (``result.model.sample(n)`` or ``Synthesizer(...).fit(df).sample(n)``),
+    which is free (docs/privacy.md §10.9).  Domains the options leave open are learned privately, charged to the
+    budget (docs/privacy.md §9, §10.3-10.5); the input's size is never used (it is private under add/remove).
     """
-    options = {name: value for name, value in locals().items() if name != "df"}  # the parameters, as given
-    config = SynthesisConfig(**options)
+    config = SynthesisConfig(
+        query_class=query_class, epsilon=epsilon, delta=delta, relation=relation, privacy_unit=privacy_unit,
+        max_rows_per_unit=max_rows_per_unit, random_state=random_state, method=method, measure_options=measure_options,
+        point_masses=point_masses, rounds=rounds, epsilon_per_round=epsilon_per_round, burn_in=burn_in,
+        query_player=query_player, oracle=oracle, samples_per_round=samples_per_round, time_limit=time_limit,
+        resolution=resolution, ftpl_theta=ftpl_theta, ftpl_noise=ftpl_noise, respond_to=respond_to,
+        prsma_max_calls=prsma_max_calls, work_limit=work_limit, data_work_limit=data_work_limit, insist=insist,
+        schema=schema, categorical=categorical, bounds=bounds, bins=bins, cuts=cuts, discretise=discretise,
+        datetimes=datetimes, learn_bounds=learn_bounds, decimals=decimals, dtypes=dtypes, categories=categories,
+        nullable=nullable, missing=missing, other=other, unsafe_public_categories=unsafe_public_categories, clip=clip,
+        max_categories=max_categories, derived=derived, engine=engine, scheduler=scheduler, n_rows=n_rows,
+        numeric=numeric, progress=progress, strict=strict)
     result = synthesize(df, config)
-    check_strict(result, config)
+    check_strict(result, config.strict)
     return result
 
 
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
-
-@contextmanager
-def stating_spend(ledger: Ledger):
-    """Re-raise an error that comes after the ledger was charged with what was spent (docs/privacy.md §10.1).
-
-    Most refusals come before any private step (the plan is checked on public
-    inputs and placeholder domains first; PrivTree's cells are capped so that they
-    fit, :func:`synthdp.plan.cell_cap`; every column's values are checked while the
-    table is tallied, §10.7, §10.8).  A few can only come after one: a
-    model too large for the categories partition selection learned, a
-    solver failure in Mode E.  Nothing is released then, but the data were
-    used: the owner is told what the ledger was charged, so that a new run is
-    counted as a second spend.
-
-    An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledger was
-    charged so far, as the text :func:`spend_text` writes (``"nothing"``
-    before the first private step), in its ``charged`` attribute, for the
-    command line to say.
-    """
-    try:
-        yield
-    except KeyboardInterrupt as interrupt:
-        spent, pure = ledger.total(), ledger.delta_budget == 0
-        interrupt.charged = (spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events
-                             else "nothing")
-        raise
-    except SynthDPError as error:
-        if not ledger.events:
-            raise
-        raise error.with_note(f"This refusal came after private steps that ran on the data and were charged "
-                              f"{ledger.total()}; nothing was released, but a new run on the same data spends "
-                              "again (docs/privacy.md §10.1).") from error
-
-
-def spend_text(epsilon: float, delta: float | None) -> str:
-    """A spend as the messages give it: ``epsilon=0.5, delta=1e-09`` (``delta`` None: pure DP, none shown)."""
-    return f"epsilon={epsilon:.6g}" + ("" if delta is None else f", delta={delta:.3g}")
-
-
-def check_method(config: SynthesisConfig) -> None:
-    """Refuse a method the registry does not hold (the one list of methods), before anything is read."""
-    if config.method != "auto":
-        get_method(config.method)
-
-
-def _warn_release(findings, collected: list[str]) -> None:
-    """Each finding of the release's self-check (§10.8) as a warning, and into the report's warnings."""
-    for finding in findings:
-        collected.append(finding.text)
-        warnings.warn(finding.text, ReleaseWarning, stacklevel=user_stacklevel())
-
-
 def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object, but for
-    ``config.strict``, which its callers apply to the result (:func:`check_strict`; the command line writes the
-    release first).
+    ``config.strict``, which its callers apply to the result (:func:`~synthdp.owner_check.check_strict`; the
+    command line writes the release first).
 
     ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
     ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
@@ -271,7 +154,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             config = replace(config, max_rows_per_unit=chosen.k)
             ledger.bound_contributions(chosen.k)
         rows = engine.prepare(df, contribution_bounding(config, rng))  # at most k rows per unit (§10.6), text stripped
-        rows, schema = public_schema(rows, config, collected)
+        rows, schema = public_schema(rows, config, collected, engine)
         if rows.n is not None:  # rows held in memory: replace-one's public n, checked before learning
             check_delta_against_public_n(config, rows.n)
         plan = make_plan(config, schema, chosen_bound=chosen)  # public inputs only: every choice and budget, once
@@ -289,7 +172,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
             data = finish(output, schema, config)                 # post-processing: resample, decode
             codes = Encoder(schema).encode(data)
             findings = check_release(data, schema, codes, learned_bounds=domain.bounded.columns)  # §10.8
-        _warn_release(findings, collected)
+        warn_release(findings, collected)
         comparison = tell_owner(rows, real, data, codes, schema, findings,
                                 real_missing_shares(tallies() if learning else None), config.numeric)
         if rows.stripped:
@@ -298,142 +181,6 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
         model = FittedModel(output.model or ReleasedRecords(schema.domain, output.codes), schema, config.numeric,
                             report.to_dict())
         return SyntheticResult(data, report, schema, plan, model, comparison)
-
-
-def check_strict(result: SyntheticResult, config: SynthesisConfig) -> None:
-    """``strict=True``: raise :class:`~synthdp.owner_check.FarFromRealError`, carrying ``result``, when the
-    release has columns far from the real table, or when the comparison failed (:func:`tell_owner`; strict needs
-    the rows in memory, so a missing comparison is a failure), after the release is made: docs/privacy.md §10.8."""
-    if config.strict and (result.comparison is None or result.far_from_real):
-        raise FarFromRealError(result, result.far_from_real)
-
-
-def tell_owner(rows: Rows, real, data: pd.DataFrame, codes, schema: Schema, findings, raw: Mapping[str, float],
-               numeric: str) -> RealComparison | None:
-    """After the release, the data owner's warnings read off the real rows (docs/privacy.md §10.8; no step of the
-    run depends on them): the missing shares against the counted rows ``real`` (:func:`warn_missing_shares`),
-    then each column and strongly related pair against the rows in memory (:func:`compare_with_real`; None when
-    the engine reads them where it counts).
-
-    The release is made and charged by then: an error of these checks is told to the owner as a warning and the
-    comparison is None, so that it never throws the release away (a warning the caller made an error is raised).
-    """
-    try:
-        warn_missing_shares(real, codes, schema, findings, raw)
-        if rows.frame is None:
-            return None
-        comparison = compare_with_real(rows.frame, data, schema, codes, numeric)
-    except Warning:
-        raise
-    except Exception as error:  # any failure of the owner's check: the release is kept
-        owner_warning(f"the release was made, but comparing it with the real rows failed ({type(error).__name__}: "
-                      f"{error}); no column was checked against the real table (nor by strict=True)")
-        return None
-    warn_far_from_real(comparison)
-    return comparison
-
-
-def counting_engine(config: SynthesisConfig):
-    """The engine ``config.engine`` names, reading missing tokens and the privacy unit's column as text."""
-    options = {"scheduler": config.scheduler} if config.engine == "dask" else {}
-    return get_engine(config.engine, options=ReadOptions(missing=tuple(config.missing or ()),
-                                                         text=unit_columns(config)), **options)
-
-
-def public_schema(rows: Rows, config: SynthesisConfig, collected: list[str]) -> tuple[Rows, Schema]:
-    """``(rows, schema)``: the public schema of the run, and the rows without its derived columns.
-
-    Rows the engine reads where it counts (on a cluster, part by part: no frame here) need a public schema.
-    Refuses a privacy unit column inside the schema (docs/privacy.md §10.6).  Derived columns (``config.derived``,
-    added to a given schema's) are dropped from the rows: no private step reads them (docs/privacy.md §10.10).
-    """
-    if rows.frame is None and config.schema is None:
-        raise InputError("engine='dask' needs a public schema (schema= a Schema or a schema file; CLI "
-                         "--schema): the categories of a column are never read off the data on workers")
-    schema = resolve_schema(rows.frame, config.schema, collected, **config.schema_options())
-    if config.missing and config.schema is not None:
-        schema = replace(schema, missing_values=tuple(dict.fromkeys((*schema.missing_values, *config.missing))))
-    if config.derived and config.schema is not None:
-        schema = replace(schema, derived=(*schema.derived, *parse_derived(config.derived)))
-    check_derived_output(schema, config.numeric)
-    if schema.derived and rows.frame is not None:  # derived columns never reach the model (docs/privacy.md §10.10)
-        derived = {d.name for d in schema.derived}
-        rows = replace(rows, source=rows.frame.drop(columns=[c for c in rows.frame.columns if str(c) in derived]))
-    if config.privacy_unit is not None and config.privacy_unit in schema.names:
-        raise InputError(f"the privacy unit column {config.privacy_unit!r} must not be in the schema: it is never "
-                         "encoded, modelled or released (docs/privacy.md §10.6); remove it from the schema")
-    return rows, schema
-
-
-def unit_columns(config: SynthesisConfig) -> tuple[str, ...]:
-    """The columns a CSV reader keeps as text even when it infers types: the privacy unit's (``007`` and ``7`` are
-    two units); the readers of a run read every field as text anyway (docs/privacy.md §10.1)."""
-    return () if config.privacy_unit is None else (config.privacy_unit,)
-
-
-def raw_schema(df: pd.DataFrame, config: SynthesisConfig, engine) -> tuple[Rows, Schema]:
-    """Before ``k`` is chosen privately: the raw rows without the privacy unit's column, and the run's public
-    schema built on them.  The schema's warnings are given once, by the run itself."""
-    if config.privacy_unit not in df.columns:
-        raise InputError(f"privacy unit column {config.privacy_unit!r} is not in the data, whose columns are "
-                         f"{list(df.columns)}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return public_schema(engine.prepare(df.drop(columns=[config.privacy_unit])), config, [])
-
-
-def choose_bound(df: pd.DataFrame, config: SynthesisConfig, engine, ledger: Ledger, rng: PrivateRandom
-                 ) -> ChosenBound:
-    """``max_rows_per_unit="auto"``: ``k`` chosen privately with a public share of epsilon, the run's first charge,
-    after every refusal that can come before it (docs/privacy.md §10.6, "Refusals before the choice of k"; §10.8).
-
-    In order: the plan of every candidate ``k`` (public inputs only: the ``k`` whose plan passes are the range
-    the choice ranges over), every value of the raw rows checked as the tally pass checks the kept rows later, and
-    the domain stage's size checks at every candidate (for the owner).
-    """
-    rows, schema = raw_schema(df, config, engine)
-    plans = candidate_plans(config, schema)
-    tallies = engine.tally(rows.source, schema)
-    held = rows_per_unit(df, config.privacy_unit)
-    check_every_bound(tallies, held, schema, plans)
-    return choose_rows_per_unit(held, candidates=tuple(plans), epsilon=budget(config)[0] * AUTO_EPSILON_SHARE,
-                                rng=rng, ledger=ledger, relation=config.relation)
-
-
-def contribution_bounding(config: SynthesisConfig, rng: PrivateRandom):
-    """The bounding of docs/privacy.md §10.6 (column, ``k``, key from a child of ``rng``), or None without a unit."""
-
-    if config.privacy_unit is None:
-        return None
-    return Bounding(config.privacy_unit, config.max_rows_per_unit, bounding_key(rng))
-
-
-def build(rows: Rows, schema, plan: Plan, engine=None):
-    """The rows counted by ``engine`` (default: in memory), after the checks that need ``n`` (public under
-    replace-one only).
-
-    Under add/remove ``n`` is private (docs/privacy.md §1.3, §4.1: it is never
-    released), so neither an abort nor a message may depend on it: ``delta <=
-    1/n`` and PRSMA's ``K <= n`` are checked under replace-one only.  They are
-    checks, not choices: no parameter of the run depends on ``n``.
-    """
-    real = (engine or PandasEngine()).count(rows.source, schema, bounding=rows.bounding)
-    check_delta_against_public_n(plan.config, real.n)
-    plan.method.check_public_n(plan.method_plan, real.n)
-    return real
-
-
-def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
-    """Post-processing of the released codes: an optional resample to ``n_rows``, then decoding."""
-
-    codes = output.codes
-    if config.n_rows is not None and len(codes) != config.n_rows:
-        codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
-    return decode_records(output.model, schema, codes, numeric=config.numeric, generator=output.post_rng)
-
-
-class NotFittedError(InputError, AttributeError):
-    """:meth:`Synthesizer.sample` (or a fitted attribute) was used before :meth:`Synthesizer.fit`."""
 
 
 class Synthesizer:
@@ -475,17 +222,31 @@ class Synthesizer:
                  n_rows: int | None = None, numeric: str = "uniform", progress: bool = True,
                  strict: bool = False,
                  ) -> None:
-        for name, value in locals().items():  # scikit-learn: one attribute per parameter, as given; checked in fit
-            if name != "self":
-                setattr(self, name, value)
+        # scikit-learn: one attribute per parameter, as given, in the signature's order; checked by fit
+        self.query_class, self.epsilon, self.delta, self.relation = query_class, epsilon, delta, relation
+        self.privacy_unit, self.max_rows_per_unit, self.random_state = privacy_unit, max_rows_per_unit, random_state
+        self.method, self.measure_options, self.point_masses = method, measure_options, point_masses
+        self.rounds, self.epsilon_per_round, self.burn_in = rounds, epsilon_per_round, burn_in
+        self.query_player, self.oracle, self.samples_per_round = query_player, oracle, samples_per_round
+        self.time_limit, self.resolution, self.ftpl_theta = time_limit, resolution, ftpl_theta
+        self.ftpl_noise, self.respond_to, self.prsma_max_calls = ftpl_noise, respond_to, prsma_max_calls
+        self.work_limit, self.data_work_limit, self.insist = work_limit, data_work_limit, insist
+        self.schema, self.categorical, self.bounds, self.bins = schema, categorical, bounds, bins
+        self.cuts, self.discretise, self.datetimes, self.learn_bounds = cuts, discretise, datetimes, learn_bounds
+        self.decimals, self.dtypes, self.categories, self.nullable = decimals, dtypes, categories, nullable
+        self.missing, self.other, self.unsafe_public_categories = missing, other, unsafe_public_categories
+        self.clip, self.max_categories, self.derived, self.engine = clip, max_categories, derived, engine
+        self.scheduler, self.n_rows, self.numeric, self.progress = scheduler, n_rows, numeric, progress
+        self.strict = strict
 
     def config(self) -> SynthesisConfig:
         """The parameters as a checked :class:`~synthdp.config.SynthesisConfig` (raises on a bad value)."""
         return SynthesisConfig(**self.get_params())
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters by name (scikit-learn semantics; ``deep`` has nothing to recurse into)."""
-        return {name: getattr(self, name) for name in SynthesisConfig.names()}
+        """The constructor's parameters by name, read off its signature (scikit-learn semantics; ``deep`` has
+        nothing to recurse into)."""
+        return {name: getattr(self, name) for name in inspect.signature(type(self)).parameters}
 
     def set_params(self, **params: Any) -> "Synthesizer":
         """Set parameters by name, as given (checked by :meth:`fit`); an unknown name raises and changes nothing."""
@@ -495,9 +256,9 @@ class Synthesizer:
         return self
 
     def __repr__(self) -> str:
-        defaults = SynthesisConfig.defaults()
-        changed = [f"{k}={v!r}" for k, v in self.get_params().items() if k == "epsilon" or v is not defaults[k]
-                   and v != defaults[k]]
+        defaults, params = SynthesisConfig.defaults(), self.get_params()
+        changed = [f"{k}={params[k]!r}" for k in SynthesisConfig.names()  # group by group, as the options are listed
+                   if k == "epsilon" or params[k] is not defaults[k] and params[k] != defaults[k]]
         return f"Synthesizer({', '.join(changed)})"
 
     def fit(self, df: pd.DataFrame, y: None = None) -> "Synthesizer":
@@ -519,7 +280,7 @@ class Synthesizer:
         self.schema_ = self.result_.schema
         self.plan_ = self.result_.plan
         self.model_ = self.result_.model
-        check_strict(self.result_, config)  # fitted already: the release is made, whatever strict says
+        check_strict(self.result_, config.strict)  # fitted already: the release is made, whatever strict says
         return self
 
     def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:

@@ -20,7 +20,7 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,9 +31,13 @@ from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
+from synthdp.methods.base import MethodOutput
 from synthdp.methods.measure.copula import Copula, positions_in_cells
 from synthdp.methods.measure.estimators import GraphicalModel
 from synthdp.methods.measure.reweight import WeightedSample
+
+if TYPE_CHECKING:
+    from synthdp.config import SynthesisConfig
 
 MODEL_FORMAT = "synthdp-model"
 MODEL_VERSION = 1
@@ -195,3 +199,12 @@ def _estimate(document: dict[str, Any], arrays: dict[str, np.ndarray], domain: D
     if kind == RELEASED_RECORDS:
         return ReleasedRecords(domain, domain.check_codes(arrays["codes"]))
     raise ValueError(f"unknown kind of model {kind!r}")
+
+
+def finish(output: MethodOutput, schema, config: SynthesisConfig) -> pd.DataFrame:
+    """Post-processing of the released codes: an optional resample to ``n_rows``, then decoding."""
+
+    codes = output.codes
+    if config.n_rows is not None and len(codes) != config.n_rows:
+        codes = codes[output.post_rng.integers(0, len(codes), config.n_rows)]
+    return decode_records(output.model, schema, codes, numeric=config.numeric, generator=output.post_rng)

@@ -34,14 +34,15 @@ from synthdp.core.errors import SynthDPError
 from synthdp.core.owner import OwnerWarning, owner_warning
 from synthdp.core.schema import Attribute, Schema
 from synthdp.core.tallies import Tallies
+from synthdp.engines.rows import Rows
 from synthdp.evaluation.similarity import (MISSING_CODE, Column, correlation_matrix, is_constant, shape_score,
                                            share_of, value_shares)
 from synthdp.release_check import ColumnFinding
 
 __all__ = ["COMPARED_ROWS", "CORRELATION_SHIFT", "LOST_BINS", "LOST_RATIO", "LOST_ROWS", "LOST_SHARE", "MISSING_RISE",
            "PAIR_COLUMNS", "PAIR_CORRELATION", "PILE_REAL_SHARE", "PILE_SHARE", "SHAPE_DISTANCE", "FarFromReal",
-           "FarFromRealError", "FarFromRealWarning", "RealComparison", "compare_with_real", "real_missing_shares",
-           "warn_far_from_real", "warn_missing_shares"]
+           "FarFromRealError", "FarFromRealWarning", "RealComparison", "check_strict", "compare_with_real",
+           "real_missing_shares", "tell_owner", "warn_far_from_real", "warn_missing_shares"]
 
 #: Warn the owner when a column comes back missing in this many more rows (a share) than the real table.
 MISSING_RISE = 0.10
@@ -169,7 +170,7 @@ class FarFromRealError(SynthDPError, RuntimeError):
     """``strict=True``: the release is made, but columns of it are far from the real table, or the comparison
     itself failed (no findings then: nothing was checked, which a pipeline must not take for a pass).
 
-    ``result`` is the run's :class:`~synthdp.api.SyntheticResult` (the release, already made and paid for:
+    ``result`` is the run's :class:`~synthdp.result.SyntheticResult` (the release, already made and paid for:
     save it, or discard it) and ``findings`` what was found (:class:`FarFromReal`, for the data owner only).
     """
 
@@ -338,3 +339,37 @@ def warn_far_from_real(comparison: RealComparison) -> None:
     """Each finding of ``comparison`` as a :class:`FarFromRealWarning` (for the data owner only)."""
     for finding in comparison.findings:
         owner_warning(finding.text, FarFromRealWarning)
+
+
+def tell_owner(rows: Rows, real, data: pd.DataFrame, codes, schema: Schema, findings, raw: Mapping[str, float],
+               numeric: str) -> RealComparison | None:
+    """After the release, the data owner's warnings read off the real rows (docs/privacy.md §10.8; no step of the
+    run depends on them): the missing shares against the counted rows ``real`` (:func:`warn_missing_shares`),
+    then each column and strongly related pair against the rows in memory (:func:`compare_with_real`; None when
+    the engine reads them where it counts).
+
+    The release is made and charged by then: an error of these checks is told to the owner as a warning and the
+    comparison is None, so that it never throws the release away (a warning the caller made an error is raised).
+    """
+    try:
+        warn_missing_shares(real, codes, schema, findings, raw)
+        if rows.frame is None:
+            return None
+        comparison = compare_with_real(rows.frame, data, schema, codes, numeric)
+    except Warning:
+        raise
+    except Exception as error:  # any failure of the owner's check: the release is kept
+        owner_warning(f"the release was made, but comparing it with the real rows failed ({type(error).__name__}: "
+                      f"{error}); no column was checked against the real table (nor by strict=True)")
+        return None
+    warn_far_from_real(comparison)
+    return comparison
+
+
+def check_strict(result: Any, strict: bool) -> None:
+    """``strict=True``: raise :class:`FarFromRealError`, carrying ``result`` (the run's
+    :class:`~synthdp.result.SyntheticResult`), when the release has columns far from the real table, or when the
+    comparison failed (:func:`tell_owner`; strict needs the rows in memory, so a missing comparison is a failure),
+    after the release is made: docs/privacy.md §10.8."""
+    if strict and (result.comparison is None or result.far_from_real):
+        raise FarFromRealError(result, result.far_from_real)

@@ -16,7 +16,7 @@ partition selection (docs/privacy.md §9) are the one private step that comes
 first: what they release and spend is public to the plan.
 
 Two checks need the number of records ``n`` and run after the data are read
-(:func:`synthdp.api.build`): ``delta <= 1/n`` and PRSMA's ``K <= n``.  Both
+(:func:`synthdp.counting.build`): ``delta <= 1/n`` and PRSMA's ``K <= n``.  Both
 apply only under replace-one, where ``n`` is public (docs/privacy.md §1.3);
 under add/remove ``n`` is private, so nothing may depend on it and neither is
 checked.  They are checks (refuse or go on), not choices: no parameter of the
@@ -41,7 +41,7 @@ from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, most_point_m
 from synthdp.mechanisms.privtree import CELL_CAPS, column_budget
 from synthdp.mechanisms.units import AUTO_CANDIDATES, AUTO_EPSILON_SHARE, AUTO_QUANTILE, ChosenBound, candidates_text
 from synthdp.methods.base import Choice, Method, MethodInputs
-from synthdp.methods.registry import choose_method, given_options
+from synthdp.methods.registry import choose_method, get_method, given_options
 from synthdp.queries.base import QueryClass
 from synthdp.queries.spec import capped_width, parse_query_class
 
@@ -136,6 +136,12 @@ def budget(config: SynthesisConfig) -> tuple[Fraction, Fraction | None]:
     """
     delta = None if config.delta is None else as_delta(config.delta, "delta")
     return as_epsilon(config.epsilon, "epsilon"), delta or None
+
+
+def check_method(config: SynthesisConfig) -> None:
+    """Refuse a method the registry does not hold (the one list of methods), before anything is read."""
+    if config.method != "auto":
+        get_method(config.method)
 
 
 @dataclass(frozen=True)

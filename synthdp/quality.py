@@ -38,10 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.api import resolve_schema
 from synthdp.core.errors import InputError
 from synthdp.core.options import refusing_unknown_keywords
-from synthdp.core.schema import Schema
+from synthdp.core.schema import Schema, resolve_schema
 from synthdp.evaluation.efficacy import ml_efficacy
 from synthdp.evaluation.figures import (OWNER_ONLY, ColumnShape, Distribution, PairTable, PairTrend, PointMass,
                                         QualityFigures, parts_of)

@@ -12,6 +12,7 @@ with what to do.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -19,9 +20,10 @@ import numpy as np
 import pandas as pd
 
 from synthdp.core.encoding import Encoder
+from synthdp.core.options import user_stacklevel
 from synthdp.core.schema import Attribute, Schema
 
-__all__ = ["MOSTLY_MISSING", "PILED", "ColumnFinding", "ReleaseWarning", "check_release"]
+__all__ = ["MOSTLY_MISSING", "PILED", "ColumnFinding", "ReleaseWarning", "check_release", "warn_release"]
 
 #: A column is reported when more than this share of its synthetic rows is missing.
 MOSTLY_MISSING = 0.5
@@ -101,3 +103,10 @@ def _single_remedy(attr: Attribute, bounds_learned: bool) -> str:
         return ("; its cells were learned inside its public bounds: give it public cuts, raise epsilon, or drop the "
                 "column")
     return "; its bounds and cells are public: raise epsilon, or drop the column"
+
+
+def warn_release(findings, collected: list[str]) -> None:
+    """Each finding of the release's self-check (§10.8) as a warning, and into the report's warnings."""
+    for finding in findings:
+        collected.append(finding.text)
+        warnings.warn(finding.text, ReleaseWarning, stacklevel=user_stacklevel())

@@ -280,6 +280,7 @@ class _EngineThatBoundsAsItCounts:
     does): the driver must run it through the engine protocol alone."""
 
     name = "counts-as-it-bounds"
+    needs_public_schema = False
 
     def __init__(self):
         from synthdp.engines.pandas import PandasEngine

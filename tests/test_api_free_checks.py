@@ -15,7 +15,7 @@ import pytest
 
 from synthdp import generate_synthetic
 from synthdp.accounting.ledger import Ledger
-from synthdp.api import stating_spend
+from synthdp.accounting.spend import stating_spend
 from synthdp.core.errors import SchemaError
 from synthdp.core.owner import OwnerWarning
 from synthdp.owner_check import FarFromRealWarning

@@ -14,6 +14,7 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
+import synthdp.api
 from synthdp import draft_schema, quality_report, tune
 from synthdp.api import PLAN_DEFAULTS, Synthesizer, generate_synthetic
 from synthdp.cli import main, parser as cli
@@ -61,6 +62,25 @@ def test_signatures_and_docstrings_are_the_declaration():
         text = _flat(inspect.getdoc(documented))
         for name in SynthesisConfig.names():
             assert _flat(option_doc(name, PLAN_DEFAULTS)) in text, f"{documented.__name__}: {name}"
+
+
+def test_every_parameter_reaches_its_own_option(monkeypatch):
+    """The entry points pass each parameter by name: a distinct value per parameter comes back under that name, from
+    the Synthesizer's attributes (``get_params``, read off its signature) and in the config generate_synthetic
+    builds (its fields are given as is: ``SynthesisConfig`` checks them after construction)."""
+    given = {name: f"value of {name}" for name in SynthesisConfig.names()}
+    assert Synthesizer(**given).get_params() == given
+    assert {name: getattr(Synthesizer(**given), name) for name in given} == given
+    seen = {}
+
+    def build(**options):
+        seen.update(options)
+        raise RuntimeError("built")
+
+    monkeypatch.setattr(synthdp.api, "SynthesisConfig", build)
+    with pytest.raises(RuntimeError, match="built"):
+        generate_synthetic("no-such-file.csv", **given)
+    assert seen == given
 
 
 @pytest.mark.parametrize("call", [

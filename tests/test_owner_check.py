@@ -286,9 +286,9 @@ def test_strict_raises_after_the_release_with_the_result():
 
 def test_a_failing_comparison_with_the_real_rows_keeps_the_release_and_tells_the_owner(monkeypatch):
     """The release is made and charged before the owner's check: an error of the check is a warning, not a loss."""
-    import synthdp.api as api
+    import synthdp.owner_check as owner_check
 
-    monkeypatch.setattr(api, "compare_with_real", lambda *args: (_ for _ in ()).throw(RuntimeError("broken")))
+    monkeypatch.setattr(owner_check, "compare_with_real", lambda *args: (_ for _ in ()).throw(RuntimeError("broken")))
     failed = r"the release was made, but comparing it with the real rows failed \(RuntimeError: broken\)"
     with pytest.warns(OwnerWarning, match=failed):
         result = generate_synthetic(_amounts(), **AMOUNTS)

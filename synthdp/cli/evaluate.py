@@ -3,11 +3,11 @@ of every marginal, the certified worst case over a query class, or the quality p
 
 from __future__ import annotations
 
-from synthdp.api import resolve_schema
 from synthdp.cli.common import (DOMAIN_OPTIONS, check_schema_columns, query_inputs, read_input, schema_kwargs,
                                 workload_sets)
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.core.schema import resolve_schema
 from synthdp.evaluation.marginals import marginal_errors, plot_format, save_plot
 from synthdp.evaluation.worst_case import worst_case_error
 from synthdp.files import csvfile

@@ -7,7 +7,8 @@ import sys
 import warnings
 from typing import Any
 
-from synthdp.api import check_method, spend_text, synthesize
+from synthdp.accounting.spend import spend_text
+from synthdp.api import synthesize
 from synthdp.cli import tune
 from synthdp.cli.common import (check_schema_columns, flat, no_skip_rows, query_inputs, read_input, read_options,
                                 schema_kwargs, unit_columns)
@@ -23,6 +24,7 @@ from synthdp.files.sources import file_columns, list_files
 from synthdp.methods.measure.settings import measure_options_from_text
 from synthdp.model import dump_model
 from synthdp.owner_check import FarFromRealWarning
+from synthdp.plan import check_method
 from synthdp.release_check import ReleaseWarning
 
 

@@ -67,3 +67,8 @@ class EngineError(SynthDPError, RuntimeError):
 
 class PrivacyWarning(UserWarning):
     """Something was read off the private data outside the differential-privacy guarantee."""
+
+
+class NotFittedError(InputError, AttributeError):
+    """:meth:`~synthdp.api.Synthesizer.sample` (or a fitted attribute) was used before
+    :meth:`~synthdp.api.Synthesizer.fit`."""

@@ -90,7 +90,7 @@ from synthdp.core.frame_types import (
     undeclared_dates_error,
 )
 from synthdp.core.options import refusing_unknown_keywords, user_stacklevel
-from synthdp.core.owner import owner_warning
+from synthdp.core.owner import OwnerWarning, owner_warning
 
 __all__ = [
     "DATETIME_DTYPE",
@@ -124,6 +124,7 @@ __all__ = [
     "reads_as",
     "reads_as_iso_dates",
     "reads_zone",
+    "resolve_schema",
     "timestamp_seconds",
     "typed_label",
     "value_kind",
@@ -641,6 +642,26 @@ class Schema:
             return cls.from_dict(data)
         except SchemaError as exc:
             raise SchemaError(f"{path}: {exc}") from None
+
+
+def resolve_schema(df: pd.DataFrame, schema, collected: list[str], **options):
+    """The given schema (object or file), or one built from ``df`` with the public ``options``.
+
+    Warnings raised while building (e.g. categories read off the private
+    data) are re-emitted and collected for the report, except the owner's
+    (:class:`~synthdp.core.owner.OwnerWarning`, read off the private frame:
+    docs/privacy.md §10.8), which are only re-emitted.
+    """
+    if schema is not None:
+        return schema if isinstance(schema, Schema) else Schema.load(schema)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = Schema.from_dataframe(df, **options)
+    for w in caught:
+        if not issubclass(w.category, OwnerWarning):
+            collected.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return built
 
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:

@@ -20,7 +20,7 @@ private step, it only prepares the input of the mechanisms (docs/privacy.md §1.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from synthdp.core.data import AggregatedData
 from synthdp.core.errors import EngineError, InputError
@@ -32,7 +32,13 @@ from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported on
 from synthdp.engines.pandas import PandasEngine
 from synthdp.engines.rows import Rows
 
-__all__ = ["ENGINES", "CountingEngine", "EngineError", "Rows", "get_engine"]
+if TYPE_CHECKING:
+    from synthdp.config import SynthesisConfig
+
+__all__ = ["ENGINES", "CountingEngine", "EngineError", "Rows", "counting_engine", "get_engine"]
+
+#: Each engine class by its name.
+_CLASSES = {engine.name: engine for engine in (PandasEngine, DaskEngine)}
 
 
 @runtime_checkable
@@ -41,6 +47,9 @@ class CountingEngine(Protocol):
     what the private domain steps read of it, before the schema is complete (docs/privacy.md §10.7)."""
 
     name: str
+    #: Whether a run must be given its public schema: true of an engine that reads the rows where it counts
+    #: (nothing is read off the data to build one, docs/privacy.md §1.1).
+    needs_public_schema: bool
 
     def read(self, source) -> Any:
         """The table as the run first sees it: a DataFrame in memory, or the files a cluster reads part by part."""
@@ -62,8 +71,11 @@ class CountingEngine(Protocol):
 
 def get_engine(name: str = "pandas", **options) -> CountingEngine:
     """The engine called ``name`` built with ``options`` (see each engine's parameters)."""
-    if name == "pandas":
-        return PandasEngine(**options)
-    if name == "dask":
-        return DaskEngine(**options)
-    raise InputError(f"unknown engine {name!r}; choose one of {list(ENGINES)}")
+    if name not in _CLASSES:
+        raise InputError(f"unknown engine {name!r}; choose one of {list(ENGINES)}")
+    return _CLASSES[name](**options)
+
+
+def counting_engine(config: SynthesisConfig) -> CountingEngine:
+    """The engine ``config.engine`` names, built from the options of ``config`` it takes (its ``from_config``)."""
+    return _CLASSES[config.engine].from_config(config)

@@ -28,7 +28,7 @@ import logging
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal
 
 import numpy as np
 import pandas as pd
@@ -41,10 +41,13 @@ from synthdp.core.keys import pack, unpack, word_spans
 from synthdp.files.parquet import parquet_file
 from synthdp.core.schema import Attribute, Schema, category_label, typed_label, value_kind
 from synthdp.core.tallies import Tallies, check_untallied
-from synthdp.engines.rows import Rows
+from synthdp.engines.rows import Rows, read_options
 from synthdp.files.sources import COMPRESSED, ReadOptions, Source, TableFile, file_columns, list_files, strip_text
 from synthdp.engines.keys import sum_by_key
 from synthdp.mechanisms.units import Bounding, keep_mask, unit_hash, unit_text
+
+if TYPE_CHECKING:
+    from synthdp.config import SynthesisConfig
 
 __all__ = ["DaskEngine"]
 
@@ -479,6 +482,14 @@ class DaskEngine:
     part_rows: int = DEFAULT_PART_ROWS
     batch_rows: int = DEFAULT_BATCH_ROWS
     name: str = field(default="dask", init=False)
+    #: Workers read the rows part by part: the categories of a column are never read off the data (§1.1).
+    needs_public_schema: ClassVar[bool] = True
+
+    @classmethod
+    def from_config(cls, config: SynthesisConfig) -> "DaskEngine":
+        """The engine of a run: on ``config.scheduler`` (a local cluster when None), its reader parsing as ``config``
+        says (:func:`~synthdp.engines.rows.read_options`)."""
+        return cls(scheduler=config.scheduler, options=read_options(config))
 
     def __post_init__(self) -> None:
         if self.scheduler is not None and not isinstance(self.scheduler, str):

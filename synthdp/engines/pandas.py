@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import pandas as pd
 
@@ -19,8 +20,11 @@ from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies, check_untallied
 from synthdp.files.sources import ReadOptions, Source, read_table, strip_text
 from synthdp.engines.keys import aggregate
-from synthdp.engines.rows import Rows
+from synthdp.engines.rows import Rows, read_options
 from synthdp.mechanisms.units import Bounding, warn_dropped_rows
+
+if TYPE_CHECKING:
+    from synthdp.config import SynthesisConfig
 
 __all__ = ["PandasEngine"]
 
@@ -36,6 +40,14 @@ class PandasEngine:
 
     options: ReadOptions = field(default_factory=ReadOptions)
     name: str = field(default="pandas", init=False)
+    #: The rows are in memory: a schema left open is built from them.
+    needs_public_schema: ClassVar[bool] = False
+
+    @classmethod
+    def from_config(cls, config: SynthesisConfig) -> "PandasEngine":
+        """The engine of a run: its reader parses as ``config`` says
+        (:func:`~synthdp.engines.rows.read_options`)."""
+        return cls(options=read_options(config))
 
     def read(self, source: pd.DataFrame | Source, schema: Schema | None = None) -> pd.DataFrame:
         """The table as a DataFrame (a DataFrame source is returned as is).

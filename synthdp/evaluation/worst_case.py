@@ -47,11 +47,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.api import resolve_schema
 from synthdp.core.data import AggregatedData
 from synthdp.core.domain import Domain
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
+from synthdp.core.schema import resolve_schema
 from synthdp.evaluation.similarity import check_same_columns
 from synthdp.oracles import get_oracle
 from synthdp.oracles.base import Limits, QueryInstance, Raw, certify_query

@@ -19,13 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-from synthdp.api import generate_synthetic, resolve_schema
+from synthdp.api import generate_synthetic
 from synthdp.engines.pandas import PandasEngine
 from synthdp.config import SynthesisConfig, options_in
 from synthdp.core.data import AggregatedData
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError, UnknownOptionError
 from synthdp.core.options import unknown_option
+from synthdp.core.schema import resolve_schema
 from synthdp.files.parquet import write_table
 from synthdp.accounting.ledger import as_delta, as_epsilon, check_relation
 from synthdp.mechanisms.units import Bounding, bounding_key

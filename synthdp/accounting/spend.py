@@ -1,0 +1,52 @@
+"""What a run was charged, as its messages say it (docs/privacy.md §10.1).
+
+A refusal or an interrupt that comes after a private step leaves with what the
+ledger was charged, so that the data owner counts a new run as a second spend.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from synthdp.accounting.ledger import Ledger
+from synthdp.core.errors import SynthDPError
+
+__all__ = ["spend_text", "stating_spend"]
+
+
+@contextmanager
+def stating_spend(ledger: Ledger):
+    """Re-raise an error that comes after the ledger was charged with what was spent (docs/privacy.md §10.1).
+
+    Most refusals come before any private step (the plan is checked on public
+    inputs and placeholder domains first; PrivTree's cells are capped so that they
+    fit, :func:`synthdp.plan.cell_cap`; every column's values are checked while the
+    table is tallied, §10.7, §10.8).  A few can only come after one: a
+    model too large for the categories partition selection learned, a
+    solver failure in Mode E.  Nothing is released then, but the data were
+    used: the owner is told what the ledger was charged, so that a new run is
+    counted as a second spend.
+
+    An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledger was
+    charged so far, as the text :func:`spend_text` writes (``"nothing"``
+    before the first private step), in its ``charged`` attribute, for the
+    command line to say.
+    """
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        spent, pure = ledger.total(), ledger.delta_budget == 0
+        interrupt.charged = (spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events
+                             else "nothing")
+        raise
+    except SynthDPError as error:
+        if not ledger.events:
+            raise
+        raise error.with_note(f"This refusal came after private steps that ran on the data and were charged "
+                              f"{ledger.total()}; nothing was released, but a new run on the same data spends "
+                              "again (docs/privacy.md §10.1).") from error
+
+
+def spend_text(epsilon: float, delta: float | None) -> str:
+    """A spend as the messages give it: ``epsilon=0.5, delta=1e-09`` (``delta`` None: pure DP, none shown)."""
+    return f"epsilon={epsilon:.6g}" + ("" if delta is None else f", delta={delta:.3g}")
