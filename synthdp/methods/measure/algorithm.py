@@ -74,7 +74,7 @@ from synthdp.methods.measure import estimators
 from synthdp.methods.measure.coarse import CoarseViews, coarse_index
 from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, pair_tables,
                                             redraw_numbers, strong_columns)
-from synthdp.methods.measure.coverage import cover_shares, rounds_budget, uses_covering_step
+from synthdp.methods.measure.coverage import cover_shares, holdings, plan_cover, rounds_budget, uses_covering_step
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.linked_pairs import pair_candidates, redraw_pairs
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -229,6 +229,9 @@ class MeasureRelease:
     model_total: float
     #: The estimate the records were drawn from: the graphical model or its reweighted sample (§8.7, §10.9).
     estimate: GraphicalModel | WeightedSample
+    #: The covering step's marginals skipped because their noise would exceed the released total over their cells
+    #: (§13): a function of released values.
+    cover_skipped: int = 0
 
 
 # --------------------------------------------------------------------------
@@ -867,21 +870,29 @@ def _serve(run: _Run, measured: _Measured, m: Measurement, y: np.ndarray, group:
     measured.paid.append(m if local else replace(m, estimator=REWEIGHTED_SAMPLE))
 
 
-def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progress: bool) -> None:
+def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progress: bool) -> int:
     """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
-    them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
-    its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`,
-    §8.11), and served by the reweighted sample (§8.7)."""
+    them (the noise family's ``precision_power``), less the ones whose noise would exceed the released total over
+    their cells (:func:`plan_cover`, §13); each kept marginal measured once at the scale for its share (rounded
+    safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`, §8.11), and
+    served by the reweighted sample (§8.7).  Returns how many were skipped."""
     paid = [(m.attrs, m.cost) for m in measured.paid if m.fine]  # a coarse one or a level holds no workload marginal
-    shares = cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)
-    scaled = [(r, run.noise.scale_for(share)) for r, share in shares]
-    bar = RoundProgress(len(shares), enabled=progress, desc="the covering step", unit="marginal")
-    for done, ((r, share), (_, scale), key) in enumerate(zip(shares, scaled, _cover_readings(run, measured.model,
-                                                                                             scaled)), 1):
+    left, noise = run.left(), run.noise
+    shares = cover_shares(workload, paid, left, precision_power=noise.precision_power)
+    readings = _cover_readings(run, measured.model, [(r, noise.scale_for(share)) for r, share in shares])
+    held = dict(holdings(workload, paid))
+    planned = plan_cover([held[r] for r, _ in shares], [run.views.cells(key) for key in readings],
+                         _released_total(measured), left, precision_power=noise.precision_power,
+                         noise_sd=lambda e: math.sqrt(noise.variance(noise.scale_for(e))))
+    kept = [(r, share, key) for (r, _), share, key in zip(shares, planned, readings) if share > 0]
+    log.info("the covering step: %d of %d workload marginals measured, %d skipped (their noise would exceed the "
+             "released total over their cells, docs/privacy.md §13)", len(kept), len(shares), len(shares) - len(kept))
+    bar = RoundProgress(len(kept), enabled=progress, desc="the covering step", unit="marginal")
+    for done, (r, share, key) in enumerate(kept, 1):
         if _refines(run, key):
             found = _refined(run, key, share)
         else:
-            m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
+            m, y = run.measure(key, noise.scale_for(share), selection_epsilon=None, selected_by="cover")
             found = [(m, _noisy(run, m, y))]
         for m, noisy in found:
             measured.readings.append(noisy)
@@ -890,6 +901,12 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progres
         run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again
         bar.update(done)
     bar.close()
+    return len(shares) - len(kept)
+
+
+def _released_total(measured: _Measured) -> float:
+    """The released total the covering step's plan reads (§13): the model's noisy total (§8.6), never ``n``."""
+    return measured.model.total
 
 
 def _refines(run: _Run, r: Marginal) -> bool:
@@ -1085,8 +1102,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
             _spanning_step(rounds, measured)
     t = _rounds(rounds, measured, oracle, spanning, progress)
     return_freed_memory()  # between the steps: the peak, not the values (docs/benchmarks.md, 300k rows)
+    skipped = 0
     if covering:
         with phases(f"the covering step over {len(marginals)} workload marginals"):
-            _cover(run, measured, marginals, progress)
+            skipped = _cover(run, measured, marginals, progress)
         return_freed_memory()
-    return _release(run, measured, n_rows, t, covering, phases)
+    return replace(_release(run, measured, n_rows, t, covering, phases), cover_skipped=skipped)
