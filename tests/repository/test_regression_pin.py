@@ -57,12 +57,12 @@ CASES = {
 PINS = {
     "game-pure-marginals": ('3629ce61c4b62c99', '42b945923136ec9e', 'b6688ecfc9aafb8d'),
     "game-zcdp-parities": ('d44bb1ebc9e155ac', '48d1880858da19ea', 'd4edfa89c236c671'),
-    "measure-pure-marginals": ('8d9299dc51060cc0', 'd7e31fa4c895793c', '9ebde25adfd3b014'),
+    "measure-pure-marginals": ('aa1fbedbe00403e3', 'bd60de1c0835d37c', '9624661b25f798ee'),
     "measure-zcdp-conjunctions": ('08b60bbfafc5800b', 'b6feddd23560a263', '771f2d7b39052c34'),
     "measure-zcdp-learned-domain": ('8aec0a8ef59eb113', '026be7b4f9336eac', '1976c36239a71d8e'),
-    "measure-zcdp-marginals": ('a0693818afe1cdf3', 'ab0eb937b2e20cd8', 'b4e6c87c373b5cf6'),
-    "measure-zcdp-privtree": ('cb5d11ba691d2c78', '238a108351b66c32', 'e3b16d676d0e0af2'),
-    "measure-zcdp-units": ('55655489f07f2313', '8c92db8e5ee56b96', 'ad242c073117eb3e'),
+    "measure-zcdp-marginals": ('85682553651e6efe', '4d24973907390bd5', '86a8a7d8f323b50f'),
+    "measure-zcdp-privtree": ('60728f6ad35bf734', '2e645958c6acd195', '2b75fd7013c10ab6'),
+    "measure-zcdp-units": ('e63c42791394428d', '2e3fbf213e40ce21', '4cae9f691502f572'),
     "measure-zcdp-wide": ('18741fe8a162dc2d', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }
 

@@ -71,10 +71,11 @@ from synthdp.accounting.zcdp import (
     ZcdpLedger, epsilon_for_exponential, epsilon_for_pure, exponential_rho, gaussian_rho, pure_rho,
 )
 from synthdp.methods.measure import estimators
-from synthdp.methods.measure.coarse import CoarseViews, coarse_index
+from synthdp.methods.measure.coarse import CoarseViews, coarse_index, group_sum
 from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, pair_tables,
                                             redraw_numbers, strong_columns)
-from synthdp.methods.measure.coverage import cover_shares, holdings, plan_cover, rounds_budget, uses_covering_step
+from synthdp.methods.measure.coverage import (cover_shares, effective_cells, holdings, plan_cover, rounds_budget,
+                                             uses_covering_step)
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.linked_pairs import pair_candidates, redraw_pairs
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
@@ -881,7 +882,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progres
     shares = cover_shares(workload, paid, left, precision_power=noise.precision_power)
     readings = _cover_readings(run, measured.model, [(r, noise.scale_for(share)) for r, share in shares])
     held = dict(holdings(workload, paid))
-    planned = plan_cover([held[r] for r, _ in shares], [run.views.cells(key) for key in readings],
+    planned = plan_cover([held[r] for r, _ in shares], [_effective_cells(run, measured, key) for key in readings],
                          _released_total(measured), left, precision_power=noise.precision_power,
                          noise_sd=lambda e: math.sqrt(noise.variance(noise.scale_for(e))))
     kept = [(r, share, key) for (r, _), share, key in zip(shares, planned, readings) if share > 0]
@@ -902,6 +903,14 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progres
         bar.update(done)
     bar.close()
     return len(shares) - len(kept)
+
+
+def _effective_cells(run: _Run, measured: _Measured, key: Marginal) -> float:
+    """The cells the records of reading ``key`` effectively spread over (§13, :func:`effective_cells`): from the
+    model's one-way counts (fitted to the noisy one-way marginals), each read through its groups when ``key`` does.
+    Post-processing of released counts and the public views."""
+    maps = run.views.groups(key) or (None,) * len(key)
+    return effective_cells(group_sum(measured.model.counts((a,)), (m,)) for a, m in zip(run.views.base(key), maps))
 
 
 def _released_total(measured: _Measured) -> float:

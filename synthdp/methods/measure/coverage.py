@@ -20,6 +20,8 @@ import math
 from fractions import Fraction
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 from synthdp.core.errors import InputError, InternalError
 from synthdp.mechanisms.laplace import epsilon_down
 from synthdp.methods.measure.spanning import uses_spanning_step
@@ -132,16 +134,30 @@ def holdings(workload: Sequence[Marginal], paid: Iterable[tuple[Marginal, Fracti
             for m in maximal_marginals(workload)]
 
 
+def effective_cells(one_way: Iterable[np.ndarray]) -> float:
+    """The cells a marginal's records effectively spread over, from its attributes' released one-way counts: the
+    product of each attribute's participation ratio ``1 / sum p**2`` (``p`` its counts, negatives as 0, over their
+    sum), the number of equal cells with the same concentration, exact for independent attributes (docs/privacy.md
+    §13).  A column with one value holding nearly every record counts as about one cell, not as its size."""
+    cells = 1.0
+    for counts in one_way:
+        p = np.clip(np.asarray(counts, dtype=float), 0, None)
+        mass = p.sum()
+        cells *= 1 / float(np.square(p / mass).sum()) if mass > 0 else len(p)
+    return cells
+
+
 #: The fewest covering measurements the plan keeps when fewer pay (docs/privacy.md §13): public, fixed.
 COVER_KEEP = 4
 
 
-def plan_cover(held: Sequence[Fraction], cells: Sequence[int], released_total: float, left: Fraction, *,
+def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total: float, left: Fraction, *,
                noise_sd: Callable[[Fraction], float], precision_power: int, keep: int = COVER_KEEP) -> list[Fraction]:
     """Each covering marginal's share, 0 for the ones skipped: the largest paying prefix (docs/privacy.md §13).
 
     ``held`` and ``cells`` are, per marginal §8.10 would measure (its order),
-    what it holds and the cells of its reading; ``released_total`` the
+    what it holds and the effective cells of its reading
+    (:func:`effective_cells`); ``released_total`` the
     model's noisy total (§8.6), ``left`` what the filter has left,
     ``noise_sd(e)`` the noise deviation per cell of a measurement at cost
     ``e`` (the family's scale for it).  A marginal *pays* at share ``e`` when

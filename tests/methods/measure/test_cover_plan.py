@@ -15,7 +15,7 @@ from synthdp.core.data import AggregatedData
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.algorithm import measure
-from synthdp.methods.measure.coverage import COVER_KEEP, cover_shares, fill, plan_cover
+from synthdp.methods.measure.coverage import COVER_KEEP, cover_shares, effective_cells, fill, plan_cover
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise
 from tests.methods.measure.test_measure import DOMAIN, OPTIONS, table
 
@@ -83,15 +83,44 @@ def test_the_fewest_cells_are_kept_first():
     assert plan == [0, left / 2, 0, left / 2, 0, 0]
 
 
+def test_effective_cells_count_concentration_not_size():
+    assert effective_cells([np.ones(4), np.full(3, 7.0)]) == pytest.approx(12)  # uniform: the cells themselves
+    assert effective_cells([np.array([98.0, 1, 1, 0])]) == pytest.approx(1 / (0.98**2 + 2 * 0.01**2))
+    assert effective_cells([np.array([5.0, -3, 5])]) == pytest.approx(2)  # a negative noisy count counts as 0
+    assert effective_cells([np.array([0.0, -1])]) == 2  # no mass: the attribute's size
+    assert effective_cells([]) == 1
+
+
+def test_the_step_reads_the_effective_cells_off_the_models_one_way_counts(monkeypatch):
+    """The cells the plan is given are :func:`effective_cells` of the model's one-way counts of each reading
+    (a categorical domain: no groups), fewer than the marginal's own."""
+    seen = {}
+    real = measure_module._effective_cells
+
+    def spy(run, measured, key):
+        seen[key] = (real(run, measured, key), effective_cells(measured.model.counts((a,)) for a in key))
+        return seen[key][0]
+
+    monkeypatch.setattr(measure_module, "_effective_cells", spy)
+    ledger = ZcdpLedger(BUDGET)
+    measure(table(), TRIPLES, budget=BUDGET, relation="add-remove", ledger=ledger, rng=PrivateRandom(0),
+            options=OPTIONS, progress=False, n_rows=50)
+    assert seen
+    for key, (cells, expected) in seen.items():
+        assert cells == pytest.approx(expected) and 1 < cells < DOMAIN.cells(key)
+
+
 # -- the whole step: the plan reads released values only ---------------------------------------------------------
 def cover_plan_of(monkeypatch, data: AggregatedData, released_total: float):
     """The covering step's plan on ``data`` with its released inputs held fixed: no selection round (the paid
-    measurements are the public 1-way ones), the released total intercepted; the true number of records raises."""
+    measurements are the public 1-way ones), the released total and the effective cells (read off the noisy
+    one-way marginals) intercepted, the cells taken as the marginal's own; the true number of records raises."""
     def refuse(self):
         raise AssertionError("the true number of records was read")
 
     monkeypatch.setattr(measure_module, "_rounds", lambda *args, **kwargs: 0)
     monkeypatch.setattr(measure_module, "_released_total", lambda measured: released_total)
+    monkeypatch.setattr(measure_module, "_effective_cells", lambda run, measured, key: float(DOMAIN.cells(key)))
     monkeypatch.setattr(AggregatedData, "n", property(refuse))
     ledger = ZcdpLedger(BUDGET)
     release = measure(data, TRIPLES, budget=BUDGET, relation="add-remove", ledger=ledger, rng=PrivateRandom(0),
