@@ -884,6 +884,7 @@ def _cover(run: _Run, measured: _Measured, workload: Sequence[Marginal], progres
     held = dict(holdings(workload, paid))
     planned = plan_cover([held[r] for r, _ in shares], [_effective_cells(run, measured, key) for key in readings],
                          _released_total(measured), left, precision_power=noise.precision_power,
+                         margin=run.options.cover_skip_above,
                          noise_sd=lambda e: math.sqrt(noise.variance(noise.scale_for(e))))
     kept = [(r, share, key) for (r, _), share, key in zip(shares, planned, readings) if share > 0]
     log.info("the covering step: %d of %d workload marginals measured, %d skipped (their noise would exceed the "

@@ -152,7 +152,8 @@ COVER_KEEP = 4
 
 
 def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total: float, left: Fraction, *,
-               noise_sd: Callable[[Fraction], float], precision_power: int, keep: int = COVER_KEEP) -> list[Fraction]:
+               noise_sd: Callable[[Fraction], float], precision_power: int, margin: float,
+               keep: int = COVER_KEEP) -> list[Fraction]:
     """Each covering marginal's share, 0 for the ones skipped: the largest paying prefix (docs/privacy.md §13).
 
     ``held`` and ``cells`` are, per marginal §8.10 would measure (its order),
@@ -161,8 +162,9 @@ def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total:
     model's noisy total (§8.6), ``left`` what the filter has left,
     ``noise_sd(e)`` the noise deviation per cell of a measurement at cost
     ``e`` (the family's scale for it).  A marginal *pays* at share ``e`` when
-    ``noise_sd(e) <= released_total / cells``: a noisier one would add more
-    noise to each cell than the cell holds on average.  The marginals are
+    ``noise_sd(e) <= margin * released_total / cells``: a noisier one would
+    add more noise to each cell than ``margin`` times what the cell holds on
+    average (``margin = inf``: every marginal pays).  The marginals are
     ordered by ``noise_sd(e) * cells`` at their §8.10 shares (ties by their
     order); the plan is the largest prefix whose own fill of ``left`` makes
     every positive share pay (at least ``keep`` marginals), the rest get 0,
@@ -174,9 +176,11 @@ def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total:
         return dict(zip(ordered, fill([held[i] for i in ordered], left, precision_power=precision_power)))
 
     def pays(i: int, share: Fraction) -> bool:
-        return share <= 0 or noise_sd(share) * cells[i] <= released_total
+        return share <= 0 or noise_sd(share) * cells[i] <= margin * released_total
 
     first = fill_of(range(len(held)))
+    if margin == math.inf:
+        return [first[i] for i in range(len(held))]
     order = sorted(first, key=lambda i: noise_sd(first[i]) * cells[i] if first[i] > 0 else math.inf)
     low, high = 0, len(order)  # the first ``low`` pay; no prefix longer than ``high`` does
     while low < high:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from synthdp.accounting.zcdp import ZcdpLedger
 from synthdp.core.data import AggregatedData
+from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import algorithm as measure_module
 from synthdp.methods.measure.algorithm import measure
@@ -21,6 +23,7 @@ from tests.methods.measure.test_measure import DOMAIN, OPTIONS, table
 
 TRIPLES = "marginals:3"  # 10 triples of 12 to 48 cells on DOMAIN
 BUDGET = Fraction(1, 100)
+STRICT = replace(OPTIONS, cover_skip_above=1.0)  # a marginal pays when its noise is at most the spread itself
 
 
 def gaussian_sd(share: Fraction) -> float:
@@ -55,7 +58,7 @@ def test_the_plan_is_the_longest_paying_prefix(power):
         held = [Fraction(rng.choice([0, 0, rng.randint(1, 40)]), 10**4) for _ in range(m)]
         cells = [rng.choice([4, 12, 48, 200, 1000]) for _ in range(m)]
         total, left = rng.choice([50.0, 400.0, 5000.0]), Fraction(rng.randint(1, 100), 10**3)
-        plan = plan_cover(held, cells, total, left, noise_sd=sd, precision_power=power)
+        plan = plan_cover(held, cells, total, left, noise_sd=sd, precision_power=power, margin=1.0)
         assert plan == brute_plan(held, cells, total, left, noise_sd=sd, power=power, keep=COVER_KEEP)
         assert sum(plan) == left and all(s >= 0 for s in plan)  # re-shared: nothing lost, nothing doubled
         kept = [i for i, s in enumerate(plan) if s > 0]
@@ -69,17 +72,17 @@ def test_the_plan_is_the_longest_paying_prefix(power):
 def test_every_marginal_is_kept_when_all_pay_and_a_few_when_none_do():
     held, cells, left = [Fraction(0)] * 10, [12] * 10, Fraction(1, 100)
     everything = fill(held, left, precision_power=1)
-    assert plan_cover(held, cells, 10.0**6, left, noise_sd=gaussian_sd, precision_power=1) == everything
-    few = plan_cover(held, cells, 1.0, left, noise_sd=gaussian_sd, precision_power=1)
+    assert plan_cover(held, cells, 10.0**6, left, noise_sd=gaussian_sd, precision_power=1, margin=1.0) == everything
+    few = plan_cover(held, cells, 1.0, left, noise_sd=gaussian_sd, precision_power=1, margin=1.0)
     assert few == [left / COVER_KEEP] * COVER_KEEP + [Fraction(0)] * (10 - COVER_KEEP)  # ties: the workload's order
-    assert plan_cover(held, cells, -3.0, left, noise_sd=gaussian_sd, precision_power=1) == few
+    assert plan_cover(held, cells, -3.0, left, noise_sd=gaussian_sd, precision_power=1, margin=1.0) == few
 
 
 def test_the_fewest_cells_are_kept_first():
     held, left = [Fraction(0)] * 6, Fraction(1, 100)
     cells = [48, 12, 24, 12, 48, 24]
     sd = gaussian_sd(left / 2)  # two marginals at half each
-    plan = plan_cover(held, cells, sd * 12, left, noise_sd=gaussian_sd, precision_power=1, keep=1)
+    plan = plan_cover(held, cells, sd * 12, left, noise_sd=gaussian_sd, precision_power=1, margin=1.0, keep=1)
     assert plan == [0, left / 2, 0, left / 2, 0, 0]
 
 
@@ -110,6 +113,23 @@ def test_the_step_reads_the_effective_cells_off_the_models_one_way_counts(monkey
         assert cells == pytest.approx(expected) and 1 < cells < DOMAIN.cells(key)
 
 
+def test_the_margin_scales_the_spread_a_marginal_must_beat():
+    held, cells, left = [Fraction(0)] * 10, [12] * 10, Fraction(1, 100)
+    total = gaussian_sd(left / 2) * 12  # at margin 1, two marginals pay
+    assert sum(s > 0 for s in plan_cover(held, cells, total, left, noise_sd=gaussian_sd, precision_power=1,
+                                         margin=1.0, keep=1)) == 2
+    assert sum(s > 0 for s in plan_cover(held, cells, total, left, noise_sd=gaussian_sd, precision_power=1,
+                                         margin=3.0, keep=1)) == 10
+    assert plan_cover(held, cells, -1.0, left, noise_sd=gaussian_sd, precision_power=1, margin=math.inf) == \
+        fill(held, left, precision_power=1)  # never skip, whatever the total
+
+
+def test_the_margin_is_checked():
+    for bad in (0, -1.0, True, "16"):
+        with pytest.raises(InputError, match="cover_skip_above"):
+            replace(OPTIONS, cover_skip_above=bad)
+
+
 # -- the whole step: the plan reads released values only ---------------------------------------------------------
 def cover_plan_of(monkeypatch, data: AggregatedData, released_total: float):
     """The covering step's plan on ``data`` with its released inputs held fixed: no selection round (the paid
@@ -124,7 +144,7 @@ def cover_plan_of(monkeypatch, data: AggregatedData, released_total: float):
     monkeypatch.setattr(AggregatedData, "n", property(refuse))
     ledger = ZcdpLedger(BUDGET)
     release = measure(data, TRIPLES, budget=BUDGET, relation="add-remove", ledger=ledger, rng=PrivateRandom(0),
-                      options=OPTIONS, progress=False, n_rows=50)
+                      options=STRICT, progress=False, n_rows=50)
     cover = [m for m in release.measurements if m.selected_by == "cover"]
     return [(m.attrs, m.sigma2) for m in cover], release.cover_skipped, ledger
 
