@@ -150,8 +150,9 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
             spanning_step(rounds, measured)
     t = run_rounds(rounds, measured, oracle, spanning, progress)
     return_freed_memory()  # between the steps: the peak, not the values (docs/benchmarks.md, 300k rows)
+    skipped = 0
     if covering:
         with phases(f"the covering step over {len(marginals)} workload marginals"):
-            cover(run, measured, marginals, progress)
+            skipped = cover(run, measured, marginals, progress)
         return_freed_memory()
-    return release(run, measured, n_rows, t, covering, phases)
+    return replace(release(run, measured, n_rows, t, covering, phases), cover_skipped=skipped)

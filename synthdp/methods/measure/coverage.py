@@ -16,8 +16,11 @@ by :mod:`synthdp.methods.measure.covering_step`.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
 
 from synthdp.core.errors import InputError, InternalError
 from synthdp.mechanisms.laplace import epsilon_down
@@ -118,11 +121,76 @@ def cover_shares(workload: Sequence[Marginal], paid: Iterable[tuple[Marginal, Fr
     coarsely are topped up, the ones they measured finely cost nothing.
     Public given the transcript.
     """
-    maximal = maximal_marginals(workload)
+    held = holdings(workload, paid)
+    shares = fill([h for _, h in held], left, precision_power=precision_power)
+    return [(m, share) for (m, _), share in zip(held, shares) if share > 0]
+
+
+def holdings(workload: Sequence[Marginal], paid: Iterable[tuple[Marginal, Fraction]]) -> list[tuple[Marginal, Fraction]]:
+    """Each maximal workload marginal and what it holds: the largest cost of a paid measurement containing it (0 if
+    none; §8.10 step 2), in the workload's order."""
     measured = [(frozenset(attrs), cost) for attrs, cost in paid]
-    held = [max((cost for attrs, cost in measured if set(m) <= attrs), default=Fraction(0)) for m in maximal]
-    shares = fill(held, left, precision_power=precision_power)
-    return [(m, share) for m, share in zip(maximal, shares) if share > 0]
+    return [(m, max((cost for attrs, cost in measured if set(m) <= attrs), default=Fraction(0)))
+            for m in maximal_marginals(workload)]
+
+
+def effective_cells(one_way: Iterable[np.ndarray]) -> float:
+    """The cells a marginal's records effectively spread over, from its attributes' released one-way counts: the
+    product of each attribute's participation ratio ``1 / sum p**2`` (``p`` its counts, negatives as 0, over their
+    sum), the number of equal cells with the same concentration, exact for independent attributes (docs/privacy.md
+    §13).  A column with one value holding nearly every record counts as about one cell, not as its size."""
+    cells = 1.0
+    for counts in one_way:
+        p = np.clip(np.asarray(counts, dtype=float), 0, None)
+        mass = p.sum()
+        cells *= 1 / float(np.square(p / mass).sum()) if mass > 0 else len(p)
+    return cells
+
+
+#: The fewest covering measurements the plan keeps when fewer pay (docs/privacy.md §13): public, fixed.
+COVER_KEEP = 4
+
+
+def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total: float, left: Fraction, *,
+               noise_sd: Callable[[Fraction], float], precision_power: int, margin: float,
+               keep: int = COVER_KEEP) -> list[Fraction]:
+    """Each covering marginal's share, 0 for the ones skipped: the largest paying prefix (docs/privacy.md §13).
+
+    ``held`` and ``cells`` are, per marginal §8.10 would measure (its order),
+    what it holds and the effective cells of its reading
+    (:func:`effective_cells`); ``released_total`` the
+    model's noisy total (§8.6), ``left`` what the filter has left,
+    ``noise_sd(e)`` the noise deviation per cell of a measurement at cost
+    ``e`` (the family's scale for it).  A marginal *pays* at share ``e`` when
+    ``noise_sd(e) <= margin * released_total / cells``: a noisier one would
+    add more noise to each cell than ``margin`` times what the cell holds on
+    average (``margin = inf``: every marginal pays).  The marginals are
+    ordered by ``noise_sd(e) * cells`` at their §8.10 shares (ties by their
+    order); the plan is the largest prefix whose own fill of ``left`` makes
+    every positive share pay (at least ``keep`` marginals), the rest get 0,
+    so the shares still sum to exactly ``left``.  A function of released and
+    public values only: never the true number of records.
+    """
+    def fill_of(chosen: Iterable[int]) -> dict[int, Fraction]:  # poured in the marginals' own order
+        ordered = sorted(chosen)
+        return dict(zip(ordered, fill([held[i] for i in ordered], left, precision_power=precision_power)))
+
+    def pays(i: int, share: Fraction) -> bool:
+        return share <= 0 or noise_sd(share) * cells[i] <= margin * released_total
+
+    first = fill_of(range(len(held)))
+    if margin == math.inf:
+        return [first[i] for i in range(len(held))]
+    order = sorted(first, key=lambda i: noise_sd(first[i]) * cells[i] if first[i] > 0 else math.inf)
+    low, high = 0, len(order)  # the first ``low`` pay; no prefix longer than ``high`` does
+    while low < high:
+        k = (low + high + 1) // 2
+        if all(pays(i, share) for i, share in fill_of(order[:k]).items()):
+            low = k
+        else:
+            high = k - 1
+    kept = fill_of(order[: max(low, min(keep, len(order)))])
+    return [kept.get(i, Fraction(0)) for i in range(len(held))]
 
 
 def covering_pays(marginals: int, planned_rounds: int, *, cover_share: Fraction, min_ratio: Fraction,

@@ -10,6 +10,7 @@ post-processing.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import replace
 from fractions import Fraction
@@ -18,29 +19,41 @@ from typing import Sequence
 import numpy as np
 
 from synthdp.core.progress import RoundProgress
-from synthdp.methods.measure.coverage import cover_shares
+from synthdp.methods.measure.coarse import group_sum
+from synthdp.methods.measure.coverage import cover_shares, effective_cells, holdings, plan_cover
 from synthdp.methods.measure.estimators import GraphicalModel
 from synthdp.methods.measure.marginal_counts import marginal_counts_in_batches
 from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, Marginal
 from synthdp.methods.measure.reweight import marginal_group
 from synthdp.methods.measure.state import SCORE_BATCH_CELLS, Measured, Run, noisy_marginal, refined, refines
 
+log = logging.getLogger(__name__)
 
-def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: bool) -> None:
+
+def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: bool) -> int:
     """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
-    them (the noise family's ``precision_power``); each marginal below the level measured once at the scale for
-    its share (rounded safely, charged before its noise), finely or through its coarse twin (:func:`_cover_readings`,
-    §8.11), and served by the reweighted sample (§8.7)."""
+    them (the noise family's ``precision_power``), less the ones whose noise would exceed the released total over
+    their cells (:func:`~synthdp.methods.measure.coverage.plan_cover`, §13); each kept marginal measured once at
+    the scale for its share (rounded safely, charged before its noise), finely or through its coarse twin
+    (:func:`_cover_readings`, §8.11), and served by the reweighted sample (§8.7).  Returns how many were skipped."""
     paid = [(m.attrs, m.cost) for m in measured.paid if m.fine]  # a coarse one or a level holds no workload marginal
-    shares = cover_shares(workload, paid, run.left(), precision_power=run.noise.precision_power)
-    scaled = [(r, run.noise.scale_for(share)) for r, share in shares]
-    bar = RoundProgress(len(shares), enabled=progress, desc="the covering step", unit="marginal")
-    for done, ((r, share), (_, scale), key) in enumerate(zip(shares, scaled, _cover_readings(run, measured.model,
-                                                                                             scaled)), 1):
+    left, noise = run.left(), run.noise
+    shares = cover_shares(workload, paid, left, precision_power=noise.precision_power)
+    readings = _cover_readings(run, measured.model, [(r, noise.scale_for(share)) for r, share in shares])
+    held = dict(holdings(workload, paid))
+    planned = plan_cover([held[r] for r, _ in shares], [_effective_cells(run, measured, key) for key in readings],
+                         _released_total(measured), left, precision_power=noise.precision_power,
+                         margin=run.options.cover_skip_above,
+                         noise_sd=lambda e: math.sqrt(noise.variance(noise.scale_for(e))))
+    kept = [(r, share, key) for (r, _), share, key in zip(shares, planned, readings) if share > 0]
+    log.info("the covering step: %d of %d workload marginals measured, %d skipped (their noise would exceed the "
+             "released total over their cells, docs/privacy.md §13)", len(kept), len(shares), len(shares) - len(kept))
+    bar = RoundProgress(len(kept), enabled=progress, desc="the covering step", unit="marginal")
+    for done, (r, share, key) in enumerate(kept, 1):
         if refines(run, key):
             found = refined(run, key, share)
         else:
-            m, y = run.measure(key, scale, selection_epsilon=None, selected_by="cover")
+            m, y = run.measure(key, noise.scale_for(share), selection_epsilon=None, selected_by="cover")
             found = [(m, noisy_marginal(run, m, y))]
         for m, noisy in found:
             measured.readings.append(noisy)
@@ -49,6 +62,20 @@ def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: 
         run.answers.forget(key)  # each workload marginal is measured once here: its true counts are not read again
         bar.update(done)
     bar.close()
+    return len(shares) - len(kept)
+
+
+def _effective_cells(run: Run, measured: Measured, key: Marginal) -> float:
+    """The cells the records of reading ``key`` effectively spread over (§13, :func:`effective_cells`): from the
+    model's one-way counts (fitted to the noisy one-way marginals), each read through its groups when ``key`` does.
+    Post-processing of released counts and the public views."""
+    maps = run.views.groups(key) or (None,) * len(key)
+    return effective_cells(group_sum(measured.model.counts((a,)), (m,)) for a, m in zip(run.views.base(key), maps))
+
+
+def _released_total(measured: Measured) -> float:
+    """The released total the covering step's plan reads (§13): the model's noisy total (§8.6), never ``n``."""
+    return measured.model.total
 
 
 def _cover_readings(run: Run, model: GraphicalModel, shares: Sequence[tuple[Marginal, Fraction]]) -> list[Marginal]:

@@ -162,6 +162,9 @@ class MeasureRelease:
     model_total: float
     #: The estimate the records were drawn from: the graphical model or its reweighted sample (§8.7, §10.9).
     estimate: GraphicalModel | WeightedSample
+    #: The covering step's marginals skipped because their noise would exceed the released total over their cells
+    #: (§13): a function of released values.
+    cover_skipped: int = 0
 
 
 def workload_marginals(query_class: str | QueryClass | Sequence[Sequence[int]], domain: Domain) -> list[Marginal]:

@@ -253,7 +253,7 @@ class MeasureMethod(Method):
     #: Its zCDP budget, what its filter spent, every paid measurement and the filter's ledger; the probability
     #: reserved for RSPM clips when RSPM selects measurements (docs/privacy.md §8.4).
     release_defaults = dict(rounds=None, rho_budget=None, rho_spent=None, measurements=[], zcdp_ledger=[],
-                            clip_budget=None)
+                            clip_budget=None, cover_skipped=None)
 
     def reads(self, query_class: QueryClass) -> frozenset[str]:
         """Its settings; and the oracle options for the RSPM rounds over a class that is not a marginal class
@@ -319,7 +319,8 @@ class MeasureMethod(Method):
                       progress=inputs.progress)
         if plan.pure:
             result = sme.measure(real, inputs.query_class, budget=inputs.epsilon, ledger=ledger, pure=True, **common)
-            release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements])
+            release = dict(rounds=result.rounds, measurements=[m.to_dict() for m in result.measurements],
+                           cover_skipped=result.cover_skipped)
             selected = [",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
             workload = workload_marginals(inputs.query_class, real.domain)
             return MethodOutput(result.records, ledger, rng.numpy_generator(), False, selected, release, {}, [],
@@ -330,7 +331,7 @@ class MeasureMethod(Method):
                              oracle=None if oracle is None else oracle.value, **common)
         release = dict(rho_budget=str(rho), rho_spent=str(result.rho_spent), rounds=result.rounds,
                        measurements=[m.to_dict() for m in result.measurements],
-                       zcdp_ledger=[e.to_dict() for e in filter_ledger.events])
+                       zcdp_ledger=[e.to_dict() for e in filter_ledger.events], cover_skipped=result.cover_skipped)
         if oracle is not None:
             release["clip_budget"] = str(plan.clip_budget)
         selected = [m.query or ",".join(m.names) for m in result.measurements if m.selection_epsilon is not None]
@@ -362,6 +363,8 @@ class MeasureMethod(Method):
         chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
         covered = sum(1 for m in r.measurements if m.get("selected_by") == "cover")
         chosen += f", then {covered} the rounds left out measured once (covering step)" if covered else ""
+        chosen += (f", {r.cover_skipped} workload marginals skipped (their noise would exceed the released total over "
+                   "their cells)" if r.cover_skipped else "")
         grouped = sum(1 for m in r.measurements if m.get("groups"))
         chosen += f"; {grouped} read numeric columns through groups of their cells" if grouped else ""
         served = (f"a sample of the graphical model reweighted to every measurement ({wide} not local)" if wide
