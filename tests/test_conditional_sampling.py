@@ -125,6 +125,17 @@ def test_the_same_seed_gives_the_same_rows_also_after_the_file(kind, tmp_path):
     assert FittedModel.load(tmp_path / "m.zip").sample(500, conditions=conditions, random_state=8).equals(first)
 
 
+@pytest.mark.parametrize("value", [0, 9.5, 10, 20, 29.99, 30])
+def test_a_numeric_value_fixes_the_cell_encoding_puts_it_in(value):
+    """A value on a cut lies in the cell above it, as the encoder reads it; the row holds the value itself."""
+    rows = graphical().sample(50, conditions={"c": value}, random_state=0)
+    assert (rows["c"] == value).all()
+    cell = Encoder(SCHEMA).encode(pd.DataFrame({"a": ["x"], "b": ["u"], "c": [value], "d": ["m"]}))[0, 2]
+    model = FittedModel(ReleasedRecords(SCHEMA.domain, CELLS[CELLS[:, 2] == cell]), SCHEMA, "uniform", RELEASE)
+    assert len(model.sample(5, conditions={"c": value}, random_state=0)) == 5
+    assert cell == (2 if value >= 20 else 1 if value >= 10 else 0)
+
+
 def test_no_conditions_draw_the_unconditioned_rows():
     model = graphical()
     assert model.sample(300, conditions={}, random_state=1).equals(model.sample(300, random_state=1))
@@ -143,20 +154,32 @@ def test_a_condition_outside_the_schema_is_refused_by_name(conditions, message):
         graphical().sample(10, conditions=conditions)
 
 
+def matching(codes: np.ndarray, fixed: dict[int, int]) -> np.ndarray:
+    """Which rows of ``codes`` have the ``fixed`` codes."""
+    return np.all(codes[:, list(fixed)] == list(fixed.values()), axis=1)
+
+
 def records_without(fixed: dict[int, int]) -> FittedModel:
     """The released records of :func:`records` but those with the ``fixed`` codes."""
     codes = records().estimate.codes
-    keep = ~np.all(codes[:, list(fixed)] == list(fixed.values()), axis=1)
-    return FittedModel(ReleasedRecords(SCHEMA.domain, codes[keep]), SCHEMA, "uniform", RELEASE)
+    return FittedModel(ReleasedRecords(SCHEMA.domain, codes[~matching(codes, fixed)]), SCHEMA, "uniform", RELEASE)
+
+
+def weighted_without(fixed: dict[int, int]) -> FittedModel:
+    """The reweighted sample of :func:`weighted` with no weight on the records with the ``fixed`` codes."""
+    sample = weighted().estimate
+    weights = np.where(matching(sample.codes, fixed), 0.0, sample.weights)
+    return FittedModel(WeightedSample(SCHEMA.domain, sample.codes, weights), SCHEMA, "uniform", RELEASE)
 
 
 @pytest.mark.parametrize("build, conditions", [
     (lambda: graphical(zero=(0, 2)), {"a": "x", "b": "w"}),
+    (lambda: weighted_without({1: 1, 3: 1}), {"b": "v", "d": "n"}),
     (lambda: records_without({0: 2, 1: 0, 3: 0}), {"a": None, "b": "u", "d": "m"}),
 ])
 def test_conditions_the_model_gives_no_mass_are_refused(build, conditions):
-    """A structural zero of the graphical model, and a combination no released record has; each condition alone
-    has mass."""
+    """A structural zero of the graphical model, records of the reweighted sample that keep no weight, and a
+    combination no released record has; each condition alone has mass."""
     model = build()
     described = " and ".join(f"{k}={v!r}" for k, v in conditions.items())
     with pytest.raises(InputError, match=f"the released model puts no mass on {described}: relax a condition"):

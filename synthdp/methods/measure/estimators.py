@@ -217,20 +217,20 @@ class GraphicalModel:
     def given(self, evidence: Mapping[int, int]) -> "GraphicalModel | None":
         """The model conditioned on ``evidence`` (attribute -> code), or None when it puts no mass there.
 
-        Each attribute's other codes are clamped on the first clique that holds it, by a log-potential below the
-        model's whole range of log-densities and then :data:`EXCLUDED_LOG_POTENTIAL` more, so that ``exp`` of any
-        assignment they keep is 0 beside every one kept; the tree is calibrated again, and its marginals are the
-        exact conditional distribution that :meth:`sample` draws from.  One attribute at a time, each checked to
-        keep mass given the ones before: the mass of the evidence is the product of those conditionals.  Reads the
-        released model alone: post-processing (docs/privacy.md §10.9).
+        One attribute at a time, each checked to keep mass given the ones before (the mass of the evidence is the
+        product of those conditionals), the attribute's other codes get a structural zero on the first clique that
+        holds it and the tree is calibrated again: its marginals are the exact conditional distribution that
+        :meth:`sample` draws from.  The zero is exact: a code with mass in floating point holds an assignment
+        within about 800 of the largest log-density, so every excluded one, :data:`EXCLUDED_LOG_POTENTIAL` below
+        that at least, has ``exp`` 0 beside it.  Reads the released model alone: post-processing
+        (docs/privacy.md §10.9).
         """
         model = self
         for a, code in evidence.items():
             if not model.counts((a,))[code] > 0:
                 return None
-            depth = EXCLUDED_LOG_POTENTIAL - sum(float(np.ptp(p)) for p in model.potentials)
             others = {a: np.arange(self.domain.sizes[a]) != code}
-            clamp = _structural_zeros(self.domain, self.cliques, others, depth)
+            clamp = _structural_zeros(self.domain, self.cliques, others)
             model = GraphicalModel(self.domain, self.cliques, self.parent,
                                    [p + z for p, z in zip(model.potentials, clamp)], self.total)
         return model
@@ -301,15 +301,13 @@ def _residual(m: NoisyMarginal, fitted: np.ndarray, shape: tuple[int, ...]) -> t
 EXCLUDED_LOG_POTENTIAL = -1e4
 
 
-def _structural_zeros(domain: Domain, cliques: list[Clique], excluded: Mapping[int, np.ndarray],
-                      depth: float = EXCLUDED_LOG_POTENTIAL) -> list[np.ndarray]:
-    """Per clique, the log-potential (``depth`` on the excluded codes) that puts no mass on the ``excluded`` codes (a
-    mask over each attribute's codes), each attribute's on the first clique that holds it (docs/privacy.md §8.7,
-    empty tails)."""
+def _structural_zeros(domain: Domain, cliques: list[Clique], excluded: Mapping[int, np.ndarray]) -> list[np.ndarray]:
+    """Per clique, the log-potential that puts no mass on the ``excluded`` codes (a mask over each attribute's
+    codes), each attribute's on the first clique that holds it (docs/privacy.md §8.7, empty tails)."""
     theta = [np.zeros(_shape(domain, c)) for c in cliques]
     for a, mask in excluded.items():
         home = next(j for j, c in enumerate(cliques) if a in c)
-        theta[home] = theta[home] + _expand(np.where(mask, depth, 0.0), (a,), cliques[home])
+        theta[home] = theta[home] + _expand(np.where(mask, EXCLUDED_LOG_POTENTIAL, 0.0), (a,), cliques[home])
     return theta
 
 
