@@ -88,11 +88,7 @@ def _number(attr: Attribute, value: Any) -> float | int:
     if attr.is_datetime:
         raise InputError(f"conditions: column {attr.name!r} holds dates, and conditions on dates are not supported "
                          "yet; condition on other columns")
-    try:
-        number = float(value) if isinstance(value, (str, int, float, np.integer, np.floating)) \
-            and not isinstance(value, (bool, np.bool_)) else math.nan
-    except ValueError:
-        number = math.nan
+    number = _as_float(value)
     if not math.isfinite(number):
         raise InputError(f"conditions: {attr.name}={value!r} is not a number, and column {attr.name!r} is numeric; "
                          "give a number inside its bounds")
@@ -106,6 +102,16 @@ def _number(attr: Attribute, value: Any) -> float | int:
                              "holds integers; give a whole number")
         return int(number)
     return number
+
+
+def _as_float(value: Any) -> float:
+    """``value`` as a float (text read as a number), NaN when it is none (a bool is no number here)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, float, np.integer, np.floating)):
+        return math.nan
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan
 
 
 def describe(conditions: list[Condition], schema: Schema) -> str:

@@ -147,6 +147,7 @@ def test_no_conditions_draw_the_unconditioned_rows():
     ({"b": "V"}, r"b='V' is not a category of column 'b'; its categories: \['u', 'v', 'w'\]"),
     ({"c": 31}, r"c=31 is outside the public bounds \[0, 30\] of column 'c'; condition on a value inside them"),
     ({"c": "ten"}, r"c='ten' is not a number, and column 'c' is numeric"),
+    ({"c": True}, r"c=True is not a number"),
     ({"b": None}, r"b=None asks for the missing value, but column 'b' has none \(it is not nullable\)"),
 ])
 def test_a_condition_outside_the_schema_is_refused_by_name(conditions, message):
@@ -209,3 +210,6 @@ def test_a_fitted_and_a_loaded_synthesizer_sample_given_conditions(tmp_path, cap
     assert main(["sample", str(tmp_path / "m.zip"), "-n", "3", "-o", str(tmp_path / "x.csv"),
                  "--condition", "regio=N"]) == 2
     assert "did you mean 'region'?" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
+    assert main(["sample", str(tmp_path / "m.zip"), "-n", "3", "-o", str(tmp_path / "x.csv"),
+                 "--condition", "region="]) == 2
+    assert "region=None asks for the missing value" in capsys.readouterr().err
