@@ -283,7 +283,8 @@ class Synthesizer:
         check_strict(self.result_, config.strict)  # fitted already: the release is made, whatever strict says
         return self
 
-    def sample(self, n: int | None = None, random_state: int | None = None) -> pd.DataFrame:
+    def sample(self, n: int | None = None, random_state: int | None = None, *,
+               conditions: Mapping[str, Any] | None = None) -> pd.DataFrame:
         """``n`` fresh rows drawn from the released model (the released table itself when ``n`` is None).
 
         Under select-measure-estimate the rows are drawn from the graphical model fitted to the noisy
@@ -291,15 +292,19 @@ class Synthesizer:
         records, the model is those records and the rows are drawn from them with replacement
         (docs/privacy.md §10.9).  Post-processing: any ``n``, any number of times, no privacy cost.
         ``random_state`` seeds the draw: the same seed gives the same rows, also after :meth:`save` and
-        :meth:`load`.
+        :meth:`load`.  ``conditions`` (column -> value, e.g. ``{"region": "N"}``; None: the missing value) draws
+        from the model's conditional distribution given them, every row taking the given values
+        (:meth:`FittedModel.sample`; post-processing too).
         """
         model = self._fitted_model()
         if n is None:
             if not hasattr(self, "result_"):
                 raise InputError("a loaded model keeps no table: give the number of rows, sample(n)")
             check("random_state", random_state)
+            if conditions:
+                raise InputError("conditions draw fresh rows: give the number of rows, sample(n, conditions=...)")
             return self.result_.data.copy()
-        return model.sample(n, random_state=random_state)
+        return model.sample(n, conditions=conditions, random_state=random_state)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the released model and the release report to ``path`` (a zip of JSON and numpy arrays, no pickle).

@@ -20,7 +20,7 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ from synthdp.core.domain import Domain
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
+from synthdp.conditions import evidence, no_mass, read_conditions, with_values
 from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.methods.base import MethodOutput
@@ -55,6 +56,12 @@ class ReleasedRecords:
     domain: Domain
     codes: np.ndarray
 
+    def given(self, evidence: Mapping[int, int]) -> "ReleasedRecords | None":
+        """The released records whose codes are ``evidence`` (attribute -> code): drawn from with replacement, the
+        records' conditional distribution; None when no record matches."""
+        keep = np.all(self.codes[:, list(evidence)] == list(evidence.values()), axis=1)
+        return ReleasedRecords(self.domain, self.codes[keep]) if keep.any() else None
+
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
         """``rows`` of the released records, drawn uniformly with replacement (an ``(rows, d)`` code matrix)."""
         return self.codes[generator.integers(0, len(self.codes), rows)]
@@ -76,17 +83,27 @@ class FittedModel:
     numeric: str
     release: dict[str, Any]
 
-    def sample(self, n: int, *, random_state: int | None = None) -> pd.DataFrame:
+    def sample(self, n: int, *, conditions: Mapping[str, Any] | None = None,
+               random_state: int | None = None) -> pd.DataFrame:
         """``n`` fresh rows drawn from the model and decoded, derived columns computed (free: post-processing).
 
-        ``random_state`` seeds the draw and the values drawn inside numeric cells; the same seed gives the same
-        rows, before and after :meth:`save` and :meth:`load`.
+        ``conditions`` (column -> value: a category, a number inside the bounds, None for missing) draws from the
+        model's conditional distribution given the codes the values lie in, and every row takes the given values
+        (:mod:`synthdp.conditions`; a numeric column decoded as cell labels shows its cell's label).  They are
+        checked before anything is drawn: an unknown column, a value outside the column's domain, or conditions
+        the model gives no mass are refused by name.  ``random_state`` seeds the draw and the values drawn inside
+        numeric cells; the same seed gives the same rows, before and after :meth:`save` and :meth:`load`.
         """
         check("n_rows", n)
         check("random_state", random_state)
+        given = read_conditions(self.schema, conditions)
+        estimate = self.estimate.given(evidence(given)) if given else self.estimate
+        if estimate is None:
+            raise no_mass(given, self.schema)
         generator = np.random.default_rng(random_state)
-        return decode_records(self.estimate, self.schema, self.estimate.sample(n, generator), numeric=self.numeric,
+        rows = decode_records(estimate, self.schema, estimate.sample(n, generator), numeric=self.numeric,
                               generator=generator)
+        return with_values(rows, self.schema, given) if self.numeric == "uniform" else rows
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` atomically (checked, temporary file, then rename)."""

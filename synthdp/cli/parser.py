@@ -206,6 +206,10 @@ def _sample_parser(sub, common: argparse.ArgumentParser) -> None:
     m.add_argument("-n", "--rows", type=int, required=True, help="number of rows to draw")
     m.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow)")
     m.add_argument("--seed", type=int, help="seed of the draw: the same seed gives the same rows")
+    m.add_argument("--condition", action="append", metavar="COL=VALUE",
+                   help="draw only rows with this value in COL, from the model's conditional distribution (a "
+                   "category, or a number inside the column's bounds; COL= asks for the missing value); repeatable, "
+                   "e.g. --condition region=N --condition age=40")
 
 
 def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:

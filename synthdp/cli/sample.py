@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synthdp.cli.common import _pairs
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.files.outputs import check_outputs, write_outputs
@@ -10,7 +11,8 @@ from synthdp.model import FittedModel
 
 
 def run(args) -> int:
-    """``synthdp sample MODEL -n N -o OUT``: fresh rows from a saved model (post-processing, docs/privacy.md §10.9)."""
+    """``synthdp sample MODEL -n N -o OUT [--condition COL=VALUE ...]``: fresh rows from a saved model, given the
+    conditions when there are some (post-processing, docs/privacy.md §10.9)."""
     outputs = check_outputs({"-o": args.output}, inputs=[args.model])
     if table_format(args.output, "-o") == "parquet":
         require_pyarrow()
@@ -18,8 +20,9 @@ def run(args) -> int:
         check("n_rows", args.rows)
     except InputError as error:
         raise InputError(f"-n {args.rows}: {error}") from None
+    conditions = _pairs(args.condition, "--condition", lambda text: text or None)
     model = FittedModel.load(args.model)
-    data = model.sample(args.rows, random_state=args.seed)
+    data = model.sample(args.rows, conditions=conditions, random_state=args.seed)
     write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output, model.schema))])
     print(f"output: {args.output} ({len(data)} rows drawn from the model in {args.model}: post-processing of its "
           "release, no privacy cost)")

@@ -214,6 +214,27 @@ class GraphicalModel:
         return measured.read(self.counts(measured.attrs), _shape(self.domain, measured.attrs)).reshape(-1)
 
     # ----- sampling (post-processing) ---------------------------------------
+    def given(self, evidence: Mapping[int, int]) -> "GraphicalModel | None":
+        """The model conditioned on ``evidence`` (attribute -> code), or None when it puts no mass there.
+
+        One attribute at a time, each checked to keep mass given the ones before (the mass of the evidence is the
+        product of those conditionals), the attribute's other codes get a structural zero on the first clique that
+        holds it and the tree is calibrated again: its marginals are the exact conditional distribution that
+        :meth:`sample` draws from.  The zero is exact: a code with mass in floating point holds an assignment
+        within about 800 of the largest log-density, so every excluded one, :data:`EXCLUDED_LOG_POTENTIAL` below
+        that at least, has ``exp`` 0 beside it.  Reads the released model alone: post-processing
+        (docs/privacy.md §10.9).
+        """
+        model = self
+        for a, code in evidence.items():
+            if not model.counts((a,))[code] > 0:
+                return None
+            others = {a: np.arange(self.domain.sizes[a]) != code}
+            clamp = _structural_zeros(self.domain, self.cliques, others)
+            model = GraphicalModel(self.domain, self.cliques, self.parent,
+                                   [p + z for p, z in zip(model.potentials, clamp)], self.total)
+        return model
+
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
         """``rows`` records drawn clique by clique down the tree, as an ``(rows, d)`` code matrix.
 

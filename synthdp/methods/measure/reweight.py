@@ -27,8 +27,8 @@ never read.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from numba import njit
@@ -100,6 +100,12 @@ class WeightedSample:
         """The estimate's counts on the marginal ``attrs`` (flattened, row-major)."""
         return np.bincount(self.domain.flat_index(self.codes, attrs), weights=self.weights,
                            minlength=self.domain.cells(attrs))
+
+    def given(self, evidence: Mapping[int, int]) -> "WeightedSample | None":
+        """The sample's records whose codes are ``evidence`` (attribute -> code), with their weights: the estimate's
+        conditional distribution; None when no record of positive weight matches.  Post-processing (§10.9)."""
+        keep = np.all(self.codes[:, list(evidence)] == list(evidence.values()), axis=1) & (self.weights > 0)
+        return replace(self, codes=self.codes[keep], weights=self.weights[keep]) if keep.any() else None
 
     def sample(self, rows: int, generator: np.random.Generator) -> np.ndarray:
         """``rows`` records by systematic sampling: each support record about ``rows * weight / total`` times."""
