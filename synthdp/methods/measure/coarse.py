@@ -73,7 +73,7 @@ def label_spread(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 #: Ordered cells a column needs per group for a full view (docs/privacy.md §8.11 step 1).
-FULL_VIEW_CELLS = 4
+FULL_VIEW_CELLS = 2
 #: The fewest groups of a covering view.
 COVER_VIEW_GROUPS = 3
 
@@ -88,8 +88,8 @@ def view_groups(ordered: int, groups: int) -> int | None:
     rows, ``synthdp bench numeric``, eps 1, seeds 0-2).  Read cell by cell inside the covering step's 3-way
     marginals, a pair's counts summed to the pair have a noise deviation near 105 against 18 rows a cell, and a
     price and a loan (Pearson 0.76) read a correlation of 0.25 to 0.61 at 0.9 to 3.3 standard errors, too few to
-    move together (§8.12); a 24-celled loan read through 12 groups of two cells against a price's 6 groups read 0.40
-    at 1.6.  Both read through 6 groups: 0.68 to 0.85 at 4.4 to 5.1."""
+    move together (§8.12).  Both read through 6 groups: 0.68 to 0.85 at 4.4 to 5.1.  Full views from four cells a
+    group would read the 24-celled loan through 6 groups too, but cost the skewed table its correlations (§8.11)."""
     if ordered >= FULL_VIEW_CELLS * groups:
         return groups
     half = groups // 2

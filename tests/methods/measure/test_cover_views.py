@@ -23,11 +23,11 @@ from synthdp.methods.measure.settings import MeasureOptions
 
 
 @pytest.mark.parametrize("ordered, groups, expected", [
-    (48, 12, 12), (47, 12, 6), (24, 12, 6), (12, 12, 6), (11, 12, None),  # full at 4 cells a group, else half
-    (40, 10, 10), (39, 10, 5), (10, 10, 5), (9, 10, None),
-    (20, 5, 5), (19, 5, None),  # half of 5 is 2 groups: too few for a covering view
+    (48, 12, 12), (24, 12, 12), (23, 12, 6), (12, 12, 6), (11, 12, None),  # full at 2 cells a group, else half
+    (20, 10, 10), (19, 10, 5), (10, 10, 5), (9, 10, None),
+    (10, 5, 5), (9, 5, None),  # half of 5 is 2 groups: too few for a covering view
     (0, 12, None)])
-def test_a_full_view_needs_four_cells_a_group_and_a_covering_view_two(ordered, groups, expected):
+def test_a_full_view_needs_two_cells_a_group_and_a_covering_view_two_of_half_the_groups(ordered, groups, expected):
     assert view_groups(ordered, groups) == expected
 
 
