@@ -61,7 +61,7 @@ def footprint(domain: Domain, candidates: Sequence[tuple[int, ...]], options, *,
                                     else options.rounds_per_attribute * d)
     # their coarse twins are candidates too, and alone for the largest (§8.11 step 2); a twin's counts are small
     views = CoarseViews.for_options(domain, options)
-    every = sum(views.read_finely(r) for r in candidates) + sum(views.coarse(r) is not None for r in candidates)
+    every = sum(views.read_finely(r) for r in candidates) + sum(views.round_twin(r) is not None for r in candidates)
     scored = min(every, options.candidate_pool)
     cells = sorted((views.counted_cells(r) for r in candidates), reverse=True)
     true_counts = 8 * sum(cells[: min(len(cells), scored * rounds)])  # counted once, when first scored

@@ -43,6 +43,8 @@ GROUPS = 8  # the views of DOMAIN's tests read 8 groups: a and c have views (at 
 OPTIONS = MeasureOptions(rounds_per_attribute=2, coarse_groups=GROUPS,
                          estimator=EstimatorSettings(iters=20, final_iters=50, scoring_sample=2000))
 
+pytestmark = pytest.mark.usefixtures("full_views_only")  # views of 8 groups on 16 and 20 cells
+
 
 def table(n: int = 600, seed: int = 0) -> AggregatedData:
     gen = np.random.default_rng(seed)

@@ -369,10 +369,11 @@ def test_sample_counts_in_batches_give_the_same_release_and_no_true_count_outliv
     assert one_by_one.data.equals(whole.data)
 
 
-@pytest.mark.parametrize("groups, iters", [(12, 3), (25, 7)])
+@pytest.mark.parametrize("groups, iters", [(12, 3), (25, 3), (50, 7)])
 def test_the_deep_fit_is_shorter_when_numeric_columns_are_read_through_groups(monkeypatch, groups, iters):
-    """Two 48-cell numeric columns read through 12 groups (a view each) take ``cover_numeric_iters`` deep steps;
-    with 25 groups no column has a view and the fit takes ``cover_deep_iters`` (a choice of public inputs)."""
+    """Two 48-cell numeric columns read through 12 groups (a full view each) or, with 25, through 12 (a covering
+    view) take ``cover_numeric_iters`` deep steps; with 50 groups no column has a view (a covering view of 25 needs
+    50 cells) and the fit takes ``cover_deep_iters`` (a choice of public inputs)."""
     from tests.methods.measure.test_copula import triple_table
 
     seen = spy_fit(monkeypatch)

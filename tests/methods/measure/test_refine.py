@@ -19,7 +19,7 @@ from synthdp.core.errors import InputError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure import estimators
 from synthdp.methods.measure import state
-from synthdp.methods.measure.coarse import CoarseViews
+from synthdp.methods.measure.coarse import group_map
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.settings import MeasureOptions
@@ -32,7 +32,9 @@ DOMAIN = Domain(("a", "b", "c"), (21, 3, 16), ordered=(20, 0, 16))
 PAIR = (0, 2)
 SHAPE = (21, 16)
 GROUPS = 8  # a's 20 ordered cells and c's 16 are both read through 8 groups
-MAPS = CoarseViews(DOMAIN, groups=GROUPS).attr_maps(PAIR)
+MAPS = tuple(group_map(DOMAIN.sizes[a], DOMAIN.ordered[a], GROUPS) for a in PAIR)
+
+pytestmark = pytest.mark.usefixtures("full_views_only")  # views of 8 groups on 16 and 20 cells
 
 
 def diagonal(n: int = 800, seed: int = 0) -> AggregatedData:
