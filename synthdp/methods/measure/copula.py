@@ -37,7 +37,7 @@ import numpy as np
 from scipy import optimize, special
 
 from synthdp.core.domain import Domain
-from synthdp.methods.measure.coarse import group_sum
+from synthdp.methods.measure.coarse import group_sum, regroup
 from synthdp.methods.measure.estimators import NoisyMarginal
 
 #: The largest correlation estimated: the copula stays a density.
@@ -159,9 +159,9 @@ def _density(z: np.ndarray) -> np.ndarray:
 
 def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], domain: Domain
                 ) -> tuple[np.ndarray, float] | None:
-    """The released counts of ``m`` on the ordered groups of ``a`` and ``b`` (``a`` < ``b``, both in ``m.attrs``),
-    and the noise variance of each of its cells; None for a level of a refined reading (it reads part of the
-    cells)."""
+    """The released counts of ``m`` on the ordered groups ``maps`` of ``a`` and ``b`` (``a`` < ``b``, both in
+    ``m.attrs``; a reading through finer groups, or cell by cell, summed over them), and the noise variance of each
+    of its cells; None for a level of a refined reading (it reads part of the cells)."""
     if m.labels is not None:
         return None
     shape = tuple(domain.sizes[c] if m.groups is None or m.groups[i] is None else int(m.groups[i].max()) + 1
@@ -170,10 +170,12 @@ def _pair_table(m: NoisyMarginal, a: int, b: int, maps: dict[int, np.ndarray], d
     keep = (m.attrs.index(a), m.attrs.index(b))
     others = math.prod(n for i, n in enumerate(shape) if i not in keep)
     counts = counts.sum(axis=tuple(i for i in range(len(shape)) if i not in keep))
-    fine = [m.groups is None or m.groups[i] is None for i in keep]
-    counts = group_sum(counts, tuple(maps[c] if f else None for c, f in zip((a, b), fine)))
-    groups = tuple(int(maps[c].max()) + 1 - (domain.sizes[c] - domain.ordered[c]) for c in (a, b))
-    per_cell = others * math.prod(domain.ordered[c] / g if f else 1.0 for c, g, f in zip((a, b), groups, fine))
+    read = [None if m.groups is None else m.groups[i] for i in keep]
+    counts = group_sum(counts, tuple(regroup(s, maps[c]) for c, s in zip((a, b), read)))
+    missing = [domain.sizes[c] - domain.ordered[c] for c in (a, b)]
+    groups = tuple(int(maps[c].max()) + 1 - k for c, k in zip((a, b), missing))
+    finer = tuple(domain.ordered[c] if s is None else int(s.max()) + 1 - k for c, s, k in zip((a, b), read, missing))
+    per_cell = others * math.prod(f / g for f, g in zip(finer, groups))
     return counts[:groups[0], :groups[1]], m.sigma2 * per_cell
 
 

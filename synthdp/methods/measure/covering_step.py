@@ -80,7 +80,8 @@ def _released_total(measured: Measured) -> float:
 
 def _cover_readings(run: Run, model: GraphicalModel, shares: Sequence[tuple[Marginal, Fraction]]) -> list[Marginal]:
     """How the covering step measures each workload marginal ``r`` at its ``scale`` (§8.11 step 5): through its
-    coarse twin when ``r`` is read through it only (more than ``max_fine_cells`` cells, step 2); else finely when the
+    coarse twin (:meth:`~synthdp.methods.measure.coarse.CoarseViews.cover_twin`: nested groups where a column has
+    them, §8.11 step 1) when ``r`` is read through it only (more than ``max_fine_cells`` cells, step 2); else finely when the
     model puts at least ``cover_fine_mass`` of its total in cells of ``r`` whose count is at least the measurement's
     noise standard deviation (cells a fine measurement can correct), else through its coarse twin, when it has one.
 
@@ -99,7 +100,7 @@ def _cover_readings(run: Run, model: GraphicalModel, shares: Sequence[tuple[Marg
             fine[r] = fine_mass_suffices(c * (model.total / len(sample)), sd[r], share)
     readings = []
     for r, _ in shares:
-        twin = views.coarse(r)
+        twin = views.cover_twin(r)
         if twin is not None and not views.read_finely(r):  # read through the twin only (§8.11 step 2)
             readings.append(twin)
         elif twin is not None:

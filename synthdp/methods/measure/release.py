@@ -82,10 +82,10 @@ def estimate_of(run: Run, measured: Measured, iters: int, support: int, growth: 
 
 def _released_pairs(run: Run, measured: Measured
                     ) -> tuple[dict[int, np.ndarray], dict[tuple[int, int], tuple[np.ndarray, float]]]:
-    """The group maps of the numeric columns read through groups, and the released tables of their pairs
+    """The groups the copula reads the numeric columns through (§8.11 step 1), and the released tables of their pairs
     (:func:`~synthdp.methods.measure.copula.pair_tables`, §8.12 step 1), which the copula and the pairs it leaves out
     both read; none when the option says the model draws them or fewer than two columns have groups."""
-    maps = {a: m for a, m in enumerate(run.views.maps) if m is not None}
+    maps = {a: m for a, m in enumerate(run.views.copula_maps) if m is not None}
     if run.options.numeric_support != "copula" or len(maps) < 2:
         return maps, {}
     return maps, pair_tables(measured.noisy + measured.readings, list(maps), maps, run.domain)

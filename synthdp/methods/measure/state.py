@@ -188,7 +188,7 @@ def hold(run: Run, measured: Measured, m: Measurement, y: np.ndarray) -> None:
 
 def noisy_marginal(run: Run, m: Measurement, y: np.ndarray) -> NoisyMarginal:
     """A paid marginal measurement as the estimators read it: its variance, and its groups when coarse (§8.11)."""
-    groups = None if m.groups is None else run.views.attr_maps(m.attrs)
+    groups = None if m.groups is None else run.views.attr_maps(m.attrs, m.groups)
     return NoisyMarginal(m.attrs, y, run.noise.variance(m.scale), groups)
 
 
