@@ -51,6 +51,8 @@ def read_conditions(schema: Schema, conditions: Mapping[str, Any] | None) -> lis
 
 
 def _condition(schema: Schema, name: str, value: Any) -> Condition:
+    """The condition ``name = value`` as the column's index, the code of its cell and the value rows take;
+    refused, naming the column and what to give, when the model cannot hold it."""
     if name not in schema.names:
         derived = {d.name: d for d in schema.derived}
         if name in derived:
@@ -101,7 +103,7 @@ def _number(attr: Attribute, value: Any) -> float | int:
             raise InputError(f"conditions: {attr.name}={value!r} is not a whole number, and column {attr.name!r} "
                              "holds integers; give a whole number")
         return int(number)
-    return number
+    return number if attr.decimals is None else round(number, attr.decimals)  # as the column is written
 
 
 def _as_float(value: Any) -> float:

@@ -4,6 +4,7 @@ column and what to do."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -134,6 +135,13 @@ def test_a_numeric_value_fixes_the_cell_encoding_puts_it_in(value):
     model = FittedModel(ReleasedRecords(SCHEMA.domain, CELLS[CELLS[:, 2] == cell]), SCHEMA, "uniform", RELEASE)
     assert len(model.sample(5, conditions={"c": value}, random_state=0)) == 5
     assert cell == (2 if value >= 20 else 1 if value >= 10 else 0)
+
+
+def test_a_numeric_value_is_written_at_the_columns_precision():
+    """A real column with public decimals comes back at them, the given value too (``12.3456`` with 2 decimals: 12.35)."""
+    rounded = Schema(tuple(dataclasses.replace(a, decimals=2) if a.name == "c" else a for a in SCHEMA.attributes))
+    model = FittedModel(ReleasedRecords(rounded.domain, CELLS), rounded, "uniform", RELEASE)
+    assert (model.sample(20, conditions={"c": 12.3456}, random_state=0)["c"] == 12.35).all()
 
 
 def test_no_conditions_draw_the_unconditioned_rows():

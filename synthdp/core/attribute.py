@@ -196,6 +196,16 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def grid_numbers(values: np.ndarray, step: float) -> np.ndarray:
+    """``floor(v / step)`` of each value, exactly: the number ``k`` of the grid point ``k * step`` at or below ``v``
+    on the grid of multiples of ``step``.  A quotient rounded across a whole number (``5000000001 / 1`` is exact,
+    ``v / 86400`` need not be) is corrected by comparing ``v`` with the multiples themselves, which are exact."""
+    values = np.asarray(values, dtype=np.float64)
+    k = np.floor(values / step)
+    k = np.where(k * step > values, k - 1, k)
+    return np.where((k + 1) * step <= values, k + 1, k)
+
+
 def _integer_ranges(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Smallest and largest integer of each bin ``[e_i, e_{i+1})``, the last one closed (``first > last``: none)."""
     first = np.ceil(edges[:-1]).astype(np.int64)
@@ -467,8 +477,11 @@ class Attribute:
     def grid_ranges(self) -> tuple[np.ndarray, np.ndarray]:
         """The first and last grid point (in steps of :attr:`grid_step`) of each bin, the last bin closed
         (``first > last`` when a bin holds none); the integers of each bin for an integer column."""
-        step = self.grid_step
-        return _integer_ranges(self.edges if step == 1.0 else np.round(self.edges / step, 9))
+        step, edges = self.grid_step, self.edges
+        first = -grid_numbers(-edges[:-1], step)  # the least grid point at or above each lower edge
+        last = -grid_numbers(-edges[1:], step) - 1
+        last[-1] = grid_numbers(edges[-1:], step)[0]
+        return first.astype(np.int64), last.astype(np.int64)
 
     @cached_property
     def cell_widths(self) -> tuple[float, ...]:
@@ -495,9 +508,9 @@ class Attribute:
         unit = self.value_step
         if unit is None:  # a real column without a precision: only point cells hold one value
             single = edges[1:] <= np.nextafter(edges[:-1], np.inf)
-        else:
-            first, last = _integer_ranges(np.round(edges / unit, 9))
-            single = first == last
+        else:  # a cell holding one step of the grid, or a point cell [v, v+) of a value off the grid (§11.2)
+            first, last = self.grid_ranges if self.grid_step is not None else _integer_ranges(np.round(edges / unit, 9))
+            single = (first == last) | (edges[1:] <= np.nextafter(edges[:-1], np.inf))
         return tuple(int(c) for c in np.flatnonzero(single))
 
     @cached_property

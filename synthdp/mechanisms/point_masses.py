@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from synthdp.accounting.ledger import ADD_REMOVE
+from synthdp.core.attribute import grid_numbers
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import NumberTally, Tallies
@@ -136,9 +137,11 @@ def outside(tally: NumberTally, kept: tuple[float, ...], bounds: tuple[float, fl
 
 
 def _above(value: float, step: float | None) -> float:
-    """``v+``: the least number above ``value`` that a column of this type can hold (one ``step`` of its public
-    grid, :attr:`~synthdp.core.attribute.Attribute.grid_step`)."""
-    return value + step if step is not None else float(np.nextafter(value, np.inf))
+    """``v+``: the least number above ``value`` that a column of this type can hold: one ``step`` of its public
+    grid (:attr:`~synthdp.core.attribute.Attribute.grid_step`) for a value on it, else the next float (a time of
+    day in a column of dates: its cell must not reach the next midnight)."""
+    on_grid = step is not None and grid_numbers(np.array([value]), step)[0] * step == value
+    return value + step if on_grid else float(np.nextafter(value, np.inf))
 
 
 def point_cuts(kept: tuple[float, ...], bounds: tuple[float, float], *, step: float | None) -> tuple[float, ...]:

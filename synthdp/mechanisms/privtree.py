@@ -35,6 +35,7 @@ import pandas as pd
 
 from synthdp.accounting.ledger import ADD_REMOVE, check_relation
 from synthdp.accounting.zcdp import ZcdpLedger, epsilon_for_pure
+from synthdp.core.attribute import grid_numbers
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies, as_tallies
@@ -161,10 +162,12 @@ def privtree_cuts(values: np.ndarray, bounds: tuple[float, float], *, step: floa
     lo, hi = float(bounds[0]), float(bounds[1])
     values = np.asarray(values, dtype=np.float64)
     origin = 0.0
-    if step is not None:  # the tree runs over the grid points' numbers k (value k * step) inside the bounds
-        origin = float(math.ceil(lo / step))
-        lo, hi = 0.0, float(math.floor(hi / step) + 1) - origin
-        values = np.floor(np.round(values / step, 9)) - origin
+    if step is not None:  # the tree runs over the numbers k of the grid points k * step inside the bounds
+        origin = float(-grid_numbers(np.array([-lo]), step)[0])  # the first grid point at or above the lower bound
+        lo, hi = 0.0, float(grid_numbers(np.array([hi]), step)[0]) + 1 - origin
+        # each value floored onto the grid (a time of day to its day); one below the first grid point (a lower
+        # bound off the grid) counts in the first, as the encoder puts it in the first cell
+        values = np.clip(grid_numbers(values, step) - origin, 0.0, hi - 1)
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     rows = np.ones(len(values), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)[order]

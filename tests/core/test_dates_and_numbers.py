@@ -337,3 +337,20 @@ def test_a_cell_of_dates_draws_each_of_its_days_the_upper_bound_included():
     shares = out.value_counts(normalize=True)
     assert set(shares.index) == {pd.Timestamp(f"2020-01-{d:02d}") for d in (8, 9, 10)}
     assert shares.min() > 0.28
+
+
+def test_a_point_mass_at_a_time_of_day_is_a_point_cell_that_comes_back_as_its_day():
+    """A kept value off the day grid (a column of dates holding times, §10.1) is the point cell ``[v, v+)``, not a
+    day-long cell reaching the next midnight (§11.2)."""
+    from synthdp.mechanisms.point_masses import merged_cuts
+    first, last = pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-10")
+    declared = Schema.from_dataframe(pd.DataFrame({"when": pd.date_range(first, last)}),
+                                     bounds={"when": (str(first.date()), str(last.date()))},
+                                     datetimes={"when": "%Y-%m-%d"})["when"]
+    noon = timestamp_seconds(pd.Timestamp("2020-01-05 12:00"))
+    cuts = merged_cuts((), (noon,), declared.bounds, step=declared.grid_step)
+    attr = dataclasses.replace(declared, cuts=cuts, bins=None)
+    assert cuts[1] - cuts[0] < 1 and attr.one_value_cells == (1,)
+    codes = np.ones((200, 1), dtype=np.int64)  # every row in the point cell
+    out = Encoder(Schema((attr,))).decode(codes, numeric="uniform", rng=np.random.default_rng(0))["when"]
+    assert (out == pd.Timestamp("2020-01-05")).all()

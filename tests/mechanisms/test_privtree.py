@@ -344,3 +344,41 @@ def test_a_column_of_dates_is_split_on_whole_days_as_its_day_numbers_would_be():
     assert len(on_days) > 20
     assert on_seconds == tuple(c * day for c in on_days)
     assert all(c % day == 0 and -365 * day < c <= 6939 * day for c in on_seconds)
+
+
+def test_grid_numbers_are_exact_floors_where_a_division_rounds_across_a_whole_number():
+    from synthdp.core.attribute import grid_numbers
+    rng = np.random.default_rng(0)
+    big = rng.integers(4_000_000_000, 2**52, 20_000)
+    assert (grid_numbers(big.astype(float), 1.0) == big).all()
+    day = 86_400
+    seconds = rng.integers(-10**10, 10**10, 20_000)
+    assert (grid_numbers(seconds.astype(float), float(day)) == seconds // day).all()
+
+
+def test_large_integers_are_split_as_small_ones_shifted():
+    """The grid is exact far from zero (amounts in cents, epoch milliseconds): the tree over ``base + x`` is the
+    tree over ``x`` moved by ``base``, the same noise giving the same splits."""
+    params = privtree_parameters(Fraction(1))
+    small = np.random.default_rng(5).integers(0, 1000, 4000)
+    base = 5_000_000_001
+    near = privtree_cuts(small.astype(float), (0, 999), step=1.0, params=params, rng=PrivateRandom(6))
+    far = privtree_cuts((small + base).astype(float), (base, base + 999), step=1.0, params=params,
+                        rng=PrivateRandom(6))
+    assert len(near) > 10 and far == tuple(c + base for c in near)
+
+
+def test_times_of_day_and_a_lower_bound_off_the_grid_count_in_the_day_the_encoder_puts_them_in():
+    """A column of dates may hold times (§10.1) and learned bounds need not be midnights (§10.4): each value counts
+    in its day, one at a bound below the first midnight in the first day, as the encoder reads them."""
+    params = privtree_parameters(Fraction(1))
+    day = 86_400
+    rng = np.random.default_rng(8)
+    days = rng.integers(100, 500, 5000)
+    days[:300] = 100  # rows clamped to the lower bound
+    seconds = days * day + rng.integers(0, day, days.size)
+    seconds[:300] = 100 * day - 3600  # the bound: an hour before the first midnight
+    on_days = privtree_cuts(days.astype(float), (100, 499), step=1.0, params=params, rng=PrivateRandom(9))
+    on_seconds = privtree_cuts(seconds.astype(float), (100 * day - 3600, 499 * day + 7200), step=float(day),
+                               params=params, rng=PrivateRandom(9))
+    assert len(on_days) > 10 and on_seconds == tuple(c * day for c in on_days)
