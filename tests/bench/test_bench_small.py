@@ -81,7 +81,8 @@ def test_a_missing_file_names_the_export_that_makes_it(tmp_path):
     assert "('pkg', 'Tiny')" in str(err.value)
 
 
-@pytest.mark.parametrize("value, state", [(None, "is not set"), ("/no/such/folder", "is '/no/such/folder', which is not a folder")])
+@pytest.mark.parametrize("value, state", [(None, "is not set"),
+                                          ("/no/such/folder", "is '/no/such/folder', which is not a folder")])
 def test_the_missing_folder_error_names_the_variable_and_how_to_make_the_files(monkeypatch, value, state):
     if value is None:
         monkeypatch.delenv(small.TABLES_ENV, raising=False)
