@@ -249,10 +249,16 @@ def run(argv: list[str] | None = None) -> list[Run]:
                           f"{row.tvd2:.4f}, max Pearson error {row.pearson_max:.3f}, {seconds:.0f} s", flush=True)
             if peers is not None and peers_folder(peers, epsilon).is_dir():
                 runs += [Run(epsilon, row) for row in numeric.peer_rows(table, peers_folder(peers, epsilon), seeds)]
-    out = Path(args.out)
+            text = write(runs, Path(args.out))
+    print(text)
+    return runs
+
+
+def write(runs: list[Run], out: Path) -> str:
+    """Write the runs so far (``small.json``) and their summary (``small.md``, returned): after each table and
+    epsilon, so a long run stopped early keeps what it measured."""
     out.mkdir(parents=True, exist_ok=True)
     write_json([{"epsilon": r.epsilon, **asdict(r.row)} for r in runs], out / "small.json")
     text = format_summary(runs)
     (out / "small.md").write_text(text + "\n")
-    print(text)
-    return runs
+    return text
