@@ -30,6 +30,10 @@ categories (a code book) for its text columns:
   price, a tenure that grows with age, zero-inflated assets and debt;
 * ``loans``: a generated loans table (10,000 rows x 55 columns) of numbers of
   very different scales, for the ``learn_bounds`` route.
+* ``survey``: a generated survey table (3,000 rows x 12 columns, the
+  low-signal regime): six 1-5 answers that follow two related attitudes, an
+  age, a household size and a number of children, and a region, sex and
+  education that move the answers.
 
 Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
 of their own, values drawn in the cells), the same without point masses
@@ -127,6 +131,8 @@ class Table:
     decimals: dict
     #: The written form of each datetime column (its public precision: whole days here).
     datetimes: dict = field(default_factory=dict)
+    #: Numeric columns that may be missing (a real table's; text columns always may).
+    nullable: tuple = ()
 
 
 def skewed_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
@@ -380,6 +386,46 @@ def loans_table(n: int = 10_000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+#: Public bounds of the survey table's numeric columns: the age of an adult, a household and its children, the
+#: six questions' 1-5 answer scale.
+SURVEY_BOUNDS = {"age": (18, 100), "household": (1, 12), "children": (0, 6), **{f"q{i}": (1, 5) for i in range(1, 7)}}
+#: The survey's public code book (its questionnaire's answer lists).
+SURVEY_CATEGORIES = {"region": ["north", "south", "east", "west", "capital"], "sex": ["female", "male"],
+                     "education": ["primary", "secondary", "vocational", "degree"]}
+
+
+def _likert(rng: np.random.Generator, attitude: np.ndarray, shift: float) -> np.ndarray:
+    """A 1-5 answer: the attitude plus the question's own noise, cut at four public thresholds."""
+    return (np.digitize(attitude + shift + rng.normal(0.0, 0.7, len(attitude)), [-1.5, -0.5, 0.5, 1.5]) + 1
+            ).astype(np.int64)
+
+
+def survey_table(n: int = 3_000, seed: int = 0) -> pd.DataFrame:
+    """The generated survey table (3,000 rows x 12 columns): small integers that move together, and categories.
+
+    Two related attitudes drive six 1-5 answers (q1-q3 the first, q4-q6 the second; Spearman about .6 within a
+    block, .2 across); the education and the region move the first attitude and the age the second; the
+    number of children (0-6) is highest at ages 30-50 and the household size is at least one more than it.
+    """
+    rng = np.random.default_rng(seed)
+    region = rng.choice(SURVEY_CATEGORIES["region"], n, p=[0.25, 0.2, 0.2, 0.2, 0.15])
+    sex = rng.choice(SURVEY_CATEGORIES["sex"], n, p=[0.52, 0.48])
+    age = np.clip(np.round(rng.normal(47, 16, n)), 18, 95).astype(np.int64)
+    schooling = rng.choice(4, n, p=[0.15, 0.4, 0.25, 0.2])
+    education = np.array(SURVEY_CATEGORIES["education"])[schooling]
+    children = np.minimum(rng.poisson(np.where((age >= 30) & (age <= 50), 1.8, 0.4) * (1.2 - 0.1 * schooling)),
+                          6).astype(np.int64)
+    adults = 1 + (rng.random(n) < 0.6) + (rng.random(n) < 0.1)
+    household = np.minimum(adults + children, 12).astype(np.int64)
+    shared = rng.normal(0.0, 1.0, n)
+    trust = 0.4 * (schooling - 1.5) + 0.5 * (region == "capital") + 0.6 * shared + 0.7 * rng.normal(0.0, 1.0, n)
+    content = 0.02 * (age - 47) + 0.2 * (sex == "female") + 0.6 * shared + 0.7 * rng.normal(0.0, 1.0, n)
+    answers = {f"q{i + 1}": _likert(rng, trust, shift) for i, shift in enumerate((0.0, 0.4, -0.3))}
+    answers.update({f"q{i + 4}": _likert(rng, content, shift) for i, shift in enumerate((0.5, 0.0, -0.6))})
+    return pd.DataFrame({"age": age, "household": household, "children": children, **answers, "region": region,
+                         "sex": sex, "education": education})
+
+
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
@@ -402,6 +448,8 @@ def load_table(name: str, rows: int | None = None) -> Table:
         data, bounds, decimals = credit_table(), CREDIT_BOUNDS, {}
     elif name == "loans":
         data, bounds, decimals = loans_table(), LOANS_BOUNDS, LOANS_DECIMALS
+    elif name == "survey":
+        data, bounds, decimals = survey_table(), SURVEY_BOUNDS, {}
     else:
         raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
     datetimes = {c: "%Y-%m-%d" for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])}
@@ -545,7 +593,8 @@ def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discre
 
     start = time.perf_counter()
     result = synthdp.generate_synthetic(table.data, "marginals:3", epsilon=epsilon, delta=delta, bounds=table.bounds,
-                                        categories=table.categories, nullable=list(table.categories), clip=True,
+                                        categories=table.categories, nullable=[*table.categories, *table.nullable],
+                                        clip=True,
                                         decimals=table.decimals or None, datetimes=table.datetimes or None,
                                         discretise=discretise, point_masses=point_masses, random_state=seed,
                                         measure_options=measure_options, progress=False)
@@ -617,7 +666,7 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "equal-width": "synthdp (10 equal-width bins)",
            "no-copula": "synthdp (PrivTree cells, no copula)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
-TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans")
+TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans", "survey")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -163,6 +163,7 @@ BENCHES = {
     "numeric": "synthdp.bench.numeric",
     "width": "synthdp.bench.width",
     "reading": "synthdp.bench.reading",
+    "small": "synthdp.bench.small",
 }
 
 
