@@ -75,7 +75,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -459,13 +459,15 @@ def load_table(name: str, rows: int | None = None) -> Table:
     return Table(name, data, dict(bounds), categories, dict(decimals), datetimes)
 
 
-def export(table: Table, folder: Path) -> None:
-    """Write the real table and its public domain (dpmm's format) for a peer run outside this repository."""
+def export(tables: Sequence[Table], folder: Path) -> None:
+    """Write each real table and its public domain (dpmm's format) for a peer run outside this repository."""
     folder.mkdir(parents=True, exist_ok=True)
-    table.data.to_csv(folder / f"{table.name}.csv", index=False)
-    domain = {c: {"lower": lo, "upper": hi} for c, (lo, hi) in table.bounds.items()}
-    domain.update({c: {"categories": cats} for c, cats in table.categories.items()})
-    (folder / f"{table.name}.domain.json").write_text(json.dumps(domain, indent=1, default=str))
+    for table in tables:
+        table.data.to_csv(folder / f"{table.name}.csv", index=False)
+        domain = {c: {"lower": lo, "upper": hi} for c, (lo, hi) in table.bounds.items()}
+        domain.update({c: {"categories": cats} for c, cats in table.categories.items()})
+        (folder / f"{table.name}.domain.json").write_text(json.dumps(domain, indent=1, default=str))
+    print(f"wrote {[t.name for t in tables]} to {folder}")
 
 
 # --------------------------------------------------------------------------
@@ -698,9 +700,7 @@ def run(argv: list[str] | None = None) -> list[Row]:
     peers = existing_folder(args.peers, "--peers")
     tables = [load_table(name, rows=args.rows) for name in suite]
     if args.export:
-        for table in tables:
-            export(table, Path(args.export))
-        print(f"wrote {[t.name for t in tables]} to {args.export}")
+        export(tables, Path(args.export))
         return []
     seeds = list(range(args.seeds))
     rows: list[Row] = []

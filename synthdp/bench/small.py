@@ -230,9 +230,7 @@ def run(argv: list[str] | None = None) -> list[Run]:
     peers = existing_folder(args.peers, "--peers")
     tables = [load_table(name) for name in suite]
     if args.export:
-        for table in tables:
-            numeric.export(table, Path(args.export))
-        print(f"wrote {[t.name for t in tables]} to {args.export}")
+        numeric.export(tables, Path(args.export))
         return []
     seeds = list(range(args.seeds))
     runs: list[Run] = []
