@@ -62,8 +62,9 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
                        random_state: int | None = None, method: str = "auto",
                        measure_options: MeasureOptions | None = None, point_masses: bool = True,
-                       rounds: int | None = None, epsilon_per_round: float | None = None,
-                       burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
+                       cells_from_total: bool = False, rounds: int | None = None,
+                       epsilon_per_round: float | None = None, burn_in: float | None = None,
+                       query_player: str = "auto", oracle: str = "auto",
                        samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
                        ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
                        prsma_max_calls: int = 100_000, work_limit: float | None = None,
@@ -104,7 +105,8 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     config = SynthesisConfig(
         query_class=query_class, epsilon=epsilon, delta=delta, relation=relation, privacy_unit=privacy_unit,
         max_rows_per_unit=max_rows_per_unit, random_state=random_state, method=method, measure_options=measure_options,
-        point_masses=point_masses, rounds=rounds, epsilon_per_round=epsilon_per_round, burn_in=burn_in,
+        point_masses=point_masses, cells_from_total=cells_from_total, rounds=rounds,
+        epsilon_per_round=epsilon_per_round, burn_in=burn_in,
         query_player=query_player, oracle=oracle, samples_per_round=samples_per_round, time_limit=time_limit,
         resolution=resolution, ftpl_theta=ftpl_theta, ftpl_noise=ftpl_noise, respond_to=respond_to,
         prsma_max_calls=prsma_max_calls, work_limit=work_limit, data_work_limit=data_work_limit, insist=insist,
@@ -202,7 +204,8 @@ class Synthesizer:
                  epsilon: float, delta: float | None = None, relation: str = "add-remove",
                  privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
                  random_state: int | None = None, method: str = "auto", measure_options: MeasureOptions | None = None,
-                 point_masses: bool = True, rounds: int | None = None, epsilon_per_round: float | None = None,
+                 point_masses: bool = True, cells_from_total: bool = False, rounds: int | None = None,
+                 epsilon_per_round: float | None = None,
                  burn_in: float | None = None, query_player: str = "auto", oracle: str = "auto",
                  samples_per_round: int | None = None, time_limit: float | None = None, resolution: int = 100,
                  ftpl_theta: float = 0.3, ftpl_noise: str = "one-sided", respond_to: str = "auto",
@@ -226,6 +229,7 @@ class Synthesizer:
         self.query_class, self.epsilon, self.delta, self.relation = query_class, epsilon, delta, relation
         self.privacy_unit, self.max_rows_per_unit, self.random_state = privacy_unit, max_rows_per_unit, random_state
         self.method, self.measure_options, self.point_masses = method, measure_options, point_masses
+        self.cells_from_total = cells_from_total
         self.rounds, self.epsilon_per_round, self.burn_in = rounds, epsilon_per_round, burn_in
         self.query_player, self.oracle, self.samples_per_round = query_player, oracle, samples_per_round
         self.time_limit, self.resolution, self.ftpl_theta = time_limit, resolution, ftpl_theta

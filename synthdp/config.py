@@ -118,6 +118,10 @@ class SynthesisConfig(GameSettings):
         Values many rows of a numeric column hold (0, a round amount) are selected privately and kept as cells of
         their own before PrivTree, from a twentieth of the method's budget and an eighth of delta
         (docs/privacy.md §11.2; select-measure-estimate with a delta only).""")
+    cells_from_total: bool = option(False, group="method", doc="""
+        PrivTree's threshold set from a noisy count of the rows released first, from a fiftieth of the method's
+        epsilon: a tree its total says would stop above depth 3 splits further (docs/privacy.md §13). Off by
+        default: on the benchmark tables it did not help (docs/benchmarks.md).""")
     datetimes: Mapping[str, str | None] | Sequence[str] | None = option(None, group="schema", doc="""
         Datetime columns (a list, or {column: strptime format}): numeric columns of timestamps, bounds given as
         dates, written back as datetimes. The format is their precision (without a time of day: whole days) and written form

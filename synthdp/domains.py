@@ -31,6 +31,7 @@ from synthdp.mechanisms.bounds import (LearnedBounds, check_rows, fullest_range,
                                       warn_clipped, warn_spread)
 from synthdp.mechanisms.point_masses import select_point_masses
 from synthdp.mechanisms.privtree import Discretisation, discretise
+from synthdp.mechanisms.total import NoisyTotal, release_total
 from synthdp.mechanisms.units import bounded_rows, candidates_text
 from synthdp.plan import DomainBudget, Plan, budget, check_delta_against_public_n
 
@@ -43,13 +44,15 @@ class DomainStage:
 
     ``learned``: the text columns' categories (docs/privacy.md §9, §10.5); ``bounded``: the learned bounds
     (§10.4); ``discretised``: the numeric columns' cells and point masses (§10.3, §11.2), whose schema is the
-    domain the method runs on; ``zcdp``: the method's zCDP filter when the stage opened it (§8.4), else None.
+    domain the method runs on; ``zcdp``: the method's zCDP filter when the stage opened it (§8.4), else None;
+    ``total``: the noisy total released first with ``cells_from_total`` (§13), else None.
     """
 
     learned: partition.DomainLearning
     bounded: LearnedBounds
     discretised: Discretisation
     zcdp: Any = None
+    total: NoisyTotal | None = None
 
     @property
     def schema(self):
@@ -82,7 +85,9 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     fixed every step's budget before this runs (:class:`synthdp.plan.DomainBudget`, public inputs only).  Under
     select-measure-estimate the method's zCDP filter is opened first (its whole ``(epsilon, delta)`` charged to
     ``ledger``): the text columns are learned jointly by Gaussian partition selection (docs/privacy.md §10.5),
-    then the point masses (§11.2) and the numeric cells by PrivTree (§10.3), each charged to the filter.
+    then the point masses (§11.2) and the numeric cells by PrivTree (§10.3), each charged to the filter.  With
+    ``cells_from_total`` a noisy total is released before all of them (§13), charged ahead, and sets the trees'
+    threshold.
     Otherwise each text column is learned by discrete-Laplace partition selection (§9) and each numeric column
     by PrivTree, pure spends ahead of the method.  Columns in ``learn_bounds`` get their bounds first (§10.4).
     Before any private step the tallies are taken and checked, and a threshold that would keep nothing of a text
@@ -105,6 +110,9 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
         partition.warn_rare_values(data.labels, threshold, schema.to_learn)
         _state_threshold(config, schema.to_learn, threshold, "§10.5" if stage.in_filter else "§9")
     epsilon, delta = budget(config)
+    total = None
+    if stage.total_epsilon is not None:  # docs/privacy.md §13: released first, a pure spend ahead of the rest
+        total = release_total(data.rows, epsilon=stage.total_epsilon, rng=rng, ledger=ledger, relation=config.relation)
     zcdp = plan.method.open_filter(plan.method_plan, ledger) if stage.in_filter else None
     if stage.selection is not None:
         learned = partition.learn_domains_jointly(data, schema, selection=stage.selection, rng=rng, ledger=zcdp,
@@ -122,14 +130,15 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
                                relation=config.relation)
         warn_clipped(data, bounded, epsilon=config.epsilon)  # the owner's eyes only (§10.8)
     if not schema.to_discretise:
-        return DomainStage(learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp)
+        return DomainStage(learned, bounded, Discretisation(bounded.schema, (), Fraction(0), Fraction(0)), zcdp, total)
     masses = None
     if stage.point_masses is not None:  # docs/privacy.md §11.2, in the filter, before the trees
         masses = select_point_masses(data, bounded.schema, selection=stage.point_masses, rng=rng, ledger=zcdp,
                                      relation=config.relation, max_cells=stage.max_cells)
     cut = discretise(data, bounded.schema, epsilon=stage.cells_epsilon, rng=rng, ledger=zcdp or ledger,
-                     relation=config.relation, max_cells=stage.max_cells, point_masses=masses)
-    return DomainStage(learned, bounded, cut, zcdp)
+                     relation=config.relation, max_cells=stage.max_cells, point_masses=masses,
+                     noisy_total=None if total is None else total.value)
+    return DomainStage(learned, bounded, cut, zcdp, total)
 
 
 def categories_threshold(stage: DomainBudget) -> int | None:

@@ -39,6 +39,7 @@ from synthdp.mechanisms import partition
 from synthdp.mechanisms.bounds import BOUNDS_SHARE
 from synthdp.mechanisms.point_masses import POINT_MASS_DELTA_SHARE, most_point_masses, point_mass_selection
 from synthdp.mechanisms.privtree import CELL_CAPS, column_budget
+from synthdp.mechanisms.total import TOTAL_SHARE
 from synthdp.mechanisms.units import AUTO_CANDIDATES, AUTO_EPSILON_SHARE, AUTO_QUANTILE, ChosenBound, candidates_text
 from synthdp.methods.base import Choice, Method, MethodInputs
 from synthdp.methods.registry import choose_method, get_method, given_options
@@ -74,6 +75,8 @@ class Plan:
     unit: Choice | None = None
     discretised: Choice | None = None
     bounds: Choice | None = None
+    #: ``cells_from_total``: the noisy total released before the domain steps and what it set (docs/privacy.md §13).
+    total: Choice | None = None
 
     @property
     def query_class(self) -> QueryClass:
@@ -100,7 +103,9 @@ class Plan:
         planned again on it with the same budgets, and what each part released and cost.  Public: the stage's
         results are released.  Refuses (an internal error) a stage that spent other than this plan fixed."""
         planned = self.stage
-        spent = (domain.learned.epsilon + domain.bounded.epsilon + domain.discretised.epsilon, domain.learned.delta,
+        ahead = domain.total.epsilon if domain.total is not None else Fraction(0)
+        spent = (ahead + domain.learned.epsilon + domain.bounded.epsilon + domain.discretised.epsilon,
+                 domain.learned.delta,
                  domain.learned.rho + domain.bounded.rho + domain.discretised.rho, domain.learned.filter_delta)
         if spent != (planned.epsilon, planned.delta, planned.rho, planned.filter_delta):
             raise RuntimeError(f"the domain stage spent (epsilon, delta, rho, filter delta) = {spent}, not the "
@@ -109,13 +114,15 @@ class Plan:
         inputs = replace(self.inputs, query_class=qc)
         return replace(self, inputs=inputs, method_plan=self.method.plan(inputs),
                        domains=domains_choice(domain.learned), bounds=bounds_choice(domain.bounded),
-                       discretised=cells_choice(domain.discretised))
+                       discretised=cells_choice(domain.discretised),
+                       total=total_choice(domain.total, domain.discretised))
 
     def choices(self) -> dict[str, dict[str, Any]]:
         """Every choice with its reason, as plain data for the report."""
         out = {"method": {"value": self.method.name, "reason": self.method_reason}}
         for name, choice in (("queries", self.queries), ("domains", self.domains), ("max_rows_per_unit", self.unit),
-                             ("discretised", self.discretised), ("bounds", self.bounds)):
+                             ("discretised", self.discretised), ("bounds", self.bounds),
+                             ("noisy_total", self.total)):
             if choice is not None:
                 out[name] = choice.to_dict()
         out.update(self.method.choices(self.method_plan))
@@ -151,7 +158,8 @@ class DomainBudget:
     ``in_filter``: the stage spends inside the method's zCDP filter (docs/privacy.md §8.4), else pure spends
     ahead of the method.  Per step: ``categories`` (pure, §9: each column's cost, :func:`planned_learning`) or
     ``selection`` (in the filter, §10.5); ``point_masses`` (§11.2); ``bounds_epsilon`` and ``cells_epsilon``, each
-    column's ``eps_b`` (§10.4) and ``eps_d`` (§10.3); ``max_cells``, the most cells a tree may release.  The totals
+    column's ``eps_b`` (§10.4) and ``eps_d`` (§10.3); ``max_cells``, the most cells a tree may release;
+    ``total_epsilon``, the noisy total's ``eps_T`` (§13, ``cells_from_total``; None: no total).  The totals
     (``epsilon`` and ``delta`` ahead, ``rho`` and ``filter_delta`` in the filter) are what the method's budget
     leaves out; :meth:`Plan.with_domain` checks that the stage spent exactly them.
     """
@@ -163,6 +171,7 @@ class DomainBudget:
     bounds_epsilon: Fraction | None = None
     cells_epsilon: Fraction | None = None
     max_cells: int | None = None
+    total_epsilon: Fraction | None = None
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     rho: Fraction = Fraction(0)
@@ -258,6 +267,8 @@ def domain_budget(config: SynthesisConfig, schema, method: Method, inputs: Metho
                   ) -> DomainBudget:
     """The domain stage's budgets (:class:`DomainBudget`) from public inputs: the shares of docs/privacy.md §9,
     §10.3-10.5 and §11.2 of the method's budget ``inputs`` (what is left after a privately chosen ``k``).
+    With ``cells_from_total`` and columns to discretise, :data:`~synthdp.mechanisms.total.TOTAL_SHARE` of it
+    releases the noisy total first (§13), a pure spend ahead, and the shares below are of what is left.
 
     A method with a zCDP filter (select-measure-estimate with a delta) gives the
     stage shares of the filter's ``rho``, derived once the delta the selections
@@ -269,6 +280,8 @@ def domain_budget(config: SynthesisConfig, schema, method: Method, inputs: Metho
     factor = 1 if Relation(relation) == Relation.ADD_REMOVE else 2
     bounded, cut = len(schema.to_bound), len(schema.to_discretise)
     delta = inputs.delta
+    eps_t = inputs.epsilon * TOTAL_SHARE if config.cells_from_total and cut else None  # §13, ahead of the rest
+    inputs = replace(inputs, epsilon=inputs.epsilon - (eps_t or 0))
     if method.zcdp_budget(method.plan(inputs)) is None:  # no zCDP filter: pure spends ahead (§9, §10.3, §10.4)
         whole, _ = budget(config)
         categories = partition.planned_learning(schema, epsilon=whole, delta=delta, relation=relation,
@@ -276,9 +289,10 @@ def domain_budget(config: SynthesisConfig, schema, method: Method, inputs: Metho
         left = inputs.epsilon - categories.epsilon
         eps_b = column_budget(columns=bounded, relation=relation, epsilon=left, share=BOUNDS_SHARE) if bounded else None
         eps_d = column_budget(columns=cut, relation=relation, epsilon=left) if cut else None
-        ahead = categories.epsilon + factor * (bounded * (eps_b or Fraction(0)) + cut * (eps_d or Fraction(0)))
+        ahead = ((eps_t or Fraction(0)) + categories.epsilon
+                 + factor * (bounded * (eps_b or Fraction(0)) + cut * (eps_d or Fraction(0))))
         return DomainBudget(False, categories=categories, bounds_epsilon=eps_b, cells_epsilon=eps_d, max_cells=cap,
-                            epsilon=ahead, delta=categories.delta)
+                            total_epsilon=eps_t, epsilon=ahead, delta=categories.delta)
     reserved = delta * partition.DOMAIN_DELTA_SHARE if schema.to_learn else Fraction(0)
     point_delta = delta * POINT_MASS_DELTA_SHARE if config.point_masses and cut else Fraction(0)
     rho = method.zcdp_budget(method.plan(replace(inputs, filter_delta=reserved + point_delta)))
@@ -291,7 +305,8 @@ def domain_budget(config: SynthesisConfig, schema, method: Method, inputs: Metho
     spent = (sum((s.rho for s in (selection, masses) if s is not None), Fraction(0))
              + bounded * (factor * (eps_b or Fraction(0))) ** 2 / 2 + cut * (factor * (eps_d or Fraction(0))) ** 2 / 2)
     return DomainBudget(True, selection=selection, point_masses=masses, bounds_epsilon=eps_b, cells_epsilon=eps_d,
-                        max_cells=cap, rho=spent, filter_delta=reserved + point_delta)
+                        max_cells=cap, total_epsilon=eps_t, epsilon=eps_t or Fraction(0), rho=spent,
+                        filter_delta=reserved + point_delta)
 
 
 def domains_choice(learned) -> Choice | None:
@@ -333,6 +348,16 @@ def unit_choice(chosen_bound) -> Choice | None:
     return Choice(chosen_bound.k, f"chosen privately (docs/privacy.md §10.6): the exponential mechanism over "
                   f"{candidates} near the {float(chosen_bound.quantile):g} quantile of rows per unit, "
                   f"at epsilon {float(chosen_bound.epsilon):.4g}")
+
+
+def total_choice(total, discretised) -> Choice | None:
+    """The noisy total released before the domain steps, its cost, and the threshold it set (docs/privacy.md §13)."""
+    if total is None:
+        return None
+    thresholds = sorted({c.parameters.threshold for c in discretised.columns})
+    return Choice(total.value, f"cells_from_total: a noisy count of the rows, DLap at rate {float(total.rate):.4g} "
+                  f"(docs/privacy.md §13), epsilon = {float(total.epsilon):.4g} ahead of the method; PrivTree's "
+                  f"threshold from it: {', '.join(map(str, thresholds))}")
 
 
 def bounds_choice(bounded) -> Choice | None:

@@ -232,6 +232,7 @@ RULES: dict[str, Rule] = {
     "unsafe_public_categories": Rule(_boolean, _BOOLEAN),
     "clip": Rule(_boolean, _BOOLEAN),
     "point_masses": Rule(_boolean, _BOOLEAN),
+    "cells_from_total": Rule(_boolean, _BOOLEAN),
     "max_categories": Rule(_integer_in(1), "{name} must be a positive integer, got {value!r}"),
     "derived": Rule(_optional(lambda v: _per_column(v) and all(isinstance(e, str) for e in v.values())),
                     "{name} must be a mapping {{column: 'date.year' or 'a - b'}} or None, got {value!r}"),

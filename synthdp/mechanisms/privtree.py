@@ -16,7 +16,9 @@ docs/privacy.md §10.3, for a column with budget ``eps_d`` and fan-out 2:
 * release the cut points (the leaves' boundaries) only.
 
 Theorem 10.1: ``eps_d``-DP under add/remove, ``2 eps_d`` under replace-one.
-``theta`` is a constant of this module, never a function of ``n``. A column on a
+``theta`` is a constant of this module, never a function of ``n``, or with
+``cells_from_total`` a function of a noisy total released before the trees
+(docs/privacy.md §13). A column on a
 public grid (integers; whole days of a column of dates) splits at grid
 points and a node holding one point is a leaf; both rules read the node's
 interval and the public schema only.
@@ -43,6 +45,7 @@ from synthdp.mechanisms.noise import discrete_laplace
 from synthdp.mechanisms.partition import exp_bounds
 from synthdp.mechanisms.point_masses import PointMasses, merged_cuts, most_point_masses, outside
 from synthdp.mechanisms.randomness import PrivateRandom
+from synthdp.mechanisms.total import threshold_for_total
 
 __all__ = [
     "CELL_CAPS",
@@ -257,7 +260,7 @@ class Discretisation:
 
 def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fraction, rng: PrivateRandom, ledger,
                relation: str = ADD_REMOVE, max_cells: int | None = None,
-               point_masses: PointMasses | None = None) -> Discretisation:
+               point_masses: PointMasses | None = None, noisy_total: int | None = None) -> Discretisation:
     """Learn the cells of every column of ``schema.to_discretise`` by PrivTree (docs/privacy.md §10.3).
 
     ``data``: the table, or its tallies (:class:`~synthdp.core.tallies.Tallies`, §10.7), whose values are
@@ -276,6 +279,9 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
     :func:`~synthdp.mechanisms.point_masses.most_point_masses` per column (refused otherwise, before any charge);
     the tree of a column runs over the rows outside them, with at most ``max_cells - 2 |kept|`` cells (at least 1),
     and the kept values' cut points (at most two each) are added to its own: at most ``max_cells`` cells in all.
+    ``noisy_total``: the total released before the domain steps (docs/privacy.md §13), whose
+    :func:`~synthdp.mechanisms.total.threshold_for_total` is then the trees' threshold (nothing else, no cost,
+    depends on it); None: :data:`THRESHOLD`.
     """
 
     columns = schema.to_discretise
@@ -290,6 +296,9 @@ def discretise(data: pd.DataFrame | Tallies, schema: Schema, *, epsilon: Fractio
     values = {c: outside(tallies.numbers[c], kept[c], schema[c].bounds) for c in columns}
     # units of k rows (docs/privacy.md §10.6): group privacy, each tree eps_d / k per row, eps_d per unit
     params = privtree_parameters(Fraction(epsilon) / ledger.contribution_bound)
+    if noisy_total is not None:  # docs/privacy.md §13: the threshold alone, from the released total
+        theta = threshold_for_total(noisy_total, params.decay, params.max_depth)
+        params = privtree_parameters(params.epsilon, threshold=theta, max_depth=params.max_depth)
     factor = 1 if check_relation(relation) == ADD_REMOVE else 2
     cuts, done = {}, []
     for column in columns:
