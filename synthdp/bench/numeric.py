@@ -589,8 +589,8 @@ class Row:
 
 
 def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
-                point_masses: bool = True, measure_options: MeasureOptions | None = None
-                ) -> tuple[pd.DataFrame, float]:
+                point_masses: bool = True, measure_options: MeasureOptions | None = None,
+                cells_from_total: bool = False) -> tuple[pd.DataFrame, float]:
     """synthdp with the table's public bounds and code book; the synthetic table and the seconds."""
 
     start = time.perf_counter()
@@ -598,7 +598,8 @@ def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discre
                                         categories=table.categories, nullable=[*table.categories, *table.nullable],
                                         clip=True,
                                         decimals=table.decimals or None, datetimes=table.datetimes or None,
-                                        discretise=discretise, point_masses=point_masses, random_state=seed,
+                                        discretise=discretise, point_masses=point_masses,
+                                        cells_from_total=cells_from_total, random_state=seed,
                                         measure_options=measure_options, progress=False)
     return result.data, time.perf_counter() - start
 
@@ -614,6 +615,8 @@ CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (PrivTree cells, default)": lambda t, **kw: synthdp_run(t, discretise="privtree", **kw),
     "synthdp (PrivTree cells, no point masses)": lambda t, **kw: synthdp_run(t, discretise="privtree",
                                                                              point_masses=False, **kw),
+    "synthdp (PrivTree cells, threshold from a noisy total)": lambda t, **kw: synthdp_run(
+        t, discretise="privtree", cells_from_total=True, **kw),
     "synthdp (10 equal-width bins)": lambda t, **kw: synthdp_run(t, discretise="equal-width", **kw),
     "synthdp (PrivTree cells, no copula)": lambda t, **kw: synthdp_run(
         t, discretise="privtree", measure_options=MeasureOptions(numeric_support="model"), **kw),
@@ -665,6 +668,7 @@ def format_table(rows: list[Row]) -> str:
 #: The synthdp configurations by short name (``--methods``).
 METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "no-point-masses": "synthdp (PrivTree cells, no point masses)",
+           "cells-from-total": "synthdp (PrivTree cells, threshold from a noisy total)",
            "equal-width": "synthdp (10 equal-width bins)",
            "no-copula": "synthdp (PrivTree cells, no copula)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
@@ -678,7 +682,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
                    help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
-                        "(the same without point masses, docs/privacy.md §11.2), equal-width, no-copula (the "
+                        "(the same without point masses, docs/privacy.md §11.2), cells-from-total (PrivTree's "
+                        "threshold from a noisy total, docs/privacy.md §13), equal-width, no-copula (the "
                         "support drawn as the model draws it, docs/privacy.md §8.12), "
                         "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
