@@ -68,7 +68,9 @@ def worst_loss(params, depth: int = 14) -> float:
 
 
 LOSS_CASES = [(Fraction(1, 20), 0), (Fraction(3, 10), 7), (Fraction(1), 0), (Fraction(1), 50), (Fraction(2), 1),
-              (Fraction(4), 0), (Fraction(8), 7)]
+              (Fraction(4), 0), (Fraction(8), 7),
+              # negative thresholds, as the noisy total's rule sets them (docs/privacy.md §13): up to 3 decays
+              (Fraction(1, 20), -42), (Fraction(1, 20), -126), (Fraction(1), -9), (Fraction(4), -3)]
 
 
 @pytest.mark.parametrize(("epsilon", "theta"), LOSS_CASES)

@@ -63,8 +63,9 @@ class _Held:
 @pytest.mark.parametrize("units", [False, True])
 def test_neighbours_and_a_ten_times_larger_table_choose_the_same_plan_at_a_fixed_total(monkeypatch, units):
     base = _table(400)
-    plus = pd.concat([base, pd.DataFrame({"x": [7, 8, 9], "y": [1.0, 2.0, 3.0], "person": ["new"] * 3})],
-                     ignore_index=True)  # one more unit of 3 rows (one more row, three rows: both neighbours)
+    added = 3 if units else 1  # one more unit of 3 rows, or one more row
+    plus = pd.concat([base, pd.DataFrame({"x": [7, 8, 9][:added], "y": [1.0, 2.0, 3.0][:added],
+                                          "person": ["new"] * added})], ignore_index=True)
     tenfold = pd.concat([base] * 10, ignore_index=True)
     plans = []
     for df in (base, plus, tenfold):
