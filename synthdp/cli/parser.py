@@ -83,6 +83,8 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 }
 #: Options the command line does not offer, and why.
 API_ONLY = {
+    "links": "two linked tables are released from Python only for now (docs/privacy.md §12)",
+    "keys": "two linked tables are released from Python only for now (docs/privacy.md §12)",
     "categories": "a category list per column is too long for flags: it belongs in a schema file (--schema, "
                   "drafted by 'synthdp schema')",
 }

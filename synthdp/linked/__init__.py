@@ -7,6 +7,8 @@ the joined view; :mod:`~synthdp.linked.fitting` releases both views as one relea
 :mod:`~synthdp.linked.generation` draws the pair of tables from the released models (post-processing).
 """
 
+from synthdp.linked.fitting import LinkedReport, LinkedResult, synthesize_linked
+from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import Link
 
-__all__ = ["Link"]
+__all__ = ["Link", "LinkedModel", "LinkedReport", "LinkedResult", "synthesize_linked"]
