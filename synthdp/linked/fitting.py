@@ -137,7 +137,7 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
         raise InputError("a dict of tables is released as two linked tables: give links={'child.column': "
                          "'parent.column'}, e.g. {'orders.customer_id': 'customers.customer_id'}")
     link = read_link(tables, config.links, config.keys)
-    common, per_table = split_options(config.to_dict(), link)
+    per_table = split_options(config.to_dict(), link)
     base = replace(config, links=None, keys=None, max_rows_per_unit=None, **{name: None for name in TABLE_OPTIONS})
     k = config.max_rows_per_unit
     parent_share, joined_share = _shares(config)

@@ -25,7 +25,7 @@ from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.linked.links import Link
 from synthdp.model import FittedModel, decode_records, dump_model, load_model
 
-__all__ = ["LINKED_FORMAT", "LinkedModel", "child_codes", "fresh_keys", "is_linked_file"]
+__all__ = ["LINKED_FORMAT", "LinkedModel", "child_codes", "dump_linked", "fresh_keys", "is_linked_file"]
 
 LINKED_FORMAT = "synthdp-linked-model"
 #: The members of a linked model's file: the link, then each released model in its own file format (§10.9).
@@ -104,14 +104,7 @@ class LinkedModel:
         """Write both models and the link to ``path`` atomically: a zip of ``link.json`` and each model's own file
         (§10.9: JSON and plain arrays, no pickle)."""
         out = check_outputs({"model": path})["model"]
-        write_outputs([(out, self._dump)])
-
-    def _dump(self, path: Path) -> None:
-        with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(path, "w") as archive:
-            archive.writestr(_LINK, json.dumps({"format": LINKED_FORMAT, "link": asdict(self.link), "k": self.k}))
-            for member, model in ((_PARENT, self.parent), (_JOINED, self.joined)):
-                dump_model(model, Path(folder) / member)
-                archive.write(Path(folder) / member, member)
+        write_outputs([(out, lambda tmp: dump_linked(self, tmp))])
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "LinkedModel":
@@ -131,6 +124,15 @@ class LinkedModel:
                 (Path(folder) / member).write_bytes(data)
                 models.append(load_model(Path(folder) / member))
         return cls(Link(**document["link"]), int(document["k"]), *models)
+
+
+def dump_linked(model: LinkedModel, path: Path) -> None:
+    """Write ``model`` to ``path`` directly: a zip of ``link.json`` and each released model's own file."""
+    with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(_LINK, json.dumps({"format": LINKED_FORMAT, "link": asdict(model.link), "k": model.k}))
+        for member, part in ((_PARENT, model.parent), (_JOINED, model.joined)):
+            dump_model(part, Path(folder) / member)
+            archive.write(Path(folder) / member, member)
 
 
 def is_linked_file(path: str | os.PathLike) -> bool:

@@ -9,13 +9,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from synthdp.config import TABLE_OPTIONS
 from synthdp.core.errors import InputError
 
 __all__ = ["Link", "TABLE_OPTIONS", "read_link", "split_options"]
 
-#: The options that describe one table's columns: given for two tables as a dict keyed by table name.
-TABLE_OPTIONS = ("schema", "categorical", "bounds", "bins", "cuts", "datetimes", "learn_bounds", "decimals",
-                 "dtypes", "categories", "nullable", "derived")
 
 
 @dataclass(frozen=True)
@@ -102,12 +100,11 @@ def _child_key(keys: Mapping[str, str] | None, tables: Mapping[str, pd.DataFrame
     return column
 
 
-def split_options(options: Mapping[str, Any], link: Link) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The run's common options and each table's own (:data:`TABLE_OPTIONS`, given keyed by table name).
+def split_options(options: Mapping[str, Any], link: Link) -> dict[str, dict[str, Any]]:
+    """Each table's own options (:data:`TABLE_OPTIONS`, given keyed by table name), by table.
 
     A table option that is not a dict keyed by the two tables' names is refused with the form to use.
     """
-    common = {name: value for name, value in options.items() if name not in TABLE_OPTIONS}
     per_table: dict[str, dict[str, Any]] = {link.parent: {}, link.child: {}}
     for name in TABLE_OPTIONS:
         value = options.get(name)
@@ -119,4 +116,4 @@ def split_options(options: Mapping[str, Any], link: Link) -> tuple[dict[str, Any
                              f"{list(value) if isinstance(value, Mapping) else type(value).__name__}")
         for table, given in value.items():
             per_table[table][name] = given
-    return common, per_table
+    return per_table

@@ -156,3 +156,14 @@ def test_a_duplicated_parent_key_is_told_to_the_owner_only():
     with pytest.warns(OwnerWarning, match="4 key"):
         result = fit(tables)
     assert "4 key" not in str(result.report.to_dict())
+
+
+def test_a_list_option_is_given_per_table():
+    """``categorical=`` (a list of columns) keyed by table, checked per table (docs/privacy.md §12)."""
+    tables = make_pair()
+    tables["customers"]["band"] = np.arange(len(tables["customers"])) % 2
+    categories = {"customers": {"region": ["N", "S"], "band": ["0", "1"]}, "orders": {"item": ["a", "b", "c"]}}
+    result = fit(tables, categorical={"customers": ["band"]}, categories=categories)
+    assert set(result.tables["customers"]["band"].astype(str)) <= {"0", "1"}
+    with pytest.raises(InputError, match="categorical"):
+        fit(tables, categorical={"customers": "band"})
