@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthdp
 from synthdp.cli import main
 
 LINK = ["--link", "orders.cid=customers.cid", "--max-rows-per-unit", "3"]
@@ -29,7 +30,7 @@ def run(folder, *extra):
 
 
 def test_writes_one_file_per_table_with_fresh_keys(inputs, capsys):
-    assert run(inputs, "--report", str(inputs / "out" / "report.json")) == 0
+    assert run(inputs, "--report", str(inputs / "out" / "report.json"), "--save-model", str(inputs / "pair.zip")) == 0
     customers = pd.read_csv(inputs / "out" / "customers.csv")
     orders = pd.read_csv(inputs / "out" / "orders.csv")
     assert list(customers["cid"]) == list(range(1, len(customers) + 1))
@@ -60,3 +61,11 @@ def test_a_second_file_needs_a_link(inputs, capsys):
     code = main(["generate", str(inputs / "customers.csv"), str(inputs / "orders.csv"), "-o", str(inputs / "out"),
                  *QUICK])
     assert code == 2 and "--link" in capsys.readouterr().err
+
+
+def test_the_saved_pair_is_sampled_from_python_and_refused_by_sample_with_the_way(inputs, capsys):
+    assert run(inputs, "--save-model", str(inputs / "pair.zip")) == 0
+    drawn = synthdp.Synthesizer.load(inputs / "pair.zip").sample(20, random_state=0)
+    assert len(drawn["customers"]) == 20
+    assert main(["sample", str(inputs / "pair.zip"), "-n", "5", "-o", str(inputs / "s.csv")]) == 2
+    assert "Synthesizer.load(path).sample(n)" in capsys.readouterr().err
