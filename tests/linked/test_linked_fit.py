@@ -167,3 +167,18 @@ def test_a_list_option_is_given_per_table():
     assert set(result.tables["customers"]["band"].astype(str)) <= {"0", "1"}
     with pytest.raises(InputError, match="categorical"):
         fit(tables, categorical={"customers": "band"})
+
+
+def test_children_of_parents_the_joined_model_gives_no_mass_come_from_its_marginal(released):
+    """A joined model holding only children of region N: parents of region S still get their m_i children, drawn
+    from the joined model unconditioned (the public fallback, docs/privacy.md §12 step 5)."""
+    model = released.model
+    joined = model.joined
+    codes = joined.estimate.sample(200, np.random.default_rng(0))
+    region = joined.schema.names.index("customers.region")
+    only_n = codes[codes[:, region] == joined.schema["customers.region"].code_of["N"]]
+    fixed = replace(model, joined=replace(joined, estimate=ReleasedRecords(joined.schema.domain, only_n)))
+    tables = fixed.sample(300, random_state=2)
+    south = tables["customers"].loc[tables["customers"]["region"] == "S", "cid"]
+    assert len(south) and tables["orders"]["cid"].isin(south).any()
+    assert set(tables["orders"]["item"]) <= {"a", "b", "c"}
