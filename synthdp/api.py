@@ -45,6 +45,8 @@ from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords, finish
 from synthdp.owner_check import check_strict, real_missing_shares, tell_owner
 from synthdp.plan import budget, check_delta_against_public_n, check_method, make_plan
+from synthdp.linked.fitting import LinkedResult, synthesize_linked
+from synthdp.linked.generation import LinkedModel, is_linked_file
 from synthdp.privacy_unit import choose_bound, contribution_bounding
 from synthdp.queries.base import QueryClass
 from synthdp.release_check import check_release, warn_release
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | QueryClass = "marginals:3", *,
                        epsilon: float, delta: float | None = None, relation: str = "add-remove",
                        privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                       links: Mapping[str, str] | None = None, keys: Mapping[str, str] | None = None,
                        random_state: int | None = None, method: str = "auto",
                        measure_options: MeasureOptions | None = None, point_masses: bool = True,
                        cells_from_total: bool = False, rounds: int | None = None,
@@ -81,7 +84,7 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
                        clip: bool = False, max_categories: int = 100, derived: Mapping[str, str] | None = None,
                        engine: str = "pandas", scheduler: str | None = None, n_rows: int | None = None,
                        numeric: str = "uniform", progress: bool = True, strict: bool = False,
-                       ) -> SyntheticResult:
+                       ) -> SyntheticResult | LinkedResult:
     """Release a differentially private synthetic version of ``df``: one release, one spend of the budget.
 
     ``df`` is a DataFrame or the location of the table (a CSV or Parquet file, a directory of them or a glob).  The
@@ -104,9 +107,9 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     """
     config = SynthesisConfig(
         query_class=query_class, epsilon=epsilon, delta=delta, relation=relation, privacy_unit=privacy_unit,
-        max_rows_per_unit=max_rows_per_unit, random_state=random_state, method=method, measure_options=measure_options,
-        point_masses=point_masses, cells_from_total=cells_from_total, rounds=rounds,
-        epsilon_per_round=epsilon_per_round, burn_in=burn_in,
+        max_rows_per_unit=max_rows_per_unit, links=links, keys=keys, random_state=random_state, method=method,
+        measure_options=measure_options, point_masses=point_masses, cells_from_total=cells_from_total,
+        rounds=rounds, epsilon_per_round=epsilon_per_round, burn_in=burn_in,
         query_player=query_player, oracle=oracle, samples_per_round=samples_per_round, time_limit=time_limit,
         resolution=resolution, ftpl_theta=ftpl_theta, ftpl_noise=ftpl_noise, respond_to=respond_to,
         prsma_max_calls=prsma_max_calls, work_limit=work_limit, data_work_limit=data_work_limit, insist=insist,
@@ -115,6 +118,13 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
         nullable=nullable, missing=missing, other=other, unsafe_public_categories=unsafe_public_categories, clip=clip,
         max_categories=max_categories, derived=derived, engine=engine, scheduler=scheduler, n_rows=n_rows,
         numeric=numeric, progress=progress, strict=strict)
+    return release(df, config)
+
+
+def release(df, config: SynthesisConfig) -> SyntheticResult | LinkedResult:
+    """One table's release, ``strict`` applied; or two linked tables' (a dict of tables, docs/privacy.md §12)."""
+    if config.links is not None or isinstance(df, Mapping):
+        return synthesize_linked(df, config, synthesize)
     result = synthesize(df, config)
     check_strict(result, config.strict)
     return result
@@ -123,14 +133,14 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
-def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
+def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | None = None) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object, but for
     ``config.strict``, which its callers apply to the result (:func:`~synthdp.owner_check.check_strict`; the
     command line writes the release first).
 
     ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
-    ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options).
-    """
+    ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options); ``rng`` the
+    run's generator (a linked run's child stream, docs/privacy.md §12), else seeded by ``config.random_state``."""
     start = time.perf_counter()
     if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
         raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
@@ -145,7 +155,7 @@ def synthesize(df, config: SynthesisConfig, engine=None) -> SyntheticResult:
     epsilon, delta = budget(config)
     auto = config.privacy_unit is not None and config.max_rows_per_unit == "auto"
     ledger = Ledger(epsilon, delta or Fraction(0), contribution_bound=1 if auto else config.contribution_bound)
-    rng = PrivateRandom(config.random_state)
+    rng = rng or PrivateRandom(config.random_state)
     phases = Phases(enabled=config.progress)  # one line as each step starts and ends (never released)
     with stating_spend(ledger):  # a refusal after the first charge says what was spent (§10.1)
         chosen = None
@@ -203,6 +213,7 @@ class Synthesizer:
     def __init__(self, query_class: str | QueryClass = "marginals:3", *,
                  epsilon: float, delta: float | None = None, relation: str = "add-remove",
                  privacy_unit: str | None = None, max_rows_per_unit: int | str | None = None,
+                 links: Mapping[str, str] | None = None, keys: Mapping[str, str] | None = None,
                  random_state: int | None = None, method: str = "auto", measure_options: MeasureOptions | None = None,
                  point_masses: bool = True, cells_from_total: bool = False, rounds: int | None = None,
                  epsilon_per_round: float | None = None,
@@ -228,6 +239,7 @@ class Synthesizer:
         # scikit-learn: one attribute per parameter, as given, in the signature's order; checked by fit
         self.query_class, self.epsilon, self.delta, self.relation = query_class, epsilon, delta, relation
         self.privacy_unit, self.max_rows_per_unit, self.random_state = privacy_unit, max_rows_per_unit, random_state
+        self.links, self.keys = links, keys
         self.method, self.measure_options, self.point_masses = method, measure_options, point_masses
         self.cells_from_total = cells_from_total
         self.rounds, self.epsilon_per_round, self.burn_in = rounds, epsilon_per_round, burn_in
@@ -279,6 +291,10 @@ class Synthesizer:
                           "(on the same data the two releases together cost twice the budget); for more rows of "
                           "the first release use sample(n)", UserWarning, stacklevel=2)
         config = self.config()
+        if config.links is not None or isinstance(df, Mapping):  # two linked tables (docs/privacy.md §12)
+            self.result_ = synthesize_linked(df, config, synthesize)
+            self.report_, self.model_ = self.result_.report, self.result_.model
+            return self
         self.result_ = synthesize(df, config)
         self.report_ = self.result_.report
         self.schema_ = self.result_.schema
@@ -288,7 +304,7 @@ class Synthesizer:
         return self
 
     def sample(self, n: int | None = None, random_state: int | None = None, *,
-               conditions: Mapping[str, Any] | None = None) -> pd.DataFrame:
+               conditions: Mapping[str, Any] | None = None) -> pd.DataFrame | dict[str, pd.DataFrame]:
         """``n`` fresh rows drawn from the released model (the released table itself when ``n`` is None).
 
         Under select-measure-estimate the rows are drawn from the graphical model fitted to the noisy
@@ -298,9 +314,18 @@ class Synthesizer:
         ``random_state`` seeds the draw: the same seed gives the same rows, also after :meth:`save` and
         :meth:`load`.  ``conditions`` (column -> value, e.g. ``{"region": "N"}``; None: the missing value) draws
         from the model's conditional distribution given them, every row taking the given values
-        (:meth:`FittedModel.sample`; post-processing too).
+        (:meth:`FittedModel.sample`; post-processing too).  Fitted on two linked tables, ``n`` parents with their
+        children, as a dict of two tables (docs/privacy.md §12; no conditions yet).
         """
         model = self._fitted_model()
+        if isinstance(model, LinkedModel):
+            if conditions:
+                raise InputError("conditions are not offered for two linked tables yet: sample(n) without them")
+            if n is None and hasattr(self, "result_"):
+                return {name: table.copy() for name, table in self.result_.tables.items()}
+            if n is None:
+                raise InputError("a loaded model keeps no tables: give the number of parents, sample(n)")
+            return model.sample(n, random_state=random_state)
         if n is None:
             if not hasattr(self, "result_"):
                 raise InputError("a loaded model keeps no table: give the number of rows, sample(n)")
@@ -324,6 +349,16 @@ class Synthesizer:
 
         Its parameters are the release's budget and relation; fitting it again is a new release.
         """
+        if is_linked_file(path):  # two linked tables: both models (docs/privacy.md §12)
+            linked = LinkedModel.load(path)
+            budget = [m.release for m in (linked.parent, linked.joined)]
+            loaded = cls(epsilon=sum(r["epsilon_budget"] for r in budget),
+                         delta=None if budget[0].get("delta_budget") is None
+                         else sum(r["delta_budget"] for r in budget),
+                         links={f"{linked.link.child}.{linked.link.foreign_key}": f"{linked.link.parent}."
+                                f"{linked.link.key}"}, max_rows_per_unit=linked.k)
+            loaded.model_ = linked
+            return loaded
         model = FittedModel.load(path)
         release = model.release
         loaded = cls(epsilon=release["epsilon_budget"], delta=release.get("delta_budget"),
@@ -331,7 +366,7 @@ class Synthesizer:
         loaded.model_, loaded.schema_ = model, model.schema
         return loaded
 
-    def _fitted_model(self) -> FittedModel:
+    def _fitted_model(self) -> FittedModel | LinkedModel:
         if not hasattr(self, "model_"):
             raise NotFittedError("this Synthesizer is not fitted yet: call fit(df) (or Synthesizer.load(path)) "
                                  "before sample() or save()")

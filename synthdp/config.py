@@ -47,6 +47,12 @@ if TYPE_CHECKING:
 __all__ = ["GROUPS", "SynthesisConfig", "option", "option_doc", "options_doc", "options_in", "measure_settings_doc"]
 
 
+#: The options that describe one table's columns: for two linked tables, a dict keyed by table name
+#: (docs/privacy.md §12).
+TABLE_OPTIONS = ("schema", "categorical", "bounds", "bins", "cuts", "datetimes", "learn_bounds", "decimals",
+                 "dtypes", "categories", "nullable", "derived")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SynthesisConfig(GameSettings):
     """Every option of a run except the data.
@@ -78,6 +84,14 @@ class SynthesisConfig(GameSettings):
         Public bound k on the rows of one privacy unit: at most k rows per unit are kept (chosen at random per
         unit) before anything else, and every noise scale grows by k. 'auto' chooses k privately with 1/20 of
         epsilon (docs/privacy.md §10.6).""")
+    links: Mapping[str, str] | None = option(None, group="privacy", doc="""
+        Two tables released together (the data a dict of two DataFrames by name): the one link from the child
+        table's foreign key to the parent table's key, {'orders.customer_id': 'customers.customer_id'}. The privacy
+        unit is then one parent key with its parent row and all its child rows; max_rows_per_unit bounds the
+        children kept per parent (docs/privacy.md §12).""")
+    keys: Mapping[str, str] | None = option(None, group="privacy", doc="""
+        With links: the child table's own key column, {'orders': 'order_id'}: an identifier, never modelled, and
+        written as fresh keys 1..M (docs/privacy.md §12).""")
     random_state: int | None = option(None, group="privacy", doc="""
         Seed of the run's one random generator, for reproducible experiments. Omit it (None) for a release: a
         seeded noise stream is not cryptographic, and the report says the run was seeded.""")
@@ -190,7 +204,10 @@ class SynthesisConfig(GameSettings):
         findings are only warnings for the data owner.""")
 
     def __post_init__(self) -> None:
-        check_all(self.to_dict())
+        values = self.to_dict()
+        if self.links is not None:  # given per table: each table's are checked in its view's config (§12)
+            values = {name: value for name, value in values.items() if name not in TABLE_OPTIONS}
+        check_all(values)
         check_delta_ceiling(self.delta, self.relation)  # the add/remove ceiling; the 1/n_rows warning is the report's
         self._check_unit()
         if self.scheduler is not None and self.engine != "dask":
@@ -204,8 +221,31 @@ class SynthesisConfig(GameSettings):
             raise InputError(f"epsilon_per_round must be in (0, epsilon], got {self.epsilon_per_round!r} "
                              f"with epsilon={self.epsilon!r}")
 
+    def _check_links(self) -> None:
+        """Two linked tables: the unit is the parent key, with a public ``k``, add/remove neighbours, in memory
+        (docs/privacy.md §12)."""
+        if self.links is None:
+            if self.keys is not None:
+                raise InputError("keys= names the child table's own key of two linked tables; it needs links=")
+            return
+        if self.privacy_unit is not None:
+            raise InputError("with links= the privacy unit is the parent table's key (docs/privacy.md §12): drop "
+                             "privacy_unit")
+        if self.max_rows_per_unit is None or self.max_rows_per_unit == "auto":
+            raise InputError(f"links= needs max_rows_per_unit=k, a public bound on the child rows kept per parent "
+                             f"(every noise scale of the joined view grows by k); got {self.max_rows_per_unit!r} "
+                             "('auto' is not offered for two tables yet)")
+        if self.relation != "add-remove":
+            raise InputError("links= needs relation='add-remove': neighbours add or remove one parent with all its "
+                             "child rows, whose number is never public (docs/privacy.md §12)")
+        if self.engine != "pandas" or self.strict:
+            raise InputError("links= runs with engine='pandas' and without strict (not offered for two tables yet)")
+
     def _check_unit(self) -> None:
         """A privacy unit needs its public bound ``k``, add/remove neighbours and no PRSMA (docs/privacy.md §10.6)."""
+        self._check_links()
+        if self.links is not None:
+            return
         if self.max_rows_per_unit is not None and self.privacy_unit is None:
             raise InputError("max_rows_per_unit bounds the rows of each privacy unit; it needs privacy_unit= the "
                              "column naming the unit (CLI --privacy-unit COL)")

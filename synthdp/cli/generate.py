@@ -9,7 +9,7 @@ from typing import Any
 
 from synthdp.accounting.spend import spend_text
 from synthdp.api import synthesize
-from synthdp.cli import tune
+from synthdp.cli import linked, tune
 from synthdp.cli.common import (check_schema_columns, flat, no_skip_rows, query_inputs, read_input, read_options,
                                 schema_kwargs, unit_columns)
 from synthdp.cli.parser import derived_names
@@ -50,6 +50,8 @@ def _measure_options(items: list | None):
 
 
 def run(args) -> int:
+    if args.link is not None or args.child is not None:  # two linked tables, one release (docs/privacy.md §12)
+        return linked.run(args, generate_options(args))
     outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
                             inputs=[args.input, args.schema, *query_inputs(args.queries)])
     if table_format(args.output, "-o") == "parquet":

@@ -83,6 +83,8 @@ SCHEMA_FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 }
 #: Options the command line does not offer, and why.
 API_ONLY = {
+    "links": "given as --link CHILD.COL=PARENT.COL with two input files (synthdp.cli.linked)",
+    "keys": "the child table's own key: from Python only for now (docs/privacy.md §12)",
     "categories": "a category list per column is too long for flags: it belongs in a schema file (--schema, "
                   "drafted by 'synthdp schema')",
 }
@@ -185,8 +187,13 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
     """``synthdp generate``: every option of :class:`SynthesisConfig` but :data:`API_ONLY`, group by group."""
     g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common], epilog=OUTPUTS_HELP)
     g.add_argument("input", help="input CSV (with a header row), Parquet file, directory of them, or glob")
+    g.add_argument("child", nargs="?", help="with --link: the child table's CSV (the first is the parent's)")
+    g.add_argument("--link", metavar="CHILD.COL=PARENT.COL",
+                   help="release two linked tables as one (docs/privacy.md §12): the child's foreign key and the "
+                        "parent's key, e.g. orders.customer_id=customers.customer_id (each table named after its "
+                        "file); needs --max-rows-per-unit K, at most K children kept per parent, and -o a folder")
     g.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); "
-                   "checked before anything runs, written with --report as one unit")
+                   "checked before anything runs, written with --report as one unit (with --link: a folder)")
     g.add_argument("--report", help="write the full report as JSON here")
     g.add_argument("--save-model", metavar="FILE", help="also write the released model (a zip of JSON and numpy "
                    "arrays: the fitted model, the schema, the release report; nothing private) for synthdp sample")

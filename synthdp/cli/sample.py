@@ -7,6 +7,7 @@ from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.files.parquet import dump_table, require_pyarrow, table_format
+from synthdp.linked.generation import is_linked_file
 from synthdp.model import FittedModel
 
 
@@ -21,6 +22,9 @@ def run(args) -> int:
     except InputError as error:
         raise InputError(f"-n {args.rows}: {error}") from None
     conditions = _pairs(args.condition, "--condition", lambda text: text or None)
+    if is_linked_file(args.model):
+        raise InputError(f"{args.model!r} holds two linked tables' models (docs/privacy.md §12); draw from it in "
+                         "Python: synthdp.Synthesizer.load(path).sample(n) gives n parents with their children")
     model = FittedModel.load(args.model)
     data = model.sample(args.rows, conditions=conditions, random_state=args.seed)
     write_outputs([(outputs["-o"], lambda tmp: dump_table(data, tmp, args.output, model.schema))])

@@ -169,6 +169,14 @@ RULES: dict[str, Rule] = {
                               f"{{name}} (CLI: --max-rows-per-unit) must be an integer in 1..{MAX_ROWS_PER_UNIT:,}: "
                               "the public bound k on the rows kept per privacy unit (every noise scale grows by k), "
                               "or 'auto' to choose it privately; got {value!r}"),
+    "links": Rule(_optional(lambda v: isinstance(v, Mapping) and all(isinstance(x, str) for kv in v.items()
+                                                                       for x in kv)),
+                  "{name} must map 'child.column' to 'parent.column', e.g. {{'orders.customer_id': "
+                  "'customers.customer_id'}}, or be None for one table; got {value!r}"),
+    "keys": Rule(_optional(lambda v: isinstance(v, Mapping) and all(isinstance(x, str) for kv in v.items()
+                                                                      for x in kv)),
+                 "{name} must map a table's name to its own key column, e.g. {{'orders': 'order_id'}}, or be None; "
+                 "got {value!r}"),
     "random_state": Rule(_optional(_integer_in(0, MAX_SEED)),
                          "{name} (CLI: --seed) must be a non-negative integer seed (for experiments), or None for a "
                          "release; got {value!r}"),

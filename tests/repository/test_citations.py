@@ -130,7 +130,7 @@ def test_checker_catches_bad_citations(doc):
     bad = {
         '"""docs/privacy.md §2.99."""': "section 2.99",
         '"""docs/privacy.md §6 item 99."""': "item 99",
-        '"""As in section 12."""': "section 12",
+        '"""As in section 42."""': "section 42",
         '"""docs/privacy.md, Theorem 3.99."""': "Theorem 3.99",
         '"""(Lemma 4.4 of docs/privacy.md)"""': "Lemma 4.4",
         '"""the design note, §2.6 (docs/privacy.md)"""': "'design note'",
