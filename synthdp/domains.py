@@ -100,15 +100,7 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
         return DomainStage(partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
                            Discretisation(schema, (), Fraction(0), Fraction(0)))
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
-    if schema.to_bound:
-        check_rows(fullest_ranges(data, schema.to_bound), bounds_threshold(plan), epsilon=config.epsilon)
-        warn_spread(data, schema, schema.to_bound, epsilon=stage.bounds_epsilon / config.contribution_bound,
-                    budget=config.epsilon)
-    threshold = categories_threshold(stage)
-    if threshold is not None:
-        partition.check_threshold(data.rows, threshold, schema.to_learn, epsilon=config.epsilon)
-        partition.warn_rare_values(data.labels, threshold, schema.to_learn)
-        _state_threshold(config, schema.to_learn, threshold, "§10.5" if stage.in_filter else "§9")
+    _check_thresholds(data, schema, plan)
     epsilon, delta = budget(config)
     total = None
     if stage.total_epsilon is not None:  # docs/privacy.md §13: released first, a pure spend ahead of the rest
@@ -139,6 +131,21 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
                      relation=config.relation, max_cells=stage.max_cells, point_masses=masses,
                      noisy_total=None if total is None else total.value)
     return DomainStage(learned, bounded, cut, zcdp, total)
+
+
+def _check_thresholds(data: Tallies, schema, plan: Plan) -> None:
+    """Before any private step: refuse (or warn about) thresholds that would keep nothing of a column, with the
+    numbers, and state the categories' threshold to the owner."""
+    stage, config = plan.stage, plan.config
+    if schema.to_bound:
+        check_rows(fullest_ranges(data, schema.to_bound), bounds_threshold(plan), epsilon=config.epsilon)
+        warn_spread(data, schema, schema.to_bound, epsilon=stage.bounds_epsilon / config.contribution_bound,
+                    budget=config.epsilon)
+    threshold = categories_threshold(stage)
+    if threshold is not None:
+        partition.check_threshold(data.rows, threshold, schema.to_learn, epsilon=config.epsilon)
+        partition.warn_rare_values(data.labels, threshold, schema.to_learn)
+        _state_threshold(config, schema.to_learn, threshold, "§10.5" if stage.in_filter else "§9")
 
 
 def categories_threshold(stage: DomainBudget) -> int | None:
