@@ -33,7 +33,16 @@ categories (a code book) for its text columns:
 * ``survey``: a generated survey table (3,000 rows x 12 columns, the
   low-signal regime): six 1-5 answers that follow two related attitudes, an
   age, a household size and a number of children, and a region, sex and
-  education that move the answers.
+  education that move the answers;
+* ``map``: a generated city (50,000 rows): a latitude and a longitude in
+  districts of very different sizes and a sprinkle over the public bounding
+  box, an hour and three text columns that follow the district;
+* ``hump``: a generated table (20,000 rows) whose hours of work rise, then
+  fall with age (a curved pair), an income that follows the hours, a tenure
+  and two text columns;
+* ``sum``: a generated table (30,000 rows) whose arrival delay is the
+  departure delay plus a small noise, both with a point mass at 0, beside a
+  distance, an hour and two text columns.
 
 Configurations: synthdp's defaults (PrivTree cells, point masses kept as cells
 of their own, values drawn in the cells), the same without point masses
@@ -54,7 +63,9 @@ the mean total-variation distance over all 2-way marginals, numeric columns
 cut into 20 quantile bins of the real data (for evaluation only), and its
 mean over the pairs of two text, one numeric and two numeric columns; the mean
 and the largest absolute difference of the numeric columns' Pearson
-correlations, the largest of their Spearman correlations; the share of rows
+correlations, the largest of their Spearman correlations; the 2-way TVD of
+each of the table's key numeric pairs (:data:`KEY_PAIRS`: a map's
+coordinates, a curved pair, a sum) on the same 20 x 20 grid of real quantiles; the share of rows
 at each of the table's point masses (a value many rows hold: 0, a round
 amount), real and synthetic; the wall time; the peak resident memory of the
 benchmark process when the run ended (``VmHWM``,
@@ -118,6 +129,10 @@ POINT_MASSES = {"adult": {"capital-gain": (0,), "capital-loss": (0,), "hours-per
                 "mixed50": {"amount0": (0, 1000, 5000), "amount1": (0,)}}
 #: Quantile bins of a numeric column in the 2-way TVD (evaluation only).
 TVD_BINS = 20
+#: The numeric pairs whose joint shape the benchmark reports alone, per table (their 2-way TVD on the
+#: ``TVD_BINS`` x ``TVD_BINS`` grid of the real quantiles): a map's coordinates, a curved pair, a sum.
+KEY_PAIRS = {"map": (("lat", "lon"),), "hump": (("age", "hours"),), "sum": (("dep_delay", "arr_delay"),),
+             "adult": (("age", "hours-per-week"),), "flights": (("dep_delay", "arr_delay"),)}
 
 
 @dataclass(frozen=True)
@@ -426,6 +441,98 @@ def survey_table(n: int = 3_000, seed: int = 0) -> pd.DataFrame:
                          "sex": sex, "education": education})
 
 
+#: Public bounds of the map table: a city's published bounding box (degrees), and an hour of the day.
+MAP_BOUNDS = {"lat": (41.60, 42.05), "lon": (-87.95, -87.50), "hour": (0, 23)}
+MAP_DECIMALS = {"lat": 5, "lon": 5}
+#: The map's districts: centre (lat, lon), spread (degrees, along lat and lon), correlation, share of the rows.
+MAP_DISTRICTS = (((41.88, -87.63), (0.010, 0.008), 0.0, 0.30), ((41.95, -87.66), (0.020, 0.012), 0.6, 0.18),
+                 ((41.78, -87.62), (0.025, 0.030), -0.3, 0.14), ((41.75, -87.70), (0.030, 0.020), 0.0, 0.10),
+                 ((41.99, -87.80), (0.006, 0.006), 0.0, 0.08), ((41.70, -87.58), (0.012, 0.035), 0.8, 0.06),
+                 ((41.83, -87.75), (0.008, 0.025), 0.0, 0.05), ((41.92, -87.89), (0.004, 0.004), 0.0, 0.03),
+                 ((41.65, -87.90), (0.015, 0.010), 0.0, 0.02))
+#: The share of the map's rows spread uniformly over the bounding box (district "outside").
+MAP_SPRINKLE = 0.04
+
+
+def map_table(n: int = 50_000, seed: int = 0) -> pd.DataFrame:
+    """The generated map table (50,000 rows): police stops in a city, a latitude and a longitude that lie in
+    districts of very different sizes and spreads (some elongated along a street) plus a sprinkle over the public
+    bounding box, an hour, and three text columns (the district, the reason, the outcome) that follow the district.
+
+    The pair is not monotone (its Spearman correlation is near 0), so a synthesiser that keeps each coordinate and
+    a correlation but not the joint shape spreads the points over the box.
+    """
+    rng = np.random.default_rng(seed)
+    shares = np.array([d[3] for d in MAP_DISTRICTS])
+    district = rng.choice(len(MAP_DISTRICTS) + 1, n, p=[*(shares * (1 - MAP_SPRINKLE) / shares.sum()), MAP_SPRINKLE])
+    lat, lon = np.empty(n), np.empty(n)
+    for k, ((clat, clon), (slat, slon), r, _) in enumerate(MAP_DISTRICTS):
+        rows = np.flatnonzero(district == k)
+        z = rng.standard_normal((2, len(rows)))
+        lat[rows] = clat + slat * z[0]
+        lon[rows] = clon + slon * (r * z[0] + np.sqrt(1 - r * r) * z[1])
+    out = district == len(MAP_DISTRICTS)
+    lat[out] = rng.uniform(*MAP_BOUNDS["lat"], out.sum())
+    lon[out] = rng.uniform(*MAP_BOUNDS["lon"], out.sum())
+    names = np.array([f"D{k + 1}" for k in range(len(MAP_DISTRICTS))] + ["outside"])
+    hour = np.clip(np.round(rng.normal(15 + (district % 3) * 2, 4.5, n)), 0, 23).astype(np.int64)
+    reasons = np.array(["speeding", "equipment", "registration", "moving", "suspicious"])
+    lean = np.stack([rng.dirichlet(np.ones(len(reasons)) * 0.8) for _ in names])
+    reason = reasons[(rng.random(n)[:, None] > np.cumsum(lean[district], axis=1)).sum(axis=1).clip(0, 4)]
+    outcome = np.where(rng.random(n) < 0.15 + 0.05 * (district % 4), "citation",
+                       np.where(rng.random(n) < 0.1, "arrest", "warning"))
+    df = pd.DataFrame({"lat": np.round(lat, 5), "lon": np.round(lon, 5), "hour": hour, "district": names[district],
+                       "reason": reason, "outcome": outcome})
+    for col, (lo, hi) in MAP_BOUNDS.items():
+        df[col] = df[col].clip(lo, hi)
+    return df
+
+
+#: Public bounds and precision of the hump table: an age, the hours worked, an income, the years in the job.
+HUMP_BOUNDS = {"age": (16, 90), "hours": (0.0, 100.0), "income": (0.0, 500_000.0), "tenure": (0, 60)}
+HUMP_DECIMALS = {"hours": 1, "income": 0}
+
+
+def hump_table(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    """The generated hump table (20,000 rows): the hours worked rise with age, then fall (a curved pair whose
+    Pearson correlation is near 0), an income that follows the hours, the years in the job (below the age) and
+    two text columns.  A copula reads the curved pair as weak or monotone and flattens the hump."""
+    rng = np.random.default_rng(seed)
+    age = np.clip(np.round(rng.uniform(17, 85, n)), 16, 90).astype(np.int64)
+    peak = 8.0 + 35.0 * np.exp(-(((age - 51.0) / 17.0) ** 2))
+    hours = np.clip(np.round(peak + rng.normal(0, 4.0, n), 1), 0, 100)
+    income = np.clip(np.round(np.exp(rng.normal(8.0 + 0.06 * hours, 0.4))), 0, 500_000)
+    tenure = np.minimum(np.round(rng.uniform(0, 1, n) ** 2 * (age - 16)), 60).astype(np.int64)
+    sector = rng.choice(["private", "public", "self"], n, p=[0.6, 0.25, 0.15])
+    retired = np.where(age >= 65, np.where(rng.random(n) < 0.8, "yes", "no"), np.where(rng.random(n) < 0.02, "yes",
+                                                                                         "no"))
+    return pd.DataFrame({"age": age, "hours": hours, "income": income, "tenure": tenure, "sector": sector,
+                         "retired": retired})
+
+
+#: Public bounds of the sum table: two delays in minutes, a distance, and the hour.
+SUM_BOUNDS = {"dep_delay": (-60, 1_500), "arr_delay": (-90, 1_500), "distance": (0, 5_000), "hour": (0, 23)}
+
+
+def sum_table(n: int = 30_000, seed: int = 0) -> pd.DataFrame:
+    """The generated sum table (30,000 rows): an arrival delay that is the departure delay plus a small noise (a
+    sum, not a copula: Pearson near 0.97), both with a point mass at 0 and an exponential tail, a distance, an
+    hour and two text columns."""
+    rng = np.random.default_rng(seed)
+    hour = np.clip(np.round(rng.normal(13, 4.5, n)), 5, 23).astype(np.int64)
+    on_time = rng.random(n) < 0.25
+    dep_delay = np.where(on_time, 0, np.round(rng.exponential(15 * np.exp(0.08 * (hour - 13)), n) - 5))
+    arr_delay = np.where(on_time & (rng.random(n) < 0.7), 0, np.round(dep_delay + rng.normal(-3, 6, n)))
+    distance = np.clip(np.round(rng.lognormal(6.6, 0.6, n)), 50, 5_000).astype(np.int64)
+    carrier = _skewed_choice(rng, _labels("C", 10), n, 0.8)
+    late = np.where(arr_delay > 15, "late", "on time")
+    df = pd.DataFrame({"dep_delay": dep_delay.astype(np.int64), "arr_delay": arr_delay.astype(np.int64),
+                       "distance": distance, "hour": hour, "carrier": carrier, "status": late})
+    for col, (lo, hi) in SUM_BOUNDS.items():
+        df[col] = df[col].clip(lo, hi)
+    return df
+
+
 def load_table(name: str, rows: int | None = None) -> Table:
     """A benchmark table by name (its first ``rows`` rows), with its public bounds and code book."""
     if name == "adult":
@@ -450,6 +557,12 @@ def load_table(name: str, rows: int | None = None) -> Table:
         data, bounds, decimals = loans_table(), LOANS_BOUNDS, LOANS_DECIMALS
     elif name == "survey":
         data, bounds, decimals = survey_table(), SURVEY_BOUNDS, {}
+    elif name == "map":
+        data, bounds, decimals = map_table(), MAP_BOUNDS, MAP_DECIMALS
+    elif name == "hump":
+        data, bounds, decimals = hump_table(), HUMP_BOUNDS, HUMP_DECIMALS
+    elif name == "sum":
+        data, bounds, decimals = sum_table(), SUM_BOUNDS, {}
     else:
         raise ValueError(f"unknown table {name!r}; choose one of {', '.join(TABLES)}")
     datetimes = {c: "%Y-%m-%d" for c in data.columns if pd.api.types.is_datetime64_any_dtype(data[c])}
@@ -524,7 +637,7 @@ PAIR_KINDS = ("text-text", "numeric-text", "numeric-numeric")
 
 def evaluate(table: Table, syn: pd.DataFrame) -> dict:
     """KS, Wasserstein over range, correlation errors and point-mass shares of the numeric columns; mean 2-way TVD,
-    over every pair and by :data:`PAIR_KINDS`."""
+    over every pair and by :data:`PAIR_KINDS`, and the 2-way TVD of each of the table's :data:`KEY_PAIRS`."""
     from scipy.stats import ks_2samp, wasserstein_distance
 
     real = table.data
@@ -538,17 +651,12 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
         ks.append(float(ks_2samp(r, s).statistic))
         w1.append(float(wasserstein_distance(r, s)) / _range(table.bounds[col]))
     codes = {c: _codes(real[c], syn[c], c in table.bounds) for c in real.columns}
-    tvds, kinds = [], []
-    for a, b in itertools.combinations(real.columns, 2):
-        kinds.append(PAIR_KINDS[(a in table.bounds) + (b in table.bounds)])
-        width = int(max(codes[b][0].max(), codes[b][1].max())) + 1
-
-        def dist(x, y):
-            return np.bincount(x * width + y, minlength=0) / len(x)
-
-        p, q = dist(codes[a][0], codes[b][0]), dist(codes[a][1], codes[b][1])
-        size = max(len(p), len(q))
-        tvds.append(0.5 * float(np.abs(np.pad(p, (0, size - len(p))) - np.pad(q, (0, size - len(q)))).sum()))
+    pairs = list(itertools.combinations(real.columns, 2))
+    tvds = [_pair_tvd(codes[a], codes[b]) for a, b in pairs]
+    kinds = [PAIR_KINDS[(a in table.bounds) + (b in table.bounds)] for a, b in pairs]
+    by_pair = dict(zip(pairs, tvds))
+    key_pairs = {f"{a}~{b}": by_pair[a, b] if (a, b) in by_pair else by_pair[b, a]
+                 for a, b in KEY_PAIRS.get(table.name, ()) if a in real.columns and b in real.columns}
     syn_numeric, real_numeric = syn[numeric].apply(as_numbers), real[numeric].apply(as_numbers)
     pearson = _correlation_errors(real_numeric, syn_numeric, "pearson")
     spearman = _correlation_errors(real_numeric, syn_numeric, "spearman")
@@ -559,7 +667,16 @@ def evaluate(table: Table, syn: pd.DataFrame) -> dict:
             "wasserstein": float(np.mean(w1)), "correlation": float(np.nanmean(pearson)),
             "pearson_max": float(np.nanmax(pearson)), "spearman_max": float(np.nanmax(spearman)),
             "ks_by_column": dict(zip(numeric, np.round(ks, 4).tolist())),
-            "point_masses": point_mass_shares(table, syn)}
+            "point_masses": point_mass_shares(table, syn), "pair_tvd": key_pairs}
+
+
+def _pair_tvd(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    """The total variation distance of two columns' joint distribution, real against synthetic, on their common
+    codes (:func:`_codes`: for numeric columns the real quantile bins)."""
+    width = int(max(b[0].max(), b[1].max())) + 1
+    p, q = (np.bincount(x * width + y) / len(x) for x, y in ((a[0], b[0]), (a[1], b[1])))
+    size = max(len(p), len(q))
+    return 0.5 * float(np.abs(np.pad(p, (0, size - len(p))) - np.pad(q, (0, size - len(q)))).sum())
 
 
 # --------------------------------------------------------------------------
@@ -586,6 +703,8 @@ class Row:
     tvd2_by_kind: dict
     #: Peak resident memory of the benchmark process when the row was measured, MB (NaN for a peer's row).
     peak_mb: float = float("nan")
+    #: The 2-way TVD of each of the table's :data:`KEY_PAIRS`, by ``"a~b"``.
+    pair_tvd: dict = field(default_factory=dict)
 
 
 def synthdp_run(table: Table, *, epsilon: float, delta: float, seed: int, discretise: str,
@@ -639,7 +758,8 @@ def peer_rows(table: Table, peers: Path, seeds: list[int]) -> list[Row]:
 
 def format_table(rows: list[Row]) -> str:
     """A markdown table of the means over seeds."""
-    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses", "tvd2_by_kind"])
+    frame = pd.DataFrame([asdict(r) for r in rows]).drop(columns=["ks_by_column", "point_masses", "tvd2_by_kind",
+                                                                  "pair_tvd"])
     means = frame.groupby(["table", "config"], sort=False).mean(numeric_only=True).reset_index()
     lines = ["| table | configuration | mean KS | max KS | mean 2-way TVD | Wasserstein / range | correlation error | "
              "max Pearson error | max Spearman error | s | peak MB |",
@@ -655,6 +775,14 @@ def format_table(rows: list[Row]) -> str:
     for r in kinds.itertuples(index=False):
         lines.append(f"| {r.table} | {r.config} | " + " | ".join("-" if np.isnan(v) else f"{v:.3f}" for v in r[2:])
                      + " |")
+    keyed = [r for r in rows if r.pair_tvd]
+    if keyed:
+        lines += ["", f"| table | configuration | seed | 2-way TVD of a pair ({TVD_BINS} x {TVD_BINS} real quantiles) | "
+                      "KS of its columns |", "|---|---|---|---|---|"]
+        for r in keyed:
+            pairs = ", ".join(f"{key} {tvd:.3f}" for key, tvd in r.pair_tvd.items())
+            ks = ", ".join(f"{c} {r.ks_by_column[c]:.3f}" for key in r.pair_tvd for c in key.split("~"))
+            lines.append(f"| {r.table} | {r.config} | {r.seed} | {pairs} | {ks} |")
     masses = [r for r in rows if r.point_masses]
     if masses:
         lines += ["", "| table | configuration | seed | point mass: real share / synthetic share |",
@@ -672,13 +800,14 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "equal-width": "synthdp (10 equal-width bins)",
            "no-copula": "synthdp (PrivTree cells, no copula)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
-TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans", "survey")
+TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans", "survey",
+          "map", "hump", "sum")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synthdp bench numeric", description=__doc__.split("\n\n")[0])
     p.add_argument("--suite", default="adult,skewed,dependent,amounts",
-                   help="comma list of tables: adult, skewed, dependent, amounts, flights, mixed50 "
+                   help=f"comma list of tables: {', '.join(TABLES)} "
                         "(default: %(default)s)")
     p.add_argument("--methods", "--method", dest="methods", default="privtree,equal-width,bootstrap",
                    help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
@@ -719,6 +848,7 @@ def run(argv: list[str] | None = None) -> list[Row]:
                 print(f"{table.name} {method} seed {seed}: KS {r.ks:.4f} (max {r.ks_max:.4f}), 2-way TVD "
                       f"{r.tvd2:.4f}, Pearson error max {r.pearson_max:.3f}, Spearman error max "
                       f"{r.spearman_max:.3f}, {seconds:.0f} s, peak {peak:.0f} MB"
+                      + "".join(f", {k} TVD {tvd:.3f}" for k, tvd in r.pair_tvd.items())
                       + "".join(f", {k} {a:.3f}/{b:.3f}" for k, (a, b) in r.point_masses.items()), flush=True)
         if peers is not None:
             rows += peer_rows(table, peers, seeds)

@@ -148,3 +148,39 @@ def test_dates_are_scored_in_days_within_their_public_range():
     shifted = data.assign(when=data["when"] + pd.Timedelta(days=5))
     assert numeric.evaluate(table, shifted)["wasserstein"] == pytest.approx(5 / 365 / 2)  # x did not move
     assert numeric.evaluate(table, data.assign(when=data["when"].dt.strftime("%Y-%m-%d")))["ks"] == 0
+
+
+@pytest.mark.parametrize("name", ["map", "hump", "sum"])
+def test_the_tables_of_pairs_that_are_not_a_copula_are_seeded_and_within_their_bounds(name):
+    make = {"map": numeric.map_table, "hump": numeric.hump_table, "sum": numeric.sum_table}[name]
+    a = make(4000)
+    pd.testing.assert_frame_equal(a, make(4000))
+    bounds = {"map": numeric.MAP_BOUNDS, "hump": numeric.HUMP_BOUNDS, "sum": numeric.SUM_BOUNDS}[name]
+    for col, (lo, hi) in bounds.items():
+        assert a[col].between(lo, hi).all(), col
+
+
+def test_the_map_the_hump_and_the_sum_have_the_shapes_they_stand_for():
+    """The map: districts of very different sizes, a weak correlation; the hump: hours rise, then fall with age (a
+    Pearson correlation near 0); the sum: the arrival delay is the departure delay give or take a few minutes, both
+    often exactly 0."""
+    city = numeric.map_table(20_000)
+    shares = city["district"].value_counts(normalize=True)
+    assert shares.max() > 0.25 and shares.min() < 0.03 and abs(city["lat"].corr(city["lon"], method="spearman")) < 0.4
+    work = numeric.hump_table(20_000)
+    by_age = work.groupby(pd.cut(work["age"], [16, 30, 45, 60, 90]), observed=True)["hours"].mean().to_numpy()
+    assert by_age[0] < by_age[1] and by_age[2] > by_age[3] and abs(work["age"].corr(work["hours"])) < 0.1
+    flights = numeric.sum_table(20_000)
+    gap = flights["arr_delay"] - flights["dep_delay"]
+    assert (gap.abs() <= 20).mean() > 0.95 and ((flights["dep_delay"] == 0) & (flights["arr_delay"] == 0)).mean() > 0.1
+
+
+def test_the_key_pairs_2_way_tvd_is_reported_on_the_real_quantile_grid():
+    table = numeric.load_table("hump", rows=5000)
+    same = numeric.evaluate(table, table.data)
+    assert same["pair_tvd"] == {"age~hours": 0.0}
+    shuffled = table.data.assign(hours=np.random.default_rng(0).permutation(table.data["hours"].to_numpy()))
+    got = numeric.evaluate(table, shuffled)
+    assert got["pair_tvd"]["age~hours"] > 0.3
+    rows = [numeric.Row("hump", "mine", 0, 1.0, **got)]
+    assert "| hump | mine | 0 | age~hours " in numeric.format_table(rows)

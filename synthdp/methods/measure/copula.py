@@ -12,7 +12,8 @@ This module draws the reweighted sample's support closer to the data:
 1. :func:`pair_fit` estimates, for each pair of numeric columns,
    the correlation of a bivariate normal whose cells at the groups'
    quantiles best fit the released counts on the pair's groups (the
-   polychoric correlation); :func:`correlations` puts the pairs together.
+   polychoric correlation), and :func:`bends` whether the pair rises, then
+   falls (no copula's); :func:`correlations` puts the pairs together.
 2. :func:`redraw_numbers` keeps, in each record drawn from the model, one
    numeric column's cell and every other attribute, and draws the other
    numeric columns' cells from the Gaussian copula with those correlations
@@ -29,6 +30,7 @@ generator: post-processing (docs/privacy.md §8.12).
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -39,6 +41,8 @@ from scipy import optimize, special
 from synthdp.core.domain import Domain
 from synthdp.methods.measure.coarse import group_sum, regroup
 from synthdp.methods.measure.estimators import NoisyMarginal
+
+log = logging.getLogger(__name__)
 
 #: The largest correlation estimated: the copula stays a density.
 MAX_CORRELATION = 0.99
@@ -68,6 +72,12 @@ RELATED_FROM = 0.4
 RELATED_SIGNIFICANCE = 4.0
 RELATED_LOOSE_FROM = 0.03
 RELATED_EXPLAINED = 0.6
+#: A pair *bends* (:func:`bends`) when its table, cut at the row group by which half its rows are counted, gives two
+#: parts whose correlations have opposite signs, each at least this many of its standard errors from 0: a relation
+#: that rises, then falls, which no copula describes.  Noise alone makes an independent pair bend with a chance
+#: below ``2 Phi(-3)^2`` (1.5e-5 a cut); a hump (hours of work with age) on 12 x 12 groups of 30,000 rows reads about
+#: 0.9 and -0.7 on its two halves (docs/privacy.md §8.12 step 2).
+BEND_SIGNIFICANCE = 3.0
 #: Gibbs sweeps of :func:`positions_in_cells`: on the dependent table of ``synthdp bench numeric`` (a release's
 #: cells, seed 0) one sweep took the largest Pearson error from 0.063 to 0.028, three or ten to 0.027.
 PLACEMENT_SWEEPS = 3
@@ -152,6 +162,23 @@ def pair_fit(table: np.ndarray, variance: float = 0.0) -> PairFit:
     return PairFit(float(found.x), float(np.clip(explained, 0.0, 1.0)), error)
 
 
+def bends(table: np.ndarray, variance: float = 0.0) -> bool:
+    """Whether the relation in ``table`` (noisy counts on two columns' ordered groups, each of noise ``variance``)
+    rises, then falls: cut at the first row group by which the row sums (negative ones read as 0) reach half their
+    total, the two parts' :func:`pair_fit` correlations have opposite signs, each at least :data:`BEND_SIGNIFICANCE`
+    of its standard errors from 0; or the same with the columns' roles swapped.  A part whose margins cannot be
+    fitted reads 0 and never bends.  Reads the released table and its noise variance only."""
+    table = np.asarray(table, dtype=float)
+    for side in (table, table.T):
+        rows = np.clip(side.sum(axis=1), 0.0, None)
+        cut = int(np.searchsorted(np.cumsum(rows), rows.sum() / 2)) + 1
+        parts = [pair_fit(side[:cut], variance), pair_fit(side[cut:], variance)]
+        if parts[0].correlation * parts[1].correlation < 0 \
+                and all(abs(p.correlation) >= BEND_SIGNIFICANCE * p.error for p in parts):
+            return True
+    return False
+
+
 def _density(z: np.ndarray) -> np.ndarray:
     """The standard normal density (0 at the clipped ends)."""
     return np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
@@ -195,11 +222,13 @@ def pair_tables(measurements: Sequence[NoisyMarginal], columns: Sequence[int], m
 
 
 def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int]
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each pair of ``columns``' correlation, explained share and standard error: the :func:`pair_fit` of the
-    pair's table (``tables``, from :func:`pair_tables`); NaN, 0 and infinity for a pair no measurement reads."""
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair of ``columns``' correlation, explained share, standard error and whether it :func:`bends`: the
+    :func:`pair_fit` of the pair's table (``tables``, from :func:`pair_tables`); NaN, 0, infinity and False for a
+    pair no measurement reads."""
     n = len(columns)
     corr, explained, error = np.eye(n), np.zeros((n, n)), np.full((n, n), math.inf)
+    bent = np.zeros((n, n), dtype=bool)
     for i in range(n):
         for j in range(i + 1, n):
             read = tables.get((min(columns[i], columns[j]), max(columns[i], columns[j])))
@@ -207,7 +236,8 @@ def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], column
             corr[i, j] = corr[j, i] = fit.correlation
             explained[i, j] = explained[j, i] = fit.explained
             error[i, j] = error[j, i] = fit.error
-    return corr, explained, error
+            bent[i, j] = bent[j, i] = read is not None and bends(*read)
+    return corr, explained, error, bent
 
 
 def copula_matrix(corr: np.ndarray) -> np.ndarray:
@@ -225,22 +255,41 @@ def copula_matrix(corr: np.ndarray) -> np.ndarray:
 
 
 def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *, correlation: float,
-                   share: float) -> list[int]:
-    """The indices of the columns that move together with another: a pair whose correlation is at least
-    ``correlation`` in absolute value and whose fit explains at least ``share`` of its departure from
-    independence, or a related pair measured loosely (:data:`RELATED_FROM`): a correlation at least
-    :data:`RELATED_SIGNIFICANCE` of its standard errors ``error`` away from 0, an error of at least
-    :data:`RELATED_LOOSE_FROM`, and a fit that explains at least :data:`RELATED_EXPLAINED` of it.  The copula is
-    monotone, so a weak or curved relation (hours of work rising, then falling, with age) is left to the model's
-    draws; the test against the noise keeps out a pair the noise could have made up, and a related pair read off
-    noisy counts (a loan and a price on a few thousand rows), which the reweighting cannot restore, is drawn from
-    the copula instead of from draws that hold it independent."""
+                   share: float, bent: np.ndarray | None = None) -> list[int]:
+    """The indices of the columns that move together with another: a pair that does not bend (``bent``, from
+    :func:`correlations`; None: none does) whose correlation is at least ``correlation`` in absolute value and
+    whose fit explains at least ``share`` of its departure from independence, or such a pair related and measured
+    loosely (:data:`RELATED_FROM`): a correlation at least :data:`RELATED_SIGNIFICANCE` of its standard errors
+    ``error`` away from 0, an error of at least :data:`RELATED_LOOSE_FROM`, and a fit that explains at least
+    :data:`RELATED_EXPLAINED` of it.  The copula is monotone, so a weak or curved relation (hours of work rising,
+    then falling, with age) is left to the model's draws; the test against the noise keeps out a pair the noise
+    could have made up, and a related pair read off noisy counts (a loan and a price on a few thousand rows), which
+    the reweighting cannot restore, is drawn from the copula instead of from draws that hold it independent."""
     size = np.abs(corr)
     related = (size >= RELATED_FROM) & (size >= RELATED_SIGNIFICANCE * error) & (error >= RELATED_LOOSE_FROM) \
         & (explained >= RELATED_EXPLAINED)
     strong = ((size >= correlation) & (explained >= share)) | related
+    if bent is not None:
+        strong &= ~bent
     np.fill_diagonal(strong, False)
     return [i for i in range(len(corr)) if strong[i].any()]
+
+
+def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], *,
+              correlation: float) -> Copula | None:
+    """The copula of the ``columns`` that move together (:func:`strong_columns` at ``correlation`` and
+    :data:`COPULA_EXPLAINED`, read off their pairs' released ``tables``), or None when fewer than two do.  Inside it
+    a pair that bends is read as a pair no measurement reads: through a third column (:func:`copula_matrix`), never
+    by the correlation a monotone fit gives the whole of a curved table (docs/privacy.md §8.12 step 2)."""
+    corr, explained, error, bent = correlations(tables, columns)
+    strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent)
+    log.debug("the support's copula: correlations %s, explained %s, errors %s, bent %s, columns %s",
+              np.round(corr, 3).tolist(), np.round(explained, 3).tolist(), np.round(error, 3).tolist(),
+              np.argwhere(np.triu(bent)).tolist(), [columns[i] for i in strong])
+    if len(strong) < 2:
+        return None
+    inside = np.where(bent, np.nan, corr)[np.ix_(strong, strong)]
+    return Copula(tuple(columns[i] for i in strong), copula_matrix(inside))
 
 
 def redraw_numbers(codes: np.ndarray, columns: Sequence[int], one_way: dict[int, np.ndarray], corr: np.ndarray,

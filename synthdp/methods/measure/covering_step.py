@@ -48,10 +48,11 @@ def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: 
     kept = [(r, share, key) for (r, _), share, key in zip(shares, planned, readings) if share > 0]
     log.info("the covering step: %d of %d workload marginals measured, %d skipped (their noise would exceed the "
              "released total over their cells, docs/privacy.md §13)", len(kept), len(shares), len(shares) - len(kept))
+    expected = _expected_twins(run, measured.model, [key for _, _, key in kept if refines(run, key)])
     bar = RoundProgress(len(kept), enabled=progress, desc="the covering step", unit="marginal")
     for done, (r, share, key) in enumerate(kept, 1):
-        if refines(run, key):
-            found = refined(run, key, share)
+        if key in expected:
+            found = refined(run, key, share, expected[key])
         else:
             m, y = run.measure(key, noise.scale_for(share), selection_epsilon=None, selected_by="cover")
             found = [(m, noisy_marginal(run, m, y))]
@@ -63,6 +64,26 @@ def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: 
         bar.update(done)
     bar.close()
     return len(shares) - len(kept)
+
+
+def _expected_twins(run: Run, model: GraphicalModel, twins: Sequence[Marginal]) -> dict[Marginal, np.ndarray]:
+    """The fitted model's counts on the cells of each coarse twin to be refined (docs/privacy.md §11.1 step 0): from
+    the clique that holds its attributes, else counted on one sample of the model drawn with the public generator
+    and scaled to the model's total.  Post-processing of released measurements."""
+    views, out = run.views, {}
+    unheld = [t for t in twins if model.holder(views.base(t)) is None]
+    for twin in twins:
+        if twin not in unheld:
+            out[twin] = views.read(twin, model.counts(views.base(twin)))
+    if unheld:
+        sample = model.sample(run.options.estimator.scoring_sample, run.generator)
+        for twin in unheld:
+            base = views.base(twin)
+            shape = tuple(run.domain.sizes[a] for a in base)
+            fine = np.bincount(np.ravel_multi_index(tuple(sample[:, a] for a in base), shape),
+                               minlength=math.prod(shape))
+            out[twin] = views.read(twin, fine * (model.total / len(sample)))
+    return out
 
 
 def _effective_cells(run: Run, measured: Measured, key: Marginal) -> float:

@@ -121,6 +121,17 @@ def level_shares(share: Fraction, coarse_share: Fraction, levels: int) -> list[F
     return [coarse_share * share] + [(1 - coarse_share) * share / levels] * levels
 
 
+def pays(expected: np.ndarray, sigma2: Fraction, threshold: float, share: float) -> bool:
+    """Whether a twin is worth refining (docs/privacy.md §11.1 step 0): the fitted model's counts on its cells
+    ``expected`` put at least ``share`` of their total in cells whose count is at least ``threshold * sqrt(sigma2)``
+    (``sigma2`` the first level's scale), the cells a first level would split.  Where the rows spread thin, a level
+    finds nothing to split and the twin would only get half its share.  Reads the model (fitted to released
+    measurements) and a public scale only; summed with :func:`math.fsum`, the same on every CPU."""
+    counts = np.clip(np.asarray(expected, dtype=float), 0.0, None)
+    total = math.fsum(counts.tolist())
+    return total > 0 and math.fsum(counts[counts >= threshold * math.sqrt(float(sigma2))].tolist()) >= share * total
+
+
 #: Charges, then draws a level's noisy counts: ``(answers, scale, level) -> (measurement, noisy counts)``, or None when
 #: the filter cannot pay for it.
 Measure = Callable[[np.ndarray, Fraction, int], "tuple[object, np.ndarray] | None"]

@@ -12,7 +12,6 @@ counts are dropped before the final fit.
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import statistics
 from contextlib import nullcontext
@@ -23,15 +22,12 @@ import numpy as np
 
 from synthdp.core.machine import return_freed_memory
 from synthdp.core.progress import Phases, RoundProgress
-from synthdp.methods.measure.copula import (COPULA_EXPLAINED, Copula, copula_matrix, correlations, pair_tables,
-                                            redraw_numbers, strong_columns)
+from synthdp.methods.measure.copula import Copula, copula_of, pair_tables, redraw_numbers
 from synthdp.methods.measure.estimators import GraphicalModel
 from synthdp.methods.measure.linked_pairs import pair_candidates, redraw_pairs
 from synthdp.methods.measure.measurements import MeasureRelease
 from synthdp.methods.measure.reweight import CAPPED_GROWTH, WeightedSample, fit_weights, marginal_group
 from synthdp.methods.measure.state import Measured, Run, refit
-
-log = logging.getLogger(__name__)
 
 
 def release(run: Run, measured: Measured, n_rows: int | None, rounds: int, covered: bool,
@@ -95,20 +91,11 @@ def _copula(run: Run, maps: dict[int, np.ndarray], tables: dict[tuple[int, int],
             ) -> Copula | None:
     """The numeric columns that move together and their copula (§8.12): those with a correlation of at least
     ``copula_from`` with another, read off the released tables of their pairs (:func:`_released_pairs`), which a
-    copula fits; None when there are no tables or fewer than two columns qualify.  The reweighted sample's support
+    copula fits (a pair that bends never qualifies, and inside the copula it is read as unread); None when there
+    are no tables or fewer than two columns qualify.  The reweighted sample's support
     draws them again from the copula given one of them, and decoding places their values inside their cells by it.
     Post-processing: released counts, the public domain and options."""
-    views = list(maps)
-    if not tables:
-        return None
-    corr, explained, error = correlations(tables, views)
-    strong = strong_columns(corr, explained, error, correlation=run.options.copula_from, share=COPULA_EXPLAINED)
-    log.debug("the support's copula: correlations %s, explained %s, errors %s, columns %s",
-              np.round(corr, 3).tolist(), np.round(explained, 3).tolist(), np.round(error, 3).tolist(),
-              [views[i] for i in strong])
-    if len(strong) < 2:
-        return None
-    return Copula(tuple(views[i] for i in strong), copula_matrix(corr[np.ix_(strong, strong)]))
+    return copula_of(tables, list(maps), correlation=run.options.copula_from) if tables else None
 
 
 def _support_redraw(run: Run, model: GraphicalModel, copula: Copula | None, maps: dict[int, np.ndarray],

@@ -163,7 +163,7 @@ def _marginal_round(run: Run, measured: Measured, spend: _RoundBudget, t: int, b
     """
     r, before = _select(run, measured.model, spend, f"select round {t}")
     if run.options.refine_rounds and refines(run, r):
-        found = refined(run, r, run.noise.measurement_cost(spend.scale), selection_epsilon=spend.epsilon,
+        found = refined(run, r, run.noise.measurement_cost(spend.scale), before, selection_epsilon=spend.epsilon,
                         selected_by="exponential")
         for m, noisy in found:
             measured.paid.append(m)

@@ -28,7 +28,7 @@ from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.measurements import Marginal, Measurement
 from synthdp.methods.measure.noise_family import LaplaceNoise, NoiseFamily
 from synthdp.methods.measure.tails import empty_tails
-from synthdp.methods.measure.refine import depth, level_shares, refined_reading
+from synthdp.methods.measure.refine import depth, level_shares, pays, refined_reading
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.reweight import NoisyGroup
 
@@ -201,14 +201,19 @@ def refines(run: Run, r: Marginal) -> bool:
             and views.read_finely(views.base(r)))
 
 
-def refined(run: Run, twin: Marginal, share: Fraction, selection_epsilon: Fraction | None = None,
+def refined(run: Run, twin: Marginal, share: Fraction, expected: np.ndarray, selection_epsilon: Fraction | None = None,
             selected_by: str = "cover") -> list[tuple[Measurement, NoisyMarginal]]:
     """The coarse ``twin`` measured at ``share`` as a refined reading (docs/privacy.md §11.1): the twin, then each
     level below from the released counts of the last, each level's scale fixed from a public part of ``share`` and
-    charged before its noise (:func:`measure_one`); a level the filter cannot pay is not measured."""
+    charged before its noise (:func:`measure_one`); a level the filter cannot pay is not measured.  When the fitted
+    model's counts on the twin's cells ``expected`` say a first level would find too little to split
+    (:func:`~synthdp.methods.measure.refine.pays`, step 0), the twin is read in one measurement at the whole share."""
     attrs, maps, options = run.views.base(twin), run.views.groups(twin), run.options
     shape = tuple(run.domain.sizes[a] for a in attrs)
     shares = level_shares(share, options.refine_coarse_share, depth(shape, maps, options.refine_split))
+    if len(shares) > 1 and not pays(expected, run.noise.scale_for(shares[1]), options.refine_threshold,
+                                    options.refine_mass):
+        shares = [share]
 
     def measure(answers: np.ndarray, scale: Fraction, level: int) -> tuple[Measurement, np.ndarray] | None:
         if run.noise.measurement_cost(scale) > run.left():

@@ -21,8 +21,8 @@ from synthdp.methods.measure import algorithm, copula, release as release_module
 from synthdp.methods.measure.state import TrueCounts
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.coarse import group_map
-from synthdp.methods.measure.copula import (Copula, bivariate_normal_cdf, copula_matrix, correlations, pair_fit,
-                                            pair_tables, redraw_numbers, strong_columns)
+from synthdp.methods.measure.copula import (Copula, bends, bivariate_normal_cdf, copula_matrix, correlations,
+                                            pair_fit, pair_tables, redraw_numbers, strong_columns)
 from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.settings import MeasureOptions
 
@@ -120,6 +120,72 @@ def test_a_related_pair_read_through_covering_views_moves_together_at_four_error
     corr, explained = np.array([[1.0, 0.73], [0.73, 1.0]]), np.array([[0.0, share], [share, 0.0]])
     chosen = strong_columns(corr, explained, np.full((2, 2), error), correlation=0.8, share=0.9)
     assert chosen == ([0, 1] if taken else [])
+
+
+def hump(n: int = 30_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """x uniform, y rising with x to its middle, then falling (hours of work with age), on 12 x 12 groups."""
+    gen = np.random.default_rng(seed)
+    x = gen.uniform(-1, 1, n)
+    return x, -2.0 * x ** 2 + 0.6 * x + 0.3 * gen.normal(size=n)
+
+
+def test_a_pair_that_rises_then_falls_bends_and_a_monotone_one_does_not():
+    """The hump's halves read about 0.9 and -0.7, whole it reads 0.4 explaining under 0.4; a straight relation, a
+    weak one (0.2) and a relation strong on one half only (0 below the median, 0.8 above) do not bend, with or
+    without noise of sd 30 a cell; nor does an empty half."""
+    x, y = hump()
+    curved = grouped(x, y, 12)
+    noisy = curved + np.random.default_rng(1).normal(0, 30, (12, 12))
+    assert bends(curved) and bends(noisy, 900.0)
+    assert bends(noisy.T, 900.0)  # cut by y, the parts read 0.6 and 0.0: the bend is seen by cutting x
+    gen = np.random.default_rng(2)
+    for r in (0.95, 0.2, -0.6):
+        straight = grouped(x, r * x + math.sqrt(1 - r * r) * gen.normal(size=len(x)), 12)
+        assert not bends(straight) and not bends(straight + gen.normal(0, 30, (12, 12)), 900.0)
+    one_sided = grouped(x, np.where(x > 0, x, 0.0) + 0.3 * gen.normal(size=len(x)), 12)
+    assert not bends(one_sided) and not bends(one_sided + gen.normal(0, 30, (12, 12)), 900.0)
+    top = np.zeros((12, 12))
+    top[-1] = 100.0
+    assert not bends(top)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_noise_alone_does_not_bend_an_independent_pair(seed):
+    gen = np.random.default_rng(seed)
+    table = grouped(gen.normal(size=30_000), gen.normal(size=30_000), 12) + gen.normal(0, 60, (12, 12))
+    assert not bends(table, 3600.0)
+
+
+def test_a_pair_that_bends_does_not_move_together():
+    """A pair that would qualify on both rules (0.9 explaining 0.95, measured loosely at 0.05) is not taken when it
+    bends, and the other pairs still are."""
+    corr = np.array([[1.0, 0.95, 0.9], [0.95, 1.0, 0.9], [0.9, 0.9, 1.0]])
+    explained = np.array([[0.0, 1.0, 0.95], [1.0, 0.0, 0.95], [0.95, 0.95, 0.0]])
+    bent = np.array([[False, False, True], [False, False, True], [True, True, False]])
+    errors = np.full((3, 3), 0.05)
+    assert strong_columns(corr, explained, errors, correlation=0.8, share=0.9) == [0, 1, 2]
+    assert strong_columns(corr, explained, errors, correlation=0.8, share=0.9, bent=bent) == [0, 1]
+    bent[0, 1] = bent[1, 0] = True
+    assert strong_columns(corr, explained, errors, correlation=0.8, share=0.9, bent=bent) == []
+
+
+def test_inside_the_copula_a_pair_that_bends_reads_through_a_third_column():
+    """z follows x (0.95), y is a hump in x and a straight 0.9 in w, and w follows z: every column is in the copula
+    through a straight pair, and x-y, which bends, gets the path's product, not what a monotone fit of its whole
+    table reads."""
+    x, y = hump()
+    gen = np.random.default_rng(3)
+    z = 0.95 * x / x.std() + 0.3 * gen.normal(size=len(x))
+    w = 0.9 * y / y.std() + 0.45 * gen.normal(size=len(x))
+    data = {0: x, 1: y, 2: z, 3: w}
+    tables = {(a, b): (grouped(data[a], data[b], 12), 0.0) for a in range(4) for b in range(a + 1, 4)}
+    read, _, _, bent = correlations(tables, [0, 1, 2, 3])
+    assert bent[0, 1] and not bent[0, 2] and not bent[1, 3]
+    found = copula.copula_of(tables, [0, 1, 2, 3], correlation=0.8)
+    assert found is not None and found.columns == (0, 1, 2, 3)
+    paths = np.where(bent, np.nan, read)
+    assert found.correlation[0, 1] == pytest.approx(copula_matrix(paths)[0, 1], abs=1e-9)
+    assert abs(found.correlation[0, 1] - read[0, 1]) > 0.1
 
 
 def test_a_table_with_one_group_with_counts_has_no_correlation():

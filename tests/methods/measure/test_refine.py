@@ -6,6 +6,7 @@ diagonal the 8x8 groups miss."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -24,7 +25,7 @@ from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.refine import (
-    children, depth, first_level, level_shares, next_level, refined_reading,
+    children, depth, first_level, level_shares, next_level, pays, refined_reading,
 )
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells
@@ -186,6 +187,43 @@ def test_each_level_is_charged_before_its_noise(monkeypatch, relation, unit, sen
     assert ledger.spent <= rho
 
 
+def test_a_twin_pays_when_the_model_puts_enough_of_its_mass_in_cells_a_level_would_split():
+    """Cells of at least ``threshold`` deviations: two of 500 out of 1,000 pay at any share; 100 cells of 10 against
+    a bar of 30 pay only at share 0; negative counts read as 0; an empty model never pays."""
+    sigma2 = Fraction(100)
+    assert pays(np.array([500.0, 500.0, 0.0, 0.0]), sigma2, 3.0, 1.0)
+    spread = np.full(100, 10.0)
+    assert not pays(spread, sigma2, 3.0, 0.1) and pays(spread, sigma2, 3.0, 0.0)
+    assert pays(np.array([40.0, 40.0, -50.0, 20.0]), sigma2, 3.0, 0.8)
+    assert not pays(np.array([40.0, 40.0, 0.0, 20.0]), sigma2, 3.0, 0.81)
+    assert not pays(np.zeros(4), sigma2, 3.0, 0.0)
+
+
+def uniform(n: int = 800, seed: int = 0) -> AggregatedData:
+    """``a`` and ``c`` independent and uniform: about 12 records a twin cell, no diagonal."""
+    gen = np.random.default_rng(seed)
+    return AggregatedData.from_codes(DOMAIN, np.column_stack([gen.integers(0, 20, n), gen.integers(0, 3, n),
+                                                              gen.integers(0, 16, n)]))
+
+
+def twin_readings(data: AggregatedData, refine_mass: float) -> list[tuple[int | None, float]]:
+    rho = Fraction(1, 10)
+    release = measure(data, [PAIR], budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(0),
+                      options=replace(OPTIONS, refine_mass=refine_mass), progress=False)
+    return [(m.level, float(m.sigma2)) for m in release.measurements if m.level is not None]
+
+
+def test_a_twin_is_refined_only_where_the_model_says_a_level_would_split():
+    """At rho 1/10, a table spread thin over the twin's cells: with every twin refined the covering step measures
+    levels below its twin at twice the twin's variance; by ``refine_mass`` its twin is read in one measurement at the
+    whole share (half that variance).  The diagonal's covering twin is still refined."""
+    always, paying = twin_readings(uniform(), 0.0), twin_readings(uniform(), 0.5)
+    assert max(level for level, _ in always) >= 1
+    assert [level for level, _ in paying] == [0]
+    assert paying[0][1] == pytest.approx(always[0][1] / 2, rel=0.01)
+    assert max(level for level, _ in twin_readings(diagonal(), 0.5)) >= 1
+
+
 def test_refine_options_are_checked():
     with pytest.raises(InputError, match="refine_split"):
         MeasureOptions(refine_split="thirds")
@@ -195,6 +233,8 @@ def test_refine_options_are_checked():
         MeasureOptions(refine_coarse_share=Fraction(1))
     with pytest.raises(InputError, match="refine_rounds"):
         MeasureOptions(refine_rounds="yes")
+    with pytest.raises(InputError, match="refine_mass"):
+        MeasureOptions(refine_mass=1.5)
 
 
 def test_the_fit_meets_a_diagonal_the_groups_miss():
