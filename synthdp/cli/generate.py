@@ -51,6 +51,9 @@ def _measure_options(items: list | None):
 
 def run(args) -> int:
     if args.link is not None or args.child is not None:  # two linked tables, one release (docs/privacy.md §12)
+        if tune.requested(args) or getattr(args, "max_epsilon", None) is not None:
+            raise InputError("--tune, --target-error and --max-epsilon are not available with --link yet: release "
+                             "the two tables at one --epsilon")
         return linked.run(args, generate_options(args))
     outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
                             inputs=[args.input, args.schema, *query_inputs(args.queries)])

@@ -3,12 +3,13 @@ release (docs/privacy.md §12), one file per table in ``DIR``, named after its i
 
 Each table is named by its file's stem (``customers.csv`` is ``customers``).  A column option (``--bounds``,
 ``--categorical``, ...) goes to the table that holds the column; a column both tables hold, or ``--schema``, is
-refused for now.  Nothing is written unless every output can be (existing files are never overwritten), and all
+refused for now; ``--drop`` leaves a column out of the table that holds it.  Nothing is written unless every output can be (existing files are never overwritten), and all
 outputs are written as one unit.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -24,7 +25,7 @@ from synthdp.files.parquet import dump_table
 from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS
 
-__all__ = ["parse_link", "per_table", "run"]
+__all__ = ["drop_columns", "parse_link", "per_table", "run"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -62,6 +63,20 @@ def per_table(options: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) ->
     return out
 
 
+def drop_columns(tables: Mapping[str, pd.DataFrame], columns: list[str]) -> dict[str, pd.DataFrame]:
+    """``--drop COL``: each column left out of the table that holds it (the child's own key, say), before anything
+    private runs; a column neither table holds, or both hold, is refused."""
+    out = dict(tables)
+    for column in columns:
+        holders = [t for t, df in tables.items() if column in df.columns]
+        if len(holders) != 1:
+            where = "both tables" if holders else f"neither table ({', '.join(tables)})"
+            raise InputError(f"--drop names column {column!r}, which {where} holds; with --link --drop must name a "
+                             "column of exactly one table")
+        out[holders[0]] = out[holders[0]].drop(columns=[column])
+    return out
+
+
 def run(args, options: dict[str, Any]) -> int:
     """Read both tables, release them as one, write ``DIR/<table>.csv`` for each (and the report and the model
     when asked) as one unit, refusing before anything private runs when an output already exists."""
@@ -82,7 +97,8 @@ def run(args, options: dict[str, Any]) -> int:
                          "remove them")
     outputs = check_outputs({**{f"-o {n}": p for n, p in paths.items()}, "--report": args.report,
                              "--save-model": args.save_model}, inputs=[args.input, args.child])
-    tables = {name: read_input(path, args) for name, path in zip(names, (args.input, args.child))}
+    tables = drop_columns({name: read_input(path, argparse.Namespace(**{**vars(args), "drop": None}))
+                           for name, path in zip(names, (args.input, args.child))}, args.drop or [])
     config = SynthesisConfig.of(**per_table({**options, "links": parse_link(args.link)}, tables))
     result = release(tables, config)
     jobs = [(outputs[f"-o {n}"], lambda tmp, n=n: dump_table(result.tables[n], tmp, paths[n])) for n in names]

@@ -69,7 +69,8 @@ log = logging.getLogger(__name__)
 FANOUT = 2
 #: Public maximum depth (grid columns stop earlier, at single grid points; the cost does not depend on it).
 MAX_DEPTH = 32
-#: Public split threshold ``theta`` (a constant: never a function of ``n``).
+#: Public split threshold ``theta``: never a function of ``n`` (a noisy total released before the trees may lower
+#: it, docs/privacy.md §13).
 THRESHOLD = 0
 #: Grid of the noise rate ``a`` (rounded down onto it).
 RATE_DENOMINATOR = 10**12

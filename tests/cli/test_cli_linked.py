@@ -69,3 +69,22 @@ def test_the_saved_pair_is_sampled_from_python_and_refused_by_sample_with_the_wa
     assert len(drawn["customers"]) == 20
     assert main(["sample", str(inputs / "pair.zip"), "-n", "5", "-o", str(inputs / "s.csv")]) == 2
     assert "Synthesizer.load(path).sample(n)" in capsys.readouterr().err
+
+
+def test_drop_leaves_a_column_out_of_the_table_that_holds_it(inputs, capsys):
+    orders = pd.read_csv(inputs / "orders.csv")
+    orders.insert(0, "oid", np.arange(len(orders)) + 100)  # the child's own key: an identifier, never modelled
+    orders.to_csv(inputs / "orders.csv", index=False)
+    assert run(inputs, "--drop", "oid") == 0
+    assert list(pd.read_csv(inputs / "out" / "orders.csv").columns) == ["cid", "amount"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--drop", "nope"], "neither table"),
+    (["--drop", "cid"], "both tables"),
+    (["--target-error", "0.05"], "not available with --link"),
+])
+def test_refused_before_anything_is_read_privately(inputs, capsys, extra, message):
+    assert run(inputs, *extra) == 2
+    assert message in capsys.readouterr().err
+    assert list((inputs / "out").iterdir()) == []
