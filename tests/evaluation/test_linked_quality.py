@@ -104,6 +104,8 @@ def test_the_strongest_pairs_are_the_real_ones_and_compared_on_real_quantile_bin
 def test_a_broken_synthetic_key_is_flagged_on_the_page_and_in_the_summary(tmp_path):
     real, synthetic = _tiny()
     synthetic["orders"].loc[3, "cid"] = 99
+    alone = quality_report(real, synthetic, links=LINKS)  # one child of no parent, nothing else wrong
+    assert not alone.link.integrity["synthetic"].holds and "BROKEN" in alone.summary()
     synthetic["customers"].loc[1, "cid"] = 1  # key 1 held twice, key 2 gone
     report = quality_report(real, synthetic, links=LINKS)
     check = report.link.integrity["synthetic"]
