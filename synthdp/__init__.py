@@ -36,6 +36,7 @@ _PUBLIC = {
     "accuracy_first": "synthdp.tuning",
     "tune": "synthdp.tuning",
     "worst_case_error": "synthdp.evaluation.worst_case",
+    "LinkedQualityReport": "synthdp.quality",
     "QualityReport": "synthdp.quality",
     "quality_report": "synthdp.quality",
 }
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
     from synthdp.core.parameters import Relation
     from synthdp.evaluation.worst_case import worst_case_error
     from synthdp.methods.measure.settings import MeasureOptions
-    from synthdp.quality import QualityReport, quality_report
+    from synthdp.quality import LinkedQualityReport, QualityReport, quality_report
     from synthdp.result import SyntheticResult
     from synthdp.tuning import accuracy_first, tune
 

@@ -26,14 +26,19 @@ of the worst tenth of the column scores, and the same two of the pair trends
 alone flatter: seven constant columns of 55 cost them 8 points of 100, the
 score 41.  Efficacy and the worst case are shown beside it, not averaged in
 (docs/guide/evaluation.md).
+
+Two linked tables (dicts of tables and ``links``, :func:`linked_quality_report`): each table's report without
+its key columns, and the link's figures (:mod:`synthdp.evaluation.links`): children per parent against the real
+pair and the real pair bounded to ``k``, the parent x child pairs of strongest real association, and whether
+every synthetic foreign key is a parent's key.  Owner-side only as well.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -44,11 +49,14 @@ from synthdp.core.schema import Schema, resolve_schema
 from synthdp.evaluation.efficacy import ml_efficacy
 from synthdp.evaluation.figures import (OWNER_ONLY, ColumnShape, Distribution, PairTable, PairTrend, PointMass,
                                         QualityFigures, parts_of)
-from synthdp.evaluation.html import render
+from synthdp.evaluation.html import render, render_linked
+from synthdp.evaluation.links import (LinkedFigures, LinkFigures, child_counts, family_counts, integrity,
+                                      joined_rows, linked_pairs)
 from synthdp.evaluation.similarity import (Column, PairBins, contingency_similarity, correlation_matrix, is_constant,
                                            joint_shares, pair_codes, read_columns, shape_score, share_of,
                                            support_score, top_values, value_shares, values_score)
 from synthdp.evaluation.worst_case import DEFAULT_TIME_LIMIT, WorstCase, worst_case_error
+from synthdp.linked.links import Link, read_link
 
 #: Most frequent exact values of each side listed as point masses.
 POINT_MASSES = 5
@@ -76,11 +84,26 @@ class QualityReport(QualityFigures):
 
     def to_html(self, path: str | os.PathLike) -> None:
         """Write the report as one self-contained HTML page (:mod:`synthdp.evaluation.html`)."""
-        text = render(self, mark=OWNER_ONLY)
-        tmp = f"{os.fspath(path)}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        _write_page(render(self, mark=OWNER_ONLY), path)
+
+
+@dataclass(frozen=True)
+class LinkedQualityReport(LinkedFigures):
+    """The quality report of two linked tables (module docstring): each table's report, the link's figures
+    (:class:`~synthdp.evaluation.links.LinkedFigures`) and their page.  **For the data owner only**: it holds
+    statistics of the real tables."""
+
+    def to_html(self, path: str | os.PathLike) -> None:
+        """Write the report as one self-contained HTML page (:func:`~synthdp.evaluation.html.render_linked`)."""
+        _write_page(render_linked(self, mark=OWNER_ONLY), path)
+
+
+def _write_page(text: str, path: str | os.PathLike) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it, so that a page is never half-written."""
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def _load_release(release: str | os.PathLike | dict | None) -> dict | None:
@@ -106,12 +129,18 @@ def _load_schema(schema: Schema | str | os.PathLike | None) -> Schema | None:
 
 
 @refusing_unknown_keywords
-def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | str | os.PathLike | None = None,
-                   release: dict | str | os.PathLike | None = None, *, target: str | None = None,
-                   certify: str | None = None, time_limit: float | None = DEFAULT_TIME_LIMIT,
-                   random_state: int = 0) -> QualityReport:
+def quality_report(real: pd.DataFrame | Mapping[str, pd.DataFrame],
+                   synthetic: pd.DataFrame | Mapping[str, pd.DataFrame], schema: Any = None,
+                   release: dict | str | os.PathLike | None = None, *, links: Mapping[str, str] | None = None,
+                   keys: Mapping[str, str] | None = None, max_rows_per_unit: int | None = None,
+                   target: str | None = None, certify: str | None = None,
+                   time_limit: float | None = DEFAULT_TIME_LIMIT,
+                   random_state: int = 0) -> QualityReport | LinkedQualityReport:
     """Compare ``synthetic`` with ``real`` column by column (module docstring).  **Owner-side only**: the
     result holds statistics of the real data and is never part of a release.
+
+    Two linked tables: dicts of tables by name and ``links`` (and ``keys``) as ``generate_synthetic`` takes
+    them give a :class:`LinkedQualityReport` (:func:`linked_quality_report`).
 
     ``schema`` (a :class:`~synthdp.core.schema.Schema` or its file) says which columns are numbers, dates or
     categories (without it: the real table's dtypes).  ``release``: the run's release (``report.to_dict()``
@@ -121,6 +150,25 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema |
     bins them (the schema's public bins, or equal-width bins between the observed extremes).
     ``random_state`` seeds the efficacy split.
     """
+    if isinstance(real, Mapping) or links is not None:
+        given = [name for name, value in (("target", target), ("certify", certify)) if value is not None]
+        if given:
+            raise InputError(f"{', '.join(given)} compare one table: with two linked tables, call quality_report "
+                             "on one of them (quality_report(real['orders'], synthetic['orders'], target=...))")
+        return linked_quality_report(real, synthetic, links, schema, release, keys=keys,
+                                     max_rows_per_unit=max_rows_per_unit)
+    if keys is not None or max_rows_per_unit is not None:
+        raise InputError("keys= and max_rows_per_unit= describe two linked tables: pass dicts of tables by name "
+                         "and links={'child.column': 'parent.column'}")
+    return table_quality_report(real, synthetic, schema, release, target=target, certify=certify,
+                                time_limit=time_limit, random_state=random_state)
+
+
+def table_quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | str | os.PathLike | None = None,
+                         release: dict | str | os.PathLike | None = None, *, target: str | None = None,
+                         certify: str | None = None, time_limit: float | None = DEFAULT_TIME_LIMIT,
+                         random_state: int = 0) -> QualityReport:
+    """The quality report of one table (:func:`quality_report`, whose docstring says what each argument is)."""
     schema = _load_schema(schema)
     release = _load_release(release)
     if target is not None and target not in [str(c) for c in real.columns]:
@@ -266,3 +314,97 @@ def _certify(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None,
                                 discretise="equal-width",
                                 categorical=[n for n, k in kinds.items() if k == "categorical"])
     return worst_case_error(real, synthetic, certify, schema=schema.with_equal_width(), time_limit=time_limit)
+
+
+def linked_quality_report(real: Mapping[str, pd.DataFrame], synthetic: Mapping[str, pd.DataFrame],
+                          links: Mapping[str, str] | None, schema: Mapping[str, Any] | None = None,
+                          release: dict | str | os.PathLike | None = None, *, keys: Mapping[str, str] | None = None,
+                          max_rows_per_unit: int | None = None) -> LinkedQualityReport:
+    """Compare two synthetic linked tables with the real ones (:mod:`synthdp.evaluation.links`): each table
+    without its key columns, children per parent, the parent x child pairs and the synthetic keys.
+    **Owner-side only**.
+
+    ``real`` and ``synthetic``: dicts of the same two tables by name; ``links`` and ``keys`` as
+    ``generate_synthetic`` takes them; ``schema``: a dict of each table's schema (or its file), either may be
+    left out; ``release``: the linked run's release (``result.report.to_dict()`` or the ``--report`` file), which
+    also gives ``k``; ``max_rows_per_unit``: ``k`` without a release, to compare with the real pair bounded as
+    the release bounds it.
+    """
+    link = read_link(real, links, keys)
+    _check_synthetic_pair(synthetic, real, link)
+    schemas = _table_schemas(schema, link)
+    release = _load_release(release)
+    k = _rows_per_unit(release, max_rows_per_unit)
+    reports = {name: _table_report(name, *(_without_keys(tables[name], link, name) for tables in (real, synthetic)),
+                                   schemas.get(name)) for name in (link.parent, link.child)}
+    columns = {name: [s.column for s in report.shapes] for name, report in reports.items()}
+    counts = [family_counts(tables[link.parent], tables[link.child], link)[0] for tables in (real, synthetic)]
+    joined = [joined_rows(tables[link.parent], tables[link.child], link, columns) for tables in (real, synthetic)]
+    pairs, tables = linked_pairs(*joined, link, _joined_schema(schemas, link))
+    checks = {side: integrity(tables_[link.parent], tables_[link.child], link)
+              for side, tables_ in (("synthetic", synthetic), ("real", real))}
+    figures = LinkFigures(link, child_counts(*counts, k), checks, pairs, tables)
+    return LinkedQualityReport(reports, figures, release)
+
+
+def _without_keys(table: pd.DataFrame, link: Link, name: str) -> pd.DataFrame:
+    """``table`` without its identifier columns, which are not compared (docs/privacy.md §12)."""
+    keys = [link.key] if name == link.parent else [link.foreign_key, link.child_key]
+    return table.drop(columns=[c for c in table.columns if c in keys])
+
+
+def _check_synthetic_pair(synthetic: Any, real: Mapping[str, pd.DataFrame], link: Link) -> None:
+    """Refuse synthetic tables that are not the real ones' two tables by name, or that lack a key column."""
+    if not isinstance(synthetic, Mapping) or not all(isinstance(t, pd.DataFrame) for t in synthetic.values()):
+        raise InputError("the synthetic tables are given as a dict of DataFrames by name, as generate_synthetic "
+                         "returns them (result.tables)")
+    if set(synthetic) != set(real):
+        raise InputError(f"the synthetic tables are {sorted(synthetic)} and the real ones {sorted(real)}: give "
+                         "both pairs under the same two names")
+    for table, column in ((link.parent, link.key), (link.child, link.foreign_key)):
+        if column not in synthetic[table].columns:
+            raise InputError(f"the synthetic table {table!r} has no column {column!r}, the key of the link "
+                             f"{link.describe()}; its columns are {[str(c) for c in synthetic[table].columns]}")
+
+
+def _table_schemas(schema: Any, link: Link) -> dict[str, Schema]:
+    """Each table's schema (loaded from its file), from a dict keyed by table name."""
+    if schema is None:
+        return {}
+    if not isinstance(schema, Mapping) or not set(schema) <= {link.parent, link.child}:
+        raise InputError(f"schema= for two tables is a dict of each table's schema by name, e.g. schema="
+                         f"{{{link.parent!r}: ..., {link.child!r}: ...}}")
+    return {name: _load_schema(given) for name, given in schema.items() if given is not None}
+
+
+def _joined_schema(schemas: dict[str, Schema], link: Link) -> Schema | None:
+    """One schema of the joined rows' ``table.column`` columns, from the tables' schemas."""
+    if not schemas:
+        return None
+    return Schema(tuple(replace(a, name=f"{name}.{a.name}") for name in (link.parent, link.child)
+                        if name in schemas for a in schemas[name].attributes))
+
+
+def _rows_per_unit(release: dict | None, given: int | None) -> int | None:
+    """``k``: the linked release's, or ``given``; a single table's release, or a ``given`` that differs from the
+    release's, is refused."""
+    if given is not None and (isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1):
+        raise InputError(f"max_rows_per_unit must be a whole number of at least 1, got {given!r}")
+    if release is None:
+        return given
+    if "tables" not in release:
+        raise InputError("the release is one table's: give the release of the linked run (synthdp generate "
+                         "--link --report, or result.report.to_dict())")
+    k = int(release["max_rows_per_unit"])
+    if given is not None and given != k:
+        raise InputError(f"max_rows_per_unit={given} but the release kept at most {k} rows per unit: leave "
+                         "max_rows_per_unit out (the release gives it)")
+    return k
+
+
+def _table_report(name: str, real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema | None) -> QualityReport:
+    """One table's report, a refusal naming the table."""
+    try:
+        return table_quality_report(real, synthetic, schema)
+    except InputError as exc:
+        raise InputError(f"table {name!r}: {exc}") from None

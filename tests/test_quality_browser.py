@@ -146,3 +146,45 @@ def test_the_pair_matrix_of_50_columns_scrolls_inside_its_figure(tmp_path):
     dom = _run(browser, tmp_path, "--window-size=1200,1600", "--dump-dom", path.as_uri())
     probe = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
     assert probe["page"] <= probe["window"], probe  # the 1,418-pixel matrix and correlations scroll in place
+
+
+#: A probe of the two-table page: each picture's drawn size and bars by table (the column pictures of both tables
+#: and the children per parent), and the page's width against the window's.
+_LINKED_PROBE = """<pre id="probe"></pre><script>
+document.getElementById("probe").textContent = JSON.stringify({
+  page: document.documentElement.scrollWidth, window: window.innerWidth,
+  figures: Array.from(document.querySelectorAll("figure.column, figure.link")).map(f => {
+    const r = f.querySelector("svg").getBoundingClientRect();
+    const bars = Array.from(f.querySelectorAll("svg rect")).filter(
+      b => b.querySelector("title") && b.getBoundingClientRect().height > 0.5);
+    return {name: f.dataset.column || f.id, width: r.width, height: r.height,
+            real: bars.filter(b => b.getAttribute("fill") === "REAL").length,
+            synthetic: bars.filter(b => b.getAttribute("fill") === "SYNTHETIC").length};
+  })});
+</script>""".replace("REAL", REAL).replace("SYNTHETIC", SYNTHETIC)
+
+
+def test_the_page_of_two_linked_tables_draws_both_tables_and_the_link(tmp_path):
+    browser = _chromium()
+
+    def pair(seed):
+        r = np.random.default_rng(seed)
+        region = r.choice(["north", "south", "east"], 500)
+        owner = np.repeat(np.arange(500), r.integers(0, 5, 500))
+        return {"customers": pd.DataFrame({"cid": np.arange(500) + 7, "region": region, "age": r.uniform(18, 80, 500)}),
+                "orders": pd.DataFrame({"cid": owner + 7, "amount": r.exponential(50, len(owner)),
+                                        "channel": np.where(region[owner] == "north", "web", "shop")})}
+
+    path = tmp_path / "pair.html"
+    quality_report(pair(0), pair(1), links={"orders.cid": "customers.cid"}, max_rows_per_unit=3).to_html(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("</body>", _LINKED_PROBE + "</body>"), encoding="utf-8")
+    dom = _run(browser, tmp_path, "--window-size=1200,1600", "--dump-dom", path.as_uri())
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[:2000]
+    probe = json.loads(found.group(1).replace("&quot;", '"'))
+    assert probe["page"] <= probe["window"], probe
+    figures = {entry["name"]: entry for entry in probe["figures"]}
+    assert sorted(figures) == ["age", "amount", "channel", "children-per-parent", "region"]
+    for entry in figures.values():
+        assert entry["width"] > 100 and entry["height"] > 100, entry
+        assert entry["real"] >= 1 and entry["synthetic"] >= 1, entry

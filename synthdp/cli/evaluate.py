@@ -1,10 +1,14 @@
 """``synthdp evaluate``: the data owner's (non-private) check of a synthetic table against the real one: the error
-of every marginal, the certified worst case over a query class, or the quality page."""
+of every marginal, the certified worst case over a query class, or the quality page; with ``--link``, the
+quality report of two linked tables."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from synthdp.cli.common import (DOMAIN_OPTIONS, check_schema_columns, query_inputs, read_input, schema_kwargs,
                                 workload_sets)
+from synthdp.cli.linked import parse_link
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import resolve_schema
@@ -79,7 +83,51 @@ def _evaluate_html(args) -> int:
     return 0
 
 
+def _evaluate_linked(args) -> int:
+    """The quality report of two linked tables (:func:`synthdp.quality.linked_quality_report`): the real parent's
+    and child's CSVs, each named after its file, against ``DIR/<table>.csv``; nothing is overwritten."""
+    if args.link is None or args.synthetic_folder is None:
+        raise InputError("two tables need --link CHILD.COLUMN=PARENT.COLUMN and --synthetic DIR, e.g. synthdp "
+                         "evaluate customers.csv orders.csv --synthetic out/ --link "
+                         "orders.customer_id=customers.customer_id --html pair.html")
+    one_table = [flag for flag in ("plot", "target", "certify", "schema", *DOMAIN_OPTIONS)
+                 if getattr(args, flag, None)]
+    if one_table:
+        raise InputError(f"{', '.join('--' + f.replace('_', '-') for f in one_table)} compare one table; with --link "
+                         "each column's type is read off the files: drop them, or evaluate one table on its own")
+    names = [Path(args.real).stem, Path(args.synthetic).stem]
+    if names[0] == names[1]:
+        raise InputError(f"both files are named {names[0]!r}: each table is named after its file; rename one")
+    folder = Path(args.synthetic_folder)
+    if not folder.is_dir():
+        raise InputError(f"--synthetic {args.synthetic_folder!r} must be the folder synthdp generate --link wrote")
+    paths = {name: folder / f"{name}.csv" for name in names}
+    absent = [str(p) for p in paths.values() if not p.is_file()]
+    if absent:
+        raise InputError(f"--synthetic {args.synthetic_folder!r}: no synthetic table {absent} (synthdp generate "
+                         "--link writes one <table>.csv per table, named after its input)")
+    existing = [p for p in (args.html, args.json) if p and Path(p).exists()]
+    if existing:
+        raise InputError(f"{existing} exist already; nothing is overwritten: choose other names or remove them")
+    outputs = check_outputs({"--html": args.html, "--json": args.json},
+                            inputs=[args.real, args.synthetic, *paths.values(), args.report])
+    real = {name: read_input(path, args, typed=True) for name, path in zip(names, (args.real, args.synthetic))}
+    synthetic = {name: _read_synthetic(str(path), args, typed=True) for name, path in paths.items()}
+    report = quality_report(real, synthetic, release=args.report, links=parse_link(args.link),
+                            max_rows_per_unit=args.max_rows_per_unit)
+    print(report.summary())
+    jobs = [(outputs["--html"], report.to_html)] if args.html else []
+    _write_evaluation(args, outputs, jobs, report.to_dict())
+    if args.html:
+        print(f"html: {args.html}")
+    return 0
+
+
 def run(args) -> int:
+    if args.link is not None or args.synthetic_folder is not None:
+        return _evaluate_linked(args)
+    if args.max_rows_per_unit is not None:
+        raise InputError("--max-rows-per-unit belongs to two linked tables: add --link and --synthetic DIR")
     if args.html:
         return _evaluate_html(args)
     page_only = [flag for flag in ("target", "certify", "report") if getattr(args, flag)]

@@ -224,7 +224,8 @@ def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
     e = sub.add_parser("evaluate", help="(non-private) error of a synthetic CSV against the real one",
                        parents=[common], epilog=OUTPUTS_HELP)
     e.add_argument("real", help="the real (private) table, CSV")
-    e.add_argument("synthetic", help="the synthetic CSV, as synthdp generate writes it")
+    e.add_argument("synthetic", help="the synthetic CSV, as synthdp generate writes it (with --link: the child "
+                   "table's real CSV)")
     e.add_argument("--queries", default="marginals:3", help="the queries to compare on: marginals:K or a workload "
                    "(per-marginal errors), or a class such as conjunctions or halfspaces (certified worst case)")
     e.add_argument("--plot", help="write a plot of the per-marginal errors: the worst marginals and the "
@@ -245,6 +246,14 @@ def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:
                    "table and one trained on real rows, both tested on held-out real rows (needs synthdp[quality])")
     q.add_argument("--certify", metavar="CLASS", help="add the certified worst case over a query class (e.g. "
                    "conjunctions), within --time-limit seconds")
+    t = e.add_argument_group("two linked tables (synthdp evaluate PARENT.csv CHILD.csv --synthetic DIR --link ...)")
+    t.add_argument("--link", metavar="CHILD.COL=PARENT.COL", help="compare two linked tables, each named after its "
+                   "file: prints the pair's summary and writes it with --html and --json (each table, children per "
+                   "parent, the parent x child pairs, the synthetic keys)")
+    t.add_argument("--synthetic", dest="synthetic_folder", metavar="DIR", help="with --link: the folder synthdp "
+                   "generate --link wrote, one <table>.csv per table")
+    t.add_argument("--max-rows-per-unit", dest="max_rows_per_unit", type=int, metavar="K", help="with --link and "
+                   "no --report: the run's K, to compare with the real pair bounded to K children per parent")
     # the owner's own check reads the categories off the real table: there is nothing to make public
     _schema_options(e, omit=("unsafe_public_categories", "derived"))
 

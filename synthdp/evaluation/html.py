@@ -4,7 +4,8 @@ No script, stylesheet, font or image is fetched: the page is one file that
 opens anywhere, and it needs no plotting package (matplotlib is not used, so
 the page looks the same with or without ``synthdp[plot]``).  On top it says
 that it holds statistics of the real data, for the data owner only (see
-:mod:`synthdp.quality`).
+:mod:`synthdp.quality`).  The page of two linked tables (:func:`render_linked`) holds the link's figures, then
+each table's sections (:func:`table_sections`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from synthdp.evaluation.figures import ColumnShape, Distribution, PairTable, QualityFigures
+from synthdp.evaluation.links import ChildCounts, LinkedFigures, LinkFigures
 from synthdp.evaluation.similarity import date_label
 
 #: Colours of the two tables in every picture.
@@ -262,15 +264,32 @@ def _release(release: dict[str, Any]) -> str:
     return "".join(lines)
 
 
+def _warning_list(warnings: Sequence[str]) -> str:
+    return ('<ul class="warn">' + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul>" if warnings
+            else "<p>None.</p>")
+
+
+def _page(title: str, mark: str, published: str, body: list[str]) -> str:
+    """A whole page of ``body``'s sections, opening and ending with the owner-only notice ``mark`` (which says to
+    publish only ``published``)."""
+    return "\n".join([f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>",
+                      f"<style>{_STYLE}</style></head><body>",
+                      f'<p class="owner">{escape(mark)}. Keep it with the real data; publish only '
+                      f"{escape(published)}.</p>", *body, f'<p class="owner">{escape(mark)}.</p></body></html>'])
+
+
 def render(report: QualityFigures, *, mark: str) -> str:
     """The whole page (module docstring); ``mark`` is the owner-only notice it opens and ends with."""
+    return _page("synthdp quality report", mark, "the synthetic table and its release",
+                 ["<h1>Quality of the synthetic table</h1>", *table_sections(report)])
+
+
+def table_sections(report: QualityFigures, *, level: int = 2, anchor: str = "") -> list[str]:
+    """One table's sections: its score, warnings, columns, pairs, correlations, point masses and release, their
+    headings at ``level`` and their ids prefixed with ``anchor`` (a page of two tables holds two of each)."""
+    h, sub = f"h{level}", f"h{level + 1}"
     parts, in_score = report.parts(), report.score_parts()
-    out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>synthdp quality report</title>",
-           f"<style>{_STYLE}</style></head><body>",
-           f'<p class="owner">{escape(mark)}. Keep it with the real data; publish only the synthetic table '
-           "and its release.</p>",
-           "<h1>Quality of the synthetic table</h1>",
-           f'<div class="score" id="score">{report.score:.1f} / 100</div>',
+    out = [f'<div class="score" id="{anchor}score">{report.score:.1f} / 100</div>',
            f"<p>{report.n_real} real rows, {report.n_synthetic} synthetic rows, {len(report.shapes)} columns. "
            "The score is the mean of the parts marked below: the mean column score, the mean of the worst tenth "
            "of them, and the same two of the pair trends. A column's score is the lowest of its shape, values, "
@@ -279,11 +298,10 @@ def render(report: QualityFigures, *, mark: str) -> str:
                  ["part", "score (0-100)", ""])]
     if report.release is not None:
         out.append(f"<p>{_release_line(report.release)} (details at the end of the page)</p>")
-    out.append("<h2>Warnings</h2>" + ('<ul class="warn">' + "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
-                                      + "</ul>" if report.warnings else "<p>None.</p>"))
+    out.append(f"<{h}>Warnings</{h}>" + _warning_list(report.warnings))
     if report.efficacy is not None:
         e = report.efficacy
-        out.append(f"<h2>ML efficacy: predicting {escape(e.target)}</h2>" + _rows(
+        out.append(f"<{h}>ML efficacy: predicting {escape(e.target)}</{h}>" + _rows(
             [["trained on synthetic", e.synthetic], ["trained on real (train split)", e.real],
              ["baseline" + (" (majority class)" if e.task == "classification" else " (the mean)"), e.baseline]],
             ["model", f"{e.metric} on {e.test_rows} real test rows"]))
@@ -291,12 +309,12 @@ def render(report: QualityFigures, *, mark: str) -> str:
         w = report.worst_case
         value = (f"{w.error:.4f} (proven optimal)" if w.certified
                  else f"between {w.lower:.4f} and {w.upper:.4f} (optimum NOT proven within the time limit)")
-        out.append(f"<h2>Certified worst case over {escape(w.query_class)}</h2><p>Largest |q(real) - q(synthetic)|: "
-                   f"{escape(value)}.</p>")
+        out.append(f"<{h}>Certified worst case over {escape(w.query_class)}</{h}><p>Largest "
+                   f"|q(real) - q(synthetic)|: {escape(value)}.</p>")
         if w.query is not None:
             out.append(f"<p>{'Worst' if w.certified else 'Worst found'} query: <code>{escape(w.text or '')}</code>; "
                        f"real {w.real_answer:.4f}, synthetic {w.synthetic_answer:.4f}.</p>")
-    out.append(f'<h2>Columns</h2><p class="key"><span style="background:{REAL}"></span>real'
+    out.append(f'<{h}>Columns</{h}><p class="key"><span style="background:{REAL}"></span>real'
                f'<span style="background:{SYNTHETIC}"></span>synthetic</p><div class="grid">')
     out.extend(_column_figure(d, s) for d, s in zip(report.distributions, report.shapes))
     out.append("</div>" + _rows([[s.column, s.kind, s.column_score, s.metric, s.score, s.values, s.support,
@@ -305,27 +323,107 @@ def render(report: QualityFigures, *, mark: str) -> str:
                                 ["column", "kind", "column score", "metric", "shape score", "values", "support",
                                  "real missing", "synthetic missing", "came back constant"]))
     if report.trends:
-        out.append("<h2>Pair trends</h2><p class=note>Green: the pair relates as in the real data; red: it does not. "
-                   "Outlined: the worst pairs, drawn below.</p>"
-                   f'<figure id="pair-matrix">{_pair_matrix(report)}</figure>')
+        out.append(f"<{h}>Pair trends</{h}><p class=note>Green: the pair relates as in the real data; red: it does "
+                   "not. Outlined: the worst pairs, drawn below.</p>"
+                   f'<figure id="{anchor}pair-matrix">{_pair_matrix(report)}</figure>')
         for table in map(fold_pair_table, report.worst_pairs):
             top = max(max(map(max, table.real)), max(map(max, table.synthetic))) or 1.0
             score = next(t for t in report.trends if t.columns == table.columns)
-            out.append(f"<h3>{escape(table.columns[0])} x {escape(table.columns[1])} ({score.metric} "
-                       f"{score.score:.3f})</h3><div class=grid>"
+            out.append(f"<{sub}>{escape(table.columns[0])} x {escape(table.columns[1])} ({score.metric} "
+                       f"{score.score:.3f})</{sub}><div class=grid>"
                        f"<figure><figcaption>real</figcaption>{_share_heatmap(table, 'real', top)}</figure>"
                        f"<figure><figcaption>synthetic</figcaption>{_share_heatmap(table, 'synthetic', top)}</figure>"
                        "</div>")
     if report.correlations:
         names = report.correlations["names"]
-        out.append('<h2>Correlations (Pearson)</h2><div class="grid">' + "".join(
+        out.append(f'<{h}>Correlations (Pearson)</{h}><div class="grid">' + "".join(
             f"<figure><figcaption>{side}</figcaption>"
             f"{heatmap_svg(names, names, report.correlations[side], correlation_colour, f'{side} correlations')}"
             "</figure>" for side in ("real", "synthetic")) + "</div>")
-    out.append("<h2>Point masses</h2><p class=note>The most frequent exact values of each table.</p>" + _rows(
+    out.append(f"<{h}>Point masses</{h}><p class=note>The most frequent exact values of each table.</p>" + _rows(
         [[m.column, m.value, _percent(m.real), _percent(m.synthetic)] for m in report.point_masses],
         ["column", "value", "real", "synthetic"]))
     if report.release is not None:
-        out.append("<h2>The release</h2>" + _release(report.release))
-    out.append(f'<p class="owner">{escape(mark)}.</p></body></html>')
-    return "\n".join(out)
+        out.append(f"<{h}>The release</{h}>" + _release(report.release))
+    return out
+
+
+#: Parent x child pairs listed in the link's table (the strongest real associations).
+LINKED_PAIR_ROWS = 10
+
+
+def _keys_table(link: LinkFigures) -> str:
+    """The key check of both pairs, the synthetic one first (the real one's orphans the release drops)."""
+    rows = [[side, "yes" if c.holds else "NO", c.children, c.broken, ", ".join(c.examples), c.duplicate_keys,
+             c.missing_keys] for side, c in sorted(link.integrity.items(), key=lambda item: item[0] != "synthetic")]
+    return _rows(rows, ["pair", "every child's key is one parent's", f"{link.link.child} rows",
+                        "matching no parent", "e.g.", "parent keys held by several rows", "parent rows without a key"])
+
+
+def _children_section(counts: ChildCounts, child: str, parent: str, sub: str) -> str:
+    """Children per parent: the real and synthetic bars, every count's shares, and the distances."""
+    picture = bars_svg(Distribution(f"{child} per {parent}", "categorical", counts.labels, counts.real,
+                                    counts.synthetic))
+    bounded = counts.bounded or (None,) * len(counts.labels)
+    header = ["children", "real", *([f"real, at most {counts.k} kept"] if counts.bounded else []), "synthetic"]
+    shares = [[label, _percent(r), *([_percent(b)] if counts.bounded else []), _percent(s)]
+              for label, r, b, s in zip(counts.labels, counts.real, bounded, counts.synthetic)]
+    distances = [["real pair (every child)", counts.tvd]] + (
+        [[f"real pair bounded to {counts.k} children, as the release bounds it", counts.bounded_tvd]]
+        if counts.bounded_tvd is not None else [])
+    why = (" Against the real pair bounded as the release bounds it, the distance is the model's alone; against "
+           "the real pair it also counts the children bounding cut." if counts.bounded else "")
+    return (f"<{sub}>Children per parent: {escape(child)} rows per {escape(parent)} row</{sub}><p class=note>"
+            f"Mean {counts.real_mean:.2f} real, {counts.synthetic_mean:.2f} synthetic.{why}</p>"
+            f'<div class="grid"><figure class="link" id="children-per-parent"><figcaption>share of {escape(parent)} '
+            f"by number of {escape(child)}</figcaption>{picture}</figure>{_rows(shares, header)}</div>"
+            + _rows(distances, ["synthetic children per parent against", "TVD"]))
+
+
+def _pairs_section(link: LinkFigures, sub: str) -> str:
+    """The parent x child pairs with the strongest real association, and the strongest ones' tables."""
+    if not link.pairs:
+        return f"<{sub}>Parent x child pairs</{sub}><p>None: a pair has no child row with a parent.</p>"
+    out = [f"<{sub}>Parent x child pairs</{sub}><p class=note>Each child row beside its parent's columns; the pairs "
+           "with the strongest real association (Cramér's V of the binned two-way table: numbers cut at the real "
+           "deciles), and the total variation distance between the real and the synthetic tables.</p>"
+           + _rows([[p.parent_column, p.child_column, p.real_association, p.synthetic_association, p.tvd]
+                    for p in link.pairs[:LINKED_PAIR_ROWS]],
+                   ["parent column", "child column", "real V", "synthetic V", "TVD"])]
+    for table in map(fold_pair_table, link.tables):
+        top = max(max(map(max, table.real)), max(map(max, table.synthetic))) or 1.0
+        out.append(f'<div class="grid pair">'
+                   f"<figure><figcaption>{escape(' x '.join(table.columns))}, real</figcaption>"
+                   f"{_share_heatmap(table, 'real', top)}</figure><figure><figcaption>synthetic</figcaption>"
+                   f"{_share_heatmap(table, 'synthetic', top)}</figure></div>")
+    return "".join(out)
+
+
+def _linked_release_line(release: dict[str, Any]) -> str:
+    """The linked release in one sentence: budget spent, the unit and ``k``."""
+    delta = (f", delta {release.get('delta_spent')} of {release.get('delta_budget')}"
+             if release.get("delta_budget") is not None else " (pure DP)")
+    return escape(f"Release of two linked tables: epsilon {release.get('epsilon_spent')} of "
+                  f"{release.get('epsilon_budget')} spent{delta}; privacy unit {release.get('privacy_unit')}, at most "
+                  f"{release.get('max_rows_per_unit')} child rows each")
+
+
+def render_linked(report: LinkedFigures, *, mark: str) -> str:
+    """The page of two linked tables: the link's figures, then each table's sections (:func:`table_sections`)."""
+    link = report.link.link
+    out = ["<h1>Quality of the two synthetic tables</h1>",
+           f"<p>{escape(link.describe())}. Each table is compared below without its key columns (identifiers, "
+           "written fresh by the release).</p>"
+           + _rows([[name, t.n_real, t.n_synthetic, _number(t.score)] for name, t in report.tables.items()],
+                   ["table", "real rows", "synthetic rows", "score (0-100)"])]
+    if report.release is not None:
+        out.append(f"<p>{_linked_release_line(report.release)} (details at the end of the page)</p>")
+    out += [f"<h2>Warnings</h2>{_warning_list(report.warnings)}", f"<h2>The link</h2><h3>Keys</h3>"
+            f'<div id="integrity">{_keys_table(report.link)}</div>',
+            _children_section(report.link.counts, link.child, link.parent, "h3"), _pairs_section(report.link, "h3")]
+    for name, table in report.tables.items():
+        out += [f"<h2>Table {escape(name)}</h2>", *table_sections(table, level=3, anchor=f"{name}-")]
+    if report.release is not None:
+        out.append("<h2>The release</h2>" + "".join(f"<h3>The {view} view</h3>{_release(release)}"
+                                                   for view, release in report.release.get("views", {}).items()))
+    return _page("synthdp quality report: two tables", mark, "the synthetic tables and their release", out)
