@@ -197,9 +197,28 @@ def pair_tvds(real_joined: pd.DataFrame, synthetic_joined: pd.DataFrame, link: L
     return float(np.mean(tvds)), float(np.max(tvds))
 
 
-def _side(frame: pd.DataFrame, table: str, columns: list[str]) -> pd.DataFrame:
-    """The flattened rows' ``columns`` of ``table`` (named ``table.column`` there), by their own names."""
-    return frame[[f"{table}.{c}" for c in columns]].set_axis(columns, axis=1)
+def each_table(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFrame], link: Link
+               ) -> tuple[float, float, float, float]:
+    """The parent table's and the child table's mean 1-way and 2-way TVD (:func:`table_tvds`), over the columns
+    other than the keys."""
+    columns = attributes(real, link)
+    return (*table_tvds(real[link.parent][columns[link.parent]], synthetic[link.parent][columns[link.parent]]),
+            *table_tvds(real[link.child][columns[link.child]], synthetic[link.child][columns[link.child]]))
+
+
+def children_tvd(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFrame], link: Link) -> float:
+    """The TVD of the children per parent, over the exact counts (a parent without children counts 0)."""
+    counts = [family_counts(t[link.parent], t[link.child], link)[0] for t in (real, synthetic)]
+    size = int(max(c.max(initial=0) for c in counts)) + 1
+    shares = [np.bincount(c, minlength=size) / max(len(c), 1) for c in counts]
+    return float(0.5 * np.abs(shares[0] - shares[1]).sum())
+
+
+def keys_hold(synthetic: dict[str, pd.DataFrame], link: Link) -> bool:
+    """Every child's foreign key is a parent's key, and the parents' keys are ``1..N``."""
+    keys = synthetic[link.parent][link.key].to_numpy()
+    return bool(synthetic[link.child][link.foreign_key].isin(keys).all()
+                and (keys == np.arange(1, len(keys) + 1)).all())
 
 
 def score_linked(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFrame], link: Link,
@@ -207,17 +226,14 @@ def score_linked(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFram
     """The measures of a linked release ``synthetic`` against the bounded real pair ``real`` (:func:`bounded`)."""
     columns = attributes(real, link)
     joined = [joined_rows(t[link.parent], t[link.child], link, columns) for t in (real, synthetic)]
-    counts = [family_counts(t[link.parent], t[link.child], link)[0] for t in (real, synthetic)]
-    parents, children = link.parent, link.child
-    size = int(max(c.max(initial=0) for c in counts)) + 1
-    shares = [np.bincount(c, minlength=size) / max(len(c), 1) for c in counts]
-    keys = synthetic[parents][link.key].to_numpy()
-    keys_ok = bool(synthetic[children][link.foreign_key].isin(keys).all()
-                   and (keys == np.arange(1, len(keys) + 1)).all())
-    return PairScores(float(0.5 * np.abs(shares[0] - shares[1]).sum()), *pair_tvds(*joined, link),
-                      *table_tvds(real[parents][columns[parents]], synthetic[parents][columns[parents]]),
-                      *table_tvds(real[children][columns[children]], synthetic[children][columns[children]]),
-                      keys_ok, seconds)
+    return PairScores(children_tvd(real, synthetic, link), *pair_tvds(*joined, link),
+                      *each_table(real, synthetic, link), keys_hold(synthetic, link), seconds)
+
+
+def unflattened(flat: pd.DataFrame, columns: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    """The flattened rows' columns of each table (named ``table.column`` there), by their own names: its "parent
+    table" has one row per child row."""
+    return {table: flat[[f"{table}.{c}" for c in names]].set_axis(names, axis=1) for table, names in columns.items()}
 
 
 def score_flattened(real: dict[str, pd.DataFrame], synthetic: pd.DataFrame, link: Link,
@@ -227,9 +243,7 @@ def score_flattened(real: dict[str, pd.DataFrame], synthetic: pd.DataFrame, link
     columns = attributes(real, link)
     real_joined = joined_rows(real[link.parent], real[link.child], link, columns)
     return PairScores(None, *pair_tvds(real_joined, synthetic[real_joined.columns], link),
-                      *table_tvds(real[link.parent][columns[link.parent]], _side(synthetic, link.parent, columns[link.parent])),
-                      *table_tvds(real[link.child][columns[link.child]], _side(synthetic, link.child, columns[link.child])),
-                      None, seconds)
+                      *each_table(real, unflattened(synthetic, columns), link), None, seconds)
 
 
 def release_linked(pair: Pair, seed: int, epsilon: float, delta: float) -> PairScores:

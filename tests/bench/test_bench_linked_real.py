@@ -81,3 +81,18 @@ def test_a_folder_without_the_files_is_refused_naming_them(monkeypatch, tmp_path
     monkeypatch.setenv(linked_real.TABLES_ENV, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="star_parent.csv, .*star_child.csv missing"):
         linked_real.PAIRS["star"](0)
+
+
+def test_the_real_pair_fits_its_public_domain_and_k():
+    """The public facts were not read off the rows, but must hold them: every category is listed, every score is
+    within its bounds and no student has more than k records (so bounding cuts nothing)."""
+    if not linked_real.tables_folder():
+        pytest.skip(f"{linked_real.TABLES_ENV} is not set")
+    pair = linked_real.PAIRS["star"](0)
+    for table, given in pair.public["categories"].items():
+        for column, categories in given.items():
+            assert set(pair.tables[table][column].dropna()) <= set(categories), column
+    for column, (low, high) in pair.public["bounds"]["grades"].items():
+        assert pair.tables["grades"][column].dropna().between(low, high).all(), column
+    assert pair.tables["grades"]["id"].value_counts().max() <= pair.k
+    assert len(pair.tables["students"]) >= 1_000
