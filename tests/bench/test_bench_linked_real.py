@@ -41,6 +41,11 @@ def test_children_per_parent_and_the_pairs_measure_what_moved():
     assert s.children_per_parent == pytest.approx(0.5)
     # the visits of the x person (u, u, v) and the y person (w): half a v moves to y, so a x c is off by 1/4
     assert s.pairs_max == pytest.approx(0.25) and s.child_1way == 0
+    # one visit's d moved from 1 to 2: a x d is off by 1/4, a x c not at all
+    moved = rekeyed(real, [3, 1, 0, 0], real["visits"].assign(d=[2.0, 2.0, 3.0, 4.0]))
+    s = linked_real.score_linked(real, moved, LINK)
+    assert (s.pairs_max, s.pairs_mean, s.child_1way) == pytest.approx((0.25, 0.125, 0.125))
+    assert linked_real.score_linked(real, real, LINK).keys_ok is False  # the real keys are not 1..N
     broken = rekeyed(real, [3, 1, 0, 0], real["visits"])
     broken["visits"].loc[0, "pid"] = 99
     assert linked_real.score_linked(real, broken, LINK).keys_ok is False
