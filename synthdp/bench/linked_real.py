@@ -40,7 +40,7 @@ import pandas as pd
 
 from synthdp.api import generate_synthetic
 from synthdp.bench import linked
-from synthdp.evaluation.links import family_counts, joined_rows, linked_pairs
+from synthdp.evaluation.links import child_counts, family_counts, joined_rows, linked_pairs
 from synthdp.evaluation.similarity import contingency_similarity, pair_codes, read_columns, tv_complement
 from synthdp.linked.bounding import bound_families
 from synthdp.linked.links import Link
@@ -208,10 +208,8 @@ def each_table(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFrame]
 
 def children_tvd(real: dict[str, pd.DataFrame], synthetic: dict[str, pd.DataFrame], link: Link) -> float:
     """The TVD of the children per parent, over the exact counts (a parent without children counts 0)."""
-    counts = [family_counts(t[link.parent], t[link.child], link)[0] for t in (real, synthetic)]
-    size = int(max(c.max(initial=0) for c in counts)) + 1
-    shares = [np.bincount(c, minlength=size) / max(len(c), 1) for c in counts]
-    return float(0.5 * np.abs(shares[0] - shares[1]).sum())
+    real_counts, synthetic_counts = (family_counts(t[link.parent], t[link.child], link)[0] for t in (real, synthetic))
+    return child_counts(real_counts, synthetic_counts, None).tvd
 
 
 def keys_hold(synthetic: dict[str, pd.DataFrame], link: Link) -> bool:
