@@ -4,6 +4,7 @@ before any private step, no joined-view marginal over parent columns alone, and 
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from synthdp.accounting.ledger import as_delta
@@ -11,6 +12,7 @@ from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.linked.fitting import PARENT_SHARE, synthesize_linked
+from synthdp.mechanisms import partition
 from synthdp.methods.measure import method as measure_method
 
 from tests.linked.test_linked_fit import FAST, LINKS, PUBLIC, fit, make_pair
@@ -71,3 +73,36 @@ def test_under_pure_dp_the_views_compose_by_adding_their_shares():
     views = report["views"]
     assert views["parent"]["epsilon_budget"] + views["joined"]["epsilon_budget"] <= 1
     assert report["epsilon_spent"] == pytest.approx(1, abs=2e-6)
+
+
+def test_the_joined_view_s_reserve_for_learning_categories_comes_out_of_the_one_conversion():
+    """The child's categories learned in the joined view's filter: the delta it reserves (§10.5) is set aside
+    before the one conversion."""
+    report = fit(make_pair(), categories={"customers": {"region": ["N", "S"]}}).report.to_dict()
+    reserved = as_delta(report["views"]["joined"]["delta_budget"]) * partition.DOMAIN_DELTA_SHARE
+    assert Fraction(report["rho"]["total"]) == rho_for_dp(Fraction(1), as_delta(1e-9) - reserved)
+
+
+def with_numbers(table: str) -> dict:
+    """The pair with a numeric column (public bounds, its cells learned) in ``table``."""
+    tables = make_pair()
+    tables[table]["x"] = np.random.default_rng(1).uniform(0, 90, len(tables[table]))
+    return tables
+
+
+def test_a_pure_step_ahead_of_the_parent_view_s_filter_is_subtracted_before_the_one_conversion():
+    """The parent view's noisy total (docs/privacy.md §13) is a pure spend ahead: the filters share the
+    conversion of what it leaves."""
+    report = fit(with_numbers("customers"), bounds={"customers": {"x": (0.0, 90.0)}}, cells_from_total=True,
+                 point_masses=False).report.to_dict()
+    ahead = sum(Fraction(spend["epsilon"]) for spend in report["views"]["parent"]["ledger"] if spend["ahead"])
+    assert ahead > 0
+    assert Fraction(report["rho"]["total"]) == rho_for_dp(1 - ahead, as_delta(1e-9))
+
+
+def test_a_pure_step_ahead_of_the_joined_view_s_filter_makes_the_views_compose_by_adding_their_shares():
+    """It would sit between the two filters (docs/privacy.md §12, "Where the conservative reading stays")."""
+    report = fit(with_numbers("orders"), bounds={"orders": {"x": (0.0, 90.0)}}, cells_from_total=True,
+                 point_masses=False).report.to_dict()
+    assert report["rho"] is None and report["composition"].startswith("basic composition")
+    assert any(spend["ahead"] for spend in report["views"]["joined"]["ledger"])
