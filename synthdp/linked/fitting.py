@@ -30,7 +30,7 @@ from synthdp.linked.views import count_categories, joined_schema, joined_view, p
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import bounding_key
-from synthdp.plan import Plan, budget, make_plan
+from synthdp.plan import Plan, ViewInputs, budget, make_plan
 from synthdp.report import Report
 
 __all__ = ["PARENT_SHARE", "LinkedReport", "LinkedResult", "synthesize_linked"]
@@ -195,9 +195,10 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     plans (every refusal of either before any private step), the parent view's run, the joined view's run, and the
     pair drawn from the released models.
 
-    ``run_view(frame, config, rng=..., filter_budget=..., released_columns=...)`` is the single-table pipeline
-    (:func:`synthdp.api.synthesize`), run once per view with a child stream of the linked run's generator, its
-    share of the one filter and, for the joined view, the parent columns it does not measure alone."""
+    ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline (:func:`synthdp.api.synthesize`),
+    run once per view with a child stream of the linked run's generator and what the linked run fixed for the view
+    (:class:`~synthdp.plan.ViewInputs`: its share of the one filter; the parent columns the joined view does not
+    measure alone)."""
     if config.links is None:
         raise InputError("a dict of tables is released as two linked tables: give links={'child.column': "
                          "'parent.column'}, e.g. {'orders.customer_id': 'customers.customer_id'}")
@@ -217,14 +218,15 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     released = released_columns(parent_schema, link)
     parent_plan = make_plan(parent_config, parent_schema)  # both views planned (and refused) before any private step
     placeholder = joined_schema(stand_in(parent_schema, parent_plan), children, link)
-    plans = (parent_plan, make_plan(replace(joined_config, schema=placeholder), placeholder, released_columns=released))
+    plans = (parent_plan, make_plan(replace(joined_config, schema=placeholder), placeholder,
+                                    view=ViewInputs(released_columns=released)))
     shares = one_filter(config, plans) or (None, None)
     converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
     warn_owner(families, link, k)
-    parent_run = checked(run_view(parents, parent_config, rng=rng.spawn(), filter_budget=shares[0]), converted[0])
+    parent_run = checked(run_view(parents, parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])), converted[0])
     schema = joined_schema(parent_run.schema, children, link)
     joined_run = checked(run_view(joined, replace(joined_config, schema=schema), rng=rng.spawn(),
-                                  filter_budget=shares[1], released_columns=released), converted[1])
+                                  view=ViewInputs(shares[1], released)), converted[1])
     model = LinkedModel(link, k, parent_run.model, joined_run.model)
     report = LinkedReport(link, k, parent_run.report, joined_run.report, float(config.epsilon),
                           float(config.delta) if config.delta else None, None if shares[0] is None else shares)

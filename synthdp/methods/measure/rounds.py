@@ -101,8 +101,9 @@ def _round_cost(noise: NoiseFamily, spend: _RoundBudget, kind: str) -> Fraction:
 
 
 def initialise(run: Run, spanning: bool) -> Measured:
-    """Step 2: every 1-way marginal (but those of ``released_columns``) at the measurement share of one planned round (or, on a wide table, at a
-    third of the spanning share over ``d``, §8.9), and the model of them."""
+    """Step 2: every 1-way marginal but those of ``released_columns`` (docs/privacy.md §12 step 2) at the
+    measurement share of one planned round (or, on a wide table, at a third of the spanning share over ``d``,
+    §8.9), and the model of them."""
     d = len(run.domain)
     if spanning:
         scale = run.noise.scale_for(_spanning_third(run) / d)

@@ -301,3 +301,18 @@ def test_a_run_on_cells_too_fine_for_its_budget_says_so():
                                         bounds={c: (0.0, 100.0) for c in df}, bins={c: 3 for c in df}, random_state=0,
                                         progress=False)
     assert not any(w.startswith("the rounds selected no marginal") for w in coarse.report.release.warnings)
+
+
+def test_no_marginal_over_released_columns_alone_is_measured():
+    """``released_columns`` (a linked run's joined view, docs/privacy.md §12 step 2): neither their 1-way
+    marginals, nor a candidate, nor a covered workload marginal over them alone; the budget is still spent."""
+    options = MeasureOptions(rounds_per_attribute=2, estimator=OPTIONS.estimator, released_columns=("a", "d"))
+    release, ledger = run(table(), options=options)
+    measured = [set(m.attrs) for m in release.measurements]
+    assert measured and all(not attrs <= {0, 3} for attrs in measured)
+    assert any(attrs & {0, 3} for attrs in measured)
+    assert ledger.spent >= ledger.rho_budget * (1 - Fraction(1, 10**6))
+    with pytest.raises(InputError, match="released_columns names \\['z'\\]"):
+        run(table(), options=MeasureOptions(released_columns=("z",)))
+    with pytest.raises(InputError, match="released_columns must be a tuple"):
+        MeasureOptions(released_columns=["a"])
