@@ -98,6 +98,9 @@ def test_a_pure_step_ahead_of_the_parent_view_s_filter_is_subtracted_before_the_
     ahead = sum(Fraction(spend["epsilon"]) for spend in report["views"]["parent"]["ledger"] if spend["ahead"])
     assert ahead > 0
     assert Fraction(report["rho"]["total"]) == rho_for_dp(1 - ahead, as_delta(1e-9))
+    for view in ("parent", "joined"):  # PrivTree's cells are the parent filter's first charges: within its share
+        share, spent = Fraction(report["rho"][view]), _filter_spent(report["views"][view])
+        assert share * Fraction(999, 1000) <= spent <= share, view
 
 
 def test_a_pure_step_ahead_of_the_joined_view_s_filter_makes_the_views_compose_by_adding_their_shares():
