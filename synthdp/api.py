@@ -44,7 +44,7 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords, finish
 from synthdp.owner_check import check_strict, real_missing_shares, tell_owner
-from synthdp.plan import budget, check_delta_against_public_n, check_method, make_plan
+from synthdp.plan import ViewInputs, budget, check_delta_against_public_n, check_method, make_plan
 from synthdp.linked.fitting import LinkedResult, synthesize_linked
 from synthdp.linked.generation import LinkedModel, is_linked_file
 from synthdp.privacy_unit import choose_bound, contribution_bounding
@@ -133,14 +133,14 @@ def release(df, config: SynthesisConfig) -> SyntheticResult | LinkedResult:
 generate_synthetic.__doc__ += "\n" + textwrap.indent(options_doc(PLAN_DEFAULTS), "    ")
 
 
-def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | None = None) -> SyntheticResult:
+def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | None = None, view=ViewInputs()
+               ) -> SyntheticResult:
     """Plan, build, run, report: :func:`generate_synthetic` with its parameters in one object, but for
-    ``config.strict``, which its callers apply to the result (:func:`~synthdp.owner_check.check_strict`; the
-    command line writes the release first).
+    ``config.strict``, which its callers apply (:func:`~synthdp.owner_check.check_strict`; the CLI writes first).
 
-    ``df`` is a DataFrame or the location of the table (see :func:`generate_synthetic`);
-    ``engine`` overrides the counting engine ``config.engine`` names (e.g. with CSV reading options); ``rng`` the
-    run's generator (a linked run's child stream, docs/privacy.md §12), else seeded by ``config.random_state``."""
+    ``df``: a DataFrame or the table's location (:func:`generate_synthetic`); ``engine`` overrides ``config.engine``
+    (e.g. CSV options); ``rng``: the run's generator (else seeded by ``config.random_state``); ``view``: what a
+    linked run fixed for this view (:class:`~synthdp.plan.ViewInputs`, docs/privacy.md §12)."""
     start = time.perf_counter()
     if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
         raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
@@ -169,7 +169,7 @@ def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | No
         rows, schema = public_schema(rows, config, collected, engine)
         if rows.n is not None:  # rows held in memory: replace-one's public n, checked before learning
             check_delta_against_public_n(config, rows.n)
-        plan = make_plan(config, schema, chosen_bound=chosen)  # public inputs only: every choice and budget, once
+        plan = make_plan(config, schema, chosen_bound=chosen, view=view)  # public inputs only: every choice, once
         tallies = domain_tallies(rows, schema, engine, config)  # what the domain steps read (§10.7)
         learning = any(Tallies.columns(schema))
         with phases("learning the domains the schema leaves open (privately)") if learning else nullcontext():

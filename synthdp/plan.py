@@ -178,7 +178,17 @@ class DomainBudget:
     filter_delta: Fraction = Fraction(0)
 
 
-def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
+@dataclass(frozen=True)
+class ViewInputs:
+    """What a linked run fixes, from public inputs, for one of its views (docs/privacy.md §12): its zCDP filter's
+    ``rho`` (a share of one conversion; None: the run converts its own budget) and the columns whose marginals
+    alone another view releases (:class:`~synthdp.methods.base.MethodInputs`)."""
+
+    filter_budget: Fraction | None = None
+    released_columns: tuple[str, ...] = ()
+
+
+def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None, view: ViewInputs = ViewInputs()) -> Plan:
     """Every choice of the run from ``config`` and the public ``schema`` alone (no data: no privacy cost); once.
 
     ``chosen_bound`` (a :class:`synthdp.mechanisms.units.ChosenBound`) is the
@@ -190,7 +200,8 @@ def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
     cannot run: an unknown or unencodable class, a player the budget does not allow, a budget the planned spends
     would exceed.  The method comes from :func:`synthdp.methods.registry.choose_method`; its own choices from its
     :meth:`~synthdp.methods.base.Method.plan`, which also checks its budget up front; once the domain is
-    learned, :meth:`Plan.with_domain` plans the method again on it, with the same budgets.
+    learned, :meth:`Plan.with_domain` plans the method again on it, with the same budgets.  ``view``: what a linked
+    run fixed for this view (:class:`ViewInputs`, docs/privacy.md §12).
     """
     whole, delta = budget(config)
     epsilon = whole - (chosen_bound.epsilon if chosen_bound is not None else 0)
@@ -199,7 +210,8 @@ def make_plan(config: SynthesisConfig, schema, *, chosen_bound=None) -> Plan:
     placeholder = partition.placeholder_schema(schema) if schema.to_learn else schema
     inputs = MethodInputs(parse_query_class(spec, placeholder.domain), epsilon, delta, Relation(config.relation),
                           config.contribution_bound, config.to_dict(), whole,
-                          given=given_options(config.to_dict(), config.defaults()))
+                          given=given_options(config.to_dict(), config.defaults()), filter_budget=view.filter_budget,
+                          released_columns=view.released_columns)
     method, why = choose_method(config.method, inputs)
     stage = DomainBudget(False)
     if any(Tallies.columns(schema)):

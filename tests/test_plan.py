@@ -20,9 +20,10 @@ FAST = dict(rounds=6, samples_per_round=5, progress=False)
 
 
 def test_make_plan_never_receives_the_data():
-    """The plan's only inputs are the configuration, the public schema and the privately chosen k (released); once
+    """The plan's only inputs are the configuration, the public schema, the privately chosen k (released) and, for a
+    linked view, its public share of one filter and the columns another view releases (docs/privacy.md §12); once
     the domain is learned it takes only what the domain stage released: its choices cost no privacy."""
-    assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "chosen_bound"]
+    assert list(inspect.signature(make_plan).parameters) == ["config", "schema", "chosen_bound", "view"]
     assert list(inspect.signature(Plan.with_domain).parameters) == ["self", "domain"]
 
 

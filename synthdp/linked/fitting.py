@@ -1,9 +1,12 @@
 """Steps 3 and 4 of docs/privacy.md §12: the parent view and the joined view released by the single-table
 pipeline, as one release (Theorem 12.3), then the pair of tables drawn from the two released models.
 
-The parent view runs with no unit (one row per parent) at :data:`PARENT_SHARE` of the budget; the joined view with
-the parent key as its unit and ``k`` rows per unit at the rest, its parent columns given the domains the parent
-view released.  The two runs compose by basic composition (docs/privacy.md §12, "How the budget is split").
+Both views are planned (and refused) before any private step.  The parent view runs with no unit (one row per
+parent), the joined view with the parent key as its unit and ``k`` rows per unit, its parent columns given the
+domains the parent view released and no marginal over them alone measured.  Both are measured in one zCDP
+filter: the budget is converted once and each view's filter takes a fixed public share (:data:`PARENT_SHARE`) of
+that ``rho``; their domain steps take fixed parts of their views' ``(epsilon, delta)`` shares (docs/privacy.md
+§12, "One filter for both views").
 """
 
 from __future__ import annotations
@@ -15,16 +18,19 @@ from typing import Any, Callable
 import pandas as pd
 
 from synthdp.accounting.ledger import as_delta, as_epsilon, round_down
+from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
 from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, resolve_schema
-from synthdp.linked.bounding import Families, bound_families, warn_owner
+from synthdp.linked.bounding import bound_families, warn_owner
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
 from synthdp.linked.views import count_categories, joined_schema, joined_view, parent_view
+from synthdp.mechanisms import partition
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import bounding_key
+from synthdp.plan import Plan, ViewInputs, budget, make_plan
 from synthdp.report import Report
 
 __all__ = ["PARENT_SHARE", "LinkedReport", "LinkedResult", "synthesize_linked"]
@@ -36,24 +42,39 @@ PARENT_SHARE = Fraction(1, 3)
 
 @dataclass(frozen=True)
 class LinkedReport:
-    """The one release of two linked tables: the unit, ``k``, the public rules, each view's release and the total
-    spent by basic composition (docs/privacy.md §12, "What the release says").  Never a count of orphans, merged
-    keys or rows cut."""
+    """The one release of two linked tables: the unit, ``k``, the public rules, each view's release, the user's
+    budget and how the views composed: ``rho``, each view's share of one zCDP filter, or None (basic composition
+    of the views' shares, pure DP or a method without a filter) (docs/privacy.md §12, "What the release says").
+    Never a count of orphans, merged keys or rows cut."""
 
     link: Link
     k: int
     parent: Report
     joined: Report
+    epsilon_budget: float
+    delta_budget: float | None
+    rho: tuple[Fraction, Fraction] | None = None
 
     @property
     def epsilon_spent(self) -> float:
-        return self.parent.epsilon_spent + self.joined.epsilon_spent
+        """Both views' spends; in one filter the whole budget, converted once (every step ahead of the filters
+        spends exactly its planned part, and each filter is charged whole when it opens)."""
+        return self.epsilon_budget if self.rho is not None else self.parent.epsilon_spent + self.joined.epsilon_spent
 
     @property
     def delta_spent(self) -> float | None:
         if self.parent.delta_spent is None:
             return None
-        return self.parent.delta_spent + self.joined.delta_spent
+        return self.delta_budget if self.rho is not None else self.parent.delta_spent + self.joined.delta_spent
+
+    def composition(self) -> str:
+        """How the two views' releases compose, in words."""
+        if self.rho is None:
+            return ("basic composition of the parent view's and the joined view's releases, each at its share "
+                    "(docs/privacy.md §12, Theorem 12.3)")
+        return (f"one zCDP filter for both views: rho = {float(sum(self.rho)):.6g}, the conversion of the budget "
+                f"once, of which the parent view takes {float(self.rho[0]):.6g} and the joined view "
+                f"{float(self.rho[1]):.6g} (docs/privacy.md §12, Theorem 12.3)")
 
     def to_dict(self) -> dict[str, Any]:
         """The release (safe to publish): what each view cost and the public rules."""
@@ -62,12 +83,11 @@ class LinkedReport:
             "tables": [link.parent, link.child], "link": link.describe(),
             "privacy_unit": f"{link.parent}.{link.key}", "max_rows_per_unit": self.k,
             "relation": "add-remove of one parent key with its parent row and all its child rows",
-            "composition": "basic composition of the parent view's and the joined view's releases "
-                           "(docs/privacy.md §12, Theorem 12.3)",
-            "epsilon_budget": self.parent.epsilon_budget + self.joined.epsilon_budget,
-            "delta_budget": None if self.parent.delta_budget is None
-            else self.parent.delta_budget + self.joined.delta_budget,
+            "composition": self.composition(),
+            "epsilon_budget": self.epsilon_budget, "delta_budget": self.delta_budget,
             "epsilon_spent": self.epsilon_spent, "delta_spent": self.delta_spent,
+            "rho": None if self.rho is None else {"parent": str(self.rho[0]), "joined": str(self.rho[1]),
+                                                  "total": str(sum(self.rho))},
             "rules": [f"one row kept, at random, of a {link.parent}.{link.key} held by several rows",
                       f"rows of {link.child} whose {link.foreign_key} is missing or matches no {link.parent} row "
                       "are dropped",
@@ -80,9 +100,9 @@ class LinkedReport:
         """A few lines for the terminal, from the release only."""
         spent = f"epsilon={self.epsilon_spent:.6g}" + ("" if self.delta_spent is None
                                                         else f", delta={self.delta_spent:.3g}")
-        return (f"two linked tables ({self.link.describe()}): spent {spent} by basic composition of the parent "
-                f"view and the joined view; privacy unit: one {self.link.parent}.{self.link.key} with all its "
-                f"{self.link.child} rows (at most {self.k} kept)")
+        how = "basic composition of the two views" if self.rho is None else "one zCDP filter for both views"
+        return (f"two linked tables ({self.link.describe()}): spent {spent} by {how}; privacy unit: one "
+                f"{self.link.parent}.{self.link.key} with all its {self.link.child} rows (at most {self.k} kept)")
 
 
 @dataclass
@@ -100,14 +120,32 @@ def _below(value: Fraction) -> float:
 
 
 def _shares(config: SynthesisConfig) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The parent view's and the joined view's ``epsilon`` and ``delta``: public shares, each rounded down, whose
-    sum is at most the budget."""
+    """The parent view's and the joined view's ``epsilon`` and ``delta``: public shares (:data:`PARENT_SHARE` to
+    the parent view, the rest to the joined view), each rounded down.  Each view's domain steps ahead of its
+    filter take their fixed parts of its share; under pure DP (no filter) each view spends its share."""
     epsilon = as_epsilon(config.epsilon)
     delta = as_delta(config.delta) if config.delta else None
     parent = dict(epsilon=_below(epsilon * PARENT_SHARE), delta=None if delta is None else _below(delta * PARENT_SHARE))
     joined = dict(epsilon=_below(epsilon - Fraction(parent["epsilon"])),
                   delta=None if delta is None else _below(delta - Fraction(parent["delta"])))
     return parent, joined
+
+
+def one_filter(config: SynthesisConfig, plans: tuple[Plan, Plan]) -> tuple[Fraction, Fraction] | None:
+    """The parent view's and the joined view's ``rho`` in one zCDP filter (docs/privacy.md §12, Theorem 12.3):
+    the conversion (§8.5), once, of the user's budget less what both views' domain steps spend ahead of their
+    filters or reserve, split by :data:`PARENT_SHARE`.  None where the views compose by adding their shares: a
+    view's method has no filter (pure DP, the game), or the joined view spends purely ahead of its filter (it would
+    sit between the two filters).  Public inputs only: the configuration and the plans."""
+    parts = [plan.method.converted_budget(plan.method_plan) for plan in plans]
+    if None in parts:
+        return None
+    ahead = [(budget(plan.config)[0] - e, budget(plan.config)[1] - d) for plan, (e, d) in zip(plans, parts)]
+    if ahead[1][0]:
+        return None
+    rho = rho_for_dp(as_epsilon(config.epsilon) - sum(e for e, _ in ahead),
+                     as_delta(config.delta) - sum(d for _, d in ahead))
+    return rho * PARENT_SHARE, rho - rho * PARENT_SHARE
 
 
 def _with_count(options: dict[str, Any], link: Link, k: int) -> dict[str, Any]:
@@ -122,17 +160,45 @@ def _with_count(options: dict[str, Any], link: Link, k: int) -> dict[str, Any]:
             "dtypes": {**(options.get("dtypes") or {}), link.count_column: "int64"}}
 
 
-def child_schema(families: Families, config: SynthesisConfig) -> Schema:
-    """The child table's public schema (its keys left out), as one table's run would build it."""
-    return resolve_schema(families.children, config.schema, [], **config.schema_options())
+def released_columns(parent: Schema, link: Link) -> tuple[str, ...]:
+    """The joined view's parent columns (renamed, ``m`` among them): no marginal over them alone is measured there,
+    since the parent view answers those at sensitivity 1 (docs/privacy.md §12 step 2)."""
+    return tuple(link.joined_name(a.name) for a in parent.attributes)
+
+
+def view_schema(frame: pd.DataFrame, config: SynthesisConfig) -> Schema:
+    """A view's public schema as its run builds it (keys left out); a placeholder for every domain still to
+    learn or discretise: what a view is planned on before any private step (sizes of the plan only)."""
+    return resolve_schema(frame, config.schema, [], **config.schema_options())
+
+
+def stand_in(schema: Schema, plan: Plan) -> Schema:
+    """For planning only: ``schema`` with each domain the parent view will learn given its placeholder (one label;
+    the plan's most cells, docs/privacy.md §10.1, §10.3), as public: the joined view's parent columns before the
+    parent view has released them."""
+    placed = partition.placeholder_schema(schema) if schema.to_learn else schema
+    return placed.with_placeholder_cells(plan.stage.max_cells or 1) if schema.to_discretise else placed
+
+
+def checked(run: Any, planned: tuple[Fraction, Fraction] | None) -> Any:
+    """``run``, after checking that it converted what its view was planned to (an internal error otherwise: both
+    are functions of public inputs)."""
+    plan = run.plan
+    if planned is not None and plan.method.converted_budget(plan.method_plan) != planned:
+        raise RuntimeError(f"a linked view's run took {plan.method.converted_budget(plan.method_plan)} into its "
+                           f"filter, not the planned {planned}")
+    return run
 
 
 def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any]) -> LinkedResult:
-    """Release two linked tables as one release (docs/privacy.md §12): refusals first, then bounding, the parent
-    view's run, the joined view's run, and the pair drawn from the released models.
+    """Release two linked tables as one release (docs/privacy.md §12): refusals first, then bounding, both views'
+    plans (every refusal of either before any private step), the parent view's run, the joined view's run, and the
+    pair drawn from the released models.
 
-    ``run_view(frame, config, rng=...)`` is the single-table pipeline (:func:`synthdp.api.synthesize`), run once
-    per view with a child stream of the linked run's generator."""
+    ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline (:func:`synthdp.api.synthesize`),
+    run once per view with a child stream of the linked run's generator and what the linked run fixed for the view
+    (:class:`~synthdp.plan.ViewInputs`: its share of the one filter; the parent columns the joined view does not
+    measure alone)."""
     if config.links is None:
         raise InputError("a dict of tables is released as two linked tables: give links={'child.column': "
                          "'parent.column'}, e.g. {'orders.customer_id': 'customers.customer_id'}")
@@ -146,13 +212,22 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     rng = PrivateRandom(config.random_state)
     families = bound_families(tables[link.parent], tables[link.child], link, k, bounding_key(rng), bounding_key(rng))
     parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
-    children = child_schema(families, child_config)
+    parent_schema, children = view_schema(parents, parent_config), view_schema(families.children, child_config)
+    joined_config = replace(base, **joined_share, privacy_unit=link.foreign_key, max_rows_per_unit=k, n_rows=None,
+                            missing=None)
+    released = released_columns(parent_schema, link)
+    parent_plan = make_plan(parent_config, parent_schema)  # both views planned (and refused) before any private step
+    placeholder = joined_schema(stand_in(parent_schema, parent_plan), children, link)
+    plans = (parent_plan, make_plan(replace(joined_config, schema=placeholder), placeholder,
+                                    view=ViewInputs(released_columns=released)))
+    shares = one_filter(config, plans) or (None, None)
+    converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
     warn_owner(families, link, k)
-    parent_run = run_view(parents, parent_config, rng=rng.spawn())
+    parent_run = checked(run_view(parents, parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])), converted[0])
     schema = joined_schema(parent_run.schema, children, link)
-    joined_config = replace(base, **joined_share, schema=schema, privacy_unit=link.foreign_key, max_rows_per_unit=k,
-                            n_rows=None, missing=None)
-    joined_run = run_view(joined, joined_config, rng=rng.spawn())
+    joined_run = checked(run_view(joined, replace(joined_config, schema=schema), rng=rng.spawn(),
+                                  view=ViewInputs(shares[1], released)), converted[1])
     model = LinkedModel(link, k, parent_run.model, joined_run.model)
-    report = LinkedReport(link, k, parent_run.report, joined_run.report)
+    report = LinkedReport(link, k, parent_run.report, joined_run.report, float(config.epsilon),
+                          float(config.delta) if config.delta else None, None if shares[0] is None else shares)
     return LinkedResult(model.draw(len(parent_run.data), rng.spawn().numpy_generator()), report, model)

@@ -57,7 +57,8 @@ class MethodInputs:
     ``epsilon``/``delta`` are the method's budget as exact rationals (``delta``
     None: pure DP), what the private steps before it left; ``filter_rho`` and
     ``filter_delta`` are what those steps already spent inside a zCDP filter
-    the method may continue (docs/privacy.md §10.3, §10.5).  ``options`` holds
+    the method may continue (docs/privacy.md §10.3, §10.5); ``filter_budget`` that filter's ``rho`` when a caller
+    fixed it (§12).  ``options`` holds
     the run's options by name; a method reads the ones it declares
     (:meth:`Method.reads`).  ``given`` names the method options the caller set
     to other than their defaults.
@@ -75,6 +76,14 @@ class MethodInputs:
     given: tuple[str, ...] = ()
     filter_rho: Fraction = Fraction(0)
     filter_delta: Fraction = Fraction(0)
+    #: The zCDP filter's whole ``rho`` when it is fixed outside the run: a public share of one conversion for
+    #: several releases measured in one filter (two linked views, docs/privacy.md §12); None: the conversion of
+    #: this run's own ``(epsilon, delta)`` (§8.5).
+    filter_budget: Fraction | None = None
+    #: Columns whose marginals alone another release answers (a linked run's joined view: its parent's columns and
+    #: ``m``, docs/privacy.md §12 step 2): a method that can leave them out does (select-measure-estimate's
+    #: ``released_columns``).
+    released_columns: tuple[str, ...] = ()
 
     @property
     def pure(self) -> bool:
@@ -211,6 +220,11 @@ class Method(ABC):
         Private steps before the method (domains, cells, bounds) then spend
         from the same filter.
         """
+        return None
+
+    def converted_budget(self, plan: Any) -> tuple[Fraction, Fraction] | None:
+        """The ``(epsilon, delta)`` the filter's ``rho`` is the conversion of (§8.5), reserves set aside, or None if
+        the method has no filter: what several releases measured in one filter add up (docs/privacy.md §12)."""
         return None
 
     def open_filter(self, plan: Any, ledger):

@@ -147,7 +147,7 @@ def test_methods_see_public_inputs_only():
     """The inputs a method plans from hold no table: only the class, the budget, the relation and the options."""
     names = {f.name for f in dataclasses.fields(MethodInputs)}
     assert names == {"query_class", "epsilon", "delta", "relation", "contribution_bound", "options",
-                     "budget_epsilon", "given", "filter_rho", "filter_delta"}
+                     "budget_epsilon", "given", "filter_rho", "filter_delta", "filter_budget", "released_columns"}
 
 
 #: The driver's modules whose functions stay within 60 lines (synthdp/methods/: tests/repository/test_packaging.py), and the

@@ -62,7 +62,8 @@ from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import rounds_budget, uses_covering_step
 from synthdp.methods.measure.covering_step import cover
 from synthdp.methods.measure.measurements import (Marginal, MeasureRelease, OracleSelection, backbone_marginals,
-                                                  candidate_weights, workload_marginals)
+                                                  beyond_released, candidate_weights, released_attributes,
+                                                  workload_marginals)
 from synthdp.methods.measure.noise_family import GaussianNoise, LaplaceNoise, NoiseFamily
 from synthdp.methods.measure.release import release
 from synthdp.methods.measure.rounds import initialise, run_rounds, spanning_step
@@ -95,8 +96,10 @@ def _start(data: AggregatedData, marginals: list[Marginal], noise: NoiseFamily, 
            budget: Fraction, ledger, relation: str, rng: PrivateRandom,
            oracle: OracleSelection | None) -> tuple[Run, bool, bool]:
     """The run over the weighted candidates of ``marginals``, fine and coarse (§8.11), and whether it takes the
-    spanning step (§8.9) and the covering step (§8.10): all decided from public inputs."""
-    weights = candidate_weights(marginals)
+    spanning step (§8.9) and the covering step (§8.10): all decided from public inputs.  A subset over
+    ``options.released_columns`` alone is no candidate (docs/privacy.md §12 step 2)."""
+    released = released_attributes(data.domain, options.released_columns)
+    weights = {r: w for r, w in candidate_weights(marginals).items() if r in beyond_released([r], released)}
     views = CoarseViews.for_options(data.domain, options)  # §8.11: public
     spanning = uses_spanning_step(len(data.domain), list(weights), options.spanning_from)  # §8.9: public
     covering = uses_covering_step(len(data.domain), list(weights), options, oracle=oracle is not None,
@@ -138,8 +141,12 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     over ``oracle.query_class`` (docs/privacy.md §8.1).
     """
     noise = _noise_family(budget, relation=relation, ledger=ledger, n_rows=n_rows, oracle=oracle, pure=pure)
-    marginals = workload_marginals(workload, data.domain) if oracle is None \
-        else backbone_marginals(data.domain, options.backbone_width)
+    marginals = beyond_released(workload_marginals(workload, data.domain) if oracle is None
+                                else backbone_marginals(data.domain, options.backbone_width),
+                                released_attributes(data.domain, options.released_columns))
+    if not marginals:
+        raise InputError(f"every marginal of the workload is over released_columns {list(options.released_columns)} "
+                         "alone, which another release answers: give a workload with another column")
     run, spanning, covering = _start(data, marginals, noise, options, budget=budget, ledger=ledger,
                                      relation=relation, rng=rng, oracle=oracle)
     rounds, phases = _rounds_run(run, covering), Phases(enabled=progress)

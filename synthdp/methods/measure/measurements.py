@@ -211,6 +211,21 @@ def query_attributes(query_class: QueryClass, query) -> Marginal:
     return query_class.attributes_of(query)
 
 
+def released_attributes(domain: Domain, names: Sequence[str]) -> frozenset[int]:
+    """The attributes of ``domain`` named by ``MeasureOptions.released_columns``; refuses a name it lacks."""
+    missing = [name for name in names if name not in domain.names]
+    if missing:
+        raise InputError(f"released_columns names {missing}, which the domain lacks (its columns: "
+                         f"{list(domain.names)}); name columns of the table")
+    return frozenset(domain.names.index(name) for name in names)
+
+
+def beyond_released(marginals, released: frozenset[int]) -> list[Marginal]:
+    """The marginals of ``marginals`` with at least one attribute outside ``released``: the ones a run measures
+    when the marginals over ``released`` alone come from another release (docs/privacy.md §12 step 2)."""
+    return [m for m in marginals if not set(m) <= released]
+
+
 def candidate_weights(marginals: Sequence[Marginal]) -> dict[Marginal, int]:
     """Every non-empty subset of a workload marginal, weighted by ``sum_m |r & m|`` over the workload (AIM's weights)."""
     closure = sorted({s for m in marginals for k in range(1, len(m) + 1) for s in itertools.combinations(m, k)},

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -72,6 +72,9 @@ class MeasurePlan:
     #: The run's size before any private step: rounds, candidates per round, model cells, memory
     #: (a ``footprint.Footprint``).
     footprint: Choice | None = None
+    #: Under zCDP: the ``(epsilon, delta)`` the filter's ``rho`` converts (§8.5), the reserves set aside; what a
+    #: caller measuring several releases in one filter adds up before converting once (docs/privacy.md §12).
+    converts: tuple[Fraction, Fraction] | None = None
 
 
 def marginal_workload(query_class: QueryClass) -> list | None:
@@ -233,15 +236,19 @@ def plan_zcdp(inputs: MethodInputs, options) -> MeasurePlan:
                              f"{float(reserve):.3g} of it (docs/privacy.md §8.4); raise delta")
     weights = candidate_weights(workload)
     check_sizes(qc.domain, weights, CoarseViews.for_options(qc.domain, options))
-    rho = rho_for_dp(epsilon, delta - reserve - inputs.filter_delta) - inputs.filter_rho
-    why_rho = ("the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
-               "(epsilon, delta)" + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
+    converts = (epsilon, delta - reserve - inputs.filter_delta)
+    fixed = inputs.filter_budget is not None
+    rho = (inputs.filter_budget if fixed else rho_for_dp(*converts)) - inputs.filter_rho
+    why_rho = (("this view's public share of the rho of one conversion (docs/privacy.md §8.5) of the budget of both "
+                "linked views, measured in one filter (§12)" if fixed else
+                "the largest rho whose conversion (docs/privacy.md §8.5, CKS20 Corollary 13) fits the method's "
+                "(epsilon, delta)") + (f" less {float(reserve):.3g} of delta for the RSPM clips" if reserve else "")
                + (f" less {float(inputs.filter_delta):.3g} for partition selection (§10.5, §11.2)"
                   if inputs.filter_delta else "") + ", rounded down"
                + (f", less the {float(inputs.filter_rho):.4g} spent in the same filter before the method (§10.3, "
                   "§10.5, §11.2)" if inputs.filter_rho else ""))
     return MeasurePlan(inputs, Choice(rho, why_rho), marginals, options, oracle, mode, clip_budget,
-                       footprint=footprint_choice(inputs, weights, options, oracle is not None))
+                       footprint=footprint_choice(inputs, weights, options, oracle is not None), converts=converts)
 
 
 class MeasureMethod(Method):
@@ -287,10 +294,15 @@ class MeasureMethod(Method):
         """Its zCDP budget and what it selects from (:func:`plan_zcdp`), or its pure-DP plan (:func:`plan_pure`)."""
         given = inputs.options.get("measure_options")
         options = sme.MeasureOptions() if given is None else given
+        if inputs.released_columns:  # a linked run's joined view (docs/privacy.md §12 step 2)
+            options = replace(options, released_columns=inputs.released_columns)
         return plan_pure(inputs, options) if inputs.pure else plan_zcdp(inputs, options)
 
     def zcdp_budget(self, plan: MeasurePlan) -> Fraction | None:
         return None if plan.pure else plan.rho.value
+
+    def converted_budget(self, plan: MeasurePlan) -> tuple[Fraction, Fraction] | None:
+        return plan.converts
 
     def open_filter(self, plan: MeasurePlan, ledger: Ledger) -> ZcdpLedger:
         """The zCDP filter (docs/privacy.md §8.4); its whole ``(epsilon, delta)`` goes on ``ledger``.
@@ -300,8 +312,10 @@ class MeasureMethod(Method):
         """
         inputs = plan.inputs
         rho = plan.rho.value + inputs.filter_rho
+        how = ("this view's share of one filter for both linked views, whose whole rho is converted once "
+               "(docs/privacy.md §12)" if inputs.filter_budget is not None else "converted by §8.5")
         ledger.spend("select-measure-estimate", inputs.epsilon, inputs.delta, inputs.relation,
-                     f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), converted by §8.5")
+                     f"rho={float(rho):.6g}-zCDP by the filter (docs/privacy.md §8.4), {how}")
         return ZcdpLedger(rho, plan.clip_budget, contribution_bound=ledger.contribution_bound)
 
     def run(self, plan: MeasurePlan, real, ledger, rng, zcdp=None) -> MethodOutput:

@@ -31,7 +31,7 @@ from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.marginal_counts import marginal_counts, marginal_counts_in_batches
 from synthdp.methods.measure.measurements import (REWEIGHTED_SAMPLE, Marginal, Measurement, OracleSelection,
-                                                  query_attributes)
+                                                  query_attributes, released_attributes)
 from synthdp.methods.measure.model_size import model_cells_with
 from synthdp.methods.measure.noise_family import NoiseFamily
 from synthdp.methods.game.players import game_instance
@@ -101,15 +101,17 @@ def _round_cost(noise: NoiseFamily, spend: _RoundBudget, kind: str) -> Fraction:
 
 
 def initialise(run: Run, spanning: bool) -> Measured:
-    """Step 2: every 1-way marginal at the measurement share of one planned round (or, on a wide table, at a
-    third of the spanning share over ``d``, §8.9), and the model of them."""
+    """Step 2: every 1-way marginal but those of ``released_columns`` (docs/privacy.md §12 step 2) at the
+    measurement share of one planned round (or, on a wide table, at a third of the spanning share over ``d``,
+    §8.9), and the model of them."""
     d = len(run.domain)
     if spanning:
         scale = run.noise.scale_for(_spanning_third(run) / d)
     else:
         _, scale = run.noise.split(run.budget / _planned_rounds(run), run.options.selection_share)
     measured = Measured()
-    for a in range(d):
+    released = released_attributes(run.domain, run.options.released_columns)  # measured elsewhere (§12 step 2)
+    for a in sorted(set(range(d)) - released):
         hold(run, measured, *run.measure((a,), scale, selection_epsilon=None, selected_by="initial"))
     refit(run, measured)
     return measured

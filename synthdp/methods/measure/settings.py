@@ -42,6 +42,10 @@ class MeasureOptions:
     max_model_cells: int = 1_000_000
     #: The graphical model's fits: iterations and step rule (an ``EstimatorSettings``, set from Python only).
     estimator: EstimatorSettings = field(default_factory=EstimatorSettings)
+    #: Columns whose marginals *alone* are released elsewhere (a linked run's joined view: its parent's columns and
+    #: ``m``, which the parent view measures at sensitivity 1, docs/privacy.md §12 step 2): no marginal over them
+    #: alone is measured, selected or covered; a marginal with any other column still may be.  Set from Python.
+    released_columns: tuple[str, ...] = ()
     #: Classes served through the oracle: the widest marginals the exponential mechanism enumerates.
     backbone_width: int = 3
     #: Classes served through the oracle: every ``oracle_every``-th round selects with RSPM (0: never).  Off by
@@ -213,6 +217,8 @@ class MeasureOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.released_columns, tuple) or not all(isinstance(c, str) for c in self.released_columns):
+            raise InputError(f"released_columns must be a tuple of column names, got {self.released_columns!r}")
         if not isinstance(self.cover_min_ratio, Fraction) or self.cover_min_ratio < 0:
             raise InputError(f"cover_min_ratio must be a Fraction >= 0, got {self.cover_min_ratio!r}")
         for name in ("wide_share", "spanning_share", "uncovered_pure_selection_share"):

@@ -13,8 +13,9 @@ from synthdp.core.domain import Domain
 from synthdp.core.errors import InputError, PrivacyError
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.accounting.zcdp import ZcdpLedger, exponential_rho, gaussian_rho
-from synthdp.methods.measure import rounds, state
+from synthdp.methods.measure import algorithm, rounds, state
 from synthdp.methods.measure.estimators import EstimatorSettings
+from synthdp.methods.measure.noise_family import GaussianNoise
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.measurements import candidate_weights, workload_marginals
@@ -301,3 +302,23 @@ def test_a_run_on_cells_too_fine_for_its_budget_says_so():
                                         bounds={c: (0.0, 100.0) for c in df}, bins={c: 3 for c in df}, random_state=0,
                                         progress=False)
     assert not any(w.startswith("the rounds selected no marginal") for w in coarse.report.release.warnings)
+
+
+def test_no_marginal_over_released_columns_alone_is_measured():
+    """``released_columns`` (a linked run's joined view, docs/privacy.md §12 step 2): neither their 1-way
+    marginals, nor a candidate, nor a covered workload marginal over them alone; the budget is still spent."""
+    options = MeasureOptions(rounds_per_attribute=2, estimator=OPTIONS.estimator, released_columns=("a", "d"))
+    release, ledger = run(table(), options=options)
+    measured = [set(m.attrs) for m in release.measurements]
+    assert measured and all(not attrs <= {0, 3} for attrs in measured)
+    assert any(attrs & {0, 3} for attrs in measured)
+    assert ledger.spent >= ledger.rho_budget * (1 - Fraction(1, 10**6))
+    start = algorithm._start(table(), WORKLOAD, GaussianNoise("add-remove", 1), options, budget=Fraction(1, 2),
+                             ledger=ZcdpLedger(Fraction(1, 2)), relation="add-remove", rng=PrivateRandom(0),
+                             oracle=None)
+    candidates = [set(r) for r in start[0].weights]
+    assert candidates and all(not attrs <= {0, 3} for attrs in candidates)
+    with pytest.raises(InputError, match="released_columns names \\['z'\\]"):
+        run(table(), options=MeasureOptions(released_columns=("z",)))
+    with pytest.raises(InputError, match="released_columns must be a tuple"):
+        MeasureOptions(released_columns=["a"])
