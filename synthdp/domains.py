@@ -100,7 +100,7 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
         return DomainStage(partition.DomainLearning(schema, ()), LearnedBounds(schema, (), Fraction(0), Fraction(0), 0),
                            Discretisation(schema, (), Fraction(0), Fraction(0)))
     data = tallies()  # values checked while tallying: the last refusals, still before any private step
-    _check_thresholds(data, schema, plan)
+    check_thresholds(data, schema, plan)
     epsilon, delta = budget(config)
     total = None
     if stage.total_epsilon is not None:  # docs/privacy.md §13: released first, a pure spend ahead of the rest
@@ -133,7 +133,7 @@ def learn_domain(tallies: Callable[[], Tallies], schema, plan: Plan, ledger, rng
     return DomainStage(learned, bounded, cut, zcdp, total)
 
 
-def _check_thresholds(data: Tallies, schema, plan: Plan) -> None:
+def check_thresholds(data: Tallies, schema, plan: Plan) -> None:
     """Before any private step: refuse (or warn about) thresholds that would keep nothing of a column, with the
     numbers, and state the categories' threshold to the owner."""
     stage, config = plan.stage, plan.config

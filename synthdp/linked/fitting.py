@@ -11,6 +11,7 @@ that ``rho``; their domain steps take fixed parts of their views' ``(epsilon, de
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable
@@ -23,6 +24,8 @@ from synthdp.config import SynthesisConfig
 from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, resolve_schema
+from synthdp.domains import check_thresholds
+from synthdp.engines.pandas import PandasEngine
 from synthdp.linked.bounding import bound_families, warn_owner
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
@@ -190,6 +193,17 @@ def checked(run: Any, planned: tuple[Fraction, Fraction] | None) -> Any:
     return run
 
 
+def check_children(rows: pd.DataFrame, schema: Schema, plan: Plan) -> None:
+    """The joined view's refusals that read its child columns' values (a value its public type or bounds refuse, a
+    threshold that would keep nothing of a column), taken on the kept child rows before the parent view's run, so
+    that no refusal comes after a view has drawn noise (docs/privacy.md §12, "Refusals").  Not a private step: the
+    joined view's run repeats these checks on the same rows, and its warnings are given there, once."""
+    engine = PandasEngine()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_thresholds(engine.tally(engine.prepare(rows).source, schema), schema, plan)
+
+
 def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any]) -> LinkedResult:
     """Release two linked tables as one release (docs/privacy.md §12): refusals first, then bounding, both views'
     plans (every refusal of either before any private step), the parent view's run, the joined view's run, and the
@@ -222,6 +236,7 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
                                     view=ViewInputs(released_columns=released)))
     shares = one_filter(config, plans) or (None, None)
     converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
+    check_children(families.children, children, plans[1])
     warn_owner(families, link, k)
     parent_run = checked(run_view(parents, parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])), converted[0])
     schema = joined_schema(parent_run.schema, children, link)

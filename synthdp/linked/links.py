@@ -15,7 +15,6 @@ from synthdp.core.errors import InputError
 __all__ = ["Link", "TABLE_OPTIONS", "read_link", "split_options"]
 
 
-
 @dataclass(frozen=True)
 class Link:
     """One parent-child pair: the child table's ``foreign_key`` column refers to the parent table's ``key`` column;
@@ -42,10 +41,13 @@ class Link:
 
 
 def _table_column(text: Any, tables: Mapping[str, pd.DataFrame], role: str) -> tuple[str, str]:
-    """``"table.column"`` split at its last dot and checked against ``tables``, or a refusal naming what exists."""
+    """``"table.column"`` split at the dot after a table's name (table and column names may hold dots too) and
+    checked against ``tables``, or a refusal naming what exists."""
     if not isinstance(text, str) or "." not in text:
         raise InputError(f"links: {text!r} must name a {role} as 'table.column', e.g. 'orders.customer_id'")
-    table, column = text.rsplit(".", 1)
+    splits = [(text[:i], text[i + 1:]) for i, ch in enumerate(text) if ch == "."]
+    named = [(t, c) for t, c in splits if t in tables]
+    table, column = named[0] if named else splits[-1]
     if table not in tables:
         raise InputError(f"links: {text!r} names table {table!r}, which is not among the tables "
                          f"{list(tables)}; use one of their names")
@@ -82,7 +84,12 @@ def read_link(tables: Any, links: Any, keys: Mapping[str, str] | None = None) ->
     if set(tables) != {child, parent}:
         raise InputError(f"tables {sorted(set(tables) - {child, parent})} are in no link; give exactly the two "
                          f"linked tables {child!r} and {parent!r}")
-    return Link(child, foreign_key, parent, key, _child_key(keys, tables, child, parent, foreign_key))
+    link = Link(child, foreign_key, parent, key, _child_key(keys, tables, child, parent, foreign_key))
+    if not [c for c in tables[child].columns if c not in {foreign_key, link.child_key}]:
+        raise InputError(f"table {child!r} has no column besides its keys, so its rows hold nothing to release but "
+                         f"how many each {parent!r} row has: add that count to {parent!r} as a column and release "
+                         "it as one table")
+    return link
 
 
 def _child_key(keys: Mapping[str, str] | None, tables: Mapping[str, pd.DataFrame], child: str, parent: str,
@@ -92,7 +99,7 @@ def _child_key(keys: Mapping[str, str] | None, tables: Mapping[str, pd.DataFrame
         return None
     if not isinstance(keys, Mapping) or set(keys) != {child}:
         raise InputError(f"keys= names the child table's own key column, as {{{child!r}: 'column'}} (the parent "
-                         f"table's key {parent!r} is the link's); got {keys!r}")
+                         f"table {parent!r}'s key is the link's); got {keys!r}")
     column = keys[child]
     if column not in tables[child].columns or column == foreign_key:
         raise InputError(f"keys: {column!r} is not a column of table {child!r} other than its foreign key; its "

@@ -5,12 +5,13 @@ before any private step, no joined-view marginal over parent columns alone, and 
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from synthdp.accounting.ledger import as_delta
 from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, SynthDPError
 from synthdp.linked.fitting import PARENT_SHARE, synthesize_linked
 from synthdp.mechanisms import partition
 from synthdp.methods.measure import method as measure_method
@@ -109,3 +110,29 @@ def test_a_pure_step_ahead_of_the_joined_view_s_filter_makes_the_views_compose_b
                  point_masses=False).report.to_dict()
     assert report["rho"] is None and report["composition"].startswith("basic composition")
     assert any(spend["ahead"] for spend in report["views"]["joined"]["ledger"])
+
+
+def _small_pair():
+    rng = np.random.default_rng(1)
+    customers = pd.DataFrame({"cid": np.arange(300), "region": rng.choice(["N", "S"], 300)})
+    owner = np.repeat(np.arange(300), rng.integers(0, 3, 300))
+    orders = pd.DataFrame({"cid": owner, "amount": rng.gamma(2, 10, len(owner)),
+                           "item": rng.choice(["a", "b", "c"], len(owner))})
+    return {"customers": customers, "orders": orders}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"bounds": {"orders": {"amount": (0, 200)}}, "categories": {"orders": {"item": ["a", "b", "c"]}}},
+     "amount"),  # integer bounds, fractional values: the child's values refused
+    ({"bounds": {"orders": {"amount": (0.0, 200.0)}}}, "item"),  # too few rows to learn the child's categories
+])
+def test_a_refusal_read_off_the_child_rows_comes_before_the_parent_view_runs(options, message):
+    """The joined view's value and threshold checks run on the kept child rows before either view draws noise."""
+    calls = []
+    config = SynthesisConfig(query_class="marginals:2", epsilon=1, delta=1e-9, progress=False, random_state=0,
+                             max_rows_per_unit=2, links={"orders.cid": "customers.cid"},
+                             categories={"customers": {"region": ["N", "S"]}, **options.get("categories", {})},
+                             bounds=options["bounds"])
+    with pytest.raises(SynthDPError, match=message):  # refused with the fix, naming the column
+        synthesize_linked(_small_pair(), config, lambda *a, **kw: calls.append(a))
+    assert calls == []

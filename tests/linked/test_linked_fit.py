@@ -134,6 +134,8 @@ def test_synthesizer_samples_parents_with_children_and_keeps_both_models(tmp_pat
     (dict(max_rows_per_unit="auto"), "not offered for two tables yet"),
     (dict(privacy_unit="cid"), "drop privacy_unit"),
     (dict(categories={"region": ["N", "S"]}), "keyed by table name"),
+    (dict(engine="dask"), "engine='pandas' and without strict"),
+    (dict(strict=True), "engine='pandas' and without strict"),
 ])
 def test_bad_input_is_refused_before_anything_is_spent(change, message):
     calls = []
@@ -141,6 +143,38 @@ def test_bad_input_is_refused_before_anything_is_spent(change, message):
     with pytest.raises(InputError, match=message):
         synthesize_linked(make_pair(), SynthesisConfig(**options), lambda *a, **kw: calls.append(a))
     assert calls == []
+
+
+def _refused(tables, message, **options):
+    calls = []
+    with pytest.raises(InputError, match=message):
+        synthesize_linked(tables, SynthesisConfig(**{**FAST, **PUBLIC, "links": LINKS, **options}),
+                          lambda *a, **kw: calls.append(a))
+    assert calls == []
+
+
+def test_tables_that_clash_or_hold_nothing_are_refused_before_anything_is_spent():
+    pair = make_pair()
+    _refused(pair["customers"], "dict of DataFrames")
+    _refused({**pair, "customers": pair["customers"].assign(n_orders=1)}, "rename that column")
+    _refused({**pair, "orders": pair["orders"].assign(**{"customers.region": "N"})}, "rename them")
+    _refused({**pair, "orders": pair["orders"][["cid"]]}, "no column besides its keys")
+    _refused({**pair, "orders": pair["orders"][["cid"]].assign(oid=1)}, "no column besides its keys",
+             keys={"orders": "oid"})
+
+
+def test_a_dotted_key_column_is_linked_by_its_table_s_name():
+    tables = {name: df.rename(columns={"cid": "c.id"}) for name, df in make_pair().items()}
+    result = synthdp.generate_synthetic(tables, links={"orders.c.id": "customers.c.id"}, random_state=3,
+                                        **{**FAST, **PUBLIC})
+    assert result.tables["orders"]["c.id"].isin(result.tables["customers"]["c.id"]).all()
+
+
+def test_the_child_s_own_key_is_never_modelled_and_written_fresh():
+    tables = make_pair()
+    tables["orders"].insert(0, "oid", np.arange(len(tables["orders"])) * 7 + 1000)
+    orders = fit(tables, keys={"orders": "oid"}).tables["orders"]
+    assert list(orders["oid"]) == list(range(1, len(orders) + 1)) and orders["oid"].dtype == np.int64
 
 
 def test_a_child_table_without_its_foreign_key_is_refused():
