@@ -121,6 +121,41 @@ def level_shares(share: Fraction, coarse_share: Fraction, levels: int) -> list[F
     return [coarse_share * share] + [(1 - coarse_share) * share / levels] * levels
 
 
+def one_grouped(maps: GroupMaps) -> bool:
+    """Whether a twin may have its levels chosen by its spread (docs/privacy.md §11.1 step 0): it reads exactly one
+    column through groups and at least one other cell by cell.  Public: the views."""
+    return len(maps) >= 2 and sum(m is not None for m in maps) == 1
+
+
+def spread(noisy: np.ndarray, shape: tuple[int, ...], maps: GroupMaps) -> float | None:
+    """The released level 0's spread (docs/privacy.md §11.1 step 0): over the cells of the columns read cell by
+    cell, the mass-weighted mean of the effective number of groups (``(sum v)^2 / sum v^2``) their rows fill in the
+    one grouped column, over the effective number its rows fill; negative counts read as 0.  None when nothing is
+    positive.  ``noisy`` is level 0 in the order of :func:`first_level`; reads released counts and the domain only."""
+    sizes = tuple(len(_runs(size, m)) for size, m in zip(shape, maps))
+    g = next(i for i, m in enumerate(maps) if m is not None)
+    table = np.moveaxis(np.clip(np.asarray(noisy, dtype=float).reshape(sizes), 0.0, None), g, 0).reshape(sizes[g], -1)
+    total = math.fsum(table.ravel().tolist())
+    if total <= 0:
+        return None
+
+    def effective(counts: np.ndarray) -> float:
+        mass = math.fsum(counts.tolist())
+        return mass * mass / math.fsum((counts * counts).tolist()) if mass > 0 else 0.0
+
+    within = math.fsum(math.fsum(col.tolist()) * effective(col) for col in table.T)
+    return within / (total * effective(table.sum(axis=1)))
+
+
+def spread_allows(noisy: np.ndarray, shape: tuple[int, ...], maps: GroupMaps, limit: float | None) -> bool:
+    """Whether the levels below a released twin run: always without a ``limit``, else when its :func:`spread` is
+    defined and at most ``limit`` (docs/privacy.md §11.1 step 0)."""
+    if limit is None:
+        return True
+    found = spread(noisy, shape, maps)
+    return found is not None and found <= limit
+
+
 def pays(expected: np.ndarray, sigma2: Fraction, threshold: float, share: float) -> bool:
     """Whether a twin is worth refining (docs/privacy.md §11.1 step 0): the fitted model's counts on its cells
     ``expected`` put at least ``share`` of their total in cells whose count is at least ``threshold * sqrt(sigma2)``
@@ -139,13 +174,15 @@ Measure = Callable[[np.ndarray, Fraction, int], "tuple[object, np.ndarray] | Non
 
 def refined_reading(fine: np.ndarray, shape: tuple[int, ...], maps: GroupMaps, shares: Sequence[Fraction], *,
                     scale_for: Callable[[Fraction], Fraction], measure: Measure, threshold: float,
-                    split: str) -> list[tuple[object, np.ndarray, Level]]:
+                    split: str, spread_limit: float | None = None) -> list[tuple[object, np.ndarray, Level]]:
     """Measure the twin, then each level below from the released counts of the last, while there is one.
 
     ``fine``: the exact counts on the marginal's fine cells (flattened).  ``shares``: each level's budget
     (:func:`level_shares`).  ``measure(answers, scale, level)`` charges, then draws (the caller's mechanism); the
     answers of a level are computed from ``fine`` only once its cells are fixed.  Stops at the first level ``measure``
-    does not pay for or that chooses no cell.
+    does not pay for or that chooses no cell.  With ``spread_limit`` (a twin of :func:`one_grouped` maps), the
+    levels run only when the released twin's :func:`spread` is at most it; else the shares below read the twin once
+    more (docs/privacy.md §11.1 step 0).
     """
     out = []
     level: Level | None = first_level(shape, maps)
@@ -156,6 +193,9 @@ def refined_reading(fine: np.ndarray, shape: tuple[int, ...], maps: GroupMaps, s
             break
         m, noisy = drawn
         out.append((m, noisy, level))
+        if t == 0 and len(shares) > 1 and not spread_allows(noisy, shape, maps, spread_limit):
+            again = measure(level.read(fine), scale_for(sum(shares[1:], Fraction(0))), 0)
+            return out if again is None else out + [(again[0], again[1], level)]
         level = next_level(shape, level, noisy, scale, threshold, split) if t + 1 < len(shares) else None
         if level is None:
             break

@@ -28,7 +28,7 @@ from synthdp.methods.measure.estimators import GraphicalModel, NoisyMarginal
 from synthdp.methods.measure.measurements import Marginal, Measurement
 from synthdp.methods.measure.noise_family import LaplaceNoise, NoiseFamily
 from synthdp.methods.measure.tails import empty_tails
-from synthdp.methods.measure.refine import depth, level_shares, pays, refined_reading
+from synthdp.methods.measure.refine import depth, level_shares, one_grouped, pays, refined_reading
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.reweight import NoisyGroup
 
@@ -195,10 +195,13 @@ def noisy_marginal(run: Run, m: Measurement, y: np.ndarray) -> NoisyMarginal:
 def refines(run: Run, r: Marginal) -> bool:
     """Whether candidate ``r`` is measured as a refined reading (docs/privacy.md §11.1): a coarse twin, under zCDP
     (light-tailed noise), with a split rule, whose fine marginal may be read cell by cell (the levels read its fine
-    counts; §8.11 step 2).  Public: the candidate, the domain, the noise family, the options."""
-    views = run.views
-    return (views.groups(r) is not None and run.noise.light_tailed and run.options.refine_split != "none"
-            and views.read_finely(views.base(r)))
+    counts; §8.11 step 2), and with ``refine_spread`` one that reads one column through groups and the others cell
+    by cell (:func:`~synthdp.methods.measure.refine.one_grouped`).  Public: the candidate, the domain, the noise
+    family, the options."""
+    views, options = run.views, run.options
+    maps = views.groups(r)
+    return (maps is not None and run.noise.light_tailed and options.refine_split != "none"
+            and views.read_finely(views.base(r)) and (options.refine_spread is None or one_grouped(maps)))
 
 
 def refined(run: Run, twin: Marginal, share: Fraction, expected: np.ndarray, selection_epsilon: Fraction | None = None,
@@ -207,7 +210,9 @@ def refined(run: Run, twin: Marginal, share: Fraction, expected: np.ndarray, sel
     level below from the released counts of the last, each level's scale fixed from a public part of ``share`` and
     charged before its noise (:func:`measure_one`); a level the filter cannot pay is not measured.  When the fitted
     model's counts on the twin's cells ``expected`` say a first level would find too little to split
-    (:func:`~synthdp.methods.measure.refine.pays`, step 0), the twin is read in one measurement at the whole share."""
+    (:func:`~synthdp.methods.measure.refine.pays`, step 0), the twin is read in one measurement at the whole share;
+    with ``refine_spread``, a released twin whose rows spread as widely as its column's reads the rest of the share
+    as a second reading of the twin instead of levels (step 0).  The selection is reported with the first draw."""
     attrs, maps, options = run.views.base(twin), run.views.groups(twin), run.options
     shape = tuple(run.domain.sizes[a] for a in attrs)
     shares = level_shares(share, options.refine_coarse_share, depth(shape, maps, options.refine_split))
@@ -215,15 +220,20 @@ def refined(run: Run, twin: Marginal, share: Fraction, expected: np.ndarray, sel
                                     options.refine_mass):
         shares = [share]
 
+    drawn: list[int] = []
+
     def measure(answers: np.ndarray, scale: Fraction, level: int) -> tuple[Measurement, np.ndarray] | None:
         if run.noise.measurement_cost(scale) > run.left():
             return None
         groups = run.views.group_counts(twin) if level == 0 else None
+        first = not drawn
+        drawn.append(level)
         return measure_one(answers, attrs, scale, run.noise.sensitivity(), ledger=run.ledger, relation=run.relation,
-                           rng=run.rng, domain=run.domain, selection_epsilon=selection_epsilon if level == 0 else None,
+                           rng=run.rng, domain=run.domain, selection_epsilon=selection_epsilon if first else None,
                            selected_by=selected_by, noise=run.noise, groups=groups, level=level)
 
     levels = refined_reading(run.answers[attrs], shape, maps, shares, scale_for=run.noise.scale_for, measure=measure,
-                             threshold=options.refine_threshold, split=options.refine_split)
+                             threshold=options.refine_threshold, split=options.refine_split,
+                             spread_limit=options.refine_spread)
     return [(m, NoisyMarginal(attrs, y, run.noise.variance(m.scale), groups=maps) if m.level == 0 else
              NoisyMarginal(attrs, y, run.noise.variance(m.scale), labels=level.labels)) for m, y, level in levels]

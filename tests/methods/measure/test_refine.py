@@ -25,7 +25,7 @@ from synthdp.methods.measure.estimators import EstimatorSettings, NoisyMarginal
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.settings import MeasureOptions
 from synthdp.methods.measure.refine import (
-    children, depth, first_level, level_shares, next_level, pays, refined_reading,
+    children, depth, first_level, level_shares, next_level, one_grouped, pays, refined_reading, spread,
 )
 
 # a: 20 ordered cells and a missing value; b: 3 categories; c: 16 ordered cells
@@ -235,6 +235,9 @@ def test_refine_options_are_checked():
         MeasureOptions(refine_rounds="yes")
     with pytest.raises(InputError, match="refine_mass"):
         MeasureOptions(refine_mass=1.5)
+    for bad in (-0.1, True, "0.4"):
+        with pytest.raises(InputError, match="refine_spread"):
+            MeasureOptions(refine_spread=bad)
 
 
 def test_the_fit_meets_a_diagonal_the_groups_miss():
@@ -270,3 +273,101 @@ def test_pure_dp_reads_each_twin_in_one_measurement():
                       rng=PrivateRandom(0), options=OPTIONS, progress=False, pure=True)
     assert any(m.groups is not None for m in release.measurements)
     assert all(m.level is None for m in release.measurements)
+
+
+# a read through 8 groups, b (3 categories) cell by cell: a twin whose levels its spread chooses (§11.1 step 0)
+ONE = (0, 1)
+ONE_SHAPE = (21, 3)
+ONE_MAPS = (MAPS[0], None)
+
+
+def by_group(table: np.ndarray) -> np.ndarray:
+    """A table on a's 9 groups (8 and the missing value) by b's 3 cells as level 0's counts, in their order."""
+    return np.asarray(table, dtype=float).reshape(-1)
+
+
+CLUSTERED = np.zeros((9, 3))
+CLUSTERED[[1, 4, 6], [0, 1, 2]] = 300.0  # each category's rows in one group of a
+SPREAD_OUT = np.full((9, 3), 100.0)  # every category fills a's groups as a does
+
+
+def test_the_spread_is_how_few_groups_each_cell_fills():
+    """One group a category against three for a: a third; every category like a: 1; negative counts read as 0;
+    nothing positive: None."""
+    assert spread(by_group(CLUSTERED), ONE_SHAPE, ONE_MAPS) == pytest.approx(1 / 3)
+    assert spread(by_group(SPREAD_OUT), ONE_SHAPE, ONE_MAPS) == pytest.approx(1.0)
+    noisy = CLUSTERED.copy()
+    noisy[0] = -40.0
+    assert spread(by_group(noisy), ONE_SHAPE, ONE_MAPS) == pytest.approx(1 / 3)
+    assert spread(np.full(27, -5.0), ONE_SHAPE, ONE_MAPS) is None
+    assert one_grouped(ONE_MAPS) and not one_grouped(MAPS) and not one_grouped((MAPS[0],))
+
+
+def one_reading(fine: np.ndarray, released: np.ndarray, limit: float | None = 0.4) -> list[tuple[int, object]]:
+    """The reading of the a x b twin with a stand-in mechanism: level 0 reads ``released``, a level below its exact
+    counts.  Returns each draw's level and cells."""
+    def draw(answers, scale, level):
+        return ("measurement", level), (released if level == 0 else answers.astype(float))
+
+    shares = level_shares(Fraction(1), Fraction(1, 2), depth(ONE_SHAPE, ONE_MAPS, "halves"))
+    levels = refined_reading(fine, ONE_SHAPE, ONE_MAPS, shares, scale_for=lambda share: 1 / share, measure=draw,
+                             threshold=2.0, split="halves", spread_limit=limit)
+    return [(m[1], level.cells) for m, _, level in levels]
+
+
+def test_the_levels_run_by_the_released_spread_only():
+    """D and D plus one row, the same released level 0: the same readings, levels when the release is clustered, a
+    second reading of the twin when it is spread out; D's own counts (clustered) never choose; with no limit the
+    levels run either way."""
+    gen = np.random.default_rng(3)
+    a = np.array([2, 10, 15])[gen.integers(0, 3, 900)]
+    fine = np.bincount(np.ravel_multi_index((a, a % 3), ONE_SHAPE), minlength=63)  # D: each category in one group
+    plus = fine.copy()
+    plus[np.ravel_multi_index((7, 1), ONE_SHAPE)] += 1
+    for released in (by_group(CLUSTERED), by_group(SPREAD_OUT)):
+        assert one_reading(fine, released) == one_reading(plus, released)
+    clustered, spread_out = one_reading(fine, by_group(CLUSTERED)), one_reading(fine, by_group(SPREAD_OUT))
+    assert max(level for level, _ in clustered) >= 1
+    assert [level for level, _ in spread_out] == [0, 0]
+    assert max(level for level, _ in one_reading(fine, by_group(SPREAD_OUT), limit=None)) >= 1
+
+
+def test_a_second_reading_takes_the_rest_of_the_share():
+    """A spread-out twin: level 0 at half the share, the second reading at the other half (the shares below summed)."""
+    scales = []
+
+    def draw(answers, scale, level):
+        scales.append((level, scale))
+        return ("measurement", level), by_group(SPREAD_OUT)
+
+    shares = level_shares(Fraction(1), Fraction(1, 2), depth(ONE_SHAPE, ONE_MAPS, "halves"))
+    refined_reading(np.zeros(63, dtype=np.int64), ONE_SHAPE, ONE_MAPS, shares, scale_for=lambda share: 1 / share,
+                    measure=draw, threshold=2.0, split="halves", spread_limit=0.4)
+    assert scales == [(0, 2), (0, 2)] and sum(shares) == 1
+
+
+def category_table(clustered: bool, n: int = 3000) -> AggregatedData:
+    """b's three categories each in one cell of a (clustered), or a uniform and independent of b."""
+    gen = np.random.default_rng(0)
+    b = gen.integers(0, 3, n)
+    a = np.array([2, 10, 15])[b] if clustered else gen.integers(0, 20, n)
+    return AggregatedData.from_codes(DOMAIN, np.column_stack([a, b, gen.integers(0, 16, n)]))
+
+
+def readings_of(data: AggregatedData, workload) -> list:
+    rho = Fraction(1)
+    release = measure(data, workload, budget=rho, relation="add-remove", ledger=ZcdpLedger(rho), rng=PrivateRandom(0),
+                      options=replace(OPTIONS, refine_spread=0.4), progress=False)
+    return [m for m in release.measurements if m.level is not None]
+
+
+def test_in_a_run_the_spread_chooses_levels_or_a_second_reading():
+    """With ``refine_spread``: a round's a x b twin of a clustered table is refined; of a spread-out one read twice at
+    one scale, the selection reported with the first reading only; a twin of two grouped columns is read once."""
+    assert max(m.level for m in readings_of(category_table(True), [ONE])) >= 1
+    spread_out = readings_of(category_table(False), [ONE])
+    assert spread_out and all(m.level == 0 for m in spread_out)
+    pairs = [(m, n) for m, n in zip(spread_out, spread_out[1:]) if m.selected_by == n.selected_by == "exponential"]
+    assert pairs and all(m.sigma2 == n.sigma2 and m.selection_epsilon is not None and n.selection_epsilon is None
+                         for m, n in pairs)
+    assert all(m.level == 0 for m in readings_of(diagonal(), [PAIR]))
