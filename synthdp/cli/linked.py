@@ -49,12 +49,8 @@ def per_table(options: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) ->
             continue
         split: dict[str, Any] = {}
         for column in value:
-            holders = [t for t, df in tables.items() if column in df.columns]
-            if len(holders) != 1:
-                where = "both tables" if holders else f"neither table ({', '.join(tables)})"
-                raise InputError(f"--{name.replace('_', '-')} names column {column!r}, which {where} holds; with "
-                                 "--link a column option must name a column of exactly one table")
-            part = split.setdefault(holders[0], {} if isinstance(value, Mapping) else [])
+            part = split.setdefault(holder(tables, column, f"--{name.replace('_', '-')}"),
+                                    {} if isinstance(value, Mapping) else [])
             if isinstance(value, Mapping):
                 part[column] = value[column]
             else:
@@ -68,13 +64,19 @@ def drop_columns(tables: Mapping[str, pd.DataFrame], columns: list[str]) -> dict
     private runs; a column neither table holds, or both hold, is refused."""
     out = dict(tables)
     for column in columns:
-        holders = [t for t, df in tables.items() if column in df.columns]
-        if len(holders) != 1:
-            where = "both tables" if holders else f"neither table ({', '.join(tables)})"
-            raise InputError(f"--drop names column {column!r}, which {where} holds; with --link --drop must name a "
-                             "column of exactly one table")
-        out[holders[0]] = out[holders[0]].drop(columns=[column])
+        table = holder(tables, column, "--drop")
+        out[table] = out[table].drop(columns=[column])
     return out
+
+
+def holder(tables: Mapping[str, pd.DataFrame], column: str, flag: str) -> str:
+    """The one table that holds ``column``, or a refusal naming ``flag``."""
+    holders = [t for t, df in tables.items() if column in df.columns]
+    if len(holders) != 1:
+        where = "both tables" if holders else f"neither table ({', '.join(tables)})"
+        raise InputError(f"{flag} names column {column!r}, which {where} holds; with --link a column option must "
+                         "name a column of exactly one table")
+    return holders[0]
 
 
 def run(args, options: dict[str, Any]) -> int:
