@@ -8,7 +8,7 @@ from pathlib import Path
 
 from synthdp.cli.common import (DOMAIN_OPTIONS, check_schema_columns, query_inputs, read_input, schema_kwargs,
                                 workload_sets)
-from synthdp.cli.linked import parse_link
+from synthdp.cli.linked import parse_link, table_names
 from synthdp.core.encoding import Encoder
 from synthdp.core.errors import InputError
 from synthdp.core.schema import resolve_schema
@@ -95,9 +95,7 @@ def _evaluate_linked(args) -> int:
     if one_table:
         raise InputError(f"{', '.join('--' + f.replace('_', '-') for f in one_table)} compare one table; with --link "
                          "each column's type is read off the files: drop them, or evaluate one table on its own")
-    names = [Path(args.real).stem, Path(args.synthetic).stem]
-    if names[0] == names[1]:
-        raise InputError(f"both files are named {names[0]!r}: each table is named after its file; rename one")
+    names = table_names(args.real, args.synthetic)
     folder = Path(args.synthetic_folder)
     if not folder.is_dir():
         raise InputError(f"--synthetic {args.synthetic_folder!r} must be the folder synthdp generate --link wrote")

@@ -25,7 +25,7 @@ from synthdp.files.parquet import dump_table
 from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS
 
-__all__ = ["drop_columns", "parse_link", "per_table", "run"]
+__all__ = ["drop_columns", "parse_link", "per_table", "run", "table_names"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -79,15 +79,21 @@ def holder(tables: Mapping[str, pd.DataFrame], column: str, flag: str) -> str:
     return holders[0]
 
 
+def table_names(parent: str, child: str) -> list[str]:
+    """Each table named by its file's stem (``customers.csv`` is ``customers``); two files of one name refused."""
+    names = [Path(parent).stem, Path(child).stem]
+    if names[0] == names[1]:
+        raise InputError(f"both files are named {names[0]!r}: each table is named after its file; rename one")
+    return names
+
+
 def run(args, options: dict[str, Any]) -> int:
     """Read both tables, release them as one, write ``DIR/<table>.csv`` for each (and the report and the model
     when asked) as one unit, refusing before anything private runs when an output already exists."""
     if args.child is None or args.link is None:
         raise InputError("two tables need both files and --link CHILD.COLUMN=PARENT.COLUMN, e.g. synthdp generate "
                          "customers.csv orders.csv --link orders.customer_id=customers.customer_id -o out/")
-    names = [Path(args.input).stem, Path(args.child).stem]
-    if names[0] == names[1]:
-        raise InputError(f"both files are named {names[0]!r}: each table is named after its file; rename one")
+    names = table_names(args.input, args.child)
     folder = Path(args.output)
     if not folder.is_dir():
         raise InputError(f"-o {args.output!r} must be an existing folder: with --link each table is written there "
