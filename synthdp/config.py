@@ -88,7 +88,7 @@ class SynthesisConfig(GameSettings):
         Two tables released together (the data a dict of two DataFrames by name): the one link from the child
         table's foreign key to the parent table's key, {'orders.customer_id': 'customers.customer_id'}. The privacy
         unit is then one parent key with its parent row and all its child rows; max_rows_per_unit bounds the
-        children kept per parent (docs/privacy.md §12).""")
+        children kept per parent ('auto': chosen privately over the parents' child counts, docs/privacy.md §12).""")
     keys: Mapping[str, str] | None = option(None, group="privacy", doc="""
         With links: the child table's own key column, {'orders': 'order_id'}: an identifier, never modelled, and
         written as fresh keys 1..M (docs/privacy.md §12).""")
@@ -222,8 +222,8 @@ class SynthesisConfig(GameSettings):
                              f"with epsilon={self.epsilon!r}")
 
     def _check_links(self) -> None:
-        """Two linked tables: the unit is the parent key, with a public ``k``, add/remove neighbours, in memory
-        (docs/privacy.md §12)."""
+        """Two linked tables: the unit is the parent key, with a public ``k`` (or ``"auto"``), add/remove neighbours,
+        in memory (docs/privacy.md §12)."""
         if self.links is None:
             if self.keys is not None:
                 raise InputError("keys= names the child table's own key of two linked tables; it needs links=")
@@ -231,10 +231,10 @@ class SynthesisConfig(GameSettings):
         if self.privacy_unit is not None:
             raise InputError("with links= the privacy unit is the parent table's key (docs/privacy.md §12): drop "
                              "privacy_unit")
-        if self.max_rows_per_unit is None or self.max_rows_per_unit == "auto":
-            raise InputError(f"links= needs max_rows_per_unit=k, a public bound on the child rows kept per parent "
-                             f"(every noise scale of the joined view grows by k); got {self.max_rows_per_unit!r} "
-                             "('auto' is not offered for two tables yet)")
+        if self.max_rows_per_unit is None:
+            raise InputError("links= needs max_rows_per_unit=k, a public bound on the child rows kept per parent "
+                             "(every noise scale of the joined view grows by k), or max_rows_per_unit='auto' to "
+                             "choose it privately (docs/privacy.md §12)")
         if self.relation != "add-remove":
             raise InputError("links= needs relation='add-remove': neighbours add or remove one parent with all its "
                              "child rows, whose number is never public (docs/privacy.md §12)")

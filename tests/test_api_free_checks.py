@@ -108,6 +108,20 @@ def test_a_refusal_after_a_charge_reads_as_two_sentences(text):
     assert str(caught.value).startswith("fill the missing values. This refusal came after"), str(caught.value)
 
 
+def test_an_interrupt_inside_a_nested_run_says_both_charges():
+    """A linked run's choice of k is charged on its own ledger, then a view's run charges its own: an interrupt in
+    the view names both, and a run with nothing charged leaves the nested run's text as it was."""
+    outer, inner = Ledger(Fraction(1), Fraction(0)), Ledger(Fraction(1), Fraction(0))
+    outer.spend("exponential", Fraction(1, 20), Fraction(0), "add-remove")
+    inner.spend("laplace", Fraction(1, 10), Fraction(0), "add-remove")
+    with pytest.raises(KeyboardInterrupt) as caught, stating_spend(outer), stating_spend(inner):
+        raise KeyboardInterrupt
+    assert caught.value.charged == "epsilon=0.05, then epsilon=0.1"
+    with pytest.raises(KeyboardInterrupt) as caught, stating_spend(Ledger(Fraction(1))), stating_spend(inner):
+        raise KeyboardInterrupt
+    assert caught.value.charged == "epsilon=0.1"
+
+
 def test_bounding_that_drops_most_rows_warns_the_owner_only():
     df = table(900).assign(pid=lambda d: [f"p{i % 30}" for i in range(len(d))])  # 30 rows per unit
     with pytest.warns(OwnerWarning, match=r"dropped 840 of the 900 rows \(93%\)"):

@@ -30,14 +30,16 @@ def stating_spend(ledger: Ledger):
     An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledger was
     charged so far, as the text :func:`spend_text` writes (``"nothing"``
     before the first private step), in its ``charged`` attribute, for the
-    command line to say.
+    command line to say; with a run nested inside (a linked run's view), both what this ledger was charged
+    and what the nested one said.
     """
     try:
         yield
     except KeyboardInterrupt as interrupt:
         spent, pure = ledger.total(), ledger.delta_budget == 0
-        interrupt.charged = (spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events
-                             else "nothing")
+        own = spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events else "nothing"
+        inner = getattr(interrupt, "charged", "nothing")  # a run nested in this one's (a linked view) said its own
+        interrupt.charged = inner if own == "nothing" else own if inner == "nothing" else f"{own}, then {inner}"
         raise
     except SynthDPError as error:
         if not ledger.events:

@@ -191,7 +191,8 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
     g.add_argument("--link", metavar="CHILD.COL=PARENT.COL",
                    help="release two linked tables as one (docs/privacy.md §12): the child's foreign key and the "
                         "parent's key, e.g. orders.customer_id=customers.customer_id (each table named after its "
-                        "file); needs --max-rows-per-unit K, at most K children kept per parent, and -o a folder")
+                        "file); needs --max-rows-per-unit K, at most K children kept per parent (or auto: K chosen "
+                        "privately), and -o a folder")
     g.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); "
                    "checked before anything runs, written with --report as one unit (with --link: a folder)")
     g.add_argument("--report", help="write the full report as JSON here")

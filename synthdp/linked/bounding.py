@@ -18,7 +18,7 @@ from synthdp.core.owner import owner_warning
 from synthdp.linked.links import Link
 from synthdp.mechanisms.units import keep_mask, unit_hash, unit_text, warn_dropped_rows
 
-__all__ = ["Families", "bound_families", "key_text", "warn_owner"]
+__all__ = ["Families", "bound_families", "key_text", "unbounded_families", "warn_owner"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,16 @@ def bound_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, k: int
     children = child.iloc[kept].drop(columns=dropped).reset_index(drop=True)
     m = np.bincount(parent_of, minlength=len(parents)).astype(np.int64)
     return Families(parents, keys, m, children, parent_of, merged, len(child) - len(matched), len(matched))
+
+
+def unbounded_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, parent_key: np.ndarray,
+                       child_key: np.ndarray) -> Families:
+    """The families of step 1 before its last rule, the cap on children: one parent row per key (with the key
+    ``parent_key``, so the same rows as :func:`bound_families` keeps), orphans dropped, every matched child kept.
+    ``m`` is then each family's row count ``m_w`` of docs/privacy.md §12 ("Choosing k privately"): its child rows,
+    0 for a parent without children or without a key.  Private: the input of the private choice of ``k`` and of
+    the owner's checks ahead of it."""
+    return bound_families(parent, child, link, max(len(child), 1), parent_key, child_key)
 
 
 def warn_owner(families: Families, link: Link, k: int) -> None:

@@ -6,34 +6,37 @@ parent), the joined view with the parent key as its unit and ``k`` rows per unit
 domains the parent view released and no marginal over them alone measured.  Both are measured in one zCDP
 filter: the budget is converted once and each view's filter takes a fixed public share (:data:`PARENT_SHARE`) of
 that ``rho``; their domain steps take fixed parts of their views' ``(epsilon, delta)`` shares (docs/privacy.md
-§12, "One filter for both views").
+§12, "One filter for both views").  Under ``max_rows_per_unit="auto"`` ``k`` is chosen first, privately
+(:mod:`synthdp.linked.choice`), and the views share the budget it leaves.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import partial
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
-from synthdp.accounting.ledger import as_delta, as_epsilon, round_down
+from synthdp.accounting.ledger import Ledger, as_delta, as_epsilon, round_down
+from synthdp.accounting.spend import stating_spend
 from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
 from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, resolve_schema
-from synthdp.domains import check_thresholds
-from synthdp.engines.pandas import PandasEngine
-from synthdp.linked.bounding import bound_families, warn_owner
+from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
+from synthdp.linked.choice import at_most, candidate_views, check_candidates
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
-from synthdp.linked.views import count_categories, joined_schema, joined_view, parent_view
+from synthdp.linked.views import check_view, count_categories, joined_schema, joined_view, parent_view
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.randomness import PrivateRandom
-from synthdp.mechanisms.units import bounding_key
-from synthdp.plan import Plan, ViewInputs, budget, make_plan
+from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, ChosenBound, bounding_key, candidates_text,
+                                      choose_rows_per_unit)
+from synthdp.plan import Plan, ViewInputs, budget, make_plan, unit_choice
 from synthdp.report import Report
 
 __all__ = ["PARENT_SHARE", "LinkedReport", "LinkedResult", "synthesize_linked"]
@@ -47,8 +50,9 @@ PARENT_SHARE = Fraction(1, 3)
 class LinkedReport:
     """The one release of two linked tables: the unit, ``k``, the public rules, each view's release, the user's
     budget and how the views composed: ``rho``, each view's share of one zCDP filter, or None (basic composition
-    of the views' shares, pure DP or a method without a filter) (docs/privacy.md §12, "What the release says").
-    Never a count of orphans, merged keys or rows cut."""
+    of the views' shares, pure DP or a method without a filter); ``chosen``, how ``k`` was chosen privately and
+    what that cost, under ``max_rows_per_unit="auto"`` (docs/privacy.md §12, "What the release says", "Choosing k
+    privately").  Never a count of orphans, merged keys or rows cut."""
 
     link: Link
     k: int
@@ -57,12 +61,20 @@ class LinkedReport:
     epsilon_budget: float
     delta_budget: float | None
     rho: tuple[Fraction, Fraction] | None = None
+    chosen: ChosenBound | None = None
+
+    @property
+    def choice_epsilon(self) -> float:
+        """What the private choice of ``k`` spent, ahead of both views (0 for a public ``k``)."""
+        return 0.0 if self.chosen is None else float(self.chosen.epsilon)
 
     @property
     def epsilon_spent(self) -> float:
-        """Both views' spends; in one filter the whole budget, converted once (every step ahead of the filters
-        spends exactly its planned part, and each filter is charged whole when it opens)."""
-        return self.epsilon_budget if self.rho is not None else self.parent.epsilon_spent + self.joined.epsilon_spent
+        """The choice of ``k`` and both views' spends; in one filter the whole budget, converted once (every step
+        ahead of the filters spends exactly its planned part, and each filter is charged whole when it opens)."""
+        if self.rho is not None:
+            return self.epsilon_budget
+        return self.choice_epsilon + self.parent.epsilon_spent + self.joined.epsilon_spent
 
     @property
     def delta_spent(self) -> float | None:
@@ -71,20 +83,31 @@ class LinkedReport:
         return self.delta_budget if self.rho is not None else self.parent.delta_spent + self.joined.delta_spent
 
     def composition(self) -> str:
-        """How the two views' releases compose, in words."""
+        """How the two views' releases (and the choice of ``k`` ahead of them) compose, in words."""
         if self.rho is None:
-            return ("basic composition of the parent view's and the joined view's releases, each at its share "
-                    "(docs/privacy.md §12, Theorem 12.3)")
-        return (f"one zCDP filter for both views: rho = {float(sum(self.rho)):.6g}, the conversion of the budget "
-                f"once, of which the parent view takes {float(self.rho[0]):.6g} and the joined view "
-                f"{float(self.rho[1]):.6g} (docs/privacy.md §12, Theorem 12.3)")
+            views = ("basic composition of the parent view's and the joined view's releases, each at its share "
+                     "(docs/privacy.md §12, Theorem 12.3)")
+        else:
+            views = (f"one zCDP filter for both views: rho = {float(sum(self.rho)):.6g}, the conversion of the "
+                     f"budget{' left' if self.chosen else ''} once, of which the parent view takes "
+                     f"{float(self.rho[0]):.6g} and the joined view {float(self.rho[1]):.6g} (docs/privacy.md §12, "
+                     "Theorem 12.3)")
+        if self.chosen is None:
+            return views
+        return (f"the choice of k first (pure epsilon {self.choice_epsilon:.6g}), then {views}, by basic "
+                "composition (docs/privacy.md §12, \"Choosing k privately\")")
 
     def to_dict(self) -> dict[str, Any]:
         """The release (safe to publish): what each view cost and the public rules."""
         link = self.link
+        choice = unit_choice(self.chosen)
         return {
             "tables": [link.parent, link.child], "link": link.describe(),
             "privacy_unit": f"{link.parent}.{link.key}", "max_rows_per_unit": self.k,
+            **({} if choice is None else {"max_rows_per_unit_choice": {
+                **choice.to_dict(), "epsilon": self.choice_epsilon,
+                "candidates": candidates_text(self.chosen.candidates),
+                "rows_per_unit": f"the {link.child} rows of each {link.parent}.{link.key}, before bounding"}}),
             "relation": "add-remove of one parent key with its parent row and all its child rows",
             "composition": self.composition(),
             "epsilon_budget": self.epsilon_budget, "delta_budget": self.delta_budget,
@@ -104,8 +127,10 @@ class LinkedReport:
         spent = f"epsilon={self.epsilon_spent:.6g}" + ("" if self.delta_spent is None
                                                         else f", delta={self.delta_spent:.3g}")
         how = "basic composition of the two views" if self.rho is None else "one zCDP filter for both views"
+        chosen = "" if self.chosen is None else f", k chosen privately for epsilon={self.choice_epsilon:.6g}"
         return (f"two linked tables ({self.link.describe()}): spent {spent} by {how}; privacy unit: one "
-                f"{self.link.parent}.{self.link.key} with all its {self.link.child} rows (at most {self.k} kept)")
+                f"{self.link.parent}.{self.link.key} with all its {self.link.child} rows (at most {self.k} kept"
+                f"{chosen})")
 
 
 @dataclass
@@ -193,21 +218,57 @@ def checked(run: Any, planned: tuple[Fraction, Fraction] | None) -> Any:
     return run
 
 
-def check_children(rows: pd.DataFrame, schema: Schema, plan: Plan) -> None:
-    """The joined view's refusals that read its child columns' values (a value its public type or bounds refuse, a
-    threshold that would keep nothing of a column), taken on the kept child rows before the parent view's run, so
-    that no refusal comes after a view has drawn noise (docs/privacy.md §12, "Refusals").  Not a private step: the
-    joined view's run repeats these checks on the same rows, and its warnings are given there, once."""
-    engine = PandasEngine()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_thresholds(engine.tally(engine.prepare(rows).source, schema), schema, plan)
+@dataclass(frozen=True)
+class Views:
+    """Both views at one ``k``, planned before any private step: each view's configuration and public schema (the
+    child columns' schema alone for the joined view), the two plans, and the parent columns the joined view does
+    not measure alone."""
+
+    parent_config: SynthesisConfig
+    joined_config: SynthesisConfig
+    parent_schema: Schema
+    children: Schema
+    plans: tuple[Plan, Plan]
+    released: tuple[str, ...]
+
+
+def plan_views(budget_config: SynthesisConfig, base: SynthesisConfig, per_table: dict[str, dict[str, Any]],
+               link: Link, k: int, families: Families) -> Views:
+    """Both views planned at ``k`` on the public schemas of ``families``' parent view and child rows (public inputs
+    only: every refusal of either plan), each view at its share of ``budget_config``'s budget (docs/privacy.md
+    §12, "Planning first"); ``base`` holds the options common to both tables, ``per_table`` each table's own."""
+    parent_share, joined_share = _shares(budget_config)
+    parent_config = replace(base, **parent_share, **_with_count(per_table[link.parent], link, k))
+    child_config = replace(base, **per_table[link.child], n_rows=None)
+    parent_schema = view_schema(parent_view(families, link), parent_config)
+    child_schema = view_schema(families.children, child_config)
+    joined_config = replace(base, **joined_share, privacy_unit=link.foreign_key, max_rows_per_unit=k, n_rows=None,
+                            missing=None)
+    released = released_columns(parent_schema, link)
+    parent_plan = make_plan(parent_config, parent_schema)
+    placeholder = joined_schema(stand_in(parent_schema, parent_plan), child_schema, link)
+    plans = (parent_plan, make_plan(replace(joined_config, schema=placeholder), placeholder,
+                                    view=ViewInputs(released_columns=released)))
+    return Views(parent_config, joined_config, parent_schema, child_schema, plans, released)
+
+
+def choose_k(tables: Any, config: SynthesisConfig, plan_at: Callable[[int, Families], Views], link: Link,
+             keys: tuple[np.ndarray, np.ndarray], ledger: Ledger, rng: PrivateRandom) -> ChosenBound:
+    """``max_rows_per_unit="auto"``: ``k`` chosen privately over the families, after every refusal of both views at
+    every candidate (docs/privacy.md §12, "Choosing k privately"), charged to ``ledger`` ahead of everything."""
+    families = unbounded_families(tables[link.parent], tables[link.child], link, *keys)
+    parent_view(families, link), joined_view(families, link)  # refuse clashing names first
+    views = candidate_views(lambda k: plan_at(k, at_most(families, k)))
+    check_candidates(families, link, views)
+    return choose_rows_per_unit(families.m, candidates=tuple(views), epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE,
+                                rng=rng, ledger=ledger, relation=config.relation)
 
 
 def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any]) -> LinkedResult:
-    """Release two linked tables as one release (docs/privacy.md §12): refusals first, then bounding, both views'
-    plans (every refusal of either before any private step), the parent view's run, the joined view's run, and the
-    pair drawn from the released models.
+    """Release two linked tables as one release (docs/privacy.md §12): refusals first, then (``"auto"``) the private
+    choice of ``k`` after every refusal of both views at every candidate, bounding, both views' plans (every
+    refusal of either before any private step), the parent view's run, the joined view's run, and the pair drawn
+    from the released models.
 
     ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline (:func:`synthdp.api.synthesize`),
     run once per view with a child stream of the linked run's generator and what the linked run fixed for the view
@@ -219,30 +280,32 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     link = read_link(tables, config.links, config.keys)
     per_table = split_options(config.to_dict(), link)
     base = replace(config, links=None, keys=None, max_rows_per_unit=None, **{name: None for name in TABLE_OPTIONS})
-    k = config.max_rows_per_unit
-    parent_share, joined_share = _shares(config)
-    parent_config = replace(base, **parent_share, **_with_count(per_table[link.parent], link, k))
-    child_config = replace(base, **per_table[link.child], n_rows=None)
     rng = PrivateRandom(config.random_state)
-    families = bound_families(tables[link.parent], tables[link.child], link, k, bounding_key(rng), bounding_key(rng))
-    parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
-    parent_schema, children = view_schema(parents, parent_config), view_schema(families.children, child_config)
-    joined_config = replace(base, **joined_share, privacy_unit=link.foreign_key, max_rows_per_unit=k, n_rows=None,
-                            missing=None)
-    released = released_columns(parent_schema, link)
-    parent_plan = make_plan(parent_config, parent_schema)  # both views planned (and refused) before any private step
-    placeholder = joined_schema(stand_in(parent_schema, parent_plan), children, link)
-    plans = (parent_plan, make_plan(replace(joined_config, schema=placeholder), placeholder,
-                                    view=ViewInputs(released_columns=released)))
-    shares = one_filter(config, plans) or (None, None)
-    converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
-    check_children(families.children, children, plans[1])
-    warn_owner(families, link, k)
-    parent_run = checked(run_view(parents, parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])), converted[0])
-    schema = joined_schema(parent_run.schema, children, link)
-    joined_run = checked(run_view(joined, replace(joined_config, schema=schema), rng=rng.spawn(),
-                                  view=ViewInputs(shares[1], released)), converted[1])
+    keys = bounding_key(rng), bounding_key(rng)
+    epsilon, delta = budget(config)
+    ledger = Ledger(epsilon, delta or Fraction(0))  # the choice of k's, the one spend ahead of both views
+    chosen, budget_config = None, config
+    with stating_spend(ledger):  # a refusal after the choice of k says what it was charged (docs/privacy.md §10.1)
+        if config.max_rows_per_unit == "auto":  # the first private step; the views share what is left (§12)
+            budget_config = replace(config, epsilon=_below(epsilon - epsilon * AUTO_EPSILON_SHARE))
+            plan_at = partial(plan_views, budget_config, base, per_table, link)
+            chosen = choose_k(tables, config, plan_at, link, keys, ledger, rng.spawn())
+        k = config.max_rows_per_unit if chosen is None else chosen.k
+        families = bound_families(tables[link.parent], tables[link.child], link, k, *keys)
+        parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
+        views = plan_views(budget_config, base, per_table, link, k, families)
+        plans = views.plans  # both views planned (and refused) before any private step
+        shares = one_filter(budget_config, plans) or (None, None)
+        converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
+        check_view(families.children, views.children, plans[1])
+        warn_owner(families, link, k)
+        parent_run = checked(run_view(parents, views.parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])),
+                             converted[0])
+        schema = joined_schema(parent_run.schema, views.children, link)
+        joined_run = checked(run_view(joined, replace(views.joined_config, schema=schema), rng=rng.spawn(),
+                                      view=ViewInputs(shares[1], views.released)), converted[1])
     model = LinkedModel(link, k, parent_run.model, joined_run.model)
     report = LinkedReport(link, k, parent_run.report, joined_run.report, float(config.epsilon),
-                          float(config.delta) if config.delta else None, None if shares[0] is None else shares)
+                          float(config.delta) if config.delta else None, None if shares[0] is None else shares,
+                          chosen)
     return LinkedResult(model.draw(len(parent_run.data), rng.spawn().numpy_generator()), report, model)

@@ -5,16 +5,21 @@ parent columns take the domains the parent view's release learned (post-processi
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import pandas as pd
 
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
+from synthdp.core.tallies import Tallies
+from synthdp.domains import check_thresholds
+from synthdp.engines.pandas import PandasEngine
 from synthdp.linked.bounding import Families
 from synthdp.linked.links import Link
+from synthdp.plan import Plan
 
-__all__ = ["count_categories", "joined_schema", "joined_view", "parent_view"]
+__all__ = ["check_view", "count_categories", "joined_schema", "joined_view", "parent_view", "view_tallies"]
 
 
 def count_categories(k: int) -> list[int]:
@@ -49,3 +54,22 @@ def joined_schema(parent: Schema, child: Schema, link: Link) -> Schema:
     appended = tuple(replace(a, name=link.joined_name(a.name)) for a in parent.attributes)
     tokens = tuple(dict.fromkeys((*child.missing_values, *parent.missing_values)))
     return Schema(child.attributes + appended, missing_values=tokens, derived=child.derived)
+
+
+def view_tallies(rows: pd.DataFrame, schema: Schema) -> Tallies:
+    """The tallies of a view's rows under its public ``schema``, every value checked as the view's run checks it
+    (a value its public type or bounds refuse is refused, naming it).  Its warnings are given by the run, once."""
+    engine = PandasEngine()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return engine.tally(engine.prepare(rows).source, schema)
+
+
+def check_view(rows: pd.DataFrame, schema: Schema, plan: Plan) -> None:
+    """A view's refusals that read its rows' values (a value its public type or bounds refuse, a threshold that
+    would keep nothing of a column), taken before any view draws noise (docs/privacy.md §12, "Refusals").  Not a
+    private step: the view's run repeats these checks on the same rows, and its warnings are given there, once."""
+    tallies = view_tallies(rows, schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_thresholds(tallies, schema, plan)

@@ -1,6 +1,8 @@
 """``synthdp generate PARENT.csv CHILD.csv --link ... -o DIR``: two linked tables, one file each (docs/privacy.md
 §12), nothing overwritten and nothing half-written."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -88,3 +90,16 @@ def test_refused_before_anything_is_read_privately(inputs, capsys, extra, messag
     assert run(inputs, *extra) == 2
     assert message in capsys.readouterr().err
     assert list((inputs / "out").iterdir()) == []
+
+
+def test_max_rows_per_unit_auto_chooses_k_privately_and_the_report_says_so(inputs, capsys):
+    out = inputs / "out"
+    code = main(["generate", str(inputs / "customers.csv"), str(inputs / "orders.csv"), "--link",
+                 "orders.cid=customers.cid", "--max-rows-per-unit", "auto", "-o", str(out), "--bounds",
+                 "amount=0.0:100.0", "--decimals", "amount=2", "--report", str(out / "report.json"), *QUICK])
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    k = report["max_rows_per_unit"]
+    assert report["max_rows_per_unit_choice"]["value"] == k and report["max_rows_per_unit_choice"]["epsilon"] == 0.1
+    assert pd.read_csv(out / "orders.csv").groupby("cid").size().max() <= k
+    assert "k chosen privately for epsilon=0.1" in capsys.readouterr().out

@@ -131,7 +131,6 @@ def test_synthesizer_samples_parents_with_children_and_keeps_both_models(tmp_pat
     (dict(links={"orders.cid": "customers.nope"}), "has no column 'nope'"),
     (dict(links={"orders.cid": "customers.cid", "customers.cid": "orders.cid"}), "only one parent-child pair"),
     (dict(relation="replace-one"), "needs relation='add-remove'"),
-    (dict(max_rows_per_unit="auto"), "not offered for two tables yet"),
     (dict(privacy_unit="cid"), "drop privacy_unit"),
     (dict(categories={"region": ["N", "S"]}), "keyed by table name"),
     (dict(engine="dask"), "engine='pandas' and without strict"),
