@@ -315,17 +315,20 @@ class Synthesizer:
         :meth:`load`.  ``conditions`` (column -> value, e.g. ``{"region": "N"}``; None: the missing value) draws
         from the model's conditional distribution given them, every row taking the given values
         (:meth:`FittedModel.sample`; post-processing too).  Fitted on two linked tables, ``n`` parents with their
-        children, as a dict of two tables (docs/privacy.md §12; no conditions yet).
+        children, as a dict of two tables (docs/privacy.md §12); ``conditions`` then name the parent table's columns
+        (or its count of children ``n_<child>``), and each parent's children are drawn given it
+        (:meth:`LinkedModel.sample`).
         """
         model = self._fitted_model()
         if isinstance(model, LinkedModel):
-            if conditions:
-                raise InputError("conditions are not offered for two linked tables yet: sample(n) without them")
+            if conditions and n is None:
+                raise InputError("conditions draw fresh parents: give the number of parents, sample(n, "
+                                 "conditions=...)")
             if n is None and hasattr(self, "result_"):
                 return {name: table.copy() for name, table in self.result_.tables.items()}
             if n is None:
                 raise InputError("a loaded model keeps no tables: give the number of parents, sample(n)")
-            return model.sample(n, random_state=random_state)
+            return model.sample(n, random_state=random_state, conditions=conditions)
         if n is None:
             if not hasattr(self, "result_"):
                 raise InputError("a loaded model keeps no table: give the number of rows, sample(n)")

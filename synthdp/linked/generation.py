@@ -4,7 +4,9 @@
 by their codes (parent columns and ``m``), and each group's children are drawn from the joined model conditioned
 on those codes (its parent columns are the parent model's attributes, so the codes are the same), or, where the
 conditional has no mass, from the joined model's marginal over the child columns.  The keys are fresh: a function
-of ``N`` and the drawn ``m_i`` only.  Nothing here reads a real row.
+of ``N`` and the drawn ``m_i`` only.  Given conditions on the parent columns, the parents are drawn from the
+parent model's conditional distribution (:mod:`synthdp.conditions`), their children as always.  Nothing here
+reads a real row.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from synthdp.conditions import Condition, evidence, no_mass, read_conditions, with_values
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.files.outputs import check_outputs, write_outputs
@@ -75,12 +79,46 @@ class LinkedModel:
         values = np.array([int(c) for c in self.parent.schema[self.link.count_column].categories], dtype=np.int64)
         return values[parent_codes[:, column]]
 
-    def draw(self, n: int, generator: np.random.Generator) -> dict[str, pd.DataFrame]:
-        """``n`` parents with their children, as two tables by name, keyed afresh."""
+    def parent_conditions(self, conditions: Mapping[str, Any] | None) -> list[Condition]:
+        """``conditions`` on the parent table's columns (and its count of children), read through the parent
+        model's schema (:mod:`synthdp.conditions`).  Refused, naming the column and what to give: the form keyed by
+        table name, a child column or key (the children are drawn given their parent, never conditioned), the
+        parent key (written fresh), an unknown column or a value outside its domain."""
+        link, children = self.link, self.child_columns()
+        only = (f"conditions on two linked tables are on the columns of the parent table {link.parent!r} and its "
+                f"count of children {link.count_column!r}, given directly (e.g. {{'{link.count_column}': 1}}): each "
+                "parent's children are drawn given that parent (docs/privacy.md §12 step 4)")
+        for name, value in conditions.items() if isinstance(conditions, Mapping) else ():  # else refused below
+            if name == link.parent and isinstance(value, Mapping):
+                raise InputError(f"conditions name the parent table's columns directly, not keyed by table: "
+                                 f"conditions={dict(value)!r}")
+            if name == link.key:
+                raise InputError(f"conditions: {name!r} is the key of {link.parent!r}, written fresh (1..N): "
+                                 "condition on its other columns")
+            if name in children or name == link.child:
+                what = "the child table" if name == link.child else f"a column of the child table {link.child!r}"
+                raise InputError(f"conditions: {name!r} is {what}; {only}")
+        return read_conditions(self.parent.schema, conditions)
+
+    def child_columns(self) -> set[str]:
+        """The child table's columns as the release writes them (its keys among them)."""
+        appended = {self.link.joined_name(name) for name in self.parent.schema.names}
+        names = {*self.joined.schema.names, *(d.name for d in self.joined.schema.derived)} - appended
+        return names | {self.link.foreign_key} | ({self.link.child_key} if self.link.child_key else set())
+
+    def draw(self, n: int, generator: np.random.Generator, given: Sequence[Condition] = ()
+             ) -> dict[str, pd.DataFrame]:
+        """``n`` parents with their children, as two tables by name, keyed afresh; the parents drawn from the
+        parent model conditioned on ``given`` (:meth:`parent_conditions`), their children given them as always."""
         link, parent, joined = self.link, self.parent, self.joined
-        codes = parent.estimate.sample(n, generator)
+        estimate = parent.estimate.given(evidence(list(given))) if given else parent.estimate
+        if estimate is None:
+            raise no_mass(list(given), parent.schema)
+        codes = estimate.sample(n, generator)
         m = self.counts(codes)
-        parents = decode_records(parent.estimate, parent.schema, codes, numeric=parent.numeric, generator=generator)
+        parents = decode_records(estimate, parent.schema, codes, numeric=parent.numeric, generator=generator)
+        if given and parent.numeric == "uniform":
+            parents = with_values(parents, parent.schema, list(given))
         children = decode_records(joined.estimate, joined.schema, child_codes(joined, codes, m, generator),
                                   numeric=joined.numeric, generator=generator)
         keys, foreign, own = fresh_keys(m)
@@ -93,12 +131,17 @@ class LinkedModel:
         parents.insert(0, link.key, keys)
         return {link.parent: parents, link.child: children}
 
-    def sample(self, n: int, random_state: int | None = None) -> dict[str, pd.DataFrame]:
+    def sample(self, n: int, random_state: int | None = None, *,
+               conditions: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:
         """``n`` fresh parents with their children (free: post-processing); the same seed gives the same tables,
-        also after :meth:`save` and :meth:`load`."""
+        also after :meth:`save` and :meth:`load`.  ``conditions`` (a parent column, or the count column
+        ``n_<child>``, -> value, e.g. ``{"region": "N"}``) draws the parents from the parent model's conditional
+        distribution given them, every parent taking the given values, and their children as always, given each
+        parent (docs/privacy.md §12 step 4); checked before anything is drawn (:meth:`parent_conditions`)."""
         check("n_rows", n)
         check("random_state", random_state)
-        return self.draw(n, np.random.default_rng(random_state))
+        given = self.parent_conditions(conditions)
+        return self.draw(n, np.random.default_rng(random_state), given)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write both models and the link to ``path`` atomically: a zip of ``link.json`` and each model's own file
