@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 from typing import Any
@@ -54,7 +55,8 @@ def run(args) -> int:
         if tune.requested(args) or getattr(args, "max_epsilon", None) is not None:
             raise InputError("--tune, --target-error and --max-epsilon are not available with --link yet: release "
                              "the two tables at one --epsilon")
-        return linked.run(args, generate_options(args))
+        return linked.run(args, generate_options(argparse.Namespace(**{**vars(args), "schema": None})))
+    args = argparse.Namespace(**{**vars(args), "schema": one_schema(args.schema)})
     outputs = check_outputs({"-o": args.output, "--report": args.report, "--save-model": args.save_model},
                             inputs=[args.input, args.schema, *query_inputs(args.queries)])
     if table_format(args.output, "-o") == "parquet":
@@ -97,6 +99,14 @@ def run(args) -> int:
               f"{STRICT_STATUS}", file=sys.stderr)
         return STRICT_STATUS
     return 0
+
+
+def one_schema(given: list[str] | None) -> str | None:
+    """The one ``--schema`` file of a single table (``--schema`` is given once per table with ``--link``)."""
+    if given and len(given) > 1:
+        raise InputError(f"--schema is given {len(given)} times ({', '.join(given)}); one table takes one schema "
+                         "file (with --link, one per table)")
+    return given[0] if given else None
 
 
 def _synthesize(args, config: SynthesisConfig):

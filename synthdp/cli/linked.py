@@ -2,9 +2,10 @@
 release (docs/privacy.md §12), one file per table in ``DIR``, named after its input.
 
 Each table is named by its file's stem (``customers.csv`` is ``customers``).  A column option (``--bounds``,
-``--categorical``, ...) goes to the table that holds the column; a column both tables hold, or ``--schema``, is
-refused for now; ``--drop`` leaves a column out of the table that holds it.  Nothing is written unless every output can be (existing files are never overwritten), and all
-outputs are written as one unit.
+``--categorical``, ...) goes to the table that holds the column, a column both tables hold is refused; ``--schema``
+is given once per table (:func:`table_schemas`); ``--drop`` leaves a column out of the table that holds it.
+Nothing is written unless every output can be (existing files are never overwritten), and all outputs are written
+as one unit.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from typing import Any, Mapping
 import pandas as pd
 
 from synthdp.api import release
-from synthdp.cli.common import read_input
+from synthdp.cli.common import check_schema_columns, read_input
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
+from synthdp.core.schema import Schema
 from synthdp.files import csvfile
 from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.files.parquet import dump_table
 from synthdp.linked.generation import dump_linked
-from synthdp.linked.links import TABLE_OPTIONS
+from synthdp.linked.links import TABLE_OPTIONS, read_link
 
-__all__ = ["drop_columns", "parse_link", "per_table", "run", "table_names"]
+__all__ = ["drop_columns", "parse_link", "per_table", "run", "schema_files", "table_names", "table_schemas"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -37,26 +39,73 @@ def parse_link(text: str) -> dict[str, str]:
     return {child: parent}
 
 
-def per_table(options: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
-    """The column options of one table's flags, each keyed by the table that holds its columns (the Python form)."""
-    if options.get("schema") is not None:
-        raise InputError("--schema describes one table; with --link give the columns' options as flags (each goes "
-                         "to the table that holds the column), or use the Python API with a schema per table")
-    out = dict(options)
+def per_table(options: Mapping[str, Any], tables: Mapping[str, pd.DataFrame],
+              schemas: Mapping[str, Schema] | None = None) -> dict[str, Any]:
+    """The column options of one table's flags, each keyed by the table that holds its columns (the Python form),
+    and each table's schema file (:func:`table_schemas`); a column flag for a table its schema file describes is
+    refused, as for one table (the file fixes that table's whole domain)."""
+    schemas = dict(schemas or {})
+    out = {**options, "schema": schemas or None}
     for name in TABLE_OPTIONS:
         value = options.get(name)
-        if value is None:
+        if value is None or name == "schema":
             continue
         split: dict[str, Any] = {}
+        flag = f"--{name.replace('_', '-')}"
         for column in value:
-            part = split.setdefault(holder(tables, column, f"--{name.replace('_', '-')}"),
-                                    {} if isinstance(value, Mapping) else [])
+            table = holder(tables, column, flag)
+            if table in schemas:
+                raise InputError(f"{flag} names column {column!r} of table {table!r}, whose --schema file fixes its "
+                                 "whole domain, so the flag would be ignored; put that setting in the schema file, or "
+                                 f"drop the schema file of {table!r}")
+            part = split.setdefault(table, {} if isinstance(value, Mapping) else [])
             if isinstance(value, Mapping):
                 part[column] = value[column]
             else:
                 part.append(column)
         out[name] = split
     return out
+
+
+def schema_files(given: list[str] | None, names: list[str]) -> list[tuple[str | None, str]]:
+    """Each ``--schema`` as (the table it names with ``TABLE=FILE``, or None; the file), before any table is read.
+    The text before the first ``=`` names a table only when it is one of ``names`` (a file name may hold ``=``)."""
+    out = []
+    for text in given or []:
+        table, sep, path = text.partition("=")
+        out.append((table, path) if sep and table in names else (None, text))
+    return out
+
+
+def table_schemas(files: list[tuple[str | None, str]], tables: Mapping[str, pd.DataFrame],
+                  links: Mapping[str, str]) -> dict[str, Schema]:
+    """Each table's schema file: the table ``TABLE=FILE`` names, else the one whose name is the file's stem
+    (``customers.json`` is ``customers``'s), else the one table holding every column the file lists.  Refused,
+    naming the file and the fix: a file that fits both tables or neither, two files for one table, a file that
+    lists a key column (keys are identifiers, never modelled), or a table column the file leaves out (the library
+    would drop it with a warning)."""
+    link = read_link(tables, links)  # refused as the run would refuse it, before any file is read
+    keys = {link.parent: [link.key], link.child: [link.foreign_key]}
+    schemas: dict[str, Schema] = {}
+    for named, path in files:
+        schema = Schema.load(path)
+        listed = [*schema.names, *(d.name for d in schema.derived)]
+        fits = [t for t, df in tables.items() if all(c in df.columns for c in listed)]
+        table = named or (Path(path).stem if Path(path).stem in tables else None)
+        if table is None and len(fits) != 1:
+            where = f"both tables ({' and '.join(fits)})" if fits else "neither table"
+            raise InputError(f"--schema {path}: {where} hold(s) every column it lists ({listed}); name its table: "
+                             f"--schema TABLE={path} (TABLE one of {list(tables)}), or name the file after its table")
+        table = table or fits[0]
+        if table in schemas:
+            raise InputError(f"--schema {path}: table {table!r} has a schema file already; give one per table")
+        held = [c for c in keys.get(table, []) if c in listed]
+        if held:
+            raise InputError(f"--schema {path} lists {held}, a key column of table {table!r}: keys are identifiers, "
+                             f"never modelled; remove it from the file (synthdp schema ... --drop {held[0]})")
+        check_schema_columns(schema, [c for c in tables[table].columns if c not in keys.get(table, [])], path)
+        schemas[table] = schema
+    return schemas
 
 
 def drop_columns(tables: Mapping[str, pd.DataFrame], columns: list[str]) -> dict[str, pd.DataFrame]:
@@ -103,11 +152,13 @@ def run(args, options: dict[str, Any]) -> int:
     if existing:
         raise InputError(f"{existing} exist already; nothing is overwritten with --link: choose another folder or "
                          "remove them")
+    files = schema_files(args.schema, names)
     outputs = check_outputs({**{f"-o {n}": p for n, p in paths.items()}, "--report": args.report,
-                             "--save-model": args.save_model}, inputs=[args.input, args.child])
+                             "--save-model": args.save_model}, inputs=[args.input, args.child, *(f for _, f in files)])
     tables = drop_columns({name: read_input(path, argparse.Namespace(**{**vars(args), "drop": None}))
                            for name, path in zip(names, (args.input, args.child))}, args.drop or [])
-    config = SynthesisConfig.of(**per_table({**options, "links": parse_link(args.link)}, tables))
+    links = parse_link(args.link)
+    config = SynthesisConfig.of(**per_table({**options, "links": links}, tables, table_schemas(files, tables, links)))
     result = release(tables, config)
     jobs = [(outputs[f"-o {n}"], lambda tmp, n=n: dump_table(result.tables[n], tmp, paths[n])) for n in names]
     if args.report:

@@ -140,10 +140,18 @@ def derived_names(groups: Sequence[str]) -> list[str]:
     return [name for group in groups for name in options_in(group) if name not in special]
 
 
-def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = ()) -> None:
-    """The flags of the domain (the ``schema`` options but ``omit``) and of reading the CSV."""
+#: ``synthdp generate``'s ``--schema``: once per table with ``--link`` (by the file's stem, the columns it holds, or
+#: ``TABLE=FILE``; :func:`synthdp.cli.linked.table_schemas`), once for one table.
+LINKED_SCHEMA_FLAG = (("--schema",), dict(metavar="[TABLE=]FILE", action="append", syntax=(
+    "With --link give one per table (--schema customers.json --schema orders.json): each goes to the table named by "
+    "its file's stem, else to the one table holding every column it lists; TABLE=FILE names the table")))
+
+
+def _schema_options(p: argparse.ArgumentParser, omit: Sequence[str] = (), hand_written: dict = SCHEMA_FLAGS) -> None:
+    """The flags of the domain (the ``schema`` options but ``omit``; ``hand_written``'s flags where it has one) and of
+    reading the CSV."""
     g = p.add_argument_group(GROUPS["schema"])
-    _add_flags(g, [n for n in options_in("schema") if n not in (*omit, "missing")], SCHEMA_FLAGS)
+    _add_flags(g, [n for n in options_in("schema") if n not in (*omit, "missing")], hand_written)
     r = p.add_argument_group("reading the CSV")
     _add_flags(r, ["missing"], SCHEMA_FLAGS)
     r.add_argument("--columns", help="comma-separated column names, one per field, for a CSV without a header row")
@@ -200,7 +208,7 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
                    "arrays: the fitted model, the schema, the release report; nothing private) for synthdp sample")
     for group, heading in GROUPS.items():
         if group == "schema":
-            _schema_options(g)
+            _schema_options(g, hand_written={**SCHEMA_FLAGS, "schema": LINKED_SCHEMA_FLAG})
         else:
             _add_flags(g.add_argument_group(heading), options_in(group), GENERATE_FLAGS)
     add_tuning_arguments(g)

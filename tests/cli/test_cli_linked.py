@@ -103,3 +103,84 @@ def test_max_rows_per_unit_auto_chooses_k_privately_and_the_report_says_so(input
     assert report["max_rows_per_unit_choice"]["value"] == k and report["max_rows_per_unit_choice"]["epsilon"] == 0.1
     assert pd.read_csv(out / "orders.csv").groupby("cid").size().max() <= k
     assert "k chosen privately for epsilon=0.1" in capsys.readouterr().out
+
+
+def _schema(path, *attributes):
+    path.write_text(json.dumps({"format": "synthdp-schema", "version": 1, "missing_values": [],
+                                "attributes": list(attributes)}))
+    return str(path)
+
+
+REGION = {"name": "region", "kind": "categorical", "categories": ["N", "S", "W"], "missing": False, "dtype": None}
+AMOUNT = {"name": "amount", "kind": "numeric", "bounds": [0.0, 200.0], "bins": 4, "clip": False, "origin": "public",
+          "decimals": 2, "missing": False, "dtype": "float64"}
+
+
+def _with_schemas(folder, *schemas):
+    return main(["generate", str(folder / "customers.csv"), str(folder / "orders.csv"), *LINK, "-o",
+                 str(folder / "out"), "--save-model", str(folder / "pair.zip"), *QUICK,
+                 *[flag for schema in schemas for flag in ("--schema", schema)]])
+
+
+@pytest.mark.parametrize("names", [
+    ("customers.json", "orders.json"),          # by the file's stem
+    ("P_schema.json", "C_schema.json"),         # by the columns each lists
+    ("customers=a.json", "orders=b.json"),      # named
+])
+def test_each_schema_file_applies_to_its_table(inputs, names):
+    """The parent model's region has the file's three categories and the joined model's amount the file's bounds:
+    each file went to its table, and nothing was learned."""
+    paths = [_schema(inputs / name.partition("=")[2 if "=" in name else 0], attribute)
+             for name, attribute in zip(names, (REGION, AMOUNT))]
+    given = [f"{name.partition('=')[0]}={path}" if "=" in name else path for name, path in zip(names, paths)]
+    assert _with_schemas(inputs, *given[::-1]) == 0  # in any order
+    model = synthdp.Synthesizer.load(inputs / "pair.zip").model_
+    assert model.parent.schema["region"].categories == ("N", "S", "W")
+    assert model.joined.schema["amount"].bounds == (0.0, 200.0)
+    assert model.joined.schema["customers.region"].categories == ("N", "S", "W")
+
+
+@pytest.mark.parametrize("make, extra, message", [
+    (lambda f: [_schema(f / "x.json", {**REGION, "name": "cid"})], [], "both tables"),
+    (lambda f: [_schema(f / "x.json", {**REGION, "name": "nope"})], [], "neither table"),
+    (lambda f: [_schema(f / "customers.json", REGION), _schema(f / "x.json", REGION)], [],
+     "has a schema file already"),
+    (lambda f: [_schema(f / "customers.json", REGION, {**AMOUNT, "name": "cid", "dtype": "int64", "decimals": None})],
+     [], "a key column of table 'customers'"),
+    (lambda f: [_schema(f / "orders.json", AMOUNT)], ["--bounds", "amount=0:100"],
+     "whose --schema file fixes its whole domain"),
+])
+def test_a_schema_file_that_fits_no_one_table_is_refused_before_anything_runs(inputs, capsys, make, extra, message):
+    files = [flag for path in make(inputs) for flag in ("--schema", path)]
+    code = main(["generate", str(inputs / "customers.csv"), str(inputs / "orders.csv"), *LINK, "-o",
+                 str(inputs / "out"), *QUICK, *extra, *files])
+    assert code == 2 and message in capsys.readouterr().err
+    assert list((inputs / "out").iterdir()) == []
+
+
+def test_a_schema_file_must_list_every_column_of_its_table_but_the_keys(inputs, capsys):
+    orders = pd.read_csv(inputs / "orders.csv").assign(note="x")
+    orders.to_csv(inputs / "orders.csv", index=False)
+    assert _with_schemas(inputs, _schema(inputs / "orders.json", AMOUNT)) == 2
+    assert "the schema has no column 'note'" in capsys.readouterr().err
+
+
+def test_one_table_takes_one_schema_file(inputs, capsys):
+    paths = [_schema(inputs / "a.json", REGION), _schema(inputs / "b.json", REGION)]
+    code = main(["generate", str(inputs / "customers.csv"), "-o", str(inputs / "out" / "c.csv"), *QUICK,
+                 "--schema", paths[0], "--schema", paths[1]])
+    assert code == 2 and "one table takes one schema file" in capsys.readouterr().err
+
+
+def test_a_file_that_fits_both_tables_goes_to_the_one_its_stem_or_name_names(inputs):
+    """Both tables hold region: the file named customers.json is the parent's, orders=FILE the child's, whatever
+    their columns allow."""
+    orders = pd.read_csv(inputs / "orders.csv")
+    orders.assign(region=np.where(orders["amount"] > 50, "N", "E")).to_csv(inputs / "orders.csv", index=False)
+    child_region = {**REGION, "categories": ["N", "E"]}
+    parent = _schema(inputs / "customers.json", REGION)
+    child = _schema(inputs / "o.json", child_region, AMOUNT)
+    assert _with_schemas(inputs, f"orders={child}", parent) == 0
+    model = synthdp.Synthesizer.load(inputs / "pair.zip").model_
+    assert model.parent.schema["region"].categories == ("N", "S", "W")
+    assert model.joined.schema["region"].categories == ("N", "E")
