@@ -21,7 +21,7 @@ import textwrap
 import time
 import warnings
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -44,7 +44,7 @@ from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.game.defaults import PLAN_DEFAULTS
 from synthdp.model import FittedModel, ReleasedRecords, finish
 from synthdp.owner_check import check_strict, real_missing_shares, tell_owner
-from synthdp.plan import ViewInputs, budget, check_delta_against_public_n, check_method, make_plan
+from synthdp.plan import Plan, ViewInputs, budget, check_delta_against_public_n, check_method, make_plan
 from synthdp.linked.fitting import LinkedResult, synthesize_linked
 from synthdp.linked.generation import LinkedModel, is_linked_file
 from synthdp.privacy_unit import choose_bound, contribution_bounding
@@ -55,6 +55,9 @@ from synthdp.result import SyntheticResult
 from synthdp.run_schema import public_schema
 
 if TYPE_CHECKING:
+    from synthdp.core.data import AggregatedData
+    from synthdp.engines import Rows
+    from synthdp.methods.base import MethodOutput
     from synthdp.methods.measure.settings import MeasureOptions
 
 
@@ -124,7 +127,7 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
 def release(df, config: SynthesisConfig) -> SyntheticResult | LinkedResult:
     """One table's release, ``strict`` applied; or two linked tables' (a dict of tables, docs/privacy.md §12)."""
     if config.links is not None or isinstance(df, Mapping):
-        return synthesize_linked(df, config, synthesize)
+        return synthesize_linked(df, config, run_release)
     result = synthesize(df, config)
     check_strict(result, config.strict)
     return result
@@ -141,6 +144,66 @@ def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | No
     ``df``: a DataFrame or the table's location (:func:`generate_synthetic`); ``engine`` overrides ``config.engine``
     (e.g. CSV options); ``rng``: the run's generator (else seeded by ``config.random_state``); ``view``: what a
     linked run fixed for this view (:class:`~synthdp.plan.ViewInputs`, docs/privacy.md §12)."""
+    return run_release(df, config, engine, rng, view).result()
+
+
+@dataclass
+class RunRelease:
+    """A run's release before its records are drawn, and what the checks of the records read: the single-table
+    pipeline up to the method's output.  :meth:`result` checks the records the release writes (§10.8) and makes
+    the report; a linked run (docs/privacy.md §12) hands it the view of the tables it drew from both models, so that
+    the owner's warnings and ``rows_written`` are those of the tables written, never of a draw thrown away."""
+
+    config: SynthesisConfig
+    plan: Plan
+    schema: Schema
+    output: MethodOutput
+    rows: Rows
+    real: AggregatedData
+    raw_missing: dict[str, float]
+    learned_bounds: tuple[str, ...]
+    collected: list[str]
+    ledger: Ledger
+    start: float
+
+    @property
+    def model(self) -> FittedModel:
+        """The released model, to draw from; its ``release`` is the report's, once :meth:`result` made it."""
+        output = self.output
+        return FittedModel(output.model or ReleasedRecords(self.schema.domain, output.codes), self.schema,
+                           self.config.numeric, {})
+
+    @property
+    def size(self) -> int:
+        """How many records the run's own draw has: ``n_rows``, else the released records' count (§8.6)."""
+        return self.config.n_rows if self.config.n_rows is not None else len(self.output.codes)
+
+    def result(self, data: pd.DataFrame | None = None) -> SyntheticResult:
+        """The release with ``data`` as its records (None: the run's own draw, resampled to ``n_rows`` and decoded):
+        the release's self-check on them (§10.8, into the report's warnings), the owner's comparison of them with
+        the real rows, the report (``rows_written`` is ``len(data)``) and the model carrying it.  Post-processing
+        of the release, and owner-only warnings."""
+        schema, config = self.schema, self.config
+        phases = Phases(enabled=config.progress)
+        with stating_spend(self.ledger):
+            with phases("decoding and checking the records" if data is None else "checking the records"):
+                data = finish(self.output, schema, config) if data is None else data  # post-processing
+                codes = Encoder(schema).encode(data)
+                findings = check_release(data, schema, codes, learned_bounds=self.learned_bounds)  # §10.8
+            warn_release(findings, self.collected)
+            comparison = tell_owner(self.rows, self.real, data, codes, schema, findings, self.raw_missing,
+                                    config.numeric)
+            if self.rows.stripped:
+                self.output.notes.append(f"stripped surrounding spaces from text values of columns "
+                                         f"{list(self.rows.stripped)}")
+            report = make_report(self.plan, self.output, len(data), self.collected, time.perf_counter() - self.start)
+            return SyntheticResult(data, report, schema, self.plan, replace(self.model, release=report.to_dict()),
+                                   comparison)
+
+
+def run_release(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | None = None, view=ViewInputs()
+                ) -> RunRelease:
+    """:func:`synthesize` up to the release: plan, build, run (every private step), the records not yet drawn."""
     start = time.perf_counter()
     if not isinstance(df, (pd.DataFrame, str, os.PathLike, list, tuple)):
         raise InputError(f"df must be a pandas DataFrame or the path of a CSV/Parquet file, a directory or a "
@@ -180,19 +243,9 @@ def synthesize(df, config: SynthesisConfig, engine=None, rng: PrivateRandom | No
         with phases("counting the encoded rows"):
             real = build(rows, schema, plan, engine)  # count: on a cluster, units are bounded as it counts
         output = plan.method.run(plan.method_plan, real, ledger, rng, domain.zcdp)  # private, through the ledger
-        with phases("decoding and checking the records"):
-            data = finish(output, schema, config)                 # post-processing: resample, decode
-            codes = Encoder(schema).encode(data)
-            findings = check_release(data, schema, codes, learned_bounds=domain.bounded.columns)  # §10.8
-        warn_release(findings, collected)
-        comparison = tell_owner(rows, real, data, codes, schema, findings,
-                                real_missing_shares(tallies() if learning else None), config.numeric)
-        if rows.stripped:
-            output.notes.append(f"stripped surrounding spaces from text values of columns {list(rows.stripped)}")
-        report = make_report(plan, output, len(data), collected, time.perf_counter() - start)
-        model = FittedModel(output.model or ReleasedRecords(schema.domain, output.codes), schema, config.numeric,
-                            report.to_dict())
-        return SyntheticResult(data, report, schema, plan, model, comparison)
+        return RunRelease(config, plan, schema, output, rows, real,
+                          real_missing_shares(tallies() if learning else None), tuple(domain.bounded.columns),
+                          collected, ledger, start)
 
 
 class Synthesizer:
@@ -292,7 +345,7 @@ class Synthesizer:
                           "the first release use sample(n)", UserWarning, stacklevel=2)
         config = self.config()
         if config.links is not None or isinstance(df, Mapping):  # two linked tables (docs/privacy.md §12)
-            self.result_ = synthesize_linked(df, config, synthesize)
+            self.result_ = synthesize_linked(df, config, run_release)
             self.report_, self.model_ = self.result_.report, self.result_.model
             return self
         self.result_ = synthesize(df, config)

@@ -270,10 +270,11 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     refusal of either before any private step), the parent view's run, the joined view's run, and the pair drawn
     from the released models.
 
-    ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline (:func:`synthdp.api.synthesize`),
-    run once per view with a child stream of the linked run's generator and what the linked run fixed for the view
-    (:class:`~synthdp.plan.ViewInputs`: its share of the one filter; the parent columns the joined view does not
-    measure alone)."""
+    ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline up to its release
+    (:func:`synthdp.api.run_release`), run once per view with a child stream of the linked run's generator and what
+    the linked run fixed for the view (:class:`~synthdp.plan.ViewInputs`: its share of the one filter; the parent
+    columns the joined view does not measure alone).  No view draws records of its own: each view's checks, owner's
+    warnings and ``rows_written`` read that view of the pair drawn from both models, the tables returned."""
     if config.links is None:
         raise InputError("a dict of tables is released as two linked tables: give links={'child.column': "
                          "'parent.column'}, e.g. {'orders.customer_id': 'customers.customer_id'}")
@@ -304,8 +305,11 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
         schema = joined_schema(parent_run.schema, views.children, link)
         joined_run = checked(run_view(joined, replace(views.joined_config, schema=schema), rng=rng.spawn(),
                                       view=ViewInputs(shares[1], views.released)), converted[1])
-    model = LinkedModel(link, k, parent_run.model, joined_run.model)
-    report = LinkedReport(link, k, parent_run.report, joined_run.report, float(config.epsilon),
+    drawn = LinkedModel(link, k, parent_run.model, joined_run.model).draw_views(
+        parent_run.size, rng.spawn().numpy_generator())  # the pair, from the two released models (step 4)
+    parent_result, joined_result = parent_run.result(drawn[0]), joined_run.result(drawn[1])  # checks of the pair
+    model = LinkedModel(link, k, parent_result.model, joined_result.model)
+    report = LinkedReport(link, k, parent_result.report, joined_result.report, float(config.epsilon),
                           float(config.delta) if config.delta else None, None if shares[0] is None else shares,
                           chosen)
-    return LinkedResult(model.draw(len(parent_run.data), rng.spawn().numpy_generator()), report, model)
+    return LinkedResult(model.tables(*drawn), report, model)

@@ -110,7 +110,13 @@ class LinkedModel:
              ) -> dict[str, pd.DataFrame]:
         """``n`` parents with their children, as two tables by name, keyed afresh; the parents drawn from the
         parent model conditioned on ``given`` (:meth:`parent_conditions`), their children given them as always."""
-        link, parent, joined = self.link, self.parent, self.joined
+        return self.tables(*self.draw_views(n, generator, given))
+
+    def draw_views(self, n: int, generator: np.random.Generator, given: Sequence[Condition] = ()
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The pair as the two views: ``n`` parent records (with ``m``) and their children's joined records (each
+        with its parent's columns and ``m``), as each model's schema names them; :meth:`tables` keys them."""
+        parent, joined = self.parent, self.joined
         estimate = parent.estimate.given(evidence(list(given))) if given else parent.estimate
         if estimate is None:
             raise no_mass(list(given), parent.schema)
@@ -121,8 +127,14 @@ class LinkedModel:
             parents = with_values(parents, parent.schema, list(given))
         children = decode_records(joined.estimate, joined.schema, child_codes(joined, codes, m, generator),
                                   numeric=joined.numeric, generator=generator)
-        keys, foreign, own = fresh_keys(m)
-        appended = [link.joined_name(name) for name in parent.schema.names]
+        return parents, children
+
+    def tables(self, parents: pd.DataFrame, children: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        """The two tables of the views :meth:`draw_views` drew: the appended parent columns and ``m`` dropped, fresh
+        keys written (a function of the drawn ``m`` only, docs/privacy.md §12 step 4)."""
+        link = self.link
+        keys, foreign, own = fresh_keys(parents[link.count_column].to_numpy(dtype=np.int64))
+        appended = [link.joined_name(name) for name in self.parent.schema.names]
         children = children.drop(columns=[c for c in children.columns if c in appended])
         children.insert(0, link.foreign_key, foreign)
         if link.child_key is not None:
