@@ -10,7 +10,7 @@ linked run (:func:`~synthdp.linked.fitting.synthesize_linked`) runs the single t
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -18,16 +18,13 @@ from synthdp.core.errors import InputError
 from synthdp.domains import bounds_threshold, categories_threshold, check_every_bound
 from synthdp.linked.bounding import Families
 from synthdp.linked.links import Link
-from synthdp.linked.views import check_view, parent_view, view_tallies
+from synthdp.linked.views import Views, check_view, parent_view, view_tallies
 from synthdp.mechanisms.units import AUTO_CANDIDATES
-
-if TYPE_CHECKING:
-    from synthdp.linked.fitting import Views
 
 __all__ = ["at_most", "candidate_views", "check_candidates"]
 
 
-def candidate_views(plan_at: Callable[[int], "Views"]) -> dict[int, "Views"]:
+def candidate_views(plan_at: Callable[[int], Views]) -> dict[int, Views]:
     """Both views planned at every ``k`` of :data:`~synthdp.mechanisms.units.AUTO_CANDIDATES` (``plan_at(k)``,
     public inputs only), by ``k``, for the ``k`` at which both plans pass: the range the choice ranges over.
     Refuses with the smallest ``k``'s refusal when none passes."""
@@ -48,7 +45,7 @@ def at_most(families: Families, k: int) -> Families:
     return replace(families, m=np.minimum(families.m, k))
 
 
-def check_candidates(families: Families, link: Link, views: Mapping[int, "Views"]) -> None:
+def check_candidates(families: Families, link: Link, views: Mapping[int, Views]) -> None:
     """Before the choice: both views' value and size refusals at every candidate ``k`` (docs/privacy.md §12,
     "Choosing k privately"), on the unbounded ``families``.
 

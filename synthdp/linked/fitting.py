@@ -31,7 +31,7 @@ from synthdp.linked.bounding import Families, bound_families, unbounded_families
 from synthdp.linked.choice import at_most, candidate_views, check_candidates
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
-from synthdp.linked.views import check_view, count_categories, joined_schema, joined_view, parent_view
+from synthdp.linked.views import Views, check_view, count_categories, joined_schema, joined_view, parent_view
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, ChosenBound, bounding_key, candidates_text,
@@ -218,20 +218,6 @@ def checked(run: Any, planned: tuple[Fraction, Fraction] | None) -> Any:
     return run
 
 
-@dataclass(frozen=True)
-class Views:
-    """Both views at one ``k``, planned before any private step: each view's configuration and public schema (the
-    child columns' schema alone for the joined view), the two plans, and the parent columns the joined view does
-    not measure alone."""
-
-    parent_config: SynthesisConfig
-    joined_config: SynthesisConfig
-    parent_schema: Schema
-    children: Schema
-    plans: tuple[Plan, Plan]
-    released: tuple[str, ...]
-
-
 def plan_views(budget_config: SynthesisConfig, base: SynthesisConfig, per_table: dict[str, dict[str, Any]],
                link: Link, k: int, families: Families) -> Views:
     """Both views planned at ``k`` on the public schemas of ``families``' parent view and child rows (public inputs
@@ -260,8 +246,8 @@ def choose_k(tables: Any, config: SynthesisConfig, plan_at: Callable[[int, Famil
     parent_view(families, link), joined_view(families, link)  # refuse clashing names first
     views = candidate_views(lambda k: plan_at(k, at_most(families, k)))
     check_candidates(families, link, views)
-    return choose_rows_per_unit(families.m, candidates=tuple(views), epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE,
-                                rng=rng, ledger=ledger, relation=config.relation)
+    return choose_rows_per_unit(families.m, candidates=tuple(views), rng=rng, ledger=ledger, relation=config.relation,
+                                epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE)
 
 
 def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any]) -> LinkedResult:

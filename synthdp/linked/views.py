@@ -1,15 +1,18 @@
 """Step 2 of docs/privacy.md §12: the parent view (one row per parent, with its kept children ``m``) and the
 joined view (one row per kept child, with its parent's attributes and ``m``), and the joined view's schema, whose
-parent columns take the domains the parent view's release learned (post-processing: never learned twice).
+parent columns take the domains the parent view's release learned (post-processing: never learned twice); both
+views as planned at one ``k`` (:class:`Views`, made by :func:`synthdp.linked.fitting.plan_views`) and the checks of
+a view's rows that come before any private step.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
 from synthdp.core.tallies import Tallies
@@ -19,7 +22,21 @@ from synthdp.linked.bounding import Families
 from synthdp.linked.links import Link
 from synthdp.plan import Plan
 
-__all__ = ["check_view", "count_categories", "joined_schema", "joined_view", "parent_view", "view_tallies"]
+__all__ = ["Views", "check_view", "count_categories", "joined_schema", "joined_view", "parent_view", "view_tallies"]
+
+
+@dataclass(frozen=True)
+class Views:
+    """Both views at one ``k``, planned before any private step: each view's configuration and public schema (the
+    child columns' schema alone for the joined view), the two plans, and the parent columns the joined view does
+    not measure alone."""
+
+    parent_config: SynthesisConfig
+    joined_config: SynthesisConfig
+    parent_schema: Schema
+    children: Schema
+    plans: tuple[Plan, Plan]
+    released: tuple[str, ...]
 
 
 def count_categories(k: int) -> list[int]:
