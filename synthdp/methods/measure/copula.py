@@ -69,9 +69,9 @@ COPULA_EXPLAINED = 0.9
 #: 0.76 and 0.74) stay out: with them the largest Pearson error, set by the claim's Pareto tail, rose from 0.23 /
 #: 0.28 to 0.38 / 0.39 (seeds 0 / 1).
 RELATED_FROM = 0.4
-RELATED_SIGNIFICANCE = 4.0
+RELATED_SIGNIFICANCE = 3.0
 RELATED_LOOSE_FROM = 0.03
-RELATED_EXPLAINED = 0.6
+RELATED_EXPLAINED = 0.4
 #: A pair *bends* (:func:`bends`) when its table, cut at the row group by which half its rows are counted, gives two
 #: parts whose correlations have opposite signs, each at least this many of its standard errors from 0: a relation
 #: that rises, then falls, which no copula describes.  Noise alone makes an independent pair bend with a chance
@@ -255,7 +255,8 @@ def copula_matrix(corr: np.ndarray) -> np.ndarray:
 
 
 def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *, correlation: float,
-                   share: float, bent: np.ndarray | None = None) -> list[int]:
+                   share: float, bent: np.ndarray | None = None, significance: float = RELATED_SIGNIFICANCE,
+                   related_share: float = RELATED_EXPLAINED) -> list[int]:
     """The indices of the columns that move together with another: a pair that does not bend (``bent``, from
     :func:`correlations`; None: none does) whose correlation is at least ``correlation`` in absolute value and
     whose fit explains at least ``share`` of its departure from independence, or such a pair related and measured
@@ -266,8 +267,8 @@ def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *
     could have made up, and a related pair read off noisy counts (a loan and a price on a few thousand rows), which
     the reweighting cannot restore, is drawn from the copula instead of from draws that hold it independent."""
     size = np.abs(corr)
-    related = (size >= RELATED_FROM) & (size >= RELATED_SIGNIFICANCE * error) & (error >= RELATED_LOOSE_FROM) \
-        & (explained >= RELATED_EXPLAINED)
+    related = (size >= RELATED_FROM) & (size >= significance * error) & (error >= RELATED_LOOSE_FROM) \
+        & (explained >= related_share)
     strong = ((size >= correlation) & (explained >= share)) | related
     if bent is not None:
         strong &= ~bent
@@ -276,19 +277,25 @@ def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *
 
 
 def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], *,
-              correlation: float) -> Copula | None:
+              correlation: float, keep_from: float = RELATED_SIGNIFICANCE, significance: float = RELATED_SIGNIFICANCE,
+              related_share: float = RELATED_EXPLAINED) -> Copula | None:
     """The copula of the ``columns`` that move together (:func:`strong_columns` at ``correlation`` and
     :data:`COPULA_EXPLAINED`, read off their pairs' released ``tables``), or None when fewer than two do.  Inside it
     a pair that bends is read as a pair no measurement reads: through a third column (:func:`copula_matrix`), never
     by the correlation a monotone fit gives the whole of a curved table (docs/privacy.md §8.12 step 2)."""
     corr, explained, error, bent = correlations(tables, columns)
-    strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent)
+    strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent,
+                            significance=significance, related_share=related_share)
     log.debug("the support's copula: correlations %s, explained %s, errors %s, bent %s, columns %s",
               np.round(corr, 3).tolist(), np.round(explained, 3).tolist(), np.round(error, 3).tolist(),
               np.argwhere(np.triu(bent)).tolist(), [columns[i] for i in strong])
     if len(strong) < 2:
         return None
-    inside = np.where(bent, np.nan, corr)[np.ix_(strong, strong)]
+    with np.errstate(invalid="ignore"):
+        kept = np.isnan(corr) | (keep_from == 0) | (np.abs(corr) >= keep_from * error)
+    np.fill_diagonal(kept, True)
+    read = np.where(kept, corr, 0.0)
+    inside = np.where(bent, np.nan, read)[np.ix_(strong, strong)]
     return Copula(tuple(columns[i] for i in strong), copula_matrix(inside))
 
 
