@@ -5,6 +5,7 @@ redraw keeps and the correlations it restores, and a run that reads released cou
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 import math
 from fractions import Fraction
 
@@ -238,6 +239,26 @@ def test_inside_the_copula_a_reading_is_kept_from_its_own_number_of_errors():
     for p in across:
         if p != (i, j):
             assert kept.correlation[p] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_release_reads_the_copula_tests_from_its_options():
+    """The release's copula follows ``copula_keep_from`` and the loose-pair test of its options: every reading kept
+    at 0, the pairs across set to 0 by default; with ``copula_from`` out of reach, no copula when the loose test
+    asks for more errors than the pairs read."""
+    tables = two_related_pairs(60.0)
+    maps = {a: np.arange(6) for a in range(4)}
+    read, _, error, _ = correlations(tables, [0, 1, 2, 3])
+
+    def copula_with(**options) -> Copula | None:
+        return release_module._copula(SimpleNamespace(options=MeasureOptions(**options)), maps, tables)
+
+    found, everything = copula_with(), copula_with(copula_keep_from=0.0)
+    assert found is not None and everything is not None
+    assert found.correlation[0, 2] == pytest.approx(0.0, abs=1e-9)
+    assert everything.correlation == pytest.approx(copula_matrix(read), abs=1e-9)
+    most = max(abs(read[0, 1]) / error[0, 1], abs(read[2, 3]) / error[2, 3])
+    assert copula_with(copula_from=1.0, related_significance=0.99 * most) is not None
+    assert copula_with(copula_from=1.0, related_significance=1.01 * most) is None
 
 
 @pytest.mark.parametrize("name, value", [("copula_keep_from", -1.0), ("copula_keep_from", math.inf),
