@@ -154,16 +154,19 @@ class MeasureOptions:
     #: (docs/benchmarks.md#numeric-columns).
     numeric_support: str = "copula"
     copula_from: float = 0.8
-    #: The loose-pair test of the copula (docs/privacy.md §8.12 step 2; ``copula.RELATED_SIGNIFICANCE`` and
+    #: The loose-pair test of the copula (docs/privacy.md §8.12 step 2; defaults ``copula.RELATED_SIGNIFICANCE`` and
     #: ``copula.RELATED_EXPLAINED``): a pair weaker than ``copula_from`` moves together when its correlation is at
     #: least ``related_significance`` of its standard errors from 0 and its fit explains at least
-    #: ``related_explained`` of its departure from independence (4 and 0.6 before the release that set 3 and 0.4).
+    #: ``related_explained`` of its departure from independence.  4 and 0.6; at 3 and 0.4 the generated credit
+    #: table's price and loan are taken on seeds 3 and 5 at eps 1 (largest Pearson error 0.65 -> 0.29, 0.26) and its
+    #: independent assets and debt on seed 2 at eps 4 (0.15 -> 0.54) (docs/benchmarks.md#small-tables-at-small-budgets).
     related_significance: float = RELATED_SIGNIFICANCE
     related_explained: float = RELATED_EXPLAINED
     #: Inside the copula, a pair's correlation is kept only when it is at least this many of its standard errors
-    #: from 0, else 0 (docs/privacy.md §8.12 step 2; 0: every reading kept, as before the release that set 3):
-    #: the readings of pairs that pass no test of their own are noise more often than relation (the generated
-    #: credit table's age and price, real 0.005, read 0.26 at 2.8 errors and came back at 0.24).
+    #: from 0, else 0 (docs/privacy.md §8.12 step 2; 0: every reading kept, the rule before this release): a reading
+    #: that passes no test of its own is noise as often as relation (the generated credit table's age and price,
+    #: real 0.005, read 0.26 at 2.8 errors and came back at 0.24; at 4 errors, seed 2's largest Pearson error 0.24
+    #: -> 0.15).  The default is the loose-pair test's number of errors.
     copula_keep_from: float = RELATED_SIGNIFICANCE
     #: With ``numeric_support="copula"``, a pair of numeric columns outside the copula is drawn again from its
     #: released table on their groups when that table departs from the support's draws by at least this share of
