@@ -261,10 +261,7 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
-        for name in ("related_significance", "copula_keep_from"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                raise InputError(f"{name} must be a number >= 0 (standard errors), got {value!r}")
+        _check_errors(self, ("related_significance", "copula_keep_from"))
         if isinstance(self.pair_redraw_from, bool) or not isinstance(self.pair_redraw_from, (int, float)) \
                 or not 0 <= self.pair_redraw_from <= 1:
             raise InputError(f"pair_redraw_from must be a number in [0, 1] (1: never), got {self.pair_redraw_from!r}")
@@ -292,6 +289,14 @@ class MeasureOptions:
 
 #: A misspelt setting is refused with the nearest names (the dataclass's own ``__init__`` names only the keyword).
 MeasureOptions.__init__ = refusing_unknown_keywords(MeasureOptions.__init__)  # type: ignore[method-assign]
+
+
+def _check_errors(options: MeasureOptions, names: Sequence[str]) -> None:
+    """Refuse any of the fields ``names`` of ``options`` that is not a finite number of standard errors >= 0."""
+    for name in names:
+        value = getattr(options, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise InputError(f"{name} must be a number >= 0 (standard errors), got {value!r}")
 
 
 def _read_bool(text: str) -> bool:
