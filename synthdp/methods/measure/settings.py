@@ -261,7 +261,7 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
-        _check_errors(self, ("related_significance", "copula_keep_from"))
+        _check_nonnegative(self, ("related_significance", "copula_keep_from", "refine_threshold"))
         if isinstance(self.pair_redraw_from, bool) or not isinstance(self.pair_redraw_from, (int, float)) \
                 or not 0 <= self.pair_redraw_from <= 1:
             raise InputError(f"pair_redraw_from must be a number in [0, 1] (1: never), got {self.pair_redraw_from!r}")
@@ -273,9 +273,6 @@ class MeasureOptions:
             raise InputError(f"refine_coarse_share must be a Fraction in (0, 1), got {self.refine_coarse_share!r}")
         if not isinstance(self.refine_rounds, bool):
             raise InputError(f"refine_rounds must be True or False, got {self.refine_rounds!r}")
-        if isinstance(self.refine_threshold, bool) or not isinstance(self.refine_threshold, (int, float)) \
-                or not 0 <= self.refine_threshold < math.inf:
-            raise InputError(f"refine_threshold must be a number >= 0, got {self.refine_threshold!r}")
         if self.refine_spread is not None and (isinstance(self.refine_spread, bool)
                                                or not isinstance(self.refine_spread, (int, float))
                                                or not 0 <= self.refine_spread < math.inf):
@@ -291,12 +288,12 @@ class MeasureOptions:
 MeasureOptions.__init__ = refusing_unknown_keywords(MeasureOptions.__init__)  # type: ignore[method-assign]
 
 
-def _check_errors(options: MeasureOptions, names: Sequence[str]) -> None:
-    """Refuse any of the fields ``names`` of ``options`` that is not a finite number of standard errors >= 0."""
+def _check_nonnegative(options: MeasureOptions, names: Sequence[str]) -> None:
+    """Refuse any of the fields ``names`` of ``options`` that is not a finite number >= 0."""
     for name in names:
         value = getattr(options, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-            raise InputError(f"{name} must be a number >= 0 (standard errors), got {value!r}")
+            raise InputError(f"{name} must be a number >= 0, got {value!r}")
 
 
 def _read_bool(text: str) -> bool:
