@@ -739,6 +739,11 @@ CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (10 equal-width bins)": lambda t, **kw: synthdp_run(t, discretise="equal-width", **kw),
     "synthdp (PrivTree cells, no copula)": lambda t, **kw: synthdp_run(
         t, discretise="privtree", measure_options=MeasureOptions(numeric_support="model"), **kw),
+    "synthdp (PrivTree cells, copula of untested readings)": lambda t, **kw: synthdp_run(
+        t, discretise="privtree", measure_options=MeasureOptions(copula_keep_from=0.0), **kw),
+    "synthdp (PrivTree cells, loose-pair test at 3 errors, 0.4 explained)": lambda t, **kw: synthdp_run(
+        t, discretise="privtree", measure_options=MeasureOptions(related_significance=3.0, related_explained=0.4),
+        **kw),
     "bootstrap of the real rows (floor, not private)": bootstrap_run,
 }
 
@@ -799,6 +804,8 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "cells-from-total": "synthdp (PrivTree cells, threshold from a noisy total)",
            "equal-width": "synthdp (10 equal-width bins)",
            "no-copula": "synthdp (PrivTree cells, no copula)",
+           "untested-copula": "synthdp (PrivTree cells, copula of untested readings)",
+           "loose-copula": "synthdp (PrivTree cells, loose-pair test at 3 errors, 0.4 explained)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
 TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans", "survey",
           "map", "hump", "sum")
@@ -813,7 +820,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma list of configurations: privtree (synthdp's default settings), no-point-masses "
                         "(the same without point masses, docs/privacy.md §11.2), cells-from-total (PrivTree's "
                         "threshold from a noisy total, docs/privacy.md §13), equal-width, no-copula (the "
-                        "support drawn as the model draws it, docs/privacy.md §8.12), "
+                        "support drawn as the model draws it, docs/privacy.md §8.12), untested-copula (the copula's "
+                        "matrix keeping every reading, also those that pass no test: the rule before this release, "
+                        "docs/privacy.md §8.12), loose-copula (its loose-pair test at 3 errors and 0.4 explained), "
                         "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
     p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")

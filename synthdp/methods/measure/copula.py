@@ -55,19 +55,21 @@ COPULA_EXPLAINED = 0.9
 #: related but measure it loosely: its correlation is at least :data:`RELATED_FROM`, at least
 #: :data:`RELATED_SIGNIFICANCE` standard errors of its fit away from 0 (the error read off the released noise
 #: variance, :class:`PairFit`), the error is at least :data:`RELATED_LOOSE_FROM`, and its fit explains at least
-#: :data:`RELATED_EXPLAINED` of its departure from independence.  Measured loosely, a pair's counts cannot move the
-#: reweighted support toward it and the copula is what carries it; measured closely, the reweighting fits the counts
-#: themselves and the copula's normal shape can only misfit them.  4 errors: noise alone gives an independent pair
-#: a spread of about one error, so among the 36 pairs of 9 numeric columns one reads 4 with a chance near 0.2%.
-#: 0.6: on the credit table read through covering views (docs/privacy.md §8.11 step 1; eps 1, seeds 0-2) a price
-#: and a loan read 0.68 to 0.85 at 4.4 to 5.1 errors explaining 0.62 to 0.64 (the loan's point mass at 1000 is no
-#: copula's), an age and a tenure 0.53 to 0.67 at 4.7 to 5.1 explaining 0.80 to 1.00, no other pair 3 errors.
-#: Earlier, with 6 groups for every column and the rounds scoring their twins: a price and a loan (Pearson 0.76)
-#: read 0.71 to 0.74 at errors 0.045 to 0.048 (15 to 16 of them), explaining 0.76 to 0.93, an age and a tenure
-#: (0.45) 0.41 to 0.54 at errors 0.036 to 0.13 (3 to 14), and independent pairs up to 0.88 at up to 3.8 errors;
-#: on skewed the claim's pairs with the wait and the visits (0.67 and 0.40 at errors 0.014 and 0.016, explaining
-#: 0.76 and 0.74) stay out: with them the largest Pearson error, set by the claim's Pareto tail, rose from 0.23 /
-#: 0.28 to 0.38 / 0.39 (seeds 0 / 1).
+#: :data:`RELATED_EXPLAINED` of its departure from independence (the last two defaults of public options).  Measured
+#: loosely, a pair's counts cannot move the reweighted support toward it and the copula is what carries it; measured
+#: closely, the reweighting fits the counts themselves and the copula's normal shape can only misfit them.  The same
+#: number of errors is the default of which readings the copula's matrix keeps (:func:`copula_of`, ``keep_from``): a
+#: pair of the copula's columns read at fewer is 0.  4 errors: noise alone gives an independent pair a spread of about
+#: one error, so among the 36 pairs of 9 numeric columns one reads 4 with a chance near 0.2% (3: up to 10%).  0.6: on
+#: the credit table read through covering views (docs/privacy.md §8.11 step 1; eps 1, seeds 0-2) a price and a loan
+#: read 0.68 to 0.85 at 4.4 to 5.1 errors explaining 0.62 to 0.64 (the loan's point mass at 1000 is no copula's), an
+#: age and a tenure 0.53 to 0.67 at 4.7 to 5.1 explaining 0.80 to 1.00, no other pair 3 errors.  Looser, at 3 errors
+#: and 0.4, the price and the loan are also taken on seeds 3 and 5 (0.566 at 3.35 errors explaining 1.00; 0.60 at 3.7
+#: explaining 0.48), and so are the independent assets and debt at eps 4 (seed 2: 0.74 at 3.13 explaining 0.42): one
+#: noisy reading does not tell the two apart (docs/benchmarks.md, "Small tables at small budgets"). Earlier, with 6
+#: groups for every column: on skewed the claim's pairs with the wait and the visits (0.67 and 0.40 at errors 0.014
+#: and 0.016, explaining 0.76 and 0.74) stay out: with them the largest Pearson error, set by the claim's Pareto tail,
+#: rose from 0.23 / 0.28 to 0.38 / 0.39 (seeds 0 / 1).
 RELATED_FROM = 0.4
 RELATED_SIGNIFICANCE = 4.0
 RELATED_LOOSE_FROM = 0.03
@@ -255,19 +257,21 @@ def copula_matrix(corr: np.ndarray) -> np.ndarray:
 
 
 def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *, correlation: float,
-                   share: float, bent: np.ndarray | None = None) -> list[int]:
+                   share: float, bent: np.ndarray | None = None, significance: float = RELATED_SIGNIFICANCE,
+                   related_share: float = RELATED_EXPLAINED) -> list[int]:
     """The indices of the columns that move together with another: a pair that does not bend (``bent``, from
     :func:`correlations`; None: none does) whose correlation is at least ``correlation`` in absolute value and
     whose fit explains at least ``share`` of its departure from independence, or such a pair related and measured
-    loosely (:data:`RELATED_FROM`): a correlation at least :data:`RELATED_SIGNIFICANCE` of its standard errors
-    ``error`` away from 0, an error of at least :data:`RELATED_LOOSE_FROM`, and a fit that explains at least
-    :data:`RELATED_EXPLAINED` of it.  The copula is monotone, so a weak or curved relation (hours of work rising,
-    then falling, with age) is left to the model's draws; the test against the noise keeps out a pair the noise
-    could have made up, and a related pair read off noisy counts (a loan and a price on a few thousand rows), which
-    the reweighting cannot restore, is drawn from the copula instead of from draws that hold it independent."""
+    loosely (:data:`RELATED_FROM`): a correlation at least ``significance`` of its standard errors ``error`` away
+    from 0, an error of at least :data:`RELATED_LOOSE_FROM`, and a fit that explains at least ``related_share`` of
+    it (defaults :data:`RELATED_SIGNIFICANCE`, :data:`RELATED_EXPLAINED`).  The copula is monotone, so a weak or
+    curved relation (hours of work rising, then falling, with age) is left to the model's draws; the test against
+    the noise keeps out a pair the noise could have made up, and a related pair read off noisy counts (a loan and a
+    price on a few thousand rows), which the reweighting cannot restore, is drawn from the copula instead of from
+    draws that hold it independent."""
     size = np.abs(corr)
-    related = (size >= RELATED_FROM) & (size >= RELATED_SIGNIFICANCE * error) & (error >= RELATED_LOOSE_FROM) \
-        & (explained >= RELATED_EXPLAINED)
+    related = (size >= RELATED_FROM) & (size >= significance * error) & (error >= RELATED_LOOSE_FROM) \
+        & (explained >= related_share)
     strong = ((size >= correlation) & (explained >= share)) | related
     if bent is not None:
         strong &= ~bent
@@ -276,19 +280,29 @@ def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *
 
 
 def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], *,
-              correlation: float) -> Copula | None:
-    """The copula of the ``columns`` that move together (:func:`strong_columns` at ``correlation`` and
-    :data:`COPULA_EXPLAINED`, read off their pairs' released ``tables``), or None when fewer than two do.  Inside it
-    a pair that bends is read as a pair no measurement reads: through a third column (:func:`copula_matrix`), never
-    by the correlation a monotone fit gives the whole of a curved table (docs/privacy.md §8.12 step 2)."""
+              correlation: float, keep_from: float = RELATED_SIGNIFICANCE,
+              significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED) -> Copula | None:
+    """The copula of the ``columns`` that move together (:func:`strong_columns` at ``correlation``,
+    :data:`COPULA_EXPLAINED` and the loose-pair test at ``significance`` and ``related_share``, read off their pairs'
+    released ``tables``), or None when fewer than two do.  Inside it a pair's correlation is kept only when it is at
+    least ``keep_from`` of its standard errors from 0 (0: every reading), else 0: a reading that passes no test of
+    its own is noise as often as relation (the credit table's age and price, real 0.005, read 0.26 at 2.8 errors
+    and came back at 0.24).  A pair that bends is read as a pair no measurement reads: through a third column
+    (:func:`copula_matrix`), never by the correlation a monotone fit gives the whole of a curved table
+    (docs/privacy.md §8.12 step 2)."""
     corr, explained, error, bent = correlations(tables, columns)
-    strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent)
+    strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent,
+                            significance=significance, related_share=related_share)
     log.debug("the support's copula: correlations %s, explained %s, errors %s, bent %s, columns %s",
               np.round(corr, 3).tolist(), np.round(explained, 3).tolist(), np.round(error, 3).tolist(),
               np.argwhere(np.triu(bent)).tolist(), [columns[i] for i in strong])
     if len(strong) < 2:
         return None
-    inside = np.where(bent, np.nan, corr)[np.ix_(strong, strong)]
+    with np.errstate(invalid="ignore"):
+        kept = np.isnan(corr) | (keep_from == 0) | (np.abs(corr) >= keep_from * error)
+    np.fill_diagonal(kept, True)
+    read = np.where(kept, corr, 0.0)
+    inside = np.where(bent, np.nan, read)[np.ix_(strong, strong)]
     return Copula(tuple(columns[i] for i in strong), copula_matrix(inside))
 
 

@@ -40,10 +40,13 @@ log = logging.getLogger(__name__)
 PairTable = tuple[np.ndarray, float]
 
 
-def departure(table: np.ndarray, variance: float, drawn: np.ndarray) -> float:
+def departure(table: np.ndarray, variance: float, drawn: np.ndarray, held: np.ndarray | None = None) -> float:
     """How far released counts ``table`` on two columns' groups are from the ``drawn`` counts on the same groups
     scaled to the table's total: half their L1 distance, less the half L1 norm the noise is expected to add (cells of
-    variance ``variance``), over the total (its negative cells read as 0); 0 for an empty table."""
+    variance ``variance``), over the total (its negative cells read as 0); 0 for an empty table.  ``held``: the
+    cells read (:func:`on_support`; None: all), the others left out of both tables and of the noise's part."""
+    if held is not None:
+        table, drawn = np.asarray(table)[held], np.asarray(drawn)[held]
     table = np.asarray(table, dtype=float)
     total = float(np.clip(table, 0.0, None).sum())
     if total <= 0:
@@ -52,6 +55,22 @@ def departure(table: np.ndarray, variance: float, drawn: np.ndarray) -> float:
     expected = drawn * (total / drawn.sum()) if drawn.sum() > 0 else np.full(table.shape, total / table.size)
     noise = 0.5 * table.size * math.sqrt(2.0 * variance / math.pi)
     return max(0.0, 0.5 * float(np.abs(table - expected).sum()) - noise) / total
+
+
+def on_support(table: np.ndarray, a: int, b: int, maps: dict[int, np.ndarray], one_way: dict[int, np.ndarray],
+               domain: Domain) -> np.ndarray:
+    """Which cells of a released ``table`` on ``a``'s groups by ``b``'s lie where the fitted model has mass: both
+    groups hold some of their column's model counts (``one_way``, negative counts read as 0).  A group the model
+    holds empty (every cell of it a structural zero, such as a tail the estimator cut as empty, §8.7) can hold no
+    support record: its noisy readings say nothing about how the pair relates, and drawn from, they would put
+    records in cells the model and the fit hold empty, spread alike over its cells."""
+    held = []
+    for c in (a, b):
+        groups = maps[c][:domain.ordered[c]]
+        mass = np.bincount(groups, weights=np.clip(np.asarray(one_way[c][:domain.ordered[c]], dtype=float), 0.0, None),
+                           minlength=int(groups.max()) + 1)
+        held.append(mass > 0)
+    return held[0][:, None] & held[1][None, :] & np.ones(np.shape(table), dtype=bool)
 
 
 def group_table(codes: np.ndarray, a: int, b: int, maps: dict[int, np.ndarray], domain: Domain) -> np.ndarray:
@@ -72,11 +91,14 @@ class PairLinks:
 
 
 def linked_pairs(tables: dict[tuple[int, int], PairTable], drawn: dict[tuple[int, int], np.ndarray], *,
-                 departure_from: float) -> PairLinks:
+                 departure_from: float, held: dict[tuple[int, int], np.ndarray] | None = None) -> PairLinks:
     """The forest of the pairs whose released table departs from the ``drawn`` table by at least
-    ``departure_from`` (:func:`departure`), taken strongest first; a pair that would join two columns already
-    joined is skipped (Kruskal's rule), so no column is drawn from two tables at once."""
-    scored = sorted(((departure(t, v, drawn[pair]), pair) for pair, (t, v) in tables.items()), reverse=True)
+    ``departure_from`` (:func:`departure`, on the cells ``held`` says the model holds: :func:`on_support`; None:
+    all), taken strongest first; a pair that would join two columns already joined is skipped (Kruskal's rule), so
+    no column is drawn from two tables at once."""
+    held = held or {}
+    scored = sorted(((departure(t, v, drawn[pair], held=held.get(pair)), pair) for pair, (t, v) in tables.items()),
+                    reverse=True)
     parent: dict[int, int] = {}
 
     def root(a: int) -> int:
@@ -156,8 +178,10 @@ def redraw_pairs(codes: np.ndarray, *, tables: dict[tuple[int, int], PairTable],
     A record missing either value of a pair keeps both as drawn; every other
     attribute is kept.
     """
+    held = {(a, b): on_support(t, a, b, maps, one_way, domain) for (a, b), (t, _) in tables.items()}
     drawn = {(a, b): group_table(codes, a, b, maps, domain) for a, b in tables}
-    links = linked_pairs(tables, drawn, departure_from=departure_from)
+    links = linked_pairs({pair: (np.where(held[pair], t, 0.0), v) for pair, (t, v) in tables.items()}, drawn,
+                         departure_from=departure_from, held=held)
     if links.edges:
         log.info("the support draws %s from their released tables",
                  ", ".join(f"{domain.names[a]} and {domain.names[b]}" for a, b in links.edges))

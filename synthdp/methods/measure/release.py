@@ -95,7 +95,9 @@ def _copula(run: Run, maps: dict[int, np.ndarray], tables: dict[tuple[int, int],
     are no tables or fewer than two columns qualify.  The reweighted sample's support
     draws them again from the copula given one of them, and decoding places their values inside their cells by it.
     Post-processing: released counts, the public domain and options."""
-    return copula_of(tables, list(maps), correlation=run.options.copula_from) if tables else None
+    return copula_of(tables, list(maps), correlation=run.options.copula_from, keep_from=run.options.copula_keep_from,
+                     significance=run.options.related_significance,
+                     related_share=run.options.related_explained) if tables else None
 
 
 def _support_redraw(run: Run, model: GraphicalModel, copula: Copula | None, maps: dict[int, np.ndarray],

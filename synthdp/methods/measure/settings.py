@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 from synthdp.core.errors import InputError
 from synthdp.core.options import refusing_unknown_keywords
+from synthdp.methods.measure.copula import RELATED_EXPLAINED, RELATED_SIGNIFICANCE
 from synthdp.methods.measure.estimators import EstimatorSettings
 from synthdp.methods.measure.refine import REFINE_SPLITS
 
@@ -153,6 +154,20 @@ class MeasureOptions:
     #: (docs/benchmarks.md#numeric-columns).
     numeric_support: str = "copula"
     copula_from: float = 0.8
+    #: The loose-pair test of the copula (docs/privacy.md §8.12 step 2; defaults ``copula.RELATED_SIGNIFICANCE`` and
+    #: ``copula.RELATED_EXPLAINED``): a pair weaker than ``copula_from`` moves together when its correlation is at
+    #: least ``related_significance`` of its standard errors from 0 and its fit explains at least
+    #: ``related_explained`` of its departure from independence.  4 and 0.6; at 3 and 0.4 the generated credit
+    #: table's price and loan are taken on seeds 3 and 5 at eps 1 (largest Pearson error 0.65 -> 0.29, 0.26) and its
+    #: independent assets and debt on seed 2 at eps 4 (0.15 -> 0.54) (docs/benchmarks.md#small-tables-at-small-budgets).
+    related_significance: float = RELATED_SIGNIFICANCE
+    related_explained: float = RELATED_EXPLAINED
+    #: Inside the copula, a pair's correlation is kept only when it is at least this many of its standard errors
+    #: from 0, else 0 (docs/privacy.md §8.12 step 2; 0: every reading kept, the rule before this release): a reading
+    #: that passes no test of its own is noise as often as relation (the generated credit table's age and price,
+    #: real 0.005, read 0.26 at 2.8 errors and came back at 0.24; at 4 errors, seed 2's largest Pearson error 0.24
+    #: -> 0.15).  The default is the loose-pair test's number of errors.
+    copula_keep_from: float = RELATED_SIGNIFICANCE
     #: With ``numeric_support="copula"``, a pair of numeric columns outside the copula is drawn again from its
     #: released table on their groups when that table departs from the support's draws by at least this share of
     #: its total, beyond the noise (docs/privacy.md §8.12 step 6; 1: never).  0.2: above every pair of the generated
@@ -233,7 +248,7 @@ class MeasureOptions:
             value = getattr(self, name)
             if not isinstance(value, Fraction) or not 0 < value < 1:
                 raise InputError(f"{name} must be a Fraction in (0, 1), got {value!r}")
-        for name in ("coarse_model_share", "cover_fine_mass", "copula_from", "refine_mass"):
+        for name in ("coarse_model_share", "cover_fine_mass", "copula_from", "refine_mass", "related_explained"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
@@ -246,6 +261,7 @@ class MeasureOptions:
         if isinstance(self.cover_deep_below, bool) or not isinstance(self.cover_deep_below, (int, float)) \
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
+        _check_nonnegative(self, ("related_significance", "copula_keep_from", "refine_threshold"))
         if isinstance(self.pair_redraw_from, bool) or not isinstance(self.pair_redraw_from, (int, float)) \
                 or not 0 <= self.pair_redraw_from <= 1:
             raise InputError(f"pair_redraw_from must be a number in [0, 1] (1: never), got {self.pair_redraw_from!r}")
@@ -257,9 +273,6 @@ class MeasureOptions:
             raise InputError(f"refine_coarse_share must be a Fraction in (0, 1), got {self.refine_coarse_share!r}")
         if not isinstance(self.refine_rounds, bool):
             raise InputError(f"refine_rounds must be True or False, got {self.refine_rounds!r}")
-        if isinstance(self.refine_threshold, bool) or not isinstance(self.refine_threshold, (int, float)) \
-                or not 0 <= self.refine_threshold < math.inf:
-            raise InputError(f"refine_threshold must be a number >= 0, got {self.refine_threshold!r}")
         if self.refine_spread is not None and (isinstance(self.refine_spread, bool)
                                                or not isinstance(self.refine_spread, (int, float))
                                                or not 0 <= self.refine_spread < math.inf):
@@ -273,6 +286,14 @@ class MeasureOptions:
 
 #: A misspelt setting is refused with the nearest names (the dataclass's own ``__init__`` names only the keyword).
 MeasureOptions.__init__ = refusing_unknown_keywords(MeasureOptions.__init__)  # type: ignore[method-assign]
+
+
+def _check_nonnegative(options: MeasureOptions, names: Sequence[str]) -> None:
+    """Refuse any of the fields ``names`` of ``options`` that is not a finite number >= 0."""
+    for name in names:
+        value = getattr(options, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise InputError(f"{name} must be a number >= 0, got {value!r}")
 
 
 def _read_bool(text: str) -> bool:

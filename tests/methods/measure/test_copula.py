@@ -5,6 +5,7 @@ redraw keeps and the correlations it restores, and a run that reads released cou
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 import math
 from fractions import Fraction
 
@@ -122,6 +123,18 @@ def test_a_related_pair_read_through_covering_views_moves_together_at_four_error
     assert chosen == ([0, 1] if taken else [])
 
 
+@pytest.mark.parametrize("r, error, share", [(0.566, 0.169, 1.0), (0.6, 0.162, 0.48), (0.74, 0.236, 0.42)])
+def test_the_looser_test_takes_what_the_default_leaves_out(r, error, share):
+    """The credit table's readings at eps 1 of the price and the loan (0.566 at 3.35 errors explaining 1.00, seed 3;
+    0.60 at 3.7 explaining 0.48, seed 5) and at eps 4 of the assets and the debt (independent: 0.74 at 3.13
+    explaining 0.42, seed 2): all left out at the default 4 errors and 0.6, all taken at 3 and 0.4."""
+    corr, explained = np.array([[1.0, r], [r, 1.0]]), np.array([[0.0, share], [share, 0.0]])
+    errors = np.full((2, 2), error)
+    assert strong_columns(corr, explained, errors, correlation=0.8, share=0.9) == []
+    assert strong_columns(corr, explained, errors, correlation=0.8, share=0.9, significance=3.0,
+                          related_share=0.4) == [0, 1]
+
+
 def hump(n: int = 30_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """x uniform, y rising with x to its middle, then falling (hours of work with age), on 12 x 12 groups."""
     gen = np.random.default_rng(seed)
@@ -186,6 +199,84 @@ def test_inside_the_copula_a_pair_that_bends_reads_through_a_third_column():
     paths = np.where(bent, np.nan, read)
     assert found.correlation[0, 1] == pytest.approx(copula_matrix(paths)[0, 1], abs=1e-9)
     assert abs(found.correlation[0, 1] - read[0, 1]) > 0.1
+
+
+def two_related_pairs(noise: float, seed: int = 0, n: int = 4_000) -> dict[tuple[int, int], tuple[np.ndarray, float]]:
+    """Columns 0-1 and 2-3 each a normal pair of correlation 0.8, the pairs independent of each other, every pair
+    counted on 6 x 6 quantile groups with normal noise of sd ``noise`` a cell: released pair tables."""
+    gen = np.random.default_rng(seed)
+    x, z = gen.normal(size=(2, n))
+    data = [x, 0.8 * x + 0.6 * gen.normal(size=n), z, 0.8 * z + 0.6 * gen.normal(size=n)]
+    return {(a, b): (grouped(data[a], data[b], 6) + gen.normal(0, noise, (6, 6)), noise ** 2)
+            for a in range(4) for b in range(a + 1, 4)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_inside_the_copula_a_reading_that_passes_no_test_is_zero(seed):
+    """Two related pairs on 4,000 rows under noise of sd 60 a cell: both join the copula, their own correlations are
+    kept as read, and the four pairs across them (independent; read off the noise at under 3 errors) are 0 in the
+    matrix, where keeping every reading (``keep_from=0``) puts them at what the noise made up."""
+    tables = two_related_pairs(60.0, seed)
+    read, _, error, _ = correlations(tables, [0, 1, 2, 3])
+    across = [(0, 2), (0, 3), (1, 2), (1, 3)]
+    assert all(abs(read[i, j]) < copula.RELATED_SIGNIFICANCE * error[i, j] for i, j in across)
+    assert max(abs(read[i, j]) for i, j in across) > 0.01
+    found = copula.copula_of(tables, [0, 1, 2, 3], correlation=0.8)
+    assert found is not None and found.columns == (0, 1, 2, 3)
+    for i, j in across:
+        assert found.correlation[i, j] == pytest.approx(0.0, abs=1e-9)
+    for i, j in [(0, 1), (2, 3)]:
+        assert found.correlation[i, j] == pytest.approx(read[i, j], abs=1e-9)
+    assert np.diag(found.correlation) == pytest.approx(np.ones(4))
+    everything = copula.copula_of(tables, [0, 1, 2, 3], correlation=0.8, keep_from=0.0)
+    assert everything is not None
+    assert everything.correlation == pytest.approx(copula_matrix(read), abs=1e-9)
+
+
+def test_inside_the_copula_a_reading_is_kept_from_its_own_number_of_errors():
+    """The largest reading across the two pairs, at ``z`` of its own errors, is kept as read when the threshold is
+    just under ``z`` and set to 0 just above it; the other readings across are 0 at both."""
+    tables = two_related_pairs(60.0)
+    read, _, error, _ = correlations(tables, [0, 1, 2, 3])
+    across = [(0, 2), (0, 3), (1, 2), (1, 3)]
+    i, j = max(across, key=lambda p: abs(read[p]) / error[p])
+    z = abs(read[i, j]) / error[i, j]
+    kept = copula.copula_of(tables, [0, 1, 2, 3], correlation=0.8, keep_from=0.99 * z)
+    cut = copula.copula_of(tables, [0, 1, 2, 3], correlation=0.8, keep_from=1.01 * z)
+    assert kept is not None and cut is not None
+    assert kept.correlation[i, j] == pytest.approx(read[i, j], abs=1e-9) and abs(read[i, j]) > 0.01
+    assert cut.correlation[i, j] == pytest.approx(0.0, abs=1e-9)
+    for p in across:
+        if p != (i, j):
+            assert kept.correlation[p] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_release_reads_the_copula_tests_from_its_options():
+    """The release's copula follows ``copula_keep_from`` and the loose-pair test of its options: every reading kept
+    at 0, the pairs across set to 0 by default; with ``copula_from`` out of reach, no copula when the loose test
+    asks for more errors than the pairs read."""
+    tables = two_related_pairs(60.0)
+    maps = {a: np.arange(6) for a in range(4)}
+    read, _, error, _ = correlations(tables, [0, 1, 2, 3])
+
+    def copula_with(**options) -> Copula | None:
+        return release_module._copula(SimpleNamespace(options=MeasureOptions(**options)), maps, tables)
+
+    found, everything = copula_with(), copula_with(copula_keep_from=0.0)
+    assert found is not None and everything is not None
+    assert found.correlation[0, 2] == pytest.approx(0.0, abs=1e-9)
+    assert everything.correlation == pytest.approx(copula_matrix(read), abs=1e-9)
+    most = max(abs(read[0, 1]) / error[0, 1], abs(read[2, 3]) / error[2, 3])
+    assert copula_with(copula_from=1.0, related_significance=0.99 * most) is not None
+    assert copula_with(copula_from=1.0, related_significance=1.01 * most) is None
+
+
+@pytest.mark.parametrize("name, value", [("copula_keep_from", -1.0), ("copula_keep_from", math.inf),
+                                         ("related_significance", True), ("related_significance", "3"),
+                                         ("related_explained", 1.5)])
+def test_the_copula_tests_refuse_bad_thresholds(name, value):
+    with pytest.raises(InputError, match=name):
+        MeasureOptions(**{name: value})
 
 
 def test_a_table_with_one_group_with_counts_has_no_correlation():

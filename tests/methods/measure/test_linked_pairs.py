@@ -19,7 +19,7 @@ from synthdp.methods.measure import algorithm
 from synthdp.methods.measure.state import TrueCounts
 from synthdp.methods.measure.algorithm import measure
 from synthdp.methods.measure.estimators import EstimatorSettings
-from synthdp.methods.measure.linked_pairs import departure, group_table, linked_pairs, redraw_pairs
+from synthdp.methods.measure.linked_pairs import departure, group_table, linked_pairs, on_support, redraw_pairs
 from synthdp.methods.measure.settings import MeasureOptions
 
 #: x and y on 48 ordered cells read through 12 groups of 4, y with a missing value (cell 48), z a category of 3.
@@ -119,6 +119,64 @@ def test_draws_that_hold_the_relation_are_left_as_they_are():
     draws = shifted_pair(seed=5)
     assert np.array_equal(redrawn(draws, codes), draws)
     assert np.array_equal(redrawn(independent(codes), codes, departure_from=1.0), independent(codes))
+
+
+def cut_above(codes: np.ndarray, a: int, cell: int) -> np.ndarray:
+    """``a``'s one-way counts of ``codes`` with every cell from ``cell`` up a structural zero (an end the estimator
+    cut as empty, docs/privacy.md §8.7)."""
+    counts = one_way(codes, a)
+    counts[cell:DOMAIN.ordered[a]] = 0.0
+    return counts
+
+
+def test_the_support_holds_the_groups_where_the_model_has_mass():
+    """y's groups 10 and 11 (cells 40-47) cut as empty, x's group 0 holding one negative count only and its group 11
+    (cells 44-47, above every x of the data) nothing: the cells of those rows and columns are not held, every other
+    cell is."""
+    codes = shifted_pair()
+    table = group_table(codes, 0, 1, MAPS, DOMAIN)
+    x = one_way(codes, 0)
+    x[:4] = [-3.0, 0.0, 0.0, 0.0]
+    held = on_support(table, 0, 1, MAPS, {0: x, 1: cut_above(codes, 1, 40)}, DOMAIN)
+    assert held.shape == (12, 12)
+    assert not held[:, 10:].any() and not held[[0, 11]].any() and held[1:11, :10].all()
+
+
+def test_readings_where_the_model_holds_nothing_neither_depart_nor_draw_records_there():
+    """Draws of the same relation, y's top groups cut as empty by the model, and a released table reading noise of
+    about 200 records in each of those groups' cells: the departure counts only the cells the model holds (0 here,
+    where all cells would read 0.2 or more), and the pair is left as drawn; drawn from anyway (threshold 0), no
+    record lands in a cut cell."""
+    codes = shifted_pair()
+    draws = shifted_pair(seed=5)
+    cut = cut_above(codes, 1, 40)
+    draws[:, 1] = np.where((draws[:, 1] >= 40) & (draws[:, 1] < 48), 39, draws[:, 1])  # the model's draws hold none
+    table = group_table(codes, 0, 1, MAPS, DOMAIN)
+    table[:, 10:] = 200.0
+    ones = {0: one_way(codes, 0), 1: cut}
+    held = on_support(table, 0, 1, MAPS, ones, DOMAIN)
+    mine = group_table(draws, 0, 1, MAPS, DOMAIN)
+    assert departure(table, 0.0, mine) > 0.2
+    assert departure(table, 0.0, mine, held=held) < 0.05
+    kw = dict(tables={(0, 1): (table, 0.0)}, maps=MAPS, one_way=ones, domain=DOMAIN)
+    assert np.array_equal(redraw_pairs(draws, departure_from=0.2, generator=np.random.default_rng(2), **kw), draws)
+    out = redraw_pairs(independent(draws), departure_from=0.0, generator=np.random.default_rng(2), **kw)
+    assert not ((out[:, 1] >= 40) & (out[:, 1] < 48)).any()
+    assert tvd(group_table(out, 0, 1, MAPS, DOMAIN)[:, :10], table[:, :10]) < 0.05
+
+
+def test_the_noise_allowance_counts_only_the_cells_held():
+    """Noise of variance 400 on the held half of a table: the allowance of the 72 cells read, not of all 144."""
+    codes = independent(shifted_pair())
+    apart = group_table(codes, 0, 1, MAPS, DOMAIN)
+    held = np.zeros((12, 12), dtype=bool)
+    held[:6] = True
+    noisy = np.where(held, apart + np.random.default_rng(3).normal(0, 20.0, apart.shape), 0.0)
+    total = float(np.clip(noisy[held], 0, None).sum())
+    expected = apart[held] * total / apart[held].sum()
+    raw = 0.5 * float(np.abs(noisy[held] - expected).sum())
+    allowance = 0.5 * 72 * np.sqrt(2 * 400 / np.pi)
+    assert departure(noisy, 400.0, apart, held=held) == pytest.approx(max(0.0, raw - allowance) / total, abs=1e-12)
 
 
 PAIR_DOMAIN = Domain(("x", "y", "z"), (48, 48, 48), ordered=(48, 48, 48))
