@@ -124,11 +124,12 @@ def generate_synthetic(df: pd.DataFrame | str | os.PathLike, query_class: str | 
     return release(df, config)
 
 
-def release(df, config: SynthesisConfig) -> SyntheticResult | LinkedResult:
-    """One table's release, ``strict`` applied; or two linked tables' (a dict of tables, docs/privacy.md §12)."""
+def release(df, config: SynthesisConfig, engine=None) -> SyntheticResult | LinkedResult:
+    """One table's release, ``strict`` applied; or two linked tables' (a dict of tables, docs/privacy.md §12).
+    ``engine`` overrides ``config.engine``'s (e.g. CSV options; for two tables, the child's Dask engine)."""
     if config.links is not None or isinstance(df, Mapping):
-        return synthesize_linked(df, config, run_release)
-    result = synthesize(df, config)
+        return synthesize_linked(df, config, run_release, engine)
+    result = synthesize(df, config, engine)
     check_strict(result, config.strict)
     return result
 

@@ -238,8 +238,13 @@ class SynthesisConfig(GameSettings):
         if self.relation != "add-remove":
             raise InputError("links= needs relation='add-remove': neighbours add or remove one parent with all its "
                              "child rows, whose number is never public (docs/privacy.md §12)")
-        if self.engine != "pandas" or self.strict:
-            raise InputError("links= runs with engine='pandas' and without strict (not offered for two tables yet)")
+        if self.strict:
+            raise InputError("links= runs without strict (not offered for two tables yet)")
+        if self.max_rows_per_unit == "auto" and self.engine != "pandas":
+            child = next(iter(self.links)).partition(".")[0] if isinstance(self.links, Mapping) else "child"
+            raise InputError(f"max_rows_per_unit='auto' reads table {child!r} in memory, which engine="
+                             f"{self.engine!r} does not: give a number (CLI --max-rows-per-unit K), or use "
+                             "engine='pandas'")
 
     def _check_unit(self) -> None:
         """A privacy unit needs its public bound ``k``, add/remove neighbours and no PRSMA (docs/privacy.md §10.6)."""

@@ -27,8 +27,8 @@ import io
 import logging
 import os
 import warnings
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,17 @@ _FAN_IN = 16
 
 def _require_distributed() -> Any:
     return require("distributed", "engine='dask'")
+
+
+class Join(Protocol):
+    """What each batch of a child table's files is joined with on the workers (its parents' columns,
+    docs/privacy.md §12): called on a batch read without the schema's columns ``columns``, it returns the batch
+    with them appended (rows it cannot join dropped)."""
+
+    columns: frozenset[str]
+
+    def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        ...
 
 
 @dataclass(frozen=True)
@@ -163,15 +174,20 @@ def _read_range(path: str, start: int, end: int | None) -> bytes:
         return data
 
 
-def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
-            unit: str | None = None) -> Iterator[pd.DataFrame]:
+def _frames(part: Part, schema: Schema | None, options: ReadOptions, batch_rows: int,
+            unit: str | None = None, join: Join | None = None) -> Iterator[pd.DataFrame]:
     """The part's rows on the schema's columns, ``batch_rows`` at a time, text values stripped.
 
     ``unit``: also the privacy unit's column, read as text (CSV) and never stripped (docs/privacy.md §10.6).
+    ``join``: the schema's columns ``join.columns`` are not read but appended by ``join`` to each batch before
+    it is stripped (a child table's batch joined with its parents, docs/privacy.md §12).
     """
-    names = list(schema.names) + ([unit] if unit is not None else [])
+    columns = () if schema is None else schema.names  # None: the unit's column alone
+    names = [n for n in columns if join is None or n not in join.columns] + ([unit] if unit is not None else [])
 
     def stripped(frame: pd.DataFrame) -> pd.DataFrame:
+        if join is not None:
+            frame = join(frame)
         if unit is None:
             return strip_text(frame)[0]
         return strip_text(frame.drop(columns=[unit]))[0].assign(**{unit: frame[unit]})
@@ -197,25 +213,25 @@ def _frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
             yield stripped(frame)
 
 
-def _read_frames(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
-                 unit: str | None = None) -> Iterator[pd.DataFrame]:
+def _read_frames(part: Part, schema: Schema | None, options: ReadOptions, batch_rows: int,
+                 unit: str | None = None, join: Join | None = None) -> Iterator[pd.DataFrame]:
     """:func:`_frames`, a part that cannot be read named in an :class:`InputError`."""
     pa = require("pyarrow", "engine='dask'")
     try:
-        yield from _frames(part, schema, options, batch_rows, unit)
+        yield from _frames(part, schema, options, batch_rows, unit, join)
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, pa.ArrowException) as exc:
         raise InputError(f"cannot read {part.where()}: {exc}") from None
 
 
 def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, unit: str | None,
-             status: _Counts) -> Iterator[tuple[pd.DataFrame, np.ndarray, int]]:
+             status: _Counts, join: Join | None = None) -> Iterator[tuple[pd.DataFrame, np.ndarray, int]]:
     """Each batch of the part that fits the schema, with its codes and the part's row number of its first row.
 
     Rows read and the batches' schema problems are added to ``status``; a
     batch with a problem is counted there and skipped.
     """
     encoder = Encoder(schema)
-    for df in _read_frames(part, schema, options, batch_rows, unit):
+    for df in _read_frames(part, schema, options, batch_rows, unit, join):
         first = status.rows
         status.rows += len(df)
         try:
@@ -230,11 +246,12 @@ def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, 
         yield df, codes, first
 
 
-def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> Tallies:
+def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
+                join: Join | None = None) -> Tallies:
     """Read and tally one part for the private domain steps (runs on a worker); a value the schema refuses is an
     error naming the part and its row."""
     tallies, rows = [Tallies.empty(schema)], 0
-    for df in _read_frames(part, schema, options, batch_rows):
+    for df in _read_frames(part, schema, options, batch_rows, join=join):
         tallies.append(_checked_tally(df, schema, part, rows))
         rows += len(df)
     return Tallies.merge(*tallies)
@@ -253,11 +270,12 @@ def _empty(schema: Schema) -> _Counts:
     return _Counts(np.zeros((0, len(word_spans(schema.domain.sizes))), np.int64), np.zeros(0, np.int64))
 
 
-def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int) -> _Counts:
+def _count_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: int,
+                join: Join | None = None) -> _Counts:
     """Read, encode and count one part (runs on a worker)."""
     sizes = schema.domain.sizes
     out, keys, counts = _empty(schema), [], []
-    for _, codes, _ in _encoded(part, schema, options, batch_rows, None, out):
+    for _, codes, _ in _encoded(part, schema, options, batch_rows, None, out, join):
         k, c = sum_by_key(pack(codes, sizes), None)
         keys.append(k)
         counts.append(c)
@@ -315,7 +333,7 @@ def _no_rows(rows: np.ndarray | pd.DataFrame) -> _UnitRows:
 
 
 def _split_part(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
-                buckets: int) -> tuple[list[_UnitRows], _Counts]:
+                buckets: int, join: Join | None = None) -> tuple[list[_UnitRows], _Counts]:
     """Read and encode one part, and send each row's key to the bucket of its unit (runs on a worker).
 
     Returns the ``buckets`` pieces and the part's status (rows read, schema problems).
@@ -323,13 +341,13 @@ def _split_part(part: Part, part_no: int, schema: Schema, options: ReadOptions, 
     sizes = schema.domain.sizes
     status = _empty(schema)
     batches = ((df, pack(codes, sizes), first) for df, codes, first in
-               _encoded(part, schema, options, batch_rows, unit, status))
+               _encoded(part, schema, options, batch_rows, unit, status, join))
     empty = _no_rows(np.zeros((0, len(word_spans(sizes))), np.int64))
     return _to_buckets(part, part_no, unit, batches, empty, buckets), status
 
 
 def _split_part_values(part: Part, part_no: int, schema: Schema, options: ReadOptions, batch_rows: int, unit: str,
-                       buckets: int) -> tuple[list[_UnitRows], None]:
+                       buckets: int, join: Join | None = None) -> tuple[list[_UnitRows], None]:
     """Read one part, check its values as tallying will, and send each row's values on the tallied columns to
     the bucket of its unit (runs on a worker; docs/privacy.md §10.7).  The values travel as Python objects, each
     as its part read it: about 60 bytes a value against 8 for a row's key in the counting pass."""
@@ -337,7 +355,7 @@ def _split_part_values(part: Part, part_no: int, schema: Schema, options: ReadOp
 
     def batches() -> Iterator[tuple[pd.DataFrame, pd.DataFrame, int]]:
         first = 0
-        for df in _read_frames(part, schema, options, batch_rows, unit):
+        for df in _read_frames(part, schema, options, batch_rows, unit, join):
             _checked_tally(df, schema, part, first)  # the checks, naming the row; the bucket tallies the kept rows
             yield df, df[names].astype(object), first  # each value as its part read it
             first += len(df)
@@ -375,6 +393,28 @@ def _tally_bucket(k: int, key: np.ndarray, schema: Schema, *pieces: _UnitRows) -
     return Tallies.of_frame(kept.rows, schema) if len(kept.rows) else Tallies.empty(schema)
 
 
+def _count_units(part: Part, options: ReadOptions, batch_rows: int, column: str) -> tuple[pd.Series, int]:
+    """One part's rows per value of ``column`` (exact text, :func:`unit_text`) and its rows without one (runs on a
+    worker)."""
+    counts, missing = [pd.Series(dtype=np.int64)], 0
+    for df in _read_frames(part, None, options, batch_rows, column):
+        present = df[column].notna()
+        missing += int((~present).sum())
+        counts.append(pd.Series(unit_text(df[column][present], column)).value_counts())
+    return _add_unit_counts(*((c, 0) for c in counts))[0], missing
+
+
+def _add_unit_counts(*partials: tuple[pd.Series, int]) -> tuple[pd.Series, int]:
+    """Add up rows per value and rows without one."""
+    counts = pd.concat([c for c, _ in partials])
+    return counts.groupby(level=0, sort=False).sum().astype(np.int64), sum(m for _, m in partials)
+
+
+def _broadcast(client: Any, join: Join | None) -> Any:
+    """``join`` sent once to every worker (a future the tasks share), or None."""
+    return None if join is None else client.scatter(join, broadcast=True, hash=False)
+
+
 def _add_problem(problems: dict[str, _Problem], name: str, problem: _Problem) -> None:
     if name in problems:
         old = problems[name]
@@ -394,8 +434,12 @@ def _merge(*partials: _Counts) -> _Counts:
     return _Counts(keys, counts, sum(p.rows for p in partials), problems)
 
 
-def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: str | None = None,
+def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema | None, unit: str | None = None,
                    dropped: tuple[str, ...] = ()) -> None:
+    if schema is None:  # the unit's column alone is read
+        if unit not in columns:
+            raise SchemaError(f"{str(path)!r} has no column {unit!r}; its columns are {list(columns)}")
+        return
     absent = [n for n in (*schema.names, *([unit] if unit else [])) if n not in columns]
     if absent:
         raise SchemaError(f"{str(path)!r} has no column(s) {absent} of the schema or the privacy unit; its columns "
@@ -406,14 +450,16 @@ def _check_columns(path: Any, columns: tuple[str, ...], schema: Schema, unit: st
         warnings.warn(f"{path}: ignoring columns {extra}, which are not in the schema", UserWarning, stacklevel=4)
 
 
-def plan_parts(files: list[TableFile], schema: Schema, options: ReadOptions = ReadOptions(),
+def plan_parts(files: list[TableFile], schema: Schema | None, options: ReadOptions = ReadOptions(),
                blocksize: int | None = DEFAULT_BLOCKSIZE, part_rows: int = DEFAULT_PART_ROWS,
-               unit: str | None = None) -> list[Part]:
+               unit: str | None = None, join: Join | None = None) -> list[Part]:
     """The parts of the files, from metadata only (Parquet footers, CSV headers and sizes).
 
-    A file without a column of the schema is an error naming the file and the
-    column, raised here, before any record is read.
+    A file without a column of the schema (but those ``join`` appends) is an error naming the file and the
+    column, raised here, before any record is read.  ``schema`` None: the ``unit`` column alone.
     """
+    if join is not None:
+        schema = replace(schema, attributes=tuple(a for a in schema.attributes if a.name not in join.columns))
     parts = []
     for f in files:
         path = str(f.path)
@@ -532,12 +578,14 @@ class DaskEngine:
                                       dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             yield client
 
-    def count(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> AggregatedData:
+    def count(self, source: Source, schema: Schema, bounding: Bounding | None = None,
+              join: Join | None = None) -> AggregatedData:
         """Distinct encoded rows of the files with their counts (equal to the pandas engine's).
 
         ``bounding``: keep at most ``k`` rows per privacy unit, by a shuffle of
         the rows by unit into buckets of whole units (docs/privacy.md §10.6);
-        the same rows as the pandas engine for the same key.
+        the same rows as the pandas engine for the same key.  ``join``: each batch joined with it on the
+        workers first (a child table's rows with their parents' columns, docs/privacy.md §12).
         """
         _require_distributed()
         if isinstance(source, pd.DataFrame):
@@ -548,54 +596,71 @@ class DaskEngine:
                              "on workers the categories of a column are never read off the data")
         Encoder(schema)  # refuses, before any file is read, a schema whose categories are still to be learned
         unit = None if bounding is None else bounding.column
-        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit)
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit, join)
         logger.info("dask engine: %d part(s) of %d file(s)", len(parts), len({p.path for p in parts}))
-        total = self._reduce(parts, schema, bounding)
+        total = self._reduce(parts, schema, bounding, join)
         if total.problems:
             raise _schema_error(total.problems, len(parts))
         if total.rows == 0:
             raise InputError(f"the input {source!s} has no rows")
         return AggregatedData.from_codes(schema.domain, unpack(total.keys, schema.domain.sizes), total.counts)
 
-    def tally(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> Tallies:
+    def tally(self, source: Source, schema: Schema, bounding: Bounding | None = None,
+              join: Join | None = None) -> Tallies:
         """What the private domain steps read of the files (docs/privacy.md §10.7), tallied part by part on the
         cluster and added up: equal to the pandas engine's.
 
         ``bounding``: tally at most ``k`` rows per privacy unit, the rows the
         counting pass keeps (the same shuffle, carrying the rows' values instead
-        of their keys, §10.6).
+        of their keys, §10.6).  ``join``: as :meth:`count`.
         """
         _require_distributed()
         if isinstance(source, pd.DataFrame):
             raise InputError("engine='dask' reads files: pass a path, a glob or a directory of CSV or Parquet "
                              "files (a DataFrame in memory is tallied by engine='pandas')")
         unit = None if bounding is None else bounding.column
-        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit)
+        parts = plan_parts(list_files(source), schema, self.options, self.blocksize, self.part_rows, unit, join)
         logger.info("dask engine: tallying %d part(s) for the private domain steps", len(parts))
         with self.client() as client:
+            joined = _broadcast(client, join)
             if bounding is None:
                 futures = client.map(_tally_part, parts, schema=schema, options=self.options,
-                                     batch_rows=self.batch_rows, pure=False)
+                                     batch_rows=self.batch_rows, join=joined, pure=False)
             else:
                 splits = client.map(_split_part_values, parts, range(len(parts)), schema=schema,
                                     options=self.options, batch_rows=self.batch_rows, unit=unit,
-                                    buckets=len(parts), pure=False)
+                                    buckets=len(parts), join=joined, pure=False)
                 futures = self._buckets(client, splits, _tally_bucket, bounding, schema)
             total = _added_up(client, futures, Tallies.merge, "tallying")
         if total.rows == 0:
             raise InputError(f"the input {source!s} has no rows")
         return total
 
-    def _reduce(self, parts: list[Part], schema: Schema, bounding: Bounding | None = None) -> _Counts:
+    def unit_counts(self, source: Source, column: str) -> tuple[pd.Series, int]:
+        """The rows of each value of ``column`` over the files, by its exact text (§10.6's reading of a unit), and
+        the rows where it is missing: a pass over that column alone, counted part by part and added up on the
+        workers (the driver holds the distinct values only).  Not a private step: the input of bounding."""
+        _require_distributed()
+        parts = plan_parts(list_files(source), None, self.options, self.blocksize, self.part_rows, column)
+        logger.info("dask engine: counting the rows of each %s in %d part(s)", column, len(parts))
         with self.client() as client:
+            futures = client.map(_count_units, parts, options=self.options, batch_rows=self.batch_rows,
+                                 column=column, pure=False)
+            return _added_up(client, futures, _add_unit_counts, f"counting the rows of each {column}")
+
+    def _reduce(self, parts: list[Part], schema: Schema, bounding: Bounding | None = None,
+                join: Join | None = None) -> _Counts:
+        with self.client() as client:
+            joined = _broadcast(client, join)
             if bounding is None:
                 futures = client.map(_count_part, parts, schema=schema, options=self.options,
-                                     batch_rows=self.batch_rows, pure=False)
+                                     batch_rows=self.batch_rows, join=joined, pure=False)
             else:
-                futures = self._shuffle(client, parts, schema, bounding)
+                futures = self._shuffle(client, parts, schema, bounding, joined)
             return _added_up(client, futures, _merge, "counting")
 
-    def _shuffle(self, client: Any, parts: list[Part], schema: Schema, bounding: Bounding) -> list[Any]:
+    def _shuffle(self, client: Any, parts: list[Part], schema: Schema, bounding: Bounding,
+                 join: Any = None) -> list[Any]:
         """Bound the units with a shuffle: parts split their rows into buckets by unit, each bucket bounds and counts.
 
         One bucket per part: a bucket task holds about ``n / P`` rows, whole
@@ -604,7 +669,8 @@ class DaskEngine:
         which the caller adds up.
         """
         splits = client.map(_split_part, parts, range(len(parts)), schema=schema, options=self.options,
-                            batch_rows=self.batch_rows, unit=bounding.column, buckets=len(parts), pure=False)
+                            batch_rows=self.batch_rows, unit=bounding.column, buckets=len(parts), join=join,
+                            pure=False)
         return (self._buckets(client, splits, _bound_bucket, bounding)
                 + [client.submit(_status, f, pure=False) for f in splits])
 

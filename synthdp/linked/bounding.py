@@ -18,13 +18,16 @@ from synthdp.core.owner import owner_warning
 from synthdp.linked.links import Link
 from synthdp.mechanisms.units import keep_mask, unit_hash, unit_text, warn_dropped_rows
 
-__all__ = ["Families", "bound_families", "key_text", "unbounded_families", "warn_owner"]
+__all__ = ["Families", "bound_families", "bound_parents", "counted_families", "key_text", "unbounded_families",
+           "warn_owner"]
 
 
 @dataclass(frozen=True)
 class Families:
     """The bounded pair: the kept parent rows and child rows (keys dropped), each kept child's parent (an index
     into ``parents``), and each parent's key text (None for a missing key) and number of kept children ``m``.
+    ``children`` and ``parent_of`` are None where the child table stays in its files (engine='dask',
+    :func:`counted_families`): its passes keep the same rows as they read them.
 
     ``merged_keys``, ``orphans`` and ``children_before`` are private counts, for the owner's warnings only.
     """
@@ -32,8 +35,8 @@ class Families:
     parents: pd.DataFrame
     keys: np.ndarray
     m: np.ndarray
-    children: pd.DataFrame
-    parent_of: np.ndarray
+    children: pd.DataFrame | None
+    parent_of: np.ndarray | None
     merged_keys: int
     orphans: int
     children_before: int
@@ -54,18 +57,22 @@ def _kept(text: np.ndarray, k: int, key: np.ndarray) -> np.ndarray:
     return keep_mask(groups, unit_hash(text), np.arange(len(text)), k, key)
 
 
-def bound_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, k: int, parent_key: np.ndarray,
-                   child_key: np.ndarray) -> Families:
-    """The families of ``parent`` and ``child`` bounded as docs/privacy.md §12 step 1 says, with the rule's keys
-    ``parent_key`` (one parent row per key) and ``child_key`` (at most ``k`` children per parent)."""
+def bound_parents(parent: pd.DataFrame, link: Link, parent_key: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """Step 1's parent rows: one row kept per key (with the rule's key ``parent_key``), every row without a key
+    kept; as ``(rows without the key column, each row's key text or None, how many keys several rows held)``."""
     keys = key_text(parent[link.key], f"{link.parent}.{link.key}")
     present = np.flatnonzero(keys != None)  # noqa: E711 (elementwise on an object array)
     keep = np.ones(len(parent), dtype=bool)
     keep[present] = _kept(keys[present], 1, parent_key)
     merged = int((pd.Series(keys[present]).value_counts() > 1).sum())  # keys held by several rows
-    parents = parent.loc[keep].drop(columns=[link.key]).reset_index(drop=True)
-    keys = keys[keep]
+    return parent.loc[keep].drop(columns=[link.key]).reset_index(drop=True), keys[keep], merged
 
+
+def bound_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, k: int, parent_key: np.ndarray,
+                   child_key: np.ndarray) -> Families:
+    """The families of ``parent`` and ``child`` bounded as docs/privacy.md §12 step 1 says, with the rule's keys
+    ``parent_key`` (one parent row per key) and ``child_key`` (at most ``k`` children per parent)."""
+    parents, keys, merged = bound_parents(parent, link, parent_key)
     foreign = key_text(child[link.foreign_key], f"{link.child}.{link.foreign_key}")
     positions = np.flatnonzero(keys != None)  # noqa: E711
     found = pd.Index(keys[positions]).get_indexer(foreign)  # unique after step 2; a missing key finds nothing
@@ -76,6 +83,22 @@ def bound_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, k: int
     children = child.iloc[kept].drop(columns=dropped).reset_index(drop=True)
     m = np.bincount(parent_of, minlength=len(parents)).astype(np.int64)
     return Families(parents, keys, m, children, parent_of, merged, len(child) - len(matched), len(matched))
+
+
+def counted_families(parent: pd.DataFrame, counts: pd.Series, missing: int, link: Link, k: int,
+                     parent_key: np.ndarray) -> Families:
+    """The families of ``parent`` and a child table left in its files, from the child's rows per foreign key
+    ``counts`` (by exact text, :func:`key_text`) and its rows without one, ``missing``: the parent rows
+    :func:`bound_families` keeps and, for each, ``m = min(c, k)`` of its ``c`` matched children, which is what
+    §10.6's rule keeps of them whatever its key (Lemma 10.60).  The child rows themselves are kept by the passes
+    over the files, by the same rule (:mod:`synthdp.linked.files`)."""
+    parents, keys, merged = bound_parents(parent, link, parent_key)
+    present = keys != None  # noqa: E711
+    matched = np.zeros(len(keys), dtype=np.int64)
+    matched[present] = counts.reindex(keys[present], fill_value=0).to_numpy(dtype=np.int64)
+    m = np.minimum(matched, k)
+    return Families(parents, keys, m, None, None, merged, int(counts.sum()) + missing - int(matched.sum()),
+                    int(matched.sum()))
 
 
 def unbounded_families(parent: pd.DataFrame, child: pd.DataFrame, link: Link, parent_key: np.ndarray,
@@ -98,4 +121,4 @@ def warn_owner(families: Families, link: Link, k: int) -> None:
     if families.orphans:
         owner_warning(f"{families.orphans} row(s) of {link.child} have a missing {link.foreign_key} or one that "
                       f"matches no {link.parent}.{link.key}: they were dropped (docs/privacy.md §12)")
-    warn_dropped_rows(families.children_before, len(families.children), k)
+    warn_dropped_rows(families.children_before, int(families.m.sum()), k)

@@ -28,7 +28,9 @@ from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema, resolve_schema
 from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
+from synthdp.engines.dask import DaskEngine
 from synthdp.linked.choice import at_most, candidate_views, check_candidates
+from synthdp.linked.files import ChildFiles, families_on_files, joined_on_files, linked_tables
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
 from synthdp.linked.views import Views, check_view, count_categories, joined_schema, joined_view, parent_view
@@ -224,9 +226,14 @@ def plan_views(budget_config: SynthesisConfig, base: SynthesisConfig, per_table:
     only: every refusal of either plan), each view at its share of ``budget_config``'s budget (docs/privacy.md
     §12, "Planning first"); ``base`` holds the options common to both tables, ``per_table`` each table's own."""
     parent_share, joined_share = _shares(budget_config)
-    parent_config = replace(base, **parent_share, **_with_count(per_table[link.parent], link, k))
+    parent_config = replace(base, **parent_share, **_with_count(per_table[link.parent], link, k), engine="pandas",
+                            scheduler=None)  # the parent view is in memory (one row per parent)
     child_config = replace(base, **per_table[link.child], n_rows=None)
     parent_schema = view_schema(parent_view(families, link), parent_config)
+    if families.children is None and child_config.schema is None:  # the child is left in its files
+        raise InputError(f"engine='dask' needs a public schema for table {link.child!r} (schema={{{link.child!r}: "
+                         f"Schema or schema file}}; CLI --schema {link.child}.json): on workers the categories of a "
+                         "column are never read off the data")
     child_schema = view_schema(families.children, child_config)
     joined_config = replace(base, **joined_share, privacy_unit=link.foreign_key, max_rows_per_unit=k, n_rows=None,
                             missing=None)
@@ -250,21 +257,28 @@ def choose_k(tables: Any, config: SynthesisConfig, plan_at: Callable[[int, Famil
                                 epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE)
 
 
-def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any]) -> LinkedResult:
+def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[..., Any],
+                      engine: DaskEngine | None = None) -> LinkedResult:
     """Release two linked tables as one release (docs/privacy.md §12): refusals first, then (``"auto"``) the private
     choice of ``k`` after every refusal of both views at every candidate, bounding, both views' plans (every
     refusal of either before any private step), the parent view's run, the joined view's run, and the pair drawn
     from the released models.
 
-    ``run_view(frame, config, rng=..., view=...)`` is the single-table pipeline up to its release
+    ``run_view(frame, config, engine=..., rng=..., view=...)`` is the single-table pipeline up to its release
     (:func:`synthdp.api.run_release`), run once per view with a child stream of the linked run's generator and what
     the linked run fixed for the view (:class:`~synthdp.plan.ViewInputs`: its share of the one filter; the parent
     columns the joined view does not measure alone).  No view draws records of its own: each view's checks, owner's
-    warnings and ``rows_written`` read that view of the pair drawn from both models, the tables returned."""
+    warnings and ``rows_written`` read that view of the pair drawn from both models, the tables returned.
+
+    Under ``engine='dask'`` the child table stays in its files (:mod:`synthdp.linked.files`; ``engine``: the Dask
+    engine its passes run on, else the configuration's): the same views are counted, the same release made."""
     if config.links is None:
         raise InputError("a dict of tables is released as two linked tables: give links={'child.column': "
                          "'parent.column'}, e.g. {'orders.customer_id': 'customers.customer_id'}")
+    tables = linked_tables(tables, config)
     link = read_link(tables, config.links, config.keys)
+    on_files = isinstance(tables[link.child], ChildFiles)
+    dask = (engine or DaskEngine.from_config(config)) if on_files else None
     per_table = split_options(config.to_dict(), link)
     base = replace(config, links=None, keys=None, max_rows_per_unit=None, **{name: None for name in TABLE_OPTIONS})
     rng = PrivateRandom(config.random_state)
@@ -278,19 +292,25 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
             plan_at = partial(plan_views, budget_config, base, per_table, link)
             chosen = choose_k(tables, config, plan_at, link, keys, ledger, rng.spawn())
         k = config.max_rows_per_unit if chosen is None else chosen.k
-        families = bound_families(tables[link.parent], tables[link.child], link, k, *keys)
-        parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
+        if on_files:  # the child's rows stay in its files: each kept parent's m from a pass over its foreign key
+            families = families_on_files(tables[link.parent], tables[link.child], link, k, keys[0], dask)
+            parents, joined = parent_view(families, link), tables[link.child].source
+        else:
+            families = bound_families(tables[link.parent], tables[link.child], link, k, *keys)
+            parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
         views = plan_views(budget_config, base, per_table, link, k, families)
         plans = views.plans  # both views planned (and refused) before any private step
         shares = one_filter(budget_config, plans) or (None, None)
         converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
-        check_view(families.children, views.children, plans[1])
+        joined_engine = (joined_on_files(families, tables[link.child], views.children, link, k, keys[1], dask)
+                         if on_files else None)
+        check_view(families.children if joined_engine is None else joined, views.children, plans[1], joined_engine)
         warn_owner(families, link, k)
         parent_run = checked(run_view(parents, views.parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])),
                              converted[0])
         schema = joined_schema(parent_run.schema, views.children, link)
-        joined_run = checked(run_view(joined, replace(views.joined_config, schema=schema), rng=rng.spawn(),
-                                      view=ViewInputs(shares[1], views.released)), converted[1])
+        joined_run = checked(run_view(joined, replace(views.joined_config, schema=schema), engine=joined_engine,
+                                      rng=rng.spawn(), view=ViewInputs(shares[1], views.released)), converted[1])
     drawn = LinkedModel(link, k, parent_run.model, joined_run.model).draw_views(
         parent_run.size, rng.spawn().numpy_generator())  # the pair, from the two released models (step 4)
     parent_result, joined_result = parent_run.result(drawn[0]), joined_run.result(drawn[1])  # checks of the pair

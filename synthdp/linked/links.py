@@ -59,15 +59,17 @@ def _table_column(text: Any, tables: Mapping[str, pd.DataFrame], role: str) -> t
 
 
 def read_link(tables: Any, links: Any, keys: Mapping[str, str] | None = None) -> Link:
-    """The one link of ``links`` (``{"child.column": "parent.column"}``) between the two DataFrames of ``tables``;
+    """The one link of ``links`` (``{"child.column": "parent.column"}``) between the two tables of ``tables``
+    (DataFrames, or a child left in its files, :class:`~synthdp.linked.files.ChildFiles`: anything with ``columns``);
     ``keys`` may name the child table's own key column (``{"orders": "order_id"}``).
 
     Refused, naming the fix: tables that are not a dict of two DataFrames, no link or more than one (only one
     parent-child pair is supported), a table or column that does not exist, a table linked to itself.
     """
-    if not isinstance(tables, Mapping) or not all(isinstance(t, pd.DataFrame) for t in tables.values()):
-        raise InputError("linked tables are given as a dict of DataFrames by name, e.g. {'customers': c, "
-                         "'orders': o}")
+    if not isinstance(tables, Mapping) or not all(isinstance(getattr(t, "columns", None), pd.Index)
+                                                  for t in tables.values()):
+        raise InputError("linked tables are given as a dict of DataFrames (or of their files) by name, e.g. "
+                         "{'customers': c, 'orders': o}")
     if not isinstance(links, Mapping) or not links:
         raise InputError("two tables need links={'child.column': 'parent.column'}, e.g. "
                          "{'orders.customer_id': 'customers.customer_id'}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from typing import Any, Iterable
 
 import pandas as pd
 
@@ -22,7 +23,8 @@ from synthdp.linked.bounding import Families
 from synthdp.linked.links import Link
 from synthdp.plan import Plan
 
-__all__ = ["Views", "check_view", "count_categories", "joined_schema", "joined_view", "parent_view", "view_tallies"]
+__all__ = ["Views", "appended_columns", "check_view", "count_categories", "joined_schema", "joined_view",
+           "parent_view", "view_tallies"]
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,23 @@ def parent_view(families: Families, link: Link) -> pd.DataFrame:
     return families.parents.assign(**{link.count_column: families.m})
 
 
-def joined_view(families: Families, link: Link) -> pd.DataFrame:
-    """Each kept child row with its parent's attributes (as :meth:`Link.joined_name`) and ``m`` appended, and the
-    parent's key text as column ``link.foreign_key``: the joined run's privacy unit (at most ``k`` rows each)."""
-    appended = parent_view(families, link).iloc[families.parent_of].reset_index(drop=True)
+def appended_columns(families: Families, link: Link, child_columns: Iterable[Any]) -> pd.DataFrame:
+    """The parent view with its columns named as the joined view names them (:meth:`Link.joined_name`), one row
+    per kept parent; refused when a child column (``child_columns``) already has one of those names."""
+    appended = parent_view(families, link)
     appended.columns = [link.joined_name(c) for c in appended.columns]
-    clash = sorted(set(appended.columns) & set(map(str, families.children.columns)))
+    clash = sorted(set(appended.columns) & set(map(str, child_columns)))
     if clash:
         raise InputError(f"table {link.child!r} has column(s) {clash}, the names its parent's columns take in the "
                          "joined view; rename them")
+    return appended
+
+
+def joined_view(families: Families, link: Link) -> pd.DataFrame:
+    """Each kept child row with its parent's attributes (as :meth:`Link.joined_name`) and ``m`` appended, and the
+    parent's key text as column ``link.foreign_key``: the joined run's privacy unit (at most ``k`` rows each)."""
+    appended = appended_columns(families, link, families.children.columns)
+    appended = appended.iloc[families.parent_of].reset_index(drop=True)
     unit = pd.Series(families.keys[families.parent_of], name=link.foreign_key, dtype=object)
     return pd.concat([families.children, appended, unit], axis=1)
 
@@ -73,20 +83,23 @@ def joined_schema(parent: Schema, child: Schema, link: Link) -> Schema:
     return Schema(child.attributes + appended, missing_values=tokens, derived=child.derived)
 
 
-def view_tallies(rows: pd.DataFrame, schema: Schema) -> Tallies:
+def view_tallies(rows: Any, schema: Schema, engine: Any = None) -> Tallies:
     """The tallies of a view's rows under its public ``schema``, every value checked as the view's run checks it
-    (a value its public type or bounds refuse is refused, naming it).  Its warnings are given by the run, once."""
-    engine = PandasEngine()
+    (a value its public type or bounds refuse is refused, naming it): in memory, or by ``engine`` where it reads
+    them (the joined view's engine on Dask, :mod:`synthdp.linked.files`).  Its warnings are given by the run,
+    once."""
+    engine = engine or PandasEngine()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return engine.tally(engine.prepare(rows).source, schema)
+        prepared = engine.prepare(rows)
+        return engine.tally(prepared.source, schema, prepared.bounding)
 
 
-def check_view(rows: pd.DataFrame, schema: Schema, plan: Plan) -> None:
+def check_view(rows: Any, schema: Schema, plan: Plan, engine: Any = None) -> None:
     """A view's refusals that read its rows' values (a value its public type or bounds refuse, a threshold that
     would keep nothing of a column), taken before any view draws noise (docs/privacy.md §12, "Refusals").  Not a
     private step: the view's run repeats these checks on the same rows, and its warnings are given there, once."""
-    tallies = view_tallies(rows, schema)
+    tallies = view_tallies(rows, schema, engine)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_thresholds(tallies, schema, plan)
