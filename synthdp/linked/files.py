@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.config import SynthesisConfig
-from synthdp.core.errors import InputError
+from synthdp.core.errors import InputError, SchemaError
 from synthdp.core.schema import Schema
 from synthdp.engines.dask import DaskEngine, plan_parts
 from synthdp.engines.pandas import PandasEngine
@@ -33,7 +33,8 @@ from synthdp.linked.links import Link
 from synthdp.linked.views import appended_columns
 from synthdp.mechanisms.units import Bounding
 
-__all__ = ["ChildFiles", "JoinedEngine", "ParentJoin", "families_on_files", "joined_on_files", "linked_tables"]
+__all__ = ["ChildFiles", "JoinedEngine", "ParentJoin", "check_child_files", "families_on_files", "joined_on_files",
+           "linked_tables"]
 
 
 @dataclass(frozen=True)
@@ -158,18 +159,34 @@ class JoinedEngine:
         return self.engine.count(source, schema, bounding, join=self.join)
 
 
-def joined_on_files(families: Families, child: ChildFiles, children: Schema, link: Link, k: int,
-                    child_key: np.ndarray, engine: DaskEngine) -> JoinedEngine:
-    """The joined view's engine over the child's files (:class:`JoinedEngine`), after the refusals that read
-    only public inputs and headers: a child column named as a parent column is in the joined view, a file without a
-    column of the child's schema (each file named)."""
-    appended = appended_columns(families, link, child.columns)
-    present = np.flatnonzero(families.keys != None)  # noqa: E711 (elementwise on an object array)
+def check_child_files(child: ChildFiles, schema: Schema | str | os.PathLike | None, link: Link,
+                      engine: DaskEngine) -> DaskEngine:
+    """Before anything is read privately: the child's public ``schema`` given (on workers no category is read off
+    the data) and held by every file's header with the foreign key (metadata only, each file named); returns the
+    engine its passes run on, reading none of the columns left out (``--drop``, the child's own key)."""
+    if schema is None:
+        raise InputError(f"engine='dask' needs a public schema for table {link.child!r} (schema={{{link.child!r}: "
+                         f"Schema or schema file}}; CLI --schema {link.child}.json): on workers the categories of a "
+                         "column are never read off the data")
+    schema = schema if isinstance(schema, Schema) else Schema.load(schema)
     dropped = (*engine.options.dropped, *child.dropped, *([link.child_key] if link.child_key else []))
     engine = replace(engine, options=replace(engine.options, dropped=dropped))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the run warns of the columns it ignores, once
-        plan_parts(list_files(child.source), children, engine.options, engine.blocksize, engine.part_rows,
-                   link.foreign_key)  # metadata only: every file holds every column, before any private step
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the run warns of the columns it ignores, once
+            plan_parts(list_files(child.source), schema, engine.options, engine.blocksize, engine.part_rows,
+                       link.foreign_key)
+    except SchemaError as exc:
+        raise InputError(f"table {link.child!r}: {exc}") from None
+    return engine
+
+
+def joined_on_files(families: Families, child: ChildFiles, link: Link, k: int, child_key: np.ndarray,
+                    engine: DaskEngine) -> JoinedEngine:
+    """The joined view's engine over the child's files (:class:`JoinedEngine`, on ``engine`` as
+    :func:`check_child_files` returned it); a child column named as a parent column is in the joined view is
+    refused first."""
+    appended = appended_columns(families, link, child.columns)
+    present = np.flatnonzero(families.keys != None)  # noqa: E711 (elementwise on an object array)
     join = ParentJoin(link, pd.Index(families.keys[present]), appended.iloc[present].reset_index(drop=True))
     return JoinedEngine(engine, join, Bounding(link.foreign_key, k, child_key))

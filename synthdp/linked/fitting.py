@@ -30,7 +30,7 @@ from synthdp.core.schema import Schema, resolve_schema
 from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
 from synthdp.engines.dask import DaskEngine
 from synthdp.linked.choice import at_most, candidate_views, check_candidates
-from synthdp.linked.files import ChildFiles, families_on_files, joined_on_files, linked_tables
+from synthdp.linked.files import ChildFiles, check_child_files, families_on_files, joined_on_files, linked_tables
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
 from synthdp.linked.views import Views, check_view, count_categories, joined_schema, joined_view, parent_view
@@ -230,10 +230,6 @@ def plan_views(budget_config: SynthesisConfig, base: SynthesisConfig, per_table:
                             scheduler=None)  # the parent view is in memory (one row per parent)
     child_config = replace(base, **per_table[link.child], n_rows=None)
     parent_schema = view_schema(parent_view(families, link), parent_config)
-    if families.children is None and child_config.schema is None:  # the child is left in its files
-        raise InputError(f"engine='dask' needs a public schema for table {link.child!r} (schema={{{link.child!r}: "
-                         f"Schema or schema file}}; CLI --schema {link.child}.json): on workers the categories of a "
-                         "column are never read off the data")
     child_schema = view_schema(families.children, child_config)
     joined_config = replace(base, **joined_share, privacy_unit=link.foreign_key, max_rows_per_unit=k, n_rows=None,
                             missing=None)
@@ -278,8 +274,10 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     tables = linked_tables(tables, config)
     link = read_link(tables, config.links, config.keys)
     on_files = isinstance(tables[link.child], ChildFiles)
-    dask = (engine or DaskEngine.from_config(config)) if on_files else None
     per_table = split_options(config.to_dict(), link)
+    dask = (engine or DaskEngine.from_config(config)) if on_files else None
+    if on_files:  # headers only: every file holds every column of the child's public schema
+        dask = check_child_files(tables[link.child], per_table[link.child].get("schema"), link, dask)
     base = replace(config, links=None, keys=None, max_rows_per_unit=None, **{name: None for name in TABLE_OPTIONS})
     rng = PrivateRandom(config.random_state)
     keys = bounding_key(rng), bounding_key(rng)
@@ -302,8 +300,7 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
         plans = views.plans  # both views planned (and refused) before any private step
         shares = one_filter(budget_config, plans) or (None, None)
         converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
-        joined_engine = (joined_on_files(families, tables[link.child], views.children, link, k, keys[1], dask)
-                         if on_files else None)
+        joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask) if on_files else None
         check_view(families.children if joined_engine is None else joined, views.children, plans[1], joined_engine)
         warn_owner(families, link, k)
         parent_run = checked(run_view(parents, views.parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])),
