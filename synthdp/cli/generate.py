@@ -51,7 +51,7 @@ def _measure_options(items: list | None):
 
 
 def run(args) -> int:
-    if args.link is not None or args.child is not None:  # two linked tables, one release (docs/privacy.md §12)
+    if args.link is not None or args.child:  # two linked tables, one release (docs/privacy.md §12)
         if tune.requested(args) or getattr(args, "max_epsilon", None) is not None:
             raise InputError("--tune, --target-error and --max-epsilon are not available with --link yet: release "
                              "the two tables at one --epsilon")

@@ -1,7 +1,9 @@
 """``synthdp generate PARENT.csv CHILD.csv --link CHILD.COL=PARENT.COL -o DIR``: two linked tables released as one
 release (docs/privacy.md §12), one file per table in ``DIR``, named after its input.
 
-Each table is named by its file's stem (``customers.csv`` is ``customers``).  A column option (``--bounds``,
+Each table is named by its file's stem (``customers.csv`` is ``customers``); a child table given by several files
+(``orders_part*.csv``), a glob or a directory is named by the table the ``--link`` names.  With ``--engine dask``
+the child's files are counted part by part on the cluster, never read here (:mod:`synthdp.linked.files`).  A column option (``--bounds``,
 ``--categorical``, ...) goes to the table that holds the column, a column both tables hold is refused; ``--schema``
 is given once per table (:func:`table_schemas`); ``--drop`` leaves a column out of the table that holds it.
 Nothing is written unless every output can be (existing files are never overwritten), and all outputs are written
@@ -17,17 +19,21 @@ from typing import Any, Mapping
 import pandas as pd
 
 from synthdp.api import release
-from synthdp.cli.common import check_schema_columns, read_input
+from synthdp.cli.common import check_schema_columns, no_skip_rows, read_input, read_options
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
+from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
 from synthdp.files import csvfile
 from synthdp.files.outputs import check_outputs, write_outputs
-from synthdp.files.parquet import dump_table
+from synthdp.files.parquet import dump_table, is_parquet
+from synthdp.files.sources import is_location, read_table
+from synthdp.linked.files import child_files
 from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS, read_link
 
-__all__ = ["drop_columns", "parse_link", "per_table", "run", "schema_files", "table_names", "table_schemas"]
+__all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names",
+           "table_schemas"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -128,21 +134,44 @@ def holder(tables: Mapping[str, pd.DataFrame], column: str, flag: str) -> str:
     return holders[0]
 
 
-def table_names(parent: str, child: str) -> list[str]:
-    """Each table named by its file's stem (``customers.csv`` is ``customers``); two files of one name refused."""
-    names = [Path(parent).stem, Path(child).stem]
+def table_names(parent: str, child: str | list[str], link: str | None = None) -> list[str]:
+    """Each table named by its file's stem (``customers.csv`` is ``customers``); a child given by several files
+    (or a glob or a directory) by the table the ``link`` names (``orders`` in ``orders.customer_id=...``); two
+    tables of one name refused."""
+    files = [child] if isinstance(child, str) else child
+    several = len(files) > 1 or is_location(files[0]) and not is_parquet(files[0])
+    if several and link is None:
+        raise InputError(f"the child table is given by several files ({', '.join(files)}): name it with --link "
+                         "CHILD.COLUMN=PARENT.COLUMN")
+    names = [Path(parent).stem, next(iter(parse_link(link))).partition(".")[0] if several else Path(files[0]).stem]
     if names[0] == names[1]:
         raise InputError(f"both files are named {names[0]!r}: each table is named after its file; rename one")
     return names
 
 
+def read_tables(args, names: list[str], children: list[str], links: Mapping[str, str]) -> dict[str, Any]:
+    """The parent table read in memory; the child's file(s) too, or, with ``--engine dask``, left where they are
+    (:class:`~synthdp.linked.files.ChildFiles`: their headers read only).  ``--drop`` applied to each."""
+    read = argparse.Namespace(**{**vars(args), "drop": None})
+    source = children[0] if len(children) == 1 else children
+    if args.engine == "dask":
+        no_skip_rows(args, "--engine dask counts the child's files part by part")
+        child = child_files(source, names[1], links, read_options(args))
+    elif len(children) == 1:
+        child = read_input(source, read)
+    else:
+        no_skip_rows(args, "the child table is given by several files")
+        child = read_table(source, read_options(args))
+    return drop_columns({names[0]: read_input(args.input, read), names[1]: child}, args.drop or [])
+
+
 def run(args, options: dict[str, Any]) -> int:
     """Read both tables, release them as one, write ``DIR/<table>.csv`` for each (and the report and the model
     when asked) as one unit, refusing before anything private runs when an output already exists."""
-    if args.child is None or args.link is None:
+    if not args.child or args.link is None:
         raise InputError("two tables need both files and --link CHILD.COLUMN=PARENT.COLUMN, e.g. synthdp generate "
                          "customers.csv orders.csv --link orders.customer_id=customers.customer_id -o out/")
-    names = table_names(args.input, args.child)
+    names = table_names(args.input, args.child, args.link)
     folder = Path(args.output)
     if not folder.is_dir():
         raise InputError(f"-o {args.output!r} must be an existing folder: with --link each table is written there "
@@ -154,12 +183,12 @@ def run(args, options: dict[str, Any]) -> int:
                          "remove them")
     files = schema_files(args.schema, names)
     outputs = check_outputs({**{f"-o {n}": p for n, p in paths.items()}, "--report": args.report,
-                             "--save-model": args.save_model}, inputs=[args.input, args.child, *(f for _, f in files)])
-    tables = drop_columns({name: read_input(path, argparse.Namespace(**{**vars(args), "drop": None}))
-                           for name, path in zip(names, (args.input, args.child))}, args.drop or [])
+                             "--save-model": args.save_model}, inputs=[args.input, *args.child, *(f for _, f in files)])
     links = parse_link(args.link)
+    tables = read_tables(args, names, args.child, links)
     config = SynthesisConfig.of(**per_table({**options, "links": links}, tables, table_schemas(files, tables, links)))
-    result = release(tables, config)
+    engine = DaskEngine(scheduler=args.scheduler, options=read_options(args)) if args.engine == "dask" else None
+    result = release(tables, config, engine)
     jobs = [(outputs[f"-o {n}"], lambda tmp, n=n: dump_table(result.tables[n], tmp, paths[n])) for n in names]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))

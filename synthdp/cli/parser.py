@@ -195,7 +195,8 @@ def _generate_parser(sub, common: argparse.ArgumentParser) -> None:
     """``synthdp generate``: every option of :class:`SynthesisConfig` but :data:`API_ONLY`, group by group."""
     g = sub.add_parser("generate", help="private synthetic CSV from a CSV", parents=[common], epilog=OUTPUTS_HELP)
     g.add_argument("input", help="input CSV (with a header row), Parquet file, directory of them, or glob")
-    g.add_argument("child", nargs="?", help="with --link: the child table's CSV (the first is the parent's)")
+    g.add_argument("child", nargs="*", help="with --link: the child table's CSV (the first is the parent's), or "
+                   "several files of it (orders_part*.csv), a glob or a directory, read part by part with --engine dask")
     g.add_argument("--link", metavar="CHILD.COL=PARENT.COL",
                    help="release two linked tables as one (docs/privacy.md §12): the child's foreign key and the "
                         "parent's key, e.g. orders.customer_id=customers.customer_id (each table named after its "
