@@ -573,10 +573,27 @@ class DaskEngine:
             with client:
                 yield client
             return
+        with self._local_cluster() as cluster, distributed.Client(cluster) as client:
+            yield client
+
+    @contextlib.contextmanager
+    def _local_cluster(self) -> Iterator[Any]:
+        """A local cluster: ``n_workers`` processes (default: the cores), one thread each."""
+        distributed = _require_distributed()
         workers = self.n_workers or os.cpu_count() or 1
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
-            yield client
+                                      dashboard_address=":0") as cluster:
+            yield cluster
+
+    @contextlib.contextmanager
+    def on_one_cluster(self) -> Iterator["DaskEngine"]:
+        """This engine with all its passes on one cluster: the scheduler given, else a local cluster started once
+        (not once per pass) and closed on leaving."""
+        if self.scheduler is not None:
+            yield self
+            return
+        with self._local_cluster() as cluster:
+            yield replace(self, scheduler=cluster.scheduler_address)
 
     def count(self, source: Source, schema: Schema, bounding: Bounding | None = None,
               join: Join | None = None) -> AggregatedData:

@@ -12,6 +12,7 @@ that ``rho``; their domain steps take fixed parts of their views' ``(epsilon, de
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
@@ -284,7 +285,8 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     epsilon, delta = budget(config)
     ledger = Ledger(epsilon, delta or Fraction(0))  # the choice of k's, the one spend ahead of both views
     chosen, budget_config = None, config
-    with stating_spend(ledger):  # a refusal after the choice of k says what it was charged (docs/privacy.md §10.1)
+    with (dask.on_one_cluster() if on_files else nullcontext()) as dask, \
+            stating_spend(ledger):  # a refusal after the choice of k says what it was charged (docs/privacy.md §10.1)
         if config.max_rows_per_unit == "auto":  # the first private step; the views share what is left (§12)
             budget_config = replace(config, epsilon=_below(epsilon - epsilon * AUTO_EPSILON_SHARE))
             plan_at = partial(plan_views, budget_config, base, per_table, link)
