@@ -85,7 +85,8 @@ class SynthesisConfig(GameSettings):
         unit) before anything else, and every noise scale grows by k. 'auto' chooses k privately with 1/20 of
         epsilon (docs/privacy.md §10.6).""")
     links: Mapping[str, str] | None = option(None, group="privacy", doc="""
-        Two tables released together (the data a dict of two DataFrames by name): the one link from the child
+        Two tables released together (the data a dict of two DataFrames or files by name; with engine 'dask' the
+        child table's files are counted part by part, docs/guide/linked-tables.md): the one link from the child
         table's foreign key to the parent table's key, {'orders.customer_id': 'customers.customer_id'}. The privacy
         unit is then one parent key with its parent row and all its child rows; max_rows_per_unit bounds the
         children kept per parent ('auto': chosen privately over the parents' child counts, docs/privacy.md §12).""")

@@ -70,7 +70,7 @@ def _require_distributed() -> Any:
 class Join(Protocol):
     """What each batch of a child table's files is joined with on the workers (its parents' columns,
     docs/privacy.md §12): called on a batch read without the schema's columns ``columns``, it returns the batch
-    with them appended (rows it cannot join dropped)."""
+    with them appended (rows it cannot join dropped; the row numbers of a message then count the rows joined)."""
 
     columns: frozenset[str]
 

@@ -179,3 +179,15 @@ def test_a_child_on_files_needs_its_public_schema(layouts):
     _refused({"customers": str(root / "customers.csv"), "orders": sources["three CSV files"]},
              r"engine='dask' needs a public schema for table 'orders'", engine=DaskEngine(scheduler="tcp://127.0.0.1:1"),
              schema=None, categories={"customers": {"region": ["N", "S"]}, "orders": {"item": ["a", "b", "c"]}})
+
+
+def test_generate_synthetic_on_dask_starts_one_local_cluster_and_writes_pandas_tables(layouts):
+    """The public entry point with engine='dask' and no scheduler: every pass on one local cluster."""
+    import synthdp
+
+    root, sources = layouts
+    tables = {"customers": str(root / "customers.csv"), "orders": sources["three CSV files"]}
+    options = {name: value for name, value in OPTIONS.items() if name != "links"}
+    on_dask = synthdp.generate_synthetic(tables, links=LINKS, engine="dask", **options)
+    on_pandas = synthdp.generate_synthetic(tables, links=LINKS, **options)
+    assert as_bytes(on_dask.tables) == as_bytes(on_pandas.tables)
