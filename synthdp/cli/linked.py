@@ -2,12 +2,12 @@
 release (docs/privacy.md §12), one file per table in ``DIR``, named after its input.
 
 Each table is named by its file's stem (``customers.csv`` is ``customers``); a child table given by several files
-(``orders_part*.csv``), a glob or a directory is named by the table the ``--link`` names.  With ``--engine dask``
-the child's files are counted part by part on the cluster, never read here (:mod:`synthdp.linked.files`).  A column option (``--bounds``,
-``--categorical``, ...) goes to the table that holds the column, a column both tables hold is refused; ``--schema``
-is given once per table (:func:`table_schemas`); ``--drop`` leaves a column out of the table that holds it.
-Nothing is written unless every output can be (existing files are never overwritten), and all outputs are written
-as one unit.
+(``orders_part*.csv``), a glob or a directory is named by the table the ``--link`` names. With ``--engine dask`` the
+child's files are counted part by part on the cluster, never read here (:mod:`synthdp.linked.files`). A column
+option (``--bounds``, ``--categorical``, ...) goes to the table that holds the column, a column both tables hold is
+refused; ``--schema`` is given once per table (:func:`table_schemas`); ``--drop`` leaves a column out of the table
+that holds it. Nothing is written unless every output can be (existing files are never overwritten), and all outputs
+are written as one unit.
 """
 
 from __future__ import annotations

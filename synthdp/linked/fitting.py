@@ -294,16 +294,18 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
         k = config.max_rows_per_unit if chosen is None else chosen.k
         if on_files:  # the child's rows stay in its files: each kept parent's m from a pass over its foreign key
             families = families_on_files(tables[link.parent], tables[link.child], link, k, keys[0], dask)
+            joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask)  # names refused
             parents, joined = parent_view(families, link), tables[link.child].source
+            children = joined
         else:
             families = bound_families(tables[link.parent], tables[link.child], link, k, *keys)
             parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
+            joined_engine, children = None, families.children
         views = plan_views(budget_config, base, per_table, link, k, families)
         plans = views.plans  # both views planned (and refused) before any private step
         shares = one_filter(budget_config, plans) or (None, None)
         converted = [plan.method.converted_budget(plan.method_plan) for plan in plans]
-        joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask) if on_files else None
-        check_view(families.children if joined_engine is None else joined, views.children, plans[1], joined_engine)
+        check_view(children, views.children, plans[1], joined_engine)  # the kept child rows, where they are
         warn_owner(families, link, k)
         parent_run = checked(run_view(parents, views.parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])),
                              converted[0])

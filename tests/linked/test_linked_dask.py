@@ -177,7 +177,8 @@ def test_a_file_without_a_header_or_the_foreign_key_is_refused_naming_it(layouts
 def test_a_child_on_files_needs_its_public_schema(layouts):
     root, sources = layouts
     _refused({"customers": str(root / "customers.csv"), "orders": sources["three CSV files"]},
-             r"engine='dask' needs a public schema for table 'orders'", engine=DaskEngine(scheduler="tcp://127.0.0.1:1"),
+             r"engine='dask' needs a public schema for table 'orders'",
+             engine=DaskEngine(scheduler="tcp://127.0.0.1:1"),
              schema=None, categories={"customers": {"region": ["N", "S"]}, "orders": {"item": ["a", "b", "c"]}})
 
 
