@@ -7,6 +7,7 @@ ledger was charged, so that the data owner counts a new run as a second spend.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Sequence
 
 from synthdp.accounting.ledger import Ledger
 from synthdp.core.errors import SynthDPError
@@ -15,8 +16,8 @@ __all__ = ["spend_text", "stating_spend"]
 
 
 @contextmanager
-def stating_spend(ledger: Ledger):
-    """Re-raise an error that comes after the ledger was charged with what was spent (docs/privacy.md §10.1).
+def stating_spend(ledgers: Ledger | Sequence[Ledger]):
+    """Re-raise an error that comes after a ledger was charged with what was spent (docs/privacy.md §10.1).
 
     Most refusals come before any private step (the plan is checked on public
     inputs and placeholder domains first; PrivTree's cells are capped so that they
@@ -27,26 +28,49 @@ def stating_spend(ledger: Ledger):
     used: the owner is told what the ledger was charged, so that a new run is
     counted as a second spend.
 
-    An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledger was
+    ``ledgers``: one ledger, or the ledgers of the steps a run has finished so far, in order, read when the error
+    comes (a linked run appends its parent view's ledger once that view has run, docs/privacy.md §12: a refusal in
+    the joined view then states the choice of ``k`` and the parent view's charges too).
+
+    An interrupt (SIGINT, SIGTERM, Ctrl-C) leaves with what the ledgers were
     charged so far, as the text :func:`spend_text` writes (``"nothing"``
     before the first private step), in its ``charged`` attribute, for the
-    command line to say; with a run nested inside (a linked run's view), both what this ledger was charged
+    command line to say; with a run nested inside (a linked run's view), both what these ledgers were charged
     and what the nested one said.
     """
     try:
         yield
     except KeyboardInterrupt as interrupt:
-        spent, pure = ledger.total(), ledger.delta_budget == 0
-        own = spend_text(float(spent.epsilon), None if pure else float(spent.delta)) if ledger.events else "nothing"
+        charged = _charged(ledgers, interrupt)
+        own = ", then ".join(_spent_text(ledger) for ledger in charged) or "nothing"
         inner = getattr(interrupt, "charged", "nothing")  # a run nested in this one's (a linked view) said its own
         interrupt.charged = inner if own == "nothing" else own if inner == "nothing" else f"{own}, then {inner}"
         raise
     except SynthDPError as error:
-        if not ledger.events:
+        charged = _charged(ledgers, error)
+        if not charged:
             raise
-        raise error.with_note(f"This refusal came after private steps that ran on the data and were charged "
-                              f"{ledger.total()}; nothing was released, but a new run on the same data spends "
-                              "again (docs/privacy.md §10.1).") from error
+        stated = error.with_note(f"This refusal came after private steps that ran on the data and were charged "
+                                 f"{', then '.join(str(ledger.total()) for ledger in charged)}; nothing was "
+                                 "released, but a new run on the same data spends again (docs/privacy.md §10.1).")
+        stated.stated = error.stated
+        raise stated from error
+
+
+def _charged(ledgers: Ledger | Sequence[Ledger], error: BaseException) -> list[Ledger]:
+    """The ledgers among ``ledgers`` that were charged (in order) and that a run nested in this one has not
+    stated already (each ledger is stated once); ``error.stated`` becomes what has been stated, these included."""
+    known = getattr(error, "stated", ())
+    charged = [ledger for ledger in ([ledgers] if isinstance(ledgers, Ledger) else ledgers)
+               if ledger.events and not any(ledger is seen for seen in known)]
+    error.stated = (*charged, *known)
+    return charged
+
+
+def _spent_text(ledger: Ledger) -> str:
+    """What ``ledger`` was charged, as :func:`spend_text` writes it (no delta under pure DP)."""
+    spent = ledger.total()
+    return spend_text(float(spent.epsilon), None if ledger.delta_budget == 0 else float(spent.delta))
 
 
 def spend_text(epsilon: float, delta: float | None) -> str:

@@ -88,8 +88,8 @@ def table_schemas(files: list[tuple[str | None, str]], tables: Mapping[str, pd.D
     """Each table's schema file: the table ``TABLE=FILE`` names, else the one whose name is the file's stem
     (``customers.json`` is ``customers``'s), else the one table holding every column the file lists.  Refused,
     naming the file and the fix: a file that fits both tables or neither, two files for one table, a file that
-    lists a key column (keys are identifiers, never modelled), or a table column the file leaves out (the library
-    would drop it with a warning)."""
+    lists a key column (keys are identifiers, never modelled) or a column its table does not hold, or a table column
+    the file leaves out (the library would drop it with a warning)."""
     link = read_link(tables, links)  # refused as the run would refuse it, before any file is read
     keys = {link.parent: [link.key], link.child: [link.foreign_key]}
     schemas: dict[str, Schema] = {}
@@ -103,6 +103,10 @@ def table_schemas(files: list[tuple[str | None, str]], tables: Mapping[str, pd.D
             raise InputError(f"--schema {path}: {where} hold(s) every column it lists ({listed}); name its table: "
                              f"--schema TABLE={path} (TABLE one of {list(tables)}), or name the file after its table")
         table = table or fits[0]
+        absent = [c for c in listed if c not in tables[table].columns]
+        if absent:
+            raise InputError(f"--schema {path} lists {absent}, which table {table!r} does not hold; remove them "
+                             f"from the file, or give it to the table that holds them (--schema TABLE={path})")
         if table in schemas:
             raise InputError(f"--schema {path}: table {table!r} has a schema file already; give one per table")
         held = [c for c in keys.get(table, []) if c in listed]

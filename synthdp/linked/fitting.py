@@ -27,6 +27,7 @@ from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
 from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
+from synthdp.core.owner import said_again
 from synthdp.core.schema import Schema, resolve_schema
 from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
 from synthdp.engines.dask import DaskEngine
@@ -248,8 +249,9 @@ def choose_k(tables: Any, config: SynthesisConfig, plan_at: Callable[[int, Famil
     every candidate (docs/privacy.md §12, "Choosing k privately"), charged to ``ledger`` ahead of everything."""
     families = unbounded_families(tables[link.parent], tables[link.child], link, *keys)
     parent_view(families, link), joined_view(families, link)  # refuse clashing names first
-    views = candidate_views(lambda k: plan_at(k, at_most(families, k)))
-    check_candidates(families, link, views)
+    with said_again():  # the views' runs give the owner's warnings of these plans and checks, once
+        views = candidate_views(lambda k: plan_at(k, at_most(families, k)))
+        check_candidates(families, link, views)
     return choose_rows_per_unit(families.m, candidates=tuple(views), rng=rng, ledger=ledger, relation=config.relation,
                                 epsilon=ledger.epsilon_budget * AUTO_EPSILON_SHARE)
 
@@ -285,8 +287,8 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
     epsilon, delta = budget(config)
     ledger = Ledger(epsilon, delta or Fraction(0))  # the choice of k's, the one spend ahead of both views
     chosen, budget_config = None, config
-    with (dask.on_one_cluster() if on_files else nullcontext()) as dask, \
-            stating_spend(ledger):  # a refusal after the choice of k says what it was charged (docs/privacy.md §10.1)
+    finished = [ledger]  # the ledgers charged so far: a refusal or an interrupt states them all (§10.1)
+    with (dask.on_one_cluster() if on_files else nullcontext()) as dask, stating_spend(finished):
         if config.max_rows_per_unit == "auto":  # the first private step; the views share what is left (§12)
             budget_config = replace(config, epsilon=_below(epsilon - epsilon * AUTO_EPSILON_SHARE))
             plan_at = partial(plan_views, budget_config, base, per_table, link)
@@ -309,12 +311,14 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
         warn_owner(families, link, k)
         parent_run = checked(run_view(parents, views.parent_config, rng=rng.spawn(), view=ViewInputs(shares[0])),
                              converted[0])
+        finished.append(parent_run.ledger)
         schema = joined_schema(parent_run.schema, views.children, link)
         joined_run = checked(run_view(joined, replace(views.joined_config, schema=schema), engine=joined_engine,
                                       rng=rng.spawn(), view=ViewInputs(shares[1], views.released)), converted[1])
-    drawn = LinkedModel(link, k, parent_run.model, joined_run.model).draw_views(
-        parent_run.size, rng.spawn().numpy_generator())  # the pair, from the two released models (step 4)
-    parent_result, joined_result = parent_run.result(drawn[0]), joined_run.result(drawn[1])  # checks of the pair
+        finished.append(joined_run.ledger)
+        drawn = LinkedModel(link, k, parent_run.model, joined_run.model).draw_views(
+            parent_run.size, rng.spawn().numpy_generator())  # the pair, from the two released models (step 4)
+        parent_result, joined_result = parent_run.result(drawn[0]), joined_run.result(drawn[1])  # checks of the pair
     model = LinkedModel(link, k, parent_result.model, joined_result.model)
     report = LinkedReport(link, k, parent_result.report, joined_result.report, float(config.epsilon),
                           float(config.delta) if config.delta else None, None if shares[0] is None else shares,

@@ -84,7 +84,8 @@ class LinkedModel:
         model's schema (:mod:`synthdp.conditions`).  Refused, naming the column and what to give: the form keyed by
         table name, a child column or key (the children are drawn given their parent, never conditioned), the
         parent key (written fresh), an unknown column or a value outside its domain."""
-        link, children = self.link, self.child_columns()
+        link = self.link
+        children = self.child_columns() - set(self.parent.schema.names)  # a name both tables hold: the parent's
         only = (f"conditions on two linked tables are on the columns of the parent table {link.parent!r} and its "
                 f"count of children {link.count_column!r}, given directly (e.g. {{'{link.count_column}': 1}}): each "
                 "parent's children are drawn given that parent (docs/privacy.md §12 step 4)")

@@ -149,6 +149,9 @@ def test_each_schema_file_applies_to_its_table(inputs, names):
      [], "a key column of table 'customers'"),
     (lambda f: [_schema(f / "orders.json", AMOUNT)], ["--bounds", "amount=0:100"],
      "whose --schema file fixes its whole domain"),
+    (lambda f: [_schema(f / "customers.json", REGION, AMOUNT)], [], "lists ['amount'], which table 'customers' does "
+     "not hold; remove them from the file, or give it to the table that holds them"),
+    (lambda f: ["customers=" + _schema(f / "x.json", AMOUNT)], [], "which table 'customers' does not hold"),
 ])
 def test_a_schema_file_that_fits_no_one_table_is_refused_before_anything_runs(inputs, capsys, make, extra, message):
     files = [flag for path in make(inputs) for flag in ("--schema", path)]

@@ -12,6 +12,7 @@ from synthdp.accounting.ledger import as_delta, as_epsilon
 from synthdp.accounting.zcdp import rho_for_dp
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import SynthDPError
+from synthdp.core.owner import OwnerWarning
 from synthdp.linked import fitting
 from synthdp.linked.fitting import synthesize_linked
 from synthdp.mechanisms import units
@@ -34,9 +35,8 @@ def choices(monkeypatch):
     real = units.choose_rows_per_unit
 
     def spy(rows, **kw):
-        before = list(kw["ledger"].events)
         chosen = real(rows, **kw)
-        calls.append(dict(rows=np.asarray(rows), before=before, chosen=chosen, ledger=kw["ledger"]))
+        calls.append(dict(rows=np.asarray(rows), chosen=chosen, ledger=kw["ledger"]))
         return chosen
 
     monkeypatch.setattr(fitting, "choose_rows_per_unit", spy)
@@ -70,7 +70,7 @@ def test_the_score_reads_each_family_s_child_rows(choices):
 def test_the_choice_is_the_first_charge_and_the_views_share_what_it_leaves(choices):
     result = fit(make_pair(), max_rows_per_unit="auto")
     (call,) = choices
-    assert call["before"] == [] and len(call["ledger"].events) == 1
+    assert len(call["ledger"].events) == 1
     event = call["ledger"].events[0]
     assert event.ahead and event.epsilon == Fraction(1, 20) and "rows per unit" in event.note
     report = result.report.to_dict()
@@ -176,3 +176,30 @@ def test_a_column_too_small_to_learn_is_refused_before_the_choice(choices, custo
     """Categories learned privately in either view, with too few rows at some candidate (the joined view at k keeps
     sum min(m_w, k) rows; the parent view one row a family): refused before anything is charged."""
     _refused_before_the_choice(choices, make_pair(customers=customers), "rows", categories=categories)
+
+
+def test_the_choice_comes_before_either_view_runs(choices):
+    """The choice of k is the linked run's first private step: when the first view's run starts, k has been drawn
+    and charged, and that view is planned at the drawn k."""
+    seen = []
+
+    def run_view(frame, config, **kw):
+        seen.append((len(choices), config.schema["n_orders"].categories if config.schema else
+                     tuple(map(str, config.categories["n_orders"]))))
+        raise Stop
+
+    with pytest.raises(Stop):
+        synthesize_linked(make_pair(), SynthesisConfig(**{**AUTO, **PUBLIC, "links": LINKS}), run_view)
+    (call,) = choices
+    assert seen == [(1, tuple(map(str, range(call["chosen"].k + 1))))]
+
+
+def test_the_owner_is_warned_once_of_what_the_plans_at_every_candidate_read():
+    """Planning both views at each of the 32 candidates reads the same rows each time: an owner's warning of those
+    plans (here the frame's dtype against the declared bounds) is given once, by the views' runs."""
+    tables = make_pair()
+    tables["orders"] = tables["orders"].assign(amount=np.arange(len(tables["orders"])) % 90)  # int64, declared real
+    with pytest.warns(OwnerWarning) as caught:
+        fit(tables, max_rows_per_unit="auto", bounds={"orders": {"amount": (0.0, 100.0)}})
+    dtypes = [w for w in caught if "dtypes do not type a release" in str(w.message)]
+    assert len(dtypes) == 1, [str(w.message)[:80] for w in caught]

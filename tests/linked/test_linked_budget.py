@@ -136,3 +136,54 @@ def test_a_refusal_read_off_the_child_rows_comes_before_the_parent_view_runs(opt
     with pytest.raises(SynthDPError, match=message):  # refused with the fix, naming the column
         synthesize_linked(_small_pair(), config, lambda *a, **kw: calls.append(a))
     assert calls == []
+
+
+@pytest.mark.parametrize("when", ["run", "checks"])
+@pytest.mark.parametrize("stop", ["refusal", "interrupt"])
+def test_a_refusal_or_interrupt_in_the_joined_view_states_what_the_parent_view_was_charged(when, stop):
+    """The parent view has run (its filter charged): a refusal or an interrupt in the joined view's run, or in the
+    checks of the drawn pair, states the parent view's charge as well as the joined view's own, each once
+    (docs/privacy.md §10.1, §12); with "auto", the choice of k first."""
+    from synthdp import api
+    from synthdp.accounting.spend import spend_text, stating_spend
+
+    ledgers = []
+
+    def raise_stop():
+        if stop == "refusal":
+            raise InputError("the joined view stopped here")
+        raise KeyboardInterrupt
+
+    class Checked:
+        def __init__(self, run):
+            self.run = run
+
+        def __getattr__(self, name):
+            return getattr(self.run, name)
+
+        def result(self, records):
+            if self.run is not ledgers[0][1] and when == "checks":
+                with stating_spend(self.run.ledger):
+                    raise_stop()
+            return self.run.result(records)
+
+    def run_view(frame, config, **kw):
+        run = api.run_release(frame, config, **kw)
+        ledgers.append((run.ledger, run))
+        if len(ledgers) == 2 and when == "run":
+            with stating_spend(run.ledger):
+                raise_stop()
+        return Checked(run)
+
+    config = SynthesisConfig(**{**FAST, **PUBLIC, "links": LINKS, "max_rows_per_unit": "auto"})
+    with pytest.raises(InputError if stop == "refusal" else KeyboardInterrupt) as caught:
+        synthesize_linked(make_pair(), config, run_view)
+    (parent, _), (joined, _) = ledgers
+    assert parent.events and joined.events
+    if stop == "refusal":
+        text = str(caught.value)
+        assert text.count(str(parent.total())) == 1 and text.count(str(joined.total())) == 1, text
+        assert "(0.05, 0)-DP" in text, text  # the choice of k, stated too
+    else:
+        spent = [spend_text(float(l.total().epsilon), float(l.total().delta)) for l in (parent, joined)]
+        assert caught.value.charged == f"epsilon=0.05, delta=0, then {spent[0]}, then {spent[1]}"

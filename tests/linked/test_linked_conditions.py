@@ -79,3 +79,18 @@ def test_conditions_need_a_number_of_parents(fitted):
     with pytest.raises(InputError, match="give the number of parents"):
         fitted.sample(conditions={"region": "N"})
     assert np.array_equal(fitted.sample()["customers"]["cid"], fitted.result_.tables["customers"]["cid"])
+
+
+def test_a_column_both_tables_hold_is_conditioned_on_as_the_parent_s():
+    """The orders hold a ``region`` of their own (where they were shipped): ``conditions={"region": ...}`` names the
+    customer's, the parent column, and is not refused as a child column."""
+    tables = make_pair(customers=400)
+    orders = tables["orders"]
+    tables["orders"] = orders.assign(region=np.where(np.arange(len(orders)) % 4, "N", "S"))
+    categories = {"customers": PUBLIC["categories"]["customers"],
+                  "orders": {**PUBLIC["categories"]["orders"], "region": ["N", "S"]}}
+    fitted = synthdp.Synthesizer(links=LINKS, random_state=3, **{**FAST, **PUBLIC, "categories": categories})
+    drawn = fitted.fit(tables).sample(200, random_state=1, conditions={"region": "S"})
+    assert (drawn["customers"]["region"] == "S").all() and set(drawn["orders"]["region"]) <= {"N", "S"}
+    with pytest.raises(InputError, match="'item' is a column of the child table"):
+        fitted.sample(10, conditions={"item": "a"})
