@@ -39,16 +39,15 @@ __all__ = ["ChildFiles", "JoinedEngine", "ParentJoin", "check_child_files", "fam
 
 @dataclass(frozen=True)
 class ChildFiles:
-    """A child table left in its files: where they are, the columns of the first file's header, and the columns
-    left out on purpose (``--drop``), read by no pass."""
+    """A child table left in its files: where they are, and the columns of the first file's header."""
 
     source: Source
     columns: pd.Index
-    dropped: tuple[str, ...] = ()
 
     def drop(self, columns: list[str]) -> "ChildFiles":
-        """The table without ``columns`` (as :meth:`pandas.DataFrame.drop` for a table in memory)."""
-        return ChildFiles(self.source, self.columns.drop(columns), (*self.dropped, *columns))
+        """The table without ``columns`` (as :meth:`pandas.DataFrame.drop` for a table in memory; the engine's
+        read options name them too, so that no pass reads them: ``ReadOptions.dropped``)."""
+        return ChildFiles(self.source, self.columns.drop(columns))
 
 
 def child_files(source: Any, name: str, links: Mapping[str, str], options: ReadOptions) -> ChildFiles:
@@ -163,13 +162,13 @@ def check_child_files(child: ChildFiles, schema: Schema | str | os.PathLike | No
                       engine: DaskEngine) -> DaskEngine:
     """Before anything is read privately: the child's public ``schema`` given (on workers no category is read off
     the data) and held by every file's header with the foreign key (metadata only, each file named); returns the
-    engine its passes run on, reading none of the columns left out (``--drop``, the child's own key)."""
+    engine its passes run on, which reads neither the child's own key nor a column its options drop."""
     if schema is None:
         raise InputError(f"engine='dask' needs a public schema for table {link.child!r} (schema={{{link.child!r}: "
                          f"Schema or schema file}}; CLI --schema {link.child}.json): on workers the categories of a "
                          "column are never read off the data")
     schema = schema if isinstance(schema, Schema) else Schema.load(schema)
-    dropped = (*engine.options.dropped, *child.dropped, *([link.child_key] if link.child_key else []))
+    dropped = (*engine.options.dropped, *([link.child_key] if link.child_key else []))
     engine = replace(engine, options=replace(engine.options, dropped=dropped))
     try:
         with warnings.catch_warnings():

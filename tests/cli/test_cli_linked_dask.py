@@ -29,7 +29,8 @@ def inputs(tmp_path):
     rng = np.random.default_rng(0)
     customers = pd.DataFrame({"cid": np.arange(400) * 3 + 7, "region": rng.choice(["N", "S"], 400)})
     owner = np.repeat(customers["cid"], rng.integers(0, 5, 400)).to_numpy()
-    orders = pd.DataFrame({"cid": owner, "amount": rng.uniform(0, 100, len(owner)).round(2)})
+    orders = pd.DataFrame({"cid": owner, "amount": rng.uniform(0, 100, len(owner)).round(2),
+                           "note": rng.choice(["x", "y"], len(owner))})  # left out by --drop
     orders = orders.iloc[rng.permutation(len(orders))]
     customers.to_csv(tmp_path / "customers.csv", index=False)
     for i, rows in enumerate(np.array_split(np.arange(len(orders)), 3)):
@@ -43,12 +44,14 @@ def inputs(tmp_path):
 def generate(folder, out, *extra):
     children = [str(folder / f"orders_part{i}.csv") for i in range(3)]
     return main(["generate", str(folder / "customers.csv"), *children, *LINK, "-o", str(folder / out),
-                 "--schema", str(folder / "orders.json"), "--categorical", "region", *QUICK, *extra])
+                 "--schema", str(folder / "orders.json"), "--categorical", "region", "--drop", "note", *QUICK,
+                 *extra])
 
 
 def test_several_child_files_on_dask_write_the_tables_pandas_writes(inputs, cluster, capsys):
     assert generate(inputs, "pandas") == 0
     assert generate(inputs, "dask", "--engine", "dask", "--scheduler", cluster.scheduler_address) == 0
+    assert "ignoring columns" not in capsys.readouterr().err  # --drop note: no pass reads it
     for name in ("customers.csv", "orders.csv"):
         assert (inputs / "dask" / name).read_bytes() == (inputs / "pandas" / name).read_bytes()
     assert sorted(p.name for p in (inputs / "dask").iterdir()) == ["customers.csv", "orders.csv"]
@@ -56,7 +59,8 @@ def test_several_child_files_on_dask_write_the_tables_pandas_writes(inputs, clus
 
 def test_a_glob_names_the_child_table_after_the_link(inputs, cluster):
     assert main(["generate", str(inputs / "customers.csv"), str(inputs / "orders_part*.csv"), *LINK, "-o",
-                 str(inputs / "dask"), "--schema", str(inputs / "orders.json"), "--categorical", "region", *QUICK,
+                 str(inputs / "dask"), "--schema", str(inputs / "orders.json"), "--categorical", "region",
+                 "--drop", "note", *QUICK,
                  "--engine", "dask", "--scheduler", cluster.scheduler_address]) == 0
     assert list(pd.read_csv(inputs / "dask" / "orders.csv").columns) == ["cid", "amount"]
 
