@@ -16,7 +16,7 @@ pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
-from synthdp.api import release, run_release  # noqa: E402
+from synthdp.api import release  # noqa: E402
 from synthdp.config import SynthesisConfig  # noqa: E402
 from synthdp.core.errors import InputError  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
@@ -192,3 +192,17 @@ def test_generate_synthetic_on_dask_starts_one_local_cluster_and_writes_pandas_t
     on_dask = synthdp.generate_synthetic(tables, links=LINKS, engine="dask", **options)
     on_pandas = synthdp.generate_synthetic(tables, links=LINKS, **options)
     assert as_bytes(on_dask.tables) == as_bytes(on_pandas.tables)
+
+
+def test_the_child_s_own_key_is_never_read_on_dask_and_written_fresh_as_in_memory(cluster, tmp_path):
+    pair = make_pair(customers=150, seed=2)
+    pair["customers"].to_csv(tmp_path / "customers.csv", index=False)
+    orders = pair["orders"].assign(oid=np.arange(len(pair["orders"])) * 5 + 1)
+    for i, rows in enumerate(np.array_split(np.arange(len(orders)), 2)):
+        orders.iloc[rows].to_csv(tmp_path / f"orders_{i}.csv", index=False)
+    tables = {"customers": str(tmp_path / "customers.csv"), "orders": str(tmp_path / "orders_*.csv")}
+    options = {**OPTIONS, "keys": {"orders": "oid"}}
+    on_pandas = release(tables, SynthesisConfig(**options))
+    on_dask = release(tables, SynthesisConfig(**options, engine="dask"), engine=dask_engine(cluster))
+    assert as_bytes(on_dask.tables) == as_bytes(on_pandas.tables)
+    assert list(on_dask.tables["orders"].columns) == ["oid", "cid", "item", "amount"]
