@@ -27,11 +27,14 @@ $(STAMP): pyproject.toml setup.py $(LOCK) | $(BIN)/python
 demo: $(STAMP)
 	$(BIN)/synthdp demo
 
+# Two processes (the CI machine's two cores), each test file on one of them (module fixtures built once).
+PARALLEL := -n 2 --dist loadfile
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=20
+	$(BIN)/python -m pytest -q $(PARALLEL) --durations=20
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m ""
+	$(BIN)/python -m pytest -q $(PARALLEL) -m ""
 
 # The suite against the newest versions the ranges allow (no lock): what a user installing today gets.
 test-latest:
@@ -40,7 +43,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install -q --upgrade pip
 	$(LATEST)/bin/python -m pip install -q -e ".[test]"
 	$(LATEST)/bin/python -m pip list --format=freeze | grep -i -E '^(numpy|pandas|numba|scipy|ortools)=='
-	$(LATEST)/bin/python -m pytest -q
+	$(LATEST)/bin/python -m pytest -q $(PARALLEL)
 
 # Refresh requirements/test.lock: the newest versions the ranges allow, resolved in a scratch venv.
 lock:
