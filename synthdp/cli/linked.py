@@ -32,7 +32,7 @@ from synthdp.linked.files import child_files
 from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS, read_link
 
-__all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names",
+__all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names", "table_paths",
            "table_schemas"]
 
 
@@ -169,6 +169,21 @@ def read_tables(args, names: list[str], children: list[str], links: Mapping[str,
     return drop_columns({names[0]: read_input(args.input, read), names[1]: child}, args.drop or [])
 
 
+def table_paths(output: str, names: list[str], why: str, *others: str | None) -> dict[str, Path]:
+    """``-o``'s folder's ``<table>.csv`` for each table ``names`` holds, refused (``why`` says when two tables are
+    written) unless ``output`` is an existing folder and none of them, nor of the other outputs ``others``, exists."""
+    folder = Path(output)
+    if not folder.is_dir():
+        raise InputError(f"-o {output!r} must be an existing folder: {why} each table is written there as "
+                         "<table>.csv")
+    paths = {name: folder / f"{name}.csv" for name in names}
+    existing = [str(p) for p in (*paths.values(), *others) if p and Path(p).exists()]
+    if existing:
+        raise InputError(f"{existing} exist already; nothing is overwritten {why}: choose another folder or remove "
+                         "them")
+    return paths
+
+
 def run(args, options: dict[str, Any]) -> int:
     """Read both tables, release them as one, write ``DIR/<table>.csv`` for each (and the report and the model
     when asked) as one unit, refusing before anything private runs when an output already exists."""
@@ -176,15 +191,7 @@ def run(args, options: dict[str, Any]) -> int:
         raise InputError("two tables need both files and --link CHILD.COLUMN=PARENT.COLUMN, e.g. synthdp generate "
                          "customers.csv orders.csv --link orders.customer_id=customers.customer_id -o out/")
     names = table_names(args.input, args.child, args.link)
-    folder = Path(args.output)
-    if not folder.is_dir():
-        raise InputError(f"-o {args.output!r} must be an existing folder: with --link each table is written there "
-                         "as <table>.csv")
-    paths = {name: folder / f"{name}.csv" for name in names}
-    existing = [str(p) for p in (*paths.values(), args.report, args.save_model) if p and Path(p).exists()]
-    if existing:
-        raise InputError(f"{existing} exist already; nothing is overwritten with --link: choose another folder or "
-                         "remove them")
+    paths = table_paths(args.output, names, "with --link", args.report, args.save_model)
     files = schema_files(args.schema, names)
     outputs = check_outputs({**{f"-o {n}": p for n, p in paths.items()}, "--report": args.report,
                              "--save-model": args.save_model}, inputs=[args.input, *args.child, *(f for _, f in files)])

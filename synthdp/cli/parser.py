@@ -221,13 +221,16 @@ def _sample_parser(sub, common: argparse.ArgumentParser) -> None:
                        description="Draw fresh rows from a released model: post-processing of the release, no "
                        "privacy cost (docs/privacy.md §10.9).")
     m.add_argument("model", help="model file written by synthdp generate --save-model or Synthesizer.save")
-    m.add_argument("-n", "--rows", type=int, required=True, help="number of rows to draw")
-    m.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow)")
+    m.add_argument("-n", "--rows", type=int, required=True, help="number of rows to draw (from two linked tables' "
+                   "model: of parents, each with its children)")
+    m.add_argument("-o", "--output", required=True, help="output table: .csv, or .parquet (needs pyarrow); from two "
+                   "linked tables' model, an existing folder, where each table is written as <table>.csv")
     m.add_argument("--seed", type=int, help="seed of the draw: the same seed gives the same rows")
     m.add_argument("--condition", action="append", metavar="COL=VALUE",
                    help="draw only rows with this value in COL, from the model's conditional distribution (a "
                    "category, or a number inside the column's bounds; COL= asks for the missing value); repeatable, "
-                   "e.g. --condition region=N --condition age=40")
+                   "e.g. --condition region=N --condition age=40; from two linked tables' model, on the parent "
+                   "table's columns or its count of children n_<child>, the children drawn given each parent")
 
 
 def _evaluate_parser(sub, common: argparse.ArgumentParser) -> None:

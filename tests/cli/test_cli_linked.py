@@ -65,12 +65,41 @@ def test_a_second_file_needs_a_link(inputs, capsys):
     assert code == 2 and "--link" in capsys.readouterr().err
 
 
-def test_the_saved_pair_is_sampled_from_python_and_refused_by_sample_with_the_way(inputs, capsys):
+def test_sample_draws_the_saved_pair_into_a_folder_as_python_does(inputs, capsys):
     assert run(inputs, "--save-model", str(inputs / "pair.zip")) == 0
-    drawn = synthdp.Synthesizer.load(inputs / "pair.zip").sample(20, random_state=0)
-    assert len(drawn["customers"]) == 20
-    assert main(["sample", str(inputs / "pair.zip"), "-n", "5", "-o", str(inputs / "s.csv")]) == 2
-    assert "Synthesizer.load(path).sample(n)" in capsys.readouterr().err
+    (inputs / "more").mkdir()
+    assert main(["sample", str(inputs / "pair.zip"), "-n", "40", "-o", str(inputs / "more"), "--seed", "3",
+                 "--condition", "region=S"]) == 0
+    drawn = synthdp.Synthesizer.load(inputs / "pair.zip").sample(40, random_state=3, conditions={"region": "S"})
+    for name in ("customers", "orders"):
+        written = pd.read_csv(inputs / "more" / f"{name}.csv")
+        pd.testing.assert_frame_equal(written, drawn[name].reset_index(drop=True), check_dtype=False)
+    customers = pd.read_csv(inputs / "more" / "customers.csv")
+    assert len(customers) == 40 and set(customers["region"]) == {"S"}
+    assert "more/orders.csv" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("problem", ["not a folder", "exists", "child condition", "bad n"])
+def test_sample_of_a_pair_refuses_before_writing_anything(inputs, capsys, problem):
+    assert run(inputs, "--save-model", str(inputs / "pair.zip")) == 0
+    (inputs / "more").mkdir()
+    args = ["sample", str(inputs / "pair.zip"), "-n", "5", "-o", str(inputs / "more")]
+    expected = {"not a folder": "must be an existing folder", "exists": "exist already",
+                "child condition": "'amount' is a column of the child table", "bad n": "-n 0"}[problem]
+    if problem == "not a folder":
+        args[-1] = str(inputs / "more" / "s.csv")
+    elif problem == "exists":
+        (inputs / "more" / "orders.csv").write_text("kept\n")
+    elif problem == "child condition":
+        args += ["--condition", "amount=10"]
+    else:
+        args[3] = "0"
+    before = sorted(p.name for p in (inputs / "more").iterdir())
+    assert main(args) == 2
+    assert expected in capsys.readouterr().err
+    assert sorted(p.name for p in (inputs / "more").iterdir()) == before
+    if problem == "exists":
+        assert (inputs / "more" / "orders.csv").read_text() == "kept\n"
 
 
 def test_drop_leaves_a_column_out_of_the_table_that_holds_it(inputs, capsys):
