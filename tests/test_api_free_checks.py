@@ -108,6 +108,22 @@ def test_a_refusal_after_a_charge_reads_as_two_sentences(text):
     assert str(caught.value).startswith("fill the missing values. This refusal came after"), str(caught.value)
 
 
+def test_an_unforeseen_error_after_a_charge_keeps_its_type_and_says_the_spend_once():
+    """A failure no refusal foresaw (a lost Dask worker, a bug) in a nested run still says what was charged, each
+    ledger once, and stays the exception it was; before any charge it is left as it came."""
+    outer, inner = Ledger(Fraction(1), Fraction(0)), Ledger(Fraction(1), Fraction(0))
+    outer.spend("exponential", Fraction(1, 20), Fraction(0), "add-remove")
+    inner.spend("laplace", Fraction(1, 10), Fraction(0), "add-remove")
+    with pytest.raises(OSError) as caught, stating_spend(outer), stating_spend([outer, inner]):
+        raise OSError("connection lost")
+    assert caught.value.__notes__ == ["This error came after private steps that ran on the data and were charged "
+                                      f"{outer.total()}, then {inner.total()}; nothing was released, but a new run "
+                                      "on the same data spends again (docs/privacy.md §10.1)."]
+    with pytest.raises(OSError) as caught, stating_spend(Ledger(Fraction(1))):
+        raise OSError("connection lost")
+    assert not hasattr(caught.value, "__notes__")
+
+
 def test_an_interrupt_inside_a_nested_run_says_both_charges():
     """A linked run's choice of k is charged on its own ledger, then a view's run charges its own: an interrupt in
     the view names both, and a run with nothing charged leaves the nested run's text as it was."""

@@ -50,11 +50,21 @@ def stating_spend(ledgers: Ledger | Sequence[Ledger]):
         charged = _charged(ledgers, error)
         if not charged:
             raise
-        stated = error.with_note(f"This refusal came after private steps that ran on the data and were charged "
-                                 f"{', then '.join(str(ledger.total()) for ledger in charged)}; nothing was "
-                                 "released, but a new run on the same data spends again (docs/privacy.md §10.1).")
+        stated = error.with_note(_after(charged, "refusal"))
         stated.stated = error.stated
         raise stated from error
+    except Exception as error:  # a failure no refusal foresaw (a lost worker, a bug): the spend is still said
+        charged = _charged(ledgers, error)
+        if charged:
+            error.add_note(_after(charged, "error"))
+        raise
+
+
+def _after(charged: Sequence[Ledger], what: str) -> str:
+    """The sentence a refusal or an error after the private steps ``charged`` ends with."""
+    return (f"This {what} came after private steps that ran on the data and were charged "
+            f"{', then '.join(str(ledger.total()) for ledger in charged)}; nothing was released, but a new run on "
+            "the same data spends again (docs/privacy.md §10.1).")
 
 
 def _charged(ledgers: Ledger | Sequence[Ledger], error: BaseException) -> list[Ledger]:

@@ -26,14 +26,14 @@ from synthdp.core.schema import Schema
 from synthdp.engines.dask import DaskEngine  # light: Dask itself is imported only when the engine runs
 from synthdp.files import csvfile
 from synthdp.files.outputs import check_outputs, write_outputs
-from synthdp.files.parquet import dump_table, is_parquet
-from synthdp.files.sources import is_location, read_table
+from synthdp.files.parquet import dump_table
+from synthdp.files.sources import names_several, read_table
 from synthdp.linked.files import child_files
 from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS, read_link
 
-__all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names", "table_paths",
-           "table_schemas"]
+__all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names",
+           "table_paths", "table_schemas"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -143,7 +143,7 @@ def table_names(parent: str, child: str | list[str], link: str | None = None) ->
     (or a glob or a directory) by the table the ``link`` names (``orders`` in ``orders.customer_id=...``); two
     tables of one name refused."""
     files = [child] if isinstance(child, str) else child
-    several = len(files) > 1 or is_location(files[0]) and not is_parquet(files[0])
+    several = len(files) > 1 or names_several(files[0])
     if several and link is None:
         raise InputError(f"the child table is given by several files ({', '.join(files)}): name it with --link "
                          "CHILD.COLUMN=PARENT.COLUMN")
@@ -200,7 +200,9 @@ def run(args, options: dict[str, Any]) -> int:
     config = SynthesisConfig.of(**per_table({**options, "links": links}, tables, table_schemas(files, tables, links)))
     engine = DaskEngine(scheduler=args.scheduler, options=read_options(args)) if args.engine == "dask" else None
     result = release(tables, config, engine)
-    jobs = [(outputs[f"-o {n}"], lambda tmp, n=n: dump_table(result.tables[n], tmp, paths[n])) for n in names]
+    schemas = result.model.schemas()
+    jobs = [(outputs[f"-o {n}"], lambda tmp, n=n: dump_table(result.tables[n], tmp, paths[n], schemas[n]))
+            for n in names]
     if args.report:
         jobs.append((outputs["--report"], lambda tmp: csvfile.dump_json(result.report.to_dict(), tmp)))
     if args.save_model:

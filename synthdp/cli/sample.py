@@ -39,8 +39,9 @@ def _linked(args) -> int:
     outputs = check_outputs({f"-o {name}": path for name, path in paths.items()}, inputs=[args.model])
     rows, conditions = _request(args)
     tables = model.sample(rows, random_state=args.seed, conditions=conditions)
-    write_outputs([(outputs[f"-o {name}"], lambda tmp, name=name: dump_table(tables[name], tmp, paths[name]))
-                   for name in names])
+    schemas = model.schemas()
+    write_outputs([(outputs[f"-o {name}"], lambda tmp, name=name: dump_table(tables[name], tmp, paths[name],
+                                                                            schemas[name])) for name in names])
     print("output: " + ", ".join(f"{paths[name]} ({len(tables[name])} rows)" for name in names) +
           f", drawn from the model in {args.model}: post-processing of its release, no privacy cost")
     return 0

@@ -24,7 +24,8 @@ from synthdp.core.schema import READ_AS_TEXT
 from synthdp.files.csvfile import COMPRESSED, read_csv
 from synthdp.files.parquet import is_parquet, parquet_file, read_parquet
 
-__all__ = ["COMPRESSED", "ReadOptions", "Source", "TableFile", "is_location", "list_files", "read_table", "strip_text"]
+__all__ = ["COMPRESSED", "ReadOptions", "Source", "TableFile", "is_location", "list_files", "names_several",
+           "read_table", "strip_text"]
 
 #: A table given by location: a path, a glob pattern, a directory, or a list of paths.
 Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]
@@ -104,8 +105,13 @@ def _expand_one(item: str | os.PathLike) -> list[TableFile]:
 
 def is_location(path: str | os.PathLike) -> bool:
     """Whether ``path`` names more than one CSV file can be: a Parquet file, a directory or a glob."""
+    return is_parquet(os.fspath(path)) or names_several(path)
+
+
+def names_several(path: str | os.PathLike) -> bool:
+    """Whether ``path`` may name several files: a directory or a glob."""
     text = os.fspath(path)
-    return is_parquet(text) or Path(text).is_dir() or bool(_GLOB_CHARS & set(text))
+    return Path(text).is_dir() or bool(_GLOB_CHARS & set(text))
 
 
 def list_files(source: Source) -> list[TableFile]:

@@ -147,15 +147,20 @@ class JoinedEngine:
 
     def prepare(self, source: Source, bounding: Bounding | None = None) -> Rows:
         """The files, with the families' bounding every pass applies (``bounding``, the run's, keeps them all)."""
-        if bounding is not None and (bounding.column, bounding.k) != (self.bounding.column, self.bounding.k):
-            raise RuntimeError(f"the joined view is bounded by {self.bounding!r}, not {bounding!r}")
-        return Rows(self.read(source), self.bounding)
+        return Rows(self.read(source), self._families(bounding))
 
     def tally(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> Any:
-        return self.engine.tally(source, schema, bounding, join=self.join)
+        return self.engine.tally(source, schema, self._families(bounding), join=self.join)
 
     def count(self, source: Source, schema: Schema, bounding: Bounding | None = None) -> Any:
-        return self.engine.count(source, schema, bounding, join=self.join)
+        return self.engine.count(source, schema, self._families(bounding), join=self.join)
+
+    def _families(self, bounding: Bounding | None) -> Bounding:
+        """The families' bounding, whatever the caller's (the joined run's own, on the same column and ``k``,
+        keeps every row of a family of at most ``k``): every pass keeps the rows the pandas path keeps."""
+        if bounding is not None and (bounding.column, bounding.k) != (self.bounding.column, self.bounding.k):
+            raise RuntimeError(f"the joined view is bounded by {self.bounding!r}, not {bounding!r}")
+        return self.bounding
 
 
 def check_child_files(child: ChildFiles, schema: Schema | str | os.PathLike | None, link: Link,
@@ -168,6 +173,11 @@ def check_child_files(child: ChildFiles, schema: Schema | str | os.PathLike | No
                          f"Schema or schema file}}; CLI --schema {link.child}.json): on workers the categories of a "
                          "column are never read off the data")
     schema = schema if isinstance(schema, Schema) else Schema.load(schema)
+    listed = {*schema.names, *(d.name for d in schema.derived)}
+    keys = [c for c in (link.foreign_key, link.child_key) if c is not None and c in listed]
+    if keys:
+        raise InputError(f"the schema of table {link.child!r} lists {keys}, a key column: keys are identifiers, "
+                         f"never modelled; remove it from the schema (synthdp schema ... --drop {keys[0]})")
     dropped = (*engine.options.dropped, *([link.child_key] if link.child_key else []))
     engine = replace(engine, options=replace(engine.options, dropped=dropped))
     try:
@@ -183,8 +193,8 @@ def check_child_files(child: ChildFiles, schema: Schema | str | os.PathLike | No
 def joined_on_files(families: Families, child: ChildFiles, link: Link, k: int, child_key: np.ndarray,
                     engine: DaskEngine) -> JoinedEngine:
     """The joined view's engine over the child's files (:class:`JoinedEngine`, on ``engine`` as
-    :func:`check_child_files` returned it); a child column named as a parent column is in the joined view is
-    refused first."""
+    :func:`check_child_files` returned it); refused first when a child column has the name a parent column takes
+    in the joined view."""
     appended = appended_columns(families, link, child.columns)
     present = np.flatnonzero(families.keys != None)  # noqa: E711 (elementwise on an object array)
     join = ParentJoin(link, pd.Index(families.keys[present]), appended.iloc[present].reset_index(drop=True))

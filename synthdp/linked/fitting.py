@@ -29,8 +29,8 @@ from synthdp.core.attribute import Attribute
 from synthdp.core.errors import InputError
 from synthdp.core.owner import said_again
 from synthdp.core.schema import Schema, resolve_schema
-from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
 from synthdp.engines.dask import DaskEngine
+from synthdp.linked.bounding import Families, bound_families, unbounded_families, warn_owner
 from synthdp.linked.choice import at_most, candidate_views, check_candidates
 from synthdp.linked.files import ChildFiles, check_child_files, families_on_files, joined_on_files, linked_tables
 from synthdp.linked.generation import LinkedModel
@@ -303,6 +303,10 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
             families = bound_families(tables[link.parent], tables[link.child], link, k, *keys)
             parents, joined = parent_view(families, link), joined_view(families, link)  # refuse clashing names first
             joined_engine, children = None, families.children
+        if not families.m.any():  # else each view's run would refuse an empty table, without saying why
+            raise InputError(f"no row of table {link.child!r} has a {link.foreign_key} that a row of "
+                             f"{link.parent}.{link.key} holds ({families.orphans} without one, or with one no parent "
+                             "holds): check the link, and that both columns write each key the same way")
         views = plan_views(budget_config, base, per_table, link, k, families)
         plans = views.plans  # both views planned (and refused) before any private step
         shares = one_filter(budget_config, plans) or (None, None)

@@ -25,6 +25,7 @@ import pandas as pd
 from synthdp.conditions import Condition, evidence, no_mass, read_conditions, with_values
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
+from synthdp.core.schema import Schema
 from synthdp.files.outputs import check_outputs, write_outputs
 from synthdp.linked.links import Link
 from synthdp.model import FittedModel, decode_records, dump_model, load_model
@@ -143,6 +144,12 @@ class LinkedModel:
         parents = parents.drop(columns=[link.count_column])
         parents.insert(0, link.key, keys)
         return {link.parent: parents, link.child: children}
+
+    def schemas(self) -> dict[str, Schema]:
+        """Each table's public schema as its file is written (datetime columns in their formats,
+        :func:`~synthdp.files.parquet.dump_table`): the parent model's, and the joined model's for the child (whose
+        parent columns the child table no longer holds)."""
+        return {self.link.parent: self.parent.schema, self.link.child: self.joined.schema}
 
     def sample(self, n: int, random_state: int | None = None, *,
                conditions: Mapping[str, Any] | None = None) -> dict[str, pd.DataFrame]:

@@ -57,8 +57,12 @@ def test_several_child_files_on_dask_write_the_tables_pandas_writes(inputs, clus
     assert sorted(p.name for p in (inputs / "dask").iterdir()) == ["customers.csv", "orders.csv"]
 
 
-def test_a_glob_names_the_child_table_after_the_link(inputs, cluster):
-    assert main(["generate", str(inputs / "customers.csv"), str(inputs / "orders_part*.csv"), *LINK, "-o",
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_glob_names_the_child_table_after_the_link(inputs, cluster, suffix):
+    if suffix == "parquet":
+        for i in range(3):
+            pd.read_csv(inputs / f"orders_part{i}.csv").to_parquet(inputs / f"orders_part{i}.parquet", index=False)
+    assert main(["generate", str(inputs / "customers.csv"), str(inputs / f"orders_part*.{suffix}"), *LINK, "-o",
                  str(inputs / "dask"), "--schema", str(inputs / "orders.json"), "--categorical", "region",
                  "--drop", "note", *QUICK,
                  "--engine", "dask", "--scheduler", cluster.scheduler_address]) == 0

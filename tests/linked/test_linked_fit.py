@@ -162,6 +162,12 @@ def test_tables_that_clash_or_hold_nothing_are_refused_before_anything_is_spent(
              keys={"orders": "oid"})
 
 
+def test_a_child_table_none_of_whose_rows_finds_its_parent_is_refused_naming_the_link():
+    pair = make_pair()
+    _refused({**pair, "orders": pair["orders"].assign(cid=lambda d: d["cid"] + 10_000)},
+             r"no row of table 'orders' has a cid that a row of customers.cid holds \(\d+ without one")
+
+
 def test_a_dotted_key_column_is_linked_by_its_table_s_name():
     tables = {name: df.rename(columns={"cid": "c.id"}) for name, df in make_pair().items()}
     result = synthdp.generate_synthetic(tables, links={"orders.c.id": "customers.c.id"}, random_state=3,
