@@ -178,6 +178,11 @@ def test_a_tail_thinning_out_is_not_cut_by_the_drop():
     # their drop, 0.73 deviations, is too small; below a stopping cell of 2,000 it is 3.19 and they are cut
     strong = replace(thinning, counts=np.where(np.arange(9) == 6, 2000.0, thinning.counts))
     assert empty_tails(DOMAIN, [strong], sds=3, mass_sds=1)[0].tolist() == [True] * 2 + [False] * 7
+    # a block reading exactly one deviation of its sum shows mass and is kept; just below it, it is cut
+    edge = NoisyMarginal((0,), np.array([100.0] + [2000.0] * 7 + [0.0]), 100.0 ** 2)
+    assert empty_tails(DOMAIN, [edge], sds=3, mass_sds=1) == {}
+    below = replace(edge, counts=np.where(np.arange(9) == 0, 99.9, edge.counts))
+    assert empty_tails(DOMAIN, [below], sds=3, mass_sds=1)[0].tolist() == [True] + [False] * 8
 
 
 def test_readings_combine_measurements_by_inverse_variance():
