@@ -9,8 +9,9 @@ cells off the released fine measurements and returns the ordered cells
 at each end that read as empty (each cell, and the block they form, below
 a public multiple of its noise standard deviation) and are either wider
 than every cell between the two ends or where the readings drop below the
-cell that stopped the run, by a block whose summed reading does not show mass;
-a cell of one value of the column's precision is never cut.  The estimator gives them a structural zero
+cell that stopped the run (with the option ``mass_sds``, only by a block whose
+summed reading does not show mass); a cell of one value of the column's
+precision is never cut.  The estimator gives them a structural zero
 (:func:`synthdp.methods.measure.estimators.fit`).  Cells that each hold
 fewer rows than the noise can show read as empty wherever they are, also
 where the rows fill the range to its end: the drop, not the weak reading,
