@@ -177,7 +177,8 @@ def refit(run: Run, measured: Measured, iters: int | None = None) -> None:
     """Fit the graphical model to the measurements it holds, warm-started from the last fit."""
     settings = run.options.estimator
     measured.model = estimators.fit(run.domain, measured.noisy, iters or settings.iters, warm_start=measured.model,
-                                    excluded=empty_tails(run.domain, measured.noisy, sds=settings.tail_sds))
+                                    excluded=empty_tails(run.domain, measured.noisy, sds=settings.tail_sds,
+                                                         mass_sds=settings.tail_mass_sds))
 
 
 def hold(run: Run, measured: Measured, m: Measurement, y: np.ndarray) -> None:

@@ -9,8 +9,9 @@ cells off the released fine measurements and returns the ordered cells
 at each end that read as empty (each cell, and the block they form, below
 a public multiple of its noise standard deviation) and are either wider
 than every cell between the two ends or where the readings drop below the
-cell that stopped the run; a cell of one value of the column's precision is
-never cut.  The estimator gives them a structural zero
+cell that stopped the run (with the option ``mass_sds``, only by a block whose
+summed reading does not show mass); a cell of one value of the column's
+precision is never cut.  The estimator gives them a structural zero
 (:func:`synthdp.methods.measure.estimators.fit`).  Cells that each hold
 fewer rows than the noise can show read as empty wherever they are, also
 where the rows fill the range to its end: the drop, not the weak reading,
@@ -65,11 +66,13 @@ def _outer_run(readings: np.ndarray, sd: float, *, sds: float, kept: np.ndarray)
     return len(readings)
 
 
-def _drop(readings: np.ndarray, run: int, sd: float, *, sds: float) -> int:
-    """How many of the ``run`` first cells to cut: the ``j`` outermost ones whose mean reading is furthest, in
-    standard deviations of the difference, below the mean of the cells from them up to the one that stopped the
-    run; none when even that difference is below ``sds`` deviations.  A tail is where the readings drop: past
-    cells that hold real rows, not merely among cells that each hold fewer than the noise can show."""
+def _drop(readings: np.ndarray, run: int, sd: float, *, sds: float, mass_sds: float) -> int:
+    """How many of the ``run`` first cells to cut: of the ``j`` outermost ones whose summed reading is below
+    ``mass_sds`` standard deviations of a sum of ``j`` cells, those whose mean reading is furthest, in standard
+    deviations of the difference, below the mean of the cells from them up to the one that stopped the run; none
+    when even that difference is below ``sds`` deviations.  A tail is where the readings drop: past cells that
+    hold real rows, not merely among cells that each hold fewer than the noise can show; and a block that shows
+    mass is a tail thinning out, not one past the rows (docs/privacy.md §8.7)."""
     if run == 0:
         return 0
     sums = np.cumsum(readings[: run + 1])
@@ -77,21 +80,24 @@ def _drop(readings: np.ndarray, run: int, sd: float, *, sds: float) -> int:
     rest = run + 1 - outer  # the cells from them to the one that stopped the run
     gap = (sums[-1] - sums[:run]) / rest - sums[:run] / outer
     score = gap / (sd * np.sqrt(1 / rest + 1 / outer))
+    score[sums[:run] >= mass_sds * sd * np.sqrt(outer)] = -np.inf
     best = int(np.argmax(score))
     return int(outer[best]) if score[best] >= sds else 0
 
 
-def _cut(readings: np.ndarray, widths: np.ndarray, run: int, sd: float, *, sds: float, widest: float) -> int:
+def _cut(readings: np.ndarray, widths: np.ndarray, run: int, sd: float, *, sds: float, mass_sds: float,
+         widest: float) -> int:
     """How many of the ``run`` first cells (those that read as empty, :func:`_outer_run`) are cut: the outer ones
     wider than ``widest`` (every cell between the two runs), which the bounds added past the rows, then those the
     readings drop to (:func:`_drop`)."""
     wide = 0
     while wide < run and widths[wide] > widest:
         wide += 1
-    return wide + _drop(readings[wide:], run - wide, sd, sds=sds)
+    return wide + _drop(readings[wide:], run - wide, sd, sds=sds, mass_sds=mass_sds)
 
 
-def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float) -> dict[int, np.ndarray]:
+def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: float,
+                mass_sds: float = math.inf) -> dict[int, np.ndarray]:
     """Per attribute with at least two ordered cells, a mask (over all its codes) of its empty tails.
 
     From each end of the ordered cells inward, the run of cells that read as
@@ -101,7 +107,8 @@ def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: f
     no record away from it).  When the two runs meet, nothing is cut.  Of each
     run, the outer cells wider than every cell between the runs (``domain.widths``:
     the wide cells generous bounds add past the rows) are cut, then the outer
-    cells the readings drop to (:func:`_cut`).  Attributes with nothing to cut
+    cells the readings drop to whose block reads below ``mass_sds`` deviations of its sum (:func:`_cut`; infinite:
+    any block may be cut).  Attributes with nothing to cut
     are left out, as is every attribute when ``sds`` is 0 (the rule off).  The
     missing value and every code past the ordered cells are never cut.
     """
@@ -119,8 +126,9 @@ def empty_tails(domain: Domain, measurements: Sequence[NoisyMarginal], *, sds: f
             continue
         widths = np.asarray(domain.widths[attr] if domain.widths and domain.widths[attr] else [1.0] * ordered)
         widest = float(widths[low:high].max())
-        low = _cut(readings, widths, low, sd, sds=sds, widest=widest)
-        high = ordered - _cut(readings[::-1], widths[::-1], ordered - high, sd, sds=sds, widest=widest)
+        low = _cut(readings, widths, low, sd, sds=sds, mass_sds=mass_sds, widest=widest)
+        high = ordered - _cut(readings[::-1], widths[::-1], ordered - high, sd, sds=sds, mass_sds=mass_sds,
+                              widest=widest)
         if low == 0 and high == ordered:
             continue
         mask = np.zeros(domain.sizes[attr], dtype=bool)

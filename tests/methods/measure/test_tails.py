@@ -53,14 +53,17 @@ def brute_run(readings: list[float], sd: float, sds: float, one_value: set[int])
     return len(readings)
 
 
-def brute_cut(readings: list[float], widths: list[float], run: int, sd: float, sds: float, widest: float) -> int:
-    """Of the ``run`` first cells, the outer ones wider than ``widest``, then the ``j`` outer ones of the rest whose
-    mean is furthest below that of the rest up to the stopping cell (in deviations of the difference), if that
-    reaches ``sds``; checked cut by cut."""
+def brute_cut(readings: list[float], widths: list[float], run: int, sd: float, sds: float, widest: float,
+              mass_sds: float) -> int:
+    """Of the ``run`` first cells, the outer ones wider than ``widest``, then, of the ``j`` outer ones of the rest
+    whose sum reads below ``mass_sds`` deviations of such a sum, those whose mean is furthest below that of the rest
+    up to the stopping cell (in deviations of the difference), if that reaches ``sds``; checked cut by cut."""
     wide = next((i for i in range(run) if widths[i] <= widest), run)
     rest = readings[wide:run + 1]
     best, score = 0, -float("inf")
     for j in range(1, len(rest)):
+        if sum(rest[:j]) >= mass_sds * sd * j ** 0.5:
+            continue
         gap = sum(rest[j:]) / (len(rest) - j) - sum(rest[:j]) / j
         this = gap / (sd * (1 / (len(rest) - j) + 1 / j) ** 0.5)
         if this > score:
@@ -68,7 +71,7 @@ def brute_cut(readings: list[float], widths: list[float], run: int, sd: float, s
     return wide + (best if score >= sds else 0)
 
 
-def brute_tails(domain: Domain, measurements, sds: float) -> dict[int, list[bool]]:
+def brute_tails(domain: Domain, measurements, sds: float, mass_sds: float) -> dict[int, list[bool]]:
     """:func:`brute_run` from each end of each attribute with ordered cells and a fine measurement; nothing when the
     runs meet; then :func:`brute_cut` of each run, with the widest cell between them."""
     out = {}
@@ -84,8 +87,8 @@ def brute_tails(domain: Domain, measurements, sds: float) -> dict[int, list[bool
         if low >= high:
             continue
         widest = max(widths[low:high])
-        low = brute_cut(readings, widths, low, sd, sds, widest)
-        high = ordered - brute_cut(readings[::-1], widths[::-1], ordered - high, sd, sds, widest)
+        low = brute_cut(readings, widths, low, sd, sds, widest, mass_sds)
+        high = ordered - brute_cut(readings[::-1], widths[::-1], ordered - high, sd, sds, widest, mass_sds)
         if (low, high) != (0, ordered):
             out[attr] = [c < low or high <= c < ordered for c in range(domain.sizes[attr])]
     return out
@@ -117,10 +120,10 @@ def test_the_tails_match_a_brute_force_computation_on_random_measurements():
     masked = 0
     for _ in range(300):
         measurements = random_measurements(gen)
-        sds = float(gen.choice([1.0, 2.0, 3.0]))
+        sds, mass_sds = float(gen.choice([1.0, 2.0, 3.0])), float(gen.choice([np.inf, 0.5, 1.0, 2.0]))
         domain = random_cells(gen)
-        got = empty_tails(domain, measurements, sds=sds)
-        want = brute_tails(domain, measurements, sds)
+        got = empty_tails(domain, measurements, sds=sds, mass_sds=mass_sds)
+        want = brute_tails(domain, measurements, sds, mass_sds)
         assert {a: m.tolist() for a, m in got.items()} == want
         for a in got:
             readings, variance = cell_readings(DOMAIN, measurements, a)
@@ -159,6 +162,29 @@ def test_hand_worked_tails():
     assert empty_tails(DOMAIN, [thin], sds=3) == {}  # every cell thin: no drop at either end, nothing is cut
 
 
+def test_a_tail_thinning_out_is_not_cut_by_the_drop():
+    """``credit_data``'s loan amount at eps 1, seed 2 (docs/privacy.md §8.7, why the cut block must not show mass): six
+    cells read -9, 11, 108, 250, 97, 97 (1,057 real rows) at a deviation of 140.4 below a stopping cell of 556, a
+    drop of 3.06 deviations; their sum, 554, is 1.61 deviations of a sum of six: kept at one deviation (and every
+    shorter outer block that passes drops by less than 3), cut when any block may be (the rule before).  Cells past
+    the data, read -40, 30, 20, -10, 10, 5, are still cut (every outer block below one deviation)."""
+    sd = 140.4
+    thinning = NoisyMarginal((0,), np.array([97.0, 97.0, 250.0, 108.0, 11.0, -9.0, 556.0, 900.0, 0.0]), sd ** 2)
+    assert empty_tails(DOMAIN, [thinning], sds=3, mass_sds=1) == {}
+    assert empty_tails(DOMAIN, [thinning], sds=3)[0].tolist() == [True] * 6 + [False] * 3
+    past = replace(thinning, counts=np.array([-40.0, 30.0, 20.0, -10.0, 10.0, 5.0, 556.0, 900.0, 0.0]))
+    assert empty_tails(DOMAIN, [past], sds=3, mass_sds=1)[0].tolist() == [True] * 6 + [False] * 3
+    # the outer two of the thinning cells alone read 194, 0.98 deviations of their sum: the cut may take them, but
+    # their drop, 0.73 deviations, is too small; below a stopping cell of 2,000 it is 3.19 and they are cut
+    strong = replace(thinning, counts=np.where(np.arange(9) == 6, 2000.0, thinning.counts))
+    assert empty_tails(DOMAIN, [strong], sds=3, mass_sds=1)[0].tolist() == [True] * 2 + [False] * 7
+    # a block reading exactly one deviation of its sum shows mass and is kept; just below it, it is cut
+    edge = NoisyMarginal((0,), np.array([100.0] + [2000.0] * 7 + [0.0]), 100.0 ** 2)
+    assert empty_tails(DOMAIN, [edge], sds=3, mass_sds=1) == {}
+    below = replace(edge, counts=np.where(np.arange(9) == 0, 99.9, edge.counts))
+    assert empty_tails(DOMAIN, [below], sds=3, mass_sds=1)[0].tolist() == [True] + [False] * 8
+
+
 def test_readings_combine_measurements_by_inverse_variance():
     """x measured alone (variance 100^2) and with b (variance 50^2 a cell, two cells summed into each cell of x:
     5000): the reading is (y1 + 2 y2) / 3 with variance 10^4 / 3."""
@@ -186,6 +212,10 @@ def test_settings_refuse_a_negative_or_infinite_threshold():
     for bad in (-1.0, float("inf"), True, "3"):
         with pytest.raises(InputError, match="tail_sds"):
             EstimatorSettings(tail_sds=bad)
+    for bad in (0.0, -1.0, float("nan"), True, "1"):
+        with pytest.raises(InputError, match="tail_mass_sds"):
+            EstimatorSettings(tail_mass_sds=bad)
+    assert EstimatorSettings(tail_mass_sds=float("inf")).tail_mass_sds == float("inf")
 
 
 def exact_least_squares(domain: Domain, measurements, keep: np.ndarray, total: float) -> np.ndarray:
