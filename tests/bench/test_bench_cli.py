@@ -56,6 +56,7 @@ def test_bad_bench_options_are_one_line_errors(tmp_path, monkeypatch, capsys, ar
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # every quick bench end to end (28 s); each bench is tested on its own in tests/bench
 def test_quick_smoke_runs_finish_and_write_under_out(shared_data_dir, tmp_path):
     """--quick: a smoke run of the target (here the two quickest), results under --out (alias --output)."""
     pytest.importorskip("distributed")

@@ -146,6 +146,7 @@ def test_wheel_installs_one_top_level_package(wheel):
     assert not any(name.startswith("synthdp/tests") or "adversarial" in name for name in names)
 
 
+@pytest.mark.slow  # a second install and a real release from it (44 s on 2 cores); the wheel test stays in the suite
 def test_installed_synthdp_works_beside_a_foreign_datasets_package(wheel, tmp_path):
     target = tmp_path / "site"
     done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
