@@ -70,7 +70,8 @@ def _require_distributed() -> Any:
 class Join(Protocol):
     """What each batch of a child table's files is joined with on the workers (its parents' columns,
     docs/privacy.md §12): called on a batch read without the schema's columns ``columns``, it returns the batch
-    with them appended (rows it cannot join dropped; the row numbers of a message then count the rows joined)."""
+    with them appended (rows it cannot join dropped; a message's row numbers then count the rows joined, and
+    say so, :meth:`Part.where`)."""
 
     columns: frozenset[str]
 
@@ -91,13 +92,16 @@ class Part:
     end: int | None = None  # None: to the end of the file
     header: bool = False  # CSV: the part starts with the header line
 
-    def where(self, offset: int = 0) -> str:
-        """The part, for messages: the file, and where row numbers start when they are ``offset`` rows in."""
+    def where(self, offset: int = 0, joined: bool = False) -> str:
+        """The part, for messages: the file, and where row numbers start when they are ``offset`` rows in;
+        ``joined``: the rows are a child table's joined with their parents, and its row numbers count those only."""
         if self.format == "parquet":
-            return f"{self.path} (row numbers count from row {self.first_row + offset} of the file)"
-        if self.start == 0:
-            return self.path if offset == 0 else f"{self.path} (row numbers count from data row {offset})"
-        return f"{self.path} (row numbers count from data row {offset} after byte {self.start})"
+            text = f"{self.path} (row numbers count from row {self.first_row + offset} of the file)"
+        elif self.start == 0:
+            text = self.path if offset == 0 else f"{self.path} (row numbers count from data row {offset})"
+        else:
+            text = f"{self.path} (row numbers count from data row {offset} after byte {self.start})"
+        return f"{text}, counting only the rows whose foreign key is a parent's" if joined else text
 
 
 @dataclass
@@ -237,9 +241,9 @@ def _encoded(part: Part, schema: Schema, options: ReadOptions, batch_rows: int, 
         try:
             codes = encoder.encode(df if unit is None else df.drop(columns=[unit]))
         except SchemaError as exc:
-            found = _problems(schema, df, part.where(first))
+            found = _problems(schema, df, part.where(first, join is not None))
             if not found:  # never skip rows the per-column check could not place
-                raise SchemaError(f"{part.where(first)}: {exc}") from None
+                raise SchemaError(f"{part.where(first, join is not None)}: {exc}") from None
             for name, problem in found.items():
                 _add_problem(status.problems, name, problem)
             continue
@@ -252,18 +256,19 @@ def _tally_part(part: Part, schema: Schema, options: ReadOptions, batch_rows: in
     error naming the part and its row."""
     tallies, rows = [Tallies.empty(schema)], 0
     for df in _read_frames(part, schema, options, batch_rows, join=join):
-        tallies.append(_checked_tally(df, schema, part, rows))
+        tallies.append(_checked_tally(df, schema, part, rows, join is not None))
         rows += len(df)
     return Tallies.merge(*tallies)
 
 
-def _checked_tally(df: pd.DataFrame, schema: Schema, part: Part, first: int) -> Tallies:
+def _checked_tally(df: pd.DataFrame, schema: Schema, part: Part, first: int, joined: bool = False) -> Tallies:
     """The batch's tallies; a value the schema refuses, in any column, is an error naming the part and its row."""
     try:
         check_untallied(df, schema)  # every column, before any private step (docs/privacy.md §10.8)
         return Tallies.of_frame(df, schema)
     except SchemaError as exc:
-        raise SchemaError(f"{part.where(first)}: {str(exc).rstrip('.')}; nothing was spent or released") from None
+        raise SchemaError(f"{part.where(first, joined)}: {str(exc).rstrip('.')}; nothing was spent or "
+                          "released") from None
 
 
 def _empty(schema: Schema) -> _Counts:
@@ -356,7 +361,7 @@ def _split_part_values(part: Part, part_no: int, schema: Schema, options: ReadOp
     def batches() -> Iterator[tuple[pd.DataFrame, pd.DataFrame, int]]:
         first = 0
         for df in _read_frames(part, schema, options, batch_rows, unit, join):
-            _checked_tally(df, schema, part, first)  # the checks, naming the row; the bucket tallies the kept rows
+            _checked_tally(df, schema, part, first, join is not None)  # the checks; the bucket tallies the kept
             yield df, df[names].astype(object), first  # each value as its part read it
             first += len(df)
 

@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 
 from synthdp.api import release  # noqa: E402
 from synthdp.config import SynthesisConfig  # noqa: E402
-from synthdp.core.errors import InputError  # noqa: E402
+from synthdp.core.errors import InputError, SchemaError  # noqa: E402
 from synthdp.core.schema import Attribute, Schema  # noqa: E402
 from synthdp.engines.dask import DaskEngine  # noqa: E402
 from synthdp.files.sources import read_table  # noqa: E402
@@ -192,6 +192,19 @@ def test_a_child_schema_listing_a_key_is_refused_on_dask_before_anything_runs(la
              rf"the schema of table 'orders' lists \['{listed.name}'\], a key column: keys are identifiers",
              engine=DaskEngine(scheduler="tcp://127.0.0.1:1"), schema={"orders": Schema((*CHILD.attributes, listed))},
              **({"keys": {"orders": "oid"}} if key == "own key" else {}))
+
+
+def test_a_refused_value_after_orphan_rows_says_its_row_counts_the_joined_rows_only(cluster, layouts, tmp_path):
+    root, _ = layouts
+    orders = make_pair()["orders"].dropna(subset=["cid"])
+    orders = orders[orders["cid"] > 0].astype({"item": object})
+    orphans = orders.head(6).assign(cid=999_999)
+    bad = orders.head(1).assign(item="zz")
+    pd.concat([orphans, bad, orders.iloc[1:]]).to_csv(tmp_path / "orders.csv", index=False)
+    tables = {"customers": str(root / "customers.csv"), "orders": str(tmp_path / "orders.csv")}
+    with pytest.raises(SchemaError, match=r"orders.csv, counting only the rows whose foreign key is a parent's: "
+                                          r"value 'zz' in row 0"):
+        release(tables, SynthesisConfig(**OPTIONS, engine="dask"), engine=dask_engine(cluster))
 
 
 def test_generate_synthetic_on_dask_starts_one_local_cluster_and_writes_pandas_tables(layouts):
