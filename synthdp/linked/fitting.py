@@ -35,7 +35,8 @@ from synthdp.linked.choice import at_most, candidate_views, check_candidates
 from synthdp.linked.files import ChildFiles, check_child_files, families_on_files, joined_on_files, linked_tables
 from synthdp.linked.generation import LinkedModel
 from synthdp.linked.links import TABLE_OPTIONS, Link, read_link, split_options
-from synthdp.linked.views import Views, check_view, count_categories, joined_schema, joined_view, parent_view
+from synthdp.linked.views import (Views, check_joined_names, check_view, count_categories, joined_schema,
+                                  joined_view, parent_view)
 from synthdp.mechanisms import partition
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.mechanisms.units import (AUTO_EPSILON_SHARE, ChosenBound, bounding_key, candidates_text,
@@ -295,6 +296,8 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
             chosen = choose_k(tables, config, plan_at, link, keys, ledger, rng.spawn())
         k = config.max_rows_per_unit if chosen is None else chosen.k
         if on_files:  # the child's rows stay in its files: each kept parent's m from a pass over its foreign key
+            parent_columns = [*(c for c in tables[link.parent].columns if c != link.key), link.count_column]
+            check_joined_names(parent_columns, link, tables[link.child].columns)  # names first, before any pass
             families = families_on_files(tables[link.parent], tables[link.child], link, k, keys[0], dask)
             joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask)  # names refused
             parents, joined = parent_view(families, link), tables[link.child].source

@@ -23,8 +23,8 @@ from synthdp.linked.bounding import Families
 from synthdp.linked.links import Link
 from synthdp.plan import Plan
 
-__all__ = ["Views", "appended_columns", "check_view", "count_categories", "joined_schema", "joined_view",
-           "parent_view", "view_tallies"]
+__all__ = ["Views", "appended_columns", "check_joined_names", "check_view", "count_categories", "joined_schema",
+           "joined_view", "parent_view", "view_tallies"]
 
 
 @dataclass(frozen=True)
@@ -54,15 +54,22 @@ def parent_view(families: Families, link: Link) -> pd.DataFrame:
     return families.parents.assign(**{link.count_column: families.m})
 
 
+def check_joined_names(parent_columns: Iterable[Any], link: Link, child_columns: Iterable[Any]) -> None:
+    """Refuse a child column (``child_columns``) named as a column of the parent view (``parent_columns``: the
+    parent's columns without its key, and the count column) is named in the joined view (:meth:`Link.joined_name`):
+    names only, checked before any pass reads the rows."""
+    clash = sorted({link.joined_name(c) for c in parent_columns} & set(map(str, child_columns)))
+    if clash:
+        raise InputError(f"table {link.child!r} has column(s) {clash}, the names its parent's columns take in the "
+                         "joined view; rename them")
+
+
 def appended_columns(families: Families, link: Link, child_columns: Iterable[Any]) -> pd.DataFrame:
     """The parent view with its columns named as the joined view names them (:meth:`Link.joined_name`), one row
     per kept parent; refused when a child column (``child_columns``) already has one of those names."""
     appended = parent_view(families, link)
+    check_joined_names(appended.columns, link, child_columns)
     appended.columns = [link.joined_name(c) for c in appended.columns]
-    clash = sorted(set(appended.columns) & set(map(str, child_columns)))
-    if clash:
-        raise InputError(f"table {link.child!r} has column(s) {clash}, the names its parent's columns take in the "
-                         "joined view; rename them")
     return appended
 
 

@@ -207,6 +207,14 @@ def test_a_refused_value_after_orphan_rows_says_its_row_counts_the_joined_rows_o
         release(tables, SynthesisConfig(**OPTIONS, engine="dask"), engine=dask_engine(cluster))
 
 
+def test_a_child_column_named_as_a_joined_parent_column_is_refused_before_any_pass(layouts, tmp_path):
+    root, _ = layouts
+    make_pair()["orders"].assign(**{"customers.region": "N"}).to_csv(tmp_path / "orders.csv", index=False)
+    _refused({"customers": str(root / "customers.csv"), "orders": str(tmp_path / "orders.csv")},
+             r"table 'orders' has column\(s\) \['customers.region'\], the names its parent's columns take",
+             engine=DaskEngine(scheduler="tcp://127.0.0.1:1"))
+
+
 def test_generate_synthetic_on_dask_starts_one_local_cluster_and_writes_pandas_tables(layouts):
     """The public entry point with engine='dask' and no scheduler: every pass on one local cluster."""
     import synthdp
