@@ -4,6 +4,7 @@ into a schema's keywords, and the marginals an evaluation looks at."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from synthdp.cli.parser import derived_names
 from synthdp.core.errors import InputError
@@ -200,3 +201,18 @@ def workload_sets(spec: str, domain) -> list[tuple[int, ...]]:
     if workload is None:
         raise InputError(f"evaluate needs marginals or a workload (e.g. marginals:3), got {spec!r}")
     return [tuple(s) for s in workload.marginal_attrs]
+
+
+def table_paths(output: str, names: list[str], why: str, *others: str | None) -> dict[str, Path]:
+    """``-o``'s folder's ``<table>.csv`` for each table ``names`` holds, refused (``why`` says when two tables are
+    written) unless ``output`` is an existing folder and none of them, nor of the other outputs ``others``, exists."""
+    folder = Path(output)
+    if not folder.is_dir():
+        raise InputError(f"-o {output!r} must be an existing folder: {why} each table is written there as "
+                         "<table>.csv")
+    paths = {name: folder / f"{name}.csv" for name in names}
+    existing = [str(p) for p in (*paths.values(), *others) if p and Path(p).exists()]
+    if existing:
+        raise InputError(f"{existing} exist already; nothing is overwritten {why}: choose another folder or remove "
+                         "them")
+    return paths

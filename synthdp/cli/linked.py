@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from synthdp.api import release
-from synthdp.cli.common import check_schema_columns, no_skip_rows, read_input, read_options
+from synthdp.cli.common import check_schema_columns, no_skip_rows, read_input, read_options, table_paths
 from synthdp.config import SynthesisConfig
 from synthdp.core.errors import InputError
 from synthdp.core.schema import Schema
@@ -33,7 +33,7 @@ from synthdp.linked.generation import dump_linked
 from synthdp.linked.links import TABLE_OPTIONS, read_link
 
 __all__ = ["drop_columns", "parse_link", "per_table", "read_tables", "run", "schema_files", "table_names",
-           "table_paths", "table_schemas"]
+           "table_schemas"]
 
 
 def parse_link(text: str) -> dict[str, str]:
@@ -167,21 +167,6 @@ def read_tables(args, names: list[str], children: list[str], links: Mapping[str,
         no_skip_rows(args, "the child table is given by several files")
         child = read_table(source, read_options(args))
     return drop_columns({names[0]: read_input(args.input, read), names[1]: child}, args.drop or [])
-
-
-def table_paths(output: str, names: list[str], why: str, *others: str | None) -> dict[str, Path]:
-    """``-o``'s folder's ``<table>.csv`` for each table ``names`` holds, refused (``why`` says when two tables are
-    written) unless ``output`` is an existing folder and none of them, nor of the other outputs ``others``, exists."""
-    folder = Path(output)
-    if not folder.is_dir():
-        raise InputError(f"-o {output!r} must be an existing folder: {why} each table is written there as "
-                         "<table>.csv")
-    paths = {name: folder / f"{name}.csv" for name in names}
-    existing = [str(p) for p in (*paths.values(), *others) if p and Path(p).exists()]
-    if existing:
-        raise InputError(f"{existing} exist already; nothing is overwritten {why}: choose another folder or remove "
-                         "them")
-    return paths
 
 
 def run(args, options: dict[str, Any]) -> int:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from synthdp.cli.common import _pairs
-from synthdp.cli.linked import table_paths
+from synthdp.cli.common import _pairs, table_paths
 from synthdp.core.errors import InputError
 from synthdp.core.parameters import check
 from synthdp.files.outputs import check_outputs, write_outputs

@@ -299,7 +299,7 @@ def synthesize_linked(tables: Any, config: SynthesisConfig, run_view: Callable[.
             parent_columns = [*(c for c in tables[link.parent].columns if c != link.key), link.count_column]
             check_joined_names(parent_columns, link, tables[link.child].columns)  # names first, before any pass
             families = families_on_files(tables[link.parent], tables[link.child], link, k, keys[0], dask)
-            joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask)  # names refused
+            joined_engine = joined_on_files(families, tables[link.child], link, k, keys[1], dask)
             parents, joined = parent_view(families, link), tables[link.child].source
             children = joined
         else:
