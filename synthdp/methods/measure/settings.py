@@ -163,10 +163,10 @@ class MeasureOptions:
     related_significance: float = RELATED_SIGNIFICANCE
     related_explained: float = RELATED_EXPLAINED
     #: How many null tables a loosely measured pair that fails ``related_significance`` is read against
-    #: (docs/privacy.md §8.12 step 2, ``copula.beyond_null``; 0: none, the rule before this release): related when at
-    #: most 1% of them read a correlation as far from 0.  1,000: the generated credit table's price and loan are
-    #: then taken on seeds 3 and 5 at eps 1 (0.5% and 0.0% of their null tables), its independent pairs with the
-    #: debt (3.7% to 12.6%) are not (docs/benchmarks.md#small-tables-at-small-budgets).
+    #: (docs/privacy.md §8.12 step 2, ``copula.beyond_null``; 0: none, the rule before this release): related when it
+    #: reads 3 errors and at most 2% of them read a correlation as far from 0.  1,000: the generated credit table's
+    #: price and loan are then taken on seeds 3 and 5 at eps 1 (0.5-1.9% and 0.0% of their null tables), its
+    #: independent pairs with the debt (3.7% to 12.6%) are not (docs/benchmarks.md#small-tables-at-small-budgets).
     related_null_draws: int = 1000
     #: Inside the copula, a pair's correlation is kept only when it is at least this many of its standard errors
     #: from 0, else 0 (docs/privacy.md §8.12 step 2; 0: every reading kept, the rule before this release): a reading
