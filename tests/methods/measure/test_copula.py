@@ -724,3 +724,17 @@ def test_the_release_reads_its_null_draws_from_its_options():
 def test_the_null_draws_refuse_what_is_not_a_count(value):
     with pytest.raises(InputError, match="related_null_draws"):
         MeasureOptions(related_null_draws=value)
+
+
+@pytest.mark.parametrize("errors, share, taken", [(3.1, 1.0, True), (2.9, 1.0, False), (3.1, 0.41, True),
+                                                 (3.1, 0.39, False)])
+def test_against_its_null_tables_a_pair_still_needs_three_errors_and_an_explained_share(errors, share, taken):
+    """The price and the loan's table beyond its null tables, its reading given at 3.1 errors, is taken; at 2.9
+    errors (the wage table's age and log wage read 0.40 at 2.7: related, but twice its size) it is not, nor when
+    its fit explains under 0.4 of its departure."""
+    fit = pair_fit(*PRICE_LOAN)
+    corr, explained, error = (np.array([[1.0, v], [v, 1.0]])
+                              for v in (fit.correlation, share, fit.correlation / errors))
+    found = copula.beyond_null({(0, 1): PRICE_LOAN}, [0, 1], corr, explained, error, np.zeros((2, 2), dtype=bool),
+                               draws=1000)
+    assert bool(found[0, 1]) is taken
