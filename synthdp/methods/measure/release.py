@@ -97,7 +97,8 @@ def _copula(run: Run, maps: dict[int, np.ndarray], tables: dict[tuple[int, int],
     Post-processing: released counts, the public domain and options."""
     return copula_of(tables, list(maps), correlation=run.options.copula_from, keep_from=run.options.copula_keep_from,
                      significance=run.options.related_significance,
-                     related_share=run.options.related_explained) if tables else None
+                     related_share=run.options.related_explained,
+                     null_draws=run.options.related_null_draws) if tables else None
 
 
 def _support_redraw(run: Run, model: GraphicalModel, copula: Copula | None, maps: dict[int, np.ndarray],

@@ -162,6 +162,12 @@ class MeasureOptions:
     #: independent assets and debt on seed 2 at eps 4 (0.15 -> 0.54) (docs/benchmarks.md#small-tables-at-small-budgets).
     related_significance: float = RELATED_SIGNIFICANCE
     related_explained: float = RELATED_EXPLAINED
+    #: How many null tables a loosely measured pair that fails ``related_significance`` is read against
+    #: (docs/privacy.md §8.12 step 2, ``copula.beyond_null``; 0: none, the rule before this release): related when it
+    #: reads 3 errors and at most 2% of them read a correlation as far from 0.  1,000: the generated credit table's
+    #: price and loan are then taken on seeds 3 and 5 at eps 1 (0.5-1.9% and 0.0% of their null tables), its
+    #: independent pairs with the debt (3.7% to 12.6%) are not (docs/benchmarks.md#small-tables-at-small-budgets).
+    related_null_draws: int = 1000
     #: Inside the copula, a pair's correlation is kept only when it is at least this many of its standard errors
     #: from 0, else 0 (docs/privacy.md §8.12 step 2; 0: every reading kept, the rule before this release): a reading
     #: that passes no test of its own is noise as often as relation (the generated credit table's age and price,
@@ -262,6 +268,10 @@ class MeasureOptions:
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
         _check_nonnegative(self, ("related_significance", "copula_keep_from", "refine_threshold"))
+        if isinstance(self.related_null_draws, bool) or not isinstance(self.related_null_draws, int) \
+                or self.related_null_draws < 0:
+            raise InputError(f"related_null_draws must be an integer >= 0 (0: no null tables), got "
+                             f"{self.related_null_draws!r}")
         if isinstance(self.pair_redraw_from, bool) or not isinstance(self.pair_redraw_from, (int, float)) \
                 or not 0 <= self.pair_redraw_from <= 1:
             raise InputError(f"pair_redraw_from must be a number in [0, 1] (1: never), got {self.pair_redraw_from!r}")

@@ -253,8 +253,8 @@ def test_inside_the_copula_a_reading_is_kept_from_its_own_number_of_errors():
 
 def test_the_release_reads_the_copula_tests_from_its_options():
     """The release's copula follows ``copula_keep_from`` and the loose-pair test of its options: every reading kept
-    at 0, the pairs across set to 0 by default; with ``copula_from`` out of reach, no copula when the loose test
-    asks for more errors than the pairs read."""
+    at 0, the pairs across set to 0 by default; with ``copula_from`` out of reach and no null tables, no copula
+    when the loose test asks for more errors than the pairs read."""
     tables = two_related_pairs(60.0)
     maps = {a: np.arange(6) for a in range(4)}
     read, _, error, _ = correlations(tables, [0, 1, 2, 3])
@@ -268,7 +268,7 @@ def test_the_release_reads_the_copula_tests_from_its_options():
     assert everything.correlation == pytest.approx(copula_matrix(read), abs=1e-9)
     most = max(abs(read[0, 1]) / error[0, 1], abs(read[2, 3]) / error[2, 3])
     assert copula_with(copula_from=1.0, related_significance=0.99 * most) is not None
-    assert copula_with(copula_from=1.0, related_significance=1.01 * most) is None
+    assert copula_with(copula_from=1.0, related_significance=1.01 * most, related_null_draws=0) is None
 
 
 @pytest.mark.parametrize("name, value", [("copula_keep_from", -1.0), ("copula_keep_from", math.inf),
@@ -657,3 +657,84 @@ def test_a_run_on_a_few_thousand_rows_draws_a_related_pair_from_the_copula(monke
             options=MeasureOptions(), progress=False)
     assert copulas and copulas[-1] is not None and copulas[-1].columns == (0, 1)
     assert copulas[-1].correlation[0, 1] == pytest.approx(real, abs=0.1)
+
+
+#: The released table of the generated credit table's price and loan on their 6 x 6 groups (eps 1, seed 3; rounded),
+#: and its noise variance: 0.566 at 3.35 errors explaining 1.00, left out by the loose-pair test's 4 errors.
+PRICE_LOAN = (np.array([[620., 853., -222., 28., 103., 131.], [22., 520., 63., -105., -87., 63.],
+                        [129., 696., 235., 80., 81., 7.], [-23., 376., 64., 21., 28., 143.],
+                        [74., 140., -80., -104., 29., 81.], [-26., -17., 2., 131., 5., -14.]]), 100.2 ** 2)
+#: The released table of its independent assets and debt (eps 4, seed 2; rounded): the debt is 0 for 80% of the rows,
+#: its other groups read through noise of sd 135; 0.74 at 3.1 errors explaining 0.42.
+ASSETS_DEBT = (np.array([[1733., -86., 16., 52., -187., 147.], [590., -55., -137., 205., 0., -120.],
+                         [-165., 7., 2., -87., -132., 65.], [490., 150., -116., 90., 32., 153.],
+                         [886., 153., -94., -54., -380., -110.], [-10., 86., 56., 126., 95., 125.]]), 134.8 ** 2)
+
+
+def test_a_loosely_measured_pair_beyond_its_null_tables_joins_the_copula_with_its_reading():
+    """The credit table's price and loan (seed 3): under 4 errors, so no copula without null tables; read against
+    1,000 of them, beyond all but under 2%, so both columns join and the pair keeps its own reading in the matrix
+    though it is under ``keep_from`` errors."""
+    fit = pair_fit(*PRICE_LOAN)
+    assert 3.0 < fit.correlation / fit.error < copula.RELATED_SIGNIFICANCE and fit.explained > 0.9
+    assert copula.null_share(*PRICE_LOAN, fit.correlation, 1000, np.random.default_rng(0)) <= copula.RELATED_NULL_SHARE
+    tables = {(0, 1): PRICE_LOAN}
+    assert copula.copula_of(tables, [0, 1], correlation=0.8) is None
+    found = copula.copula_of(tables, [0, 1], correlation=0.8, null_draws=1000)
+    assert found is not None and found.columns == (0, 1)
+    assert found.correlation[0, 1] == pytest.approx(fit.correlation, abs=1e-6)
+
+
+def test_a_pair_whose_margin_is_mostly_one_group_stays_out_against_its_null_tables():
+    """The credit table's independent assets and debt (eps 4, seed 2): the looser test of 3 errors and 0.4 takes
+    them, but noise alone reads their margins as far from 0 in several percent of the null tables, and they stay
+    out."""
+    fit = pair_fit(*ASSETS_DEBT)
+    assert fit.correlation > 0.7 and 3.0 < fit.correlation / fit.error < copula.RELATED_SIGNIFICANCE
+    assert fit.explained >= copula.RELATED_NULL_EXPLAINED
+    assert copula.null_share(*ASSETS_DEBT, fit.correlation, 1000, np.random.default_rng(0)) > 0.02
+    assert copula.copula_of({(0, 1): ASSETS_DEBT}, [0, 1], correlation=0.8, null_draws=1000) is None
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_null_tables_of_spread_margins_read_as_the_linearised_error_says(seed):
+    """An independent pair on 6 x 6 equal-probability groups of 4,000 rows under noise of sd 100 a cell: about 1%
+    of its null tables read a correlation 2.576 of its errors from 0 (normal), and its own reading is beyond far
+    fewer than 99% of them."""
+    table, variance = released_pair(0.0, 100.0, seed)
+    fit = pair_fit(table, variance)
+    tail = copula.null_share(table, variance, 2.576 * fit.error, 1000, np.random.default_rng(seed))
+    assert 0.002 <= tail <= 0.03
+    assert copula.null_share(table, variance, fit.correlation, 400, np.random.default_rng(seed)) > 0.05
+
+
+def test_the_release_reads_its_null_draws_from_its_options():
+    """The release takes the price and the loan against its null tables by default, not with ``related_null_draws``
+    at 0."""
+    maps, tables = {0: np.arange(6), 1: np.arange(6)}, {(0, 1): PRICE_LOAN}
+
+    def copula_with(**options) -> Copula | None:
+        return release_module._copula(SimpleNamespace(options=MeasureOptions(**options)), maps, tables)
+
+    assert copula_with() is not None
+    assert copula_with(related_null_draws=0) is None
+
+
+@pytest.mark.parametrize("value", [-1, True, 1.5, "10"])
+def test_the_null_draws_refuse_what_is_not_a_count(value):
+    with pytest.raises(InputError, match="related_null_draws"):
+        MeasureOptions(related_null_draws=value)
+
+
+@pytest.mark.parametrize("errors, share, taken", [(3.1, 1.0, True), (2.9, 1.0, False), (3.1, 0.41, True),
+                                                 (3.1, 0.39, False)])
+def test_against_its_null_tables_a_pair_still_needs_three_errors_and_an_explained_share(errors, share, taken):
+    """The price and the loan's table beyond its null tables, its reading given at 3.1 errors, is taken; at 2.9
+    errors (the wage table's age and log wage read 0.40 at 2.7: related, but twice its size) it is not, nor when
+    its fit explains under 0.4 of its departure."""
+    fit = pair_fit(*PRICE_LOAN)
+    corr, explained, error = (np.array([[1.0, v], [v, 1.0]])
+                              for v in (fit.correlation, share, fit.correlation / errors))
+    found = copula.beyond_null({(0, 1): PRICE_LOAN}, [0, 1], corr, explained, error, np.zeros((2, 2), dtype=bool),
+                               draws=1000)
+    assert bool(found[0, 1]) is taken
