@@ -149,7 +149,8 @@ def test_every_option_has_a_flag_or_a_stated_reason():
             assert all(n in flags for n in names), f.name
             action = flags[names[-1]]
             if f.name != "progress":  # --quiet: the inverted switch
-                assert _flat(option_doc(f.name, PLAN_DEFAULTS)) in _flat(action.help) and action.default == f.default
+                assert _flat(option_doc(f.name, PLAN_DEFAULTS)) in _flat(action.help.replace("%%", "%")) \
+                    and action.default == f.default
         else:
             action = flags[derived]
             assert action.dest == f.name
