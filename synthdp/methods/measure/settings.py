@@ -268,10 +268,6 @@ class MeasureOptions:
                 or not 0 <= self.cover_deep_below < math.inf:
             raise InputError(f"cover_deep_below must be a number >= 0 (0: never), got {self.cover_deep_below!r}")
         _check_nonnegative(self, ("related_significance", "copula_keep_from", "refine_threshold"))
-        if isinstance(self.related_null_draws, bool) or not isinstance(self.related_null_draws, int) \
-                or self.related_null_draws < 0:
-            raise InputError(f"related_null_draws must be an integer >= 0 (0: no null tables), got "
-                             f"{self.related_null_draws!r}")
         if isinstance(self.pair_redraw_from, bool) or not isinstance(self.pair_redraw_from, (int, float)) \
                 or not 0 <= self.pair_redraw_from <= 1:
             raise InputError(f"pair_redraw_from must be a number in [0, 1] (1: never), got {self.pair_redraw_from!r}")
@@ -288,7 +284,7 @@ class MeasureOptions:
                                                or not 0 <= self.refine_spread < math.inf):
             raise InputError(f"refine_spread must be a number >= 0 or None (every twin refined), got "
                              f"{self.refine_spread!r}")
-        for name in ("oracle_every", "record_every", "record_after"):
+        for name in ("oracle_every", "record_every", "record_after", "related_null_draws"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"{name} must be an integer >= 0 (0: never), got {value!r}")
