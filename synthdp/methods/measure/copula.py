@@ -214,6 +214,15 @@ def null_share(table: np.ndarray, variance: float, correlation: float, draws: in
     return far / draws
 
 
+def _loosely_related(size: np.ndarray, error: np.ndarray, explained: np.ndarray, *, significance: float,
+                     share: float) -> np.ndarray:
+    """The loose-pair test: a correlation ``size`` of at least :data:`RELATED_FROM` and ``significance`` of its
+    standard errors ``error``, an error of at least :data:`RELATED_LOOSE_FROM`, and a fit that explains at least
+    ``share`` of the departure from independence."""
+    return (size >= RELATED_FROM) & (size >= significance * error) & (error >= RELATED_LOOSE_FROM) \
+        & (explained >= share)
+
+
 def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], corr: np.ndarray,
                 explained: np.ndarray, error: np.ndarray, bent: np.ndarray, *, draws: int,
                 significance: float = RELATED_SIGNIFICANCE) -> np.ndarray:
@@ -229,8 +238,8 @@ def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns
     if draws < 1:
         return found
     size = np.abs(corr)
-    candidates = (size >= RELATED_FROM) & (size >= RELATED_NULL_SIGNIFICANCE * error) & (error >= RELATED_LOOSE_FROM) \
-        & (explained >= RELATED_NULL_EXPLAINED) & ~bent & ~(size >= significance * error)
+    candidates = _loosely_related(size, error, explained, significance=RELATED_NULL_SIGNIFICANCE,
+                                  share=RELATED_NULL_EXPLAINED) & ~bent & ~(size >= significance * error)
     for i, j in zip(*np.nonzero(np.triu(candidates, 1))):
         a, b = sorted((columns[i], columns[j]))
         share = null_share(*tables[a, b], corr[i, j], draws, np.random.default_rng([NULL_SEED, a, b]))
@@ -328,8 +337,7 @@ def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *
     price on a few thousand rows), which the reweighting cannot restore, is drawn from the copula instead of from
     draws that hold it independent."""
     size = np.abs(corr)
-    related = (size >= RELATED_FROM) & (size >= significance * error) & (error >= RELATED_LOOSE_FROM) \
-        & (explained >= related_share)
+    related = _loosely_related(size, error, explained, significance=significance, share=related_share)
     strong = ((size >= correlation) & (explained >= share)) | related
     if null is not None:
         strong |= null
