@@ -61,7 +61,7 @@ PINS = {
     "measure-zcdp-conjunctions": ('08b60bbfafc5800b', 'b6feddd23560a263', '771f2d7b39052c34'),
     "measure-zcdp-learned-domain": ('8aec0a8ef59eb113', '026be7b4f9336eac', '1976c36239a71d8e'),
     "measure-zcdp-marginals": ('85682553651e6efe', '4d24973907390bd5', '86a8a7d8f323b50f'),
-    "measure-zcdp-privtree": ('4268e0dc8f3e681b', 'f9373705097ea250', 'cd8d5050cfcb5f40'),
+    "measure-zcdp-privtree": ('7868237637f3ca5d', 'f02481178cbccd39', '08c6e95192f90735'),
     "measure-zcdp-units": ('e20dd386dd967de7', 'b16ec3bd5fc281f5', '3da3efe809fd3c7f'),
     "measure-zcdp-wide": ('18741fe8a162dc2d', 'd91c68ba753927be', 'e8a1651a4f7cfe17'),
 }

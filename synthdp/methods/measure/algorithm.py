@@ -60,7 +60,7 @@ from synthdp.accounting.ledger import check_relation
 from synthdp.mechanisms.randomness import PrivateRandom
 from synthdp.methods.measure.coarse import CoarseViews
 from synthdp.methods.measure.coverage import rounds_budget, uses_covering_step
-from synthdp.methods.measure.covering_step import cover
+from synthdp.methods.measure.covering_step import cover, sharpen_one_ways
 from synthdp.methods.measure.measurements import (Marginal, MeasureRelease, OracleSelection, backbone_marginals,
                                                   beyond_released, candidate_weights, released_attributes,
                                                   workload_marginals)
@@ -160,6 +160,7 @@ def measure(data: AggregatedData, workload: str | QueryClass | Sequence[Sequence
     skipped = 0
     if covering:
         with phases(f"the covering step over {len(marginals)} workload marginals"):
+            sharpen_one_ways(run, measured)
             skipped = cover(run, measured, marginals, progress)
         return_freed_memory()
     return replace(release(run, measured, n_rows, t, covering, phases), cover_skipped=skipped)

@@ -193,6 +193,20 @@ def plan_cover(held: Sequence[Fraction], cells: Sequence[float], released_total:
     return [kept.get(i, Fraction(0)) for i in range(len(held))]
 
 
+def sharpens_one_ways(released_total: float, one_way_sd: float, *, signal: float) -> bool:
+    """Whether the covering step first measures the ordered columns' one-way marginals again (docs/privacy.md §13,
+    "The numeric columns' one-way marginals again"): when their noise deviation per cell ``one_way_sd`` exceeds the
+    released total over ``signal``, too loud for the tail rule (§8.7) to tell a thin tail from an empty one
+    (``signal`` 0: never).  Read off released and public values only: the model's noisy total, never the true
+    number of records."""
+    return signal > 0 and one_way_sd * signal > released_total
+
+
+def one_way_shares(left: Fraction, share: Fraction, columns: int) -> list[Fraction]:
+    """The cost of each of ``columns`` one-way measurements measured again: ``share`` of ``left``, equally (§13)."""
+    return [left * share / columns] * columns if columns else []
+
+
 def covering_pays(marginals: int, planned_rounds: int, *, cover_share: Fraction, min_ratio: Fraction,
                   light_tailed: bool) -> bool:
     """Whether the covering step is worth its share under this noise (§8.10, step 0): public inputs only.

@@ -20,22 +20,25 @@ import numpy as np
 
 from synthdp.core.progress import RoundProgress
 from synthdp.methods.measure.coarse import group_sum
-from synthdp.methods.measure.coverage import cover_shares, effective_cells, holdings, plan_cover
+from synthdp.methods.measure.coverage import (cover_shares, effective_cells, holdings, one_way_shares, plan_cover,
+                                              sharpens_one_ways)
 from synthdp.methods.measure.estimators import GraphicalModel
 from synthdp.methods.measure.marginal_counts import marginal_counts_in_batches
-from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, Marginal
+from synthdp.methods.measure.measurements import REWEIGHTED_SAMPLE, Marginal, released_attributes
 from synthdp.methods.measure.reweight import marginal_group
-from synthdp.methods.measure.state import SCORE_BATCH_CELLS, Measured, Run, noisy_marginal, refined, refines
+from synthdp.methods.measure.state import (SCORE_BATCH_CELLS, Measured, Run, hold, noisy_marginal, refined, refines,
+                                           refit)
 
 log = logging.getLogger(__name__)
 
 
 def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: bool) -> int:
-    """Step 4 (§8.10): what is left, water-filled over the workload marginals by the precision already paid for
-    them (the noise family's ``precision_power``), less the ones whose noise would exceed the released total over
-    their cells (:func:`~synthdp.methods.measure.coverage.plan_cover`, §13); each kept marginal measured once at
-    the scale for its share (rounded safely, charged before its noise), finely or through its coarse twin
-    (:func:`_cover_readings`, §8.11), and served by the reweighted sample (§8.7).  Returns how many were skipped."""
+    """Step 4 (§8.10), after :func:`sharpen_one_ways`: what is left, water-filled over the workload marginals by the
+    precision already paid for them (the noise family's ``precision_power``), less the ones whose noise would exceed
+    the released total over their cells (:func:`~synthdp.methods.measure.coverage.plan_cover`, §13); each kept
+    marginal measured once at the scale for its share (rounded safely, charged before its noise), finely or through
+    its coarse twin (:func:`_cover_readings`, §8.11), and served by the reweighted sample (§8.7).
+    Returns how many were skipped."""
     paid = [(m.attrs, m.cost) for m in measured.paid if m.fine]  # a coarse one or a level holds no workload marginal
     left, noise = run.left(), run.noise
     shares = cover_shares(workload, paid, left, precision_power=noise.precision_power)
@@ -64,6 +67,30 @@ def cover(run: Run, measured: Measured, workload: Sequence[Marginal], progress: 
         bar.update(done)
     bar.close()
     return len(shares) - len(kept)
+
+
+def sharpen_one_ways(run: Run, measured: Measured) -> list[int]:
+    """Step 4's start: measure the one-way marginal of every ordered column again, at ``one_way_share`` of what is
+    left, when the first one-way readings' noise exceeds the released total over ``one_way_signal`` (docs/privacy.md
+    §13, "The numeric columns' one-way marginals again"); the model holds them and is refitted.
+    Returns the columns measured.
+
+    The decision reads the model's noisy total, the first one-way measurements' public scale, what the filter has
+    left and the public domain and options: post-processing of the transcript, never the true number of records.
+    """
+    options, noise = run.options, run.noise
+    first = [m.scale for m in measured.paid if m.selected_by == "initial"]
+    released = released_attributes(run.domain, options.released_columns)
+    columns = [a for a, cells in enumerate(run.domain.ordered or ()) if cells >= 2 and a not in released]
+    if not first or not columns or options.one_way_share <= 0 or not sharpens_one_ways(
+            _released_total(measured), math.sqrt(noise.variance(first[0])), signal=options.one_way_signal):
+        return []
+    for a, share in zip(columns, one_way_shares(run.left(), options.one_way_share, len(columns))):
+        hold(run, measured, *run.measure((a,), noise.scale_for(share), selection_epsilon=None, selected_by="cover"))
+    refit(run, measured)
+    log.info("the covering step: the one-way marginals of %d ordered columns measured again (their first readings' "
+             "noise exceeds a %g-th of the released total, docs/privacy.md §13)", len(columns), options.one_way_signal)
+    return columns
 
 
 def _expected_twins(run: Run, model: GraphicalModel, twins: Sequence[Marginal]) -> dict[Marginal, np.ndarray]:
