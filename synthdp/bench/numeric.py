@@ -85,6 +85,7 @@ import itertools
 import json
 import time
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -748,6 +749,8 @@ CONFIGS: dict[str, Callable[..., tuple[pd.DataFrame, float]]] = {
     "synthdp (PrivTree cells, tail cut only where the block shows no mass)": lambda t, **kw: synthdp_run(
         t, discretise="privtree", measure_options=MeasureOptions(estimator=EstimatorSettings(tail_mass_sds=1.0)),
         **kw),
+    "synthdp (PrivTree cells, one-way marginals measured once)": lambda t, **kw: synthdp_run(
+        t, discretise="privtree", measure_options=MeasureOptions(one_way_share=Fraction(0)), **kw),
     "bootstrap of the real rows (floor, not private)": bootstrap_run,
 }
 
@@ -811,6 +814,7 @@ METHODS = {"privtree": "synthdp (PrivTree cells, default)",
            "untested-copula": "synthdp (PrivTree cells, copula of untested readings)",
            "loose-copula": "synthdp (PrivTree cells, loose-pair test at 3 errors, 0.4 explained)",
            "tail-mass": "synthdp (PrivTree cells, tail cut only where the block shows no mass)",
+           "one-ways-once": "synthdp (PrivTree cells, one-way marginals measured once)",
            "bootstrap": "bootstrap of the real rows (floor, not private)"}
 TABLES = ("adult", "skewed", "dependent", "amounts", "flights", "mixed50", "calendar", "credit", "loans", "survey",
           "map", "hump", "sum")
@@ -828,6 +832,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "support drawn as the model draws it, docs/privacy.md §8.12), untested-copula (the copula's "
                         "matrix keeping every reading, also those that pass no test: the rule before this release, "
                         "docs/privacy.md §8.12), loose-copula (its loose-pair test at 3 errors and 0.4 explained), "
+                        "tail-mass (the tail cut only where the block shows no mass, docs/privacy.md §8.7), "
+                        "one-ways-once (the one-way marginals never measured again, docs/privacy.md §13), "
                         "bootstrap (a bootstrap of the real rows: the floor, not private) (default: %(default)s)")
     p.add_argument("--eps", type=float, default=1.0, help="total epsilon (default: %(default)s)")
     p.add_argument("--delta", type=float, default=1e-9, help="delta (default: %(default)s)")
