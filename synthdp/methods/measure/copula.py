@@ -225,9 +225,9 @@ def _loosely_related(size: np.ndarray, error: np.ndarray, explained: np.ndarray,
 
 def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], corr: np.ndarray,
                 explained: np.ndarray, error: np.ndarray, bent: np.ndarray, *, draws: int,
-                significance: float = RELATED_SIGNIFICANCE) -> np.ndarray:
-    """Which pairs of ``columns`` (their :func:`correlations`) fail the loose-pair test's ``significance`` but are
-    related and measured loosely against their own null tables: a correlation of at least :data:`RELATED_FROM` and
+                significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED) -> np.ndarray:
+    """Which pairs of ``columns`` (their :func:`correlations`) fail the loose-pair test (``significance`` errors and
+    ``related_share`` explained; by either) but are related and measured loosely against their own null tables: a correlation of at least :data:`RELATED_FROM` and
     :data:`RELATED_NULL_SIGNIFICANCE` errors, an error of at least :data:`RELATED_LOOSE_FROM`, an explained share of
     at least :data:`RELATED_NULL_EXPLAINED`, no bend, and at most :data:`RELATED_NULL_SHARE` of ``draws`` null
     tables (:func:`null_share`, a generator seeded by :data:`NULL_SEED` and the pair's columns) as far from 0; none
@@ -239,7 +239,8 @@ def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns
         return found
     size = np.abs(corr)
     candidates = _loosely_related(size, error, explained, significance=RELATED_NULL_SIGNIFICANCE,
-                                  share=RELATED_NULL_EXPLAINED) & ~bent & ~(size >= significance * error)
+                                  share=RELATED_NULL_EXPLAINED) & ~bent \
+        & ~_loosely_related(size, error, explained, significance=significance, share=related_share)
     for i, j in zip(*np.nonzero(np.triu(candidates, 1))):
         a, b = sorted((columns[i], columns[j]))
         share = null_share(*tables[a, b], corr[i, j], draws, np.random.default_rng([NULL_SEED, a, b]))
@@ -361,7 +362,8 @@ def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: 
     third column (:func:`copula_matrix`), never by the correlation a monotone fit gives the whole of a curved table
     (docs/privacy.md §8.12 step 2)."""
     corr, explained, error, bent = correlations(tables, columns)
-    null = beyond_null(tables, columns, corr, explained, error, bent, draws=null_draws, significance=significance)
+    null = beyond_null(tables, columns, corr, explained, error, bent, draws=null_draws, significance=significance,
+                       related_share=related_share)
     strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent,
                             significance=significance, related_share=related_share, null=null)
     log.debug("the support's copula: correlations %s, explained %s, errors %s, bent %s, beyond their null tables %s, "
