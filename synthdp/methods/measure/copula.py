@@ -151,17 +151,56 @@ class PairFit:
     error: float
 
 
-def pair_fit(table: np.ndarray, variance: float = 0.0) -> PairFit:
+#: A column's released one-way readings summed to its ordered groups, and the noise variance of each group's sum.
+Margin = tuple[np.ndarray, np.ndarray]
+
+
+def _margin(own: np.ndarray, own_variance: float, released: Margin | None) -> np.ndarray:
+    """A pair table's margin ``own`` (each sum of noise variance ``own_variance``) averaged, group by group and by
+    inverse variance, with the column's one-way readings on the same groups (``released``; None: ``own`` as it
+    is): the cut points of :func:`pair_fit` read off the sharper of the two (docs/privacy.md §8.12 step 1)."""
+    if released is None or own_variance <= 0 or len(released[0]) != len(own):
+        return own
+    sums, variances = released
+    weight = own_variance / (own_variance + variances)  # the one-way readings' weight
+    return (1.0 - weight) * own + weight * sums
+
+
+def one_way_margins(measurements: Sequence[NoisyMarginal], maps: dict[int, np.ndarray], domain: Domain, *,
+                    at_least: int = 1) -> dict[int, Margin]:
+    """For each column of ``maps``: the inverse-variance mean of its fine one-way readings among ``measurements``
+    (the one-way marginals of §8.1 step 1 and any measured again, §13), summed to its ordered groups (a missing
+    value's group is not read), with each group sum's noise variance; a column with fewer than ``at_least`` such
+    readings is left out."""
+    out = {}
+    for c, groups in maps.items():
+        ordered = domain.ordered[c]
+        count = int(groups[:ordered].max()) + 1
+        cells = np.bincount(groups[:ordered], minlength=count).astype(float)
+        read = [(np.asarray(m.counts, dtype=float)[:ordered], m.sigma2) for m in measurements
+                if tuple(m.attrs) == (c,) and m.groups is None and m.labels is None]
+        if read and len(read) >= at_least:
+            precision = sum(1.0 / v for _, v in read)
+            fine = sum(y / v for y, v in read) / precision
+            out[c] = (np.bincount(groups[:ordered], weights=fine, minlength=count), cells / precision)
+    return out
+
+
+def pair_fit(table: np.ndarray, variance: float = 0.0, margins: tuple[Margin | None, Margin | None] = (None, None)
+             ) -> PairFit:
     """The bivariate normal whose cells, cut at the margins' normal quantiles, fit ``table`` best in least squares
     (``variance``: the noise variance of each count); correlation 0 when either margin has fewer than two groups
     with counts.  Least squares, not a multinomial likelihood: noise makes empty cells read above 0, and read as
     counts they would pull the correlation toward 0 (0.97 read as 0.93 with noise of sd 30 on cells of 200
-    records); weighting the cells by their variance changed nothing there."""
+    records); weighting the cells by their variance changed nothing there.  ``margins``: for the rows and the
+    columns, the released one-way readings on the same groups (:func:`one_way_margins`; None: none), which the
+    table's own sums are averaged with, by inverse variance, before the cut points are read (:func:`_margin`)."""
     table = np.asarray(table, dtype=float)
-    rows, cols = np.clip(table.sum(axis=1), 0.0, None), np.clip(table.sum(axis=0), 0.0, None)
+    rows = np.clip(_margin(table.sum(axis=1), variance * table.shape[1], margins[0]), 0.0, None)
+    cols = np.clip(_margin(table.sum(axis=0), variance * table.shape[0], margins[1]), 0.0, None)
     if (rows > 0).sum() < 2 or (cols > 0).sum() < 2:
         return PairFit(0.0, 0.0, math.inf)
-    total = float(rows.sum())  # the margins' total: the cut points are read off the same clipped sums
+    total = float(np.clip(table.sum(axis=1), 0.0, None).sum())  # the table's own total, as its cells are read
     hh, kk = np.meshgrid(_cuts(rows), _cuts(cols), indexing="ij")
 
     def loss(r: float) -> float:
@@ -290,18 +329,22 @@ def pair_tables(measurements: Sequence[NoisyMarginal], columns: Sequence[int], m
     return out
 
 
-def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int]
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int],
+                 margins: dict[int, Margin] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each pair of ``columns``' correlation, explained share, standard error and whether it :func:`bends`: the
-    :func:`pair_fit` of the pair's table (``tables``, from :func:`pair_tables`); NaN, 0, infinity and False for a
-    pair no measurement reads."""
+    :func:`pair_fit` of the pair's table (``tables``, from :func:`pair_tables`), cut at its margins averaged with
+    the columns' one-way ``margins`` (:func:`one_way_margins`; None: the table's own); NaN, 0, infinity and False
+    for a pair no measurement reads."""
+    margins = margins or {}
     n = len(columns)
     corr, explained, error = np.eye(n), np.zeros((n, n)), np.full((n, n), math.inf)
     bent = np.zeros((n, n), dtype=bool)
     for i in range(n):
         for j in range(i + 1, n):
-            read = tables.get((min(columns[i], columns[j]), max(columns[i], columns[j])))
-            fit = PairFit(math.nan, 0.0, math.inf) if read is None else pair_fit(*read)
+            a, b = min(columns[i], columns[j]), max(columns[i], columns[j])
+            read = tables.get((a, b))
+            fit = PairFit(math.nan, 0.0, math.inf) if read is None else pair_fit(*read, (margins.get(a),
+                                                                                          margins.get(b)))
             corr[i, j] = corr[j, i] = fit.correlation
             explained[i, j] = explained[j, i] = fit.explained
             error[i, j] = error[j, i] = fit.error
@@ -351,17 +394,18 @@ def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *
 def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], *,
               correlation: float, keep_from: float = RELATED_SIGNIFICANCE,
               significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED,
-              null_draws: int = 0) -> Copula | None:
+              null_draws: int = 0, margins: dict[int, Margin] | None = None) -> Copula | None:
     """The copula of the ``columns`` that move together (:func:`strong_columns` at ``correlation``,
     :data:`COPULA_EXPLAINED` and the loose-pair test at ``significance`` and ``related_share``, or against
-    ``null_draws`` null tables (:func:`beyond_null`; 0: not), read off their pairs' released ``tables``), or None
+    ``null_draws`` null tables (:func:`beyond_null`; 0: not), read off their pairs' released ``tables`` cut at
+    margins averaged with the one-way ``margins``, :func:`correlations`), or None
     when fewer than two do.  Inside it a pair's correlation is kept only when it is at least ``keep_from`` of its
     standard errors from 0 (0: every reading) or it was found related against its null tables, else 0: a reading
     that passes no test of its own is noise as often as relation (the credit table's age and price, real 0.005, read
     0.26 at 2.8 errors and came back at 0.24).  A pair that bends is read as a pair no measurement reads: through a
     third column (:func:`copula_matrix`), never by the correlation a monotone fit gives the whole of a curved table
     (docs/privacy.md §8.12 step 2)."""
-    corr, explained, error, bent = correlations(tables, columns)
+    corr, explained, error, bent = correlations(tables, columns, margins)
     null = beyond_null(tables, columns, corr, explained, error, bent, draws=null_draws, significance=significance,
                        related_share=related_share)
     strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent,
