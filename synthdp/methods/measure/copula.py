@@ -236,20 +236,27 @@ def bends(table: np.ndarray, variance: float = 0.0) -> bool:
 
 
 def null_share(table: np.ndarray, variance: float, correlation: float, draws: int,
-               generator: np.random.Generator) -> float:
+               generator: np.random.Generator, margins: tuple[Margin | None, Margin | None] = (None, None)) -> float:
     """The share of ``draws`` null tables whose :func:`pair_fit` correlation is at least ``|correlation|`` from 0: each
-    is the product of ``table``'s own margins (negative sums read as 0, over their total) plus independent normal
-    noise of ``variance`` a cell, drawn with ``generator``.  What noise alone reads off a pair of independent
-    columns with these margins, where the linearised error of :class:`PairFit` can understate it (a margin mostly
-    one group read through noise).  Reads the released table, its noise variance and the generator only
-    (docs/privacy.md §8.12 step 2)."""
+    is the product of ``table``'s margins (negative sums read as 0, over their total; averaged with the one-way
+    ``margins`` as :func:`pair_fit` reads them) plus independent normal noise of ``variance`` a cell, fitted as the
+    reading was: with one-way margins, each drawn again around the null's own with its noise variance.  All drawn
+    with ``generator``.  What noise alone reads off a pair of independent columns with these margins, where the
+    linearised error of :class:`PairFit` can understate it (a margin mostly one group read through noise).  Reads
+    the released table, its noise variance, the released one-way readings and the generator only (docs/privacy.md
+    §8.12 step 2)."""
     table = np.asarray(table, dtype=float)
-    rows, cols = np.clip(table.sum(axis=1), 0.0, None), np.clip(table.sum(axis=0), 0.0, None)
+    rows = np.clip(_margin(table.sum(axis=1), variance * table.shape[1], margins[0]), 0.0, None)
+    cols = np.clip(_margin(table.sum(axis=0), variance * table.shape[0], margins[1]), 0.0, None)
     if draws < 1 or rows.sum() <= 0:
         return 1.0
     independent, sd = np.outer(rows, cols) / rows.sum(), math.sqrt(variance)
-    far = sum(abs(pair_fit(independent + generator.normal(0.0, sd, table.shape), variance).correlation)
-              >= abs(correlation) for _ in range(draws))
+    nulls = [(rows, margins[0]), (cols, margins[1])]
+    far = 0
+    for _ in range(draws):
+        drawn = independent + generator.normal(0.0, sd, table.shape)
+        again = tuple(None if m is None else (own + generator.normal(0.0, np.sqrt(m[1])), m[1]) for own, m in nulls)
+        far += abs(pair_fit(drawn, variance, again).correlation) >= abs(correlation)
     return far / draws
 
 
@@ -264,7 +271,8 @@ def _loosely_related(size: np.ndarray, error: np.ndarray, explained: np.ndarray,
 
 def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: Sequence[int], corr: np.ndarray,
                 explained: np.ndarray, error: np.ndarray, bent: np.ndarray, *, draws: int,
-                significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED) -> np.ndarray:
+                significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED,
+                margins: dict[int, Margin] | None = None) -> np.ndarray:
     """Which pairs of ``columns`` (their :func:`correlations`) fail the loose-pair test (``significance`` errors and
     ``related_share`` explained; by either) but are related and measured loosely against their own null tables: a correlation of at least :data:`RELATED_FROM` and
     :data:`RELATED_NULL_SIGNIFICANCE` errors, an error of at least :data:`RELATED_LOOSE_FROM`, an explained share of
@@ -272,7 +280,7 @@ def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns
     tables (:func:`null_share`, a generator seeded by :data:`NULL_SEED` and the pair's columns) as far from 0; none
     when ``draws`` is 0.  Post-processing: the released tables, their variances, public constants and a public seed
     (docs/privacy.md §8.12 step 2)."""
-    n = len(columns)
+    n, margins = len(columns), margins or {}
     found = np.zeros((n, n), dtype=bool)
     if draws < 1:
         return found
@@ -282,7 +290,8 @@ def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns
         & ~_loosely_related(size, error, explained, significance=significance, share=related_share)
     for i, j in zip(*np.nonzero(np.triu(candidates, 1))):
         a, b = sorted((columns[i], columns[j]))
-        share = null_share(*tables[a, b], corr[i, j], draws, np.random.default_rng([NULL_SEED, a, b]))
+        share = null_share(*tables[a, b], corr[i, j], draws, np.random.default_rng([NULL_SEED, a, b]),
+                           (margins.get(a), margins.get(b)))
         found[i, j] = found[j, i] = share <= RELATED_NULL_SHARE
     return found
 
@@ -407,7 +416,7 @@ def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: 
     (docs/privacy.md §8.12 step 2)."""
     corr, explained, error, bent = correlations(tables, columns, margins)
     null = beyond_null(tables, columns, corr, explained, error, bent, draws=null_draws, significance=significance,
-                       related_share=related_share)
+                       related_share=related_share, margins=margins)
     strong = strong_columns(corr, explained, error, correlation=correlation, share=COPULA_EXPLAINED, bent=bent,
                             significance=significance, related_share=related_share, null=null)
     log.debug("the support's copula: correlations %s, explained %s, errors %s, bent %s, beyond their null tables %s, "
