@@ -166,12 +166,11 @@ def _margin(own: np.ndarray, own_variance: float, released: Margin | None) -> np
     return (1.0 - weight) * own + weight * sums
 
 
-def one_way_margins(measurements: Sequence[NoisyMarginal], maps: dict[int, np.ndarray], domain: Domain, *,
-                    at_least: int = 1) -> dict[int, Margin]:
+def one_way_margins(measurements: Sequence[NoisyMarginal], maps: dict[int, np.ndarray], domain: Domain
+                    ) -> dict[int, Margin]:
     """For each column of ``maps``: the inverse-variance mean of its fine one-way readings among ``measurements``
     (the one-way marginals of §8.1 step 1 and any measured again, §13), summed to its ordered groups (a missing
-    value's group is not read), with each group sum's noise variance; a column with fewer than ``at_least`` such
-    readings is left out."""
+    value's group is not read), with each group sum's noise variance; a column with no such reading is left out."""
     out = {}
     for c, groups in maps.items():
         ordered = domain.ordered[c]
@@ -179,7 +178,7 @@ def one_way_margins(measurements: Sequence[NoisyMarginal], maps: dict[int, np.nd
         cells = np.bincount(groups[:ordered], minlength=count).astype(float)
         read = [(np.asarray(m.counts, dtype=float)[:ordered], m.sigma2) for m in measurements
                 if tuple(m.attrs) == (c,) and m.groups is None and m.labels is None]
-        if read and len(read) >= at_least:
+        if read:
             precision = sum(1.0 / v for _, v in read)
             fine = sum(y / v for y, v in read) / precision
             out[c] = (np.bincount(groups[:ordered], weights=fine, minlength=count), cells / precision)
