@@ -375,7 +375,10 @@ class MeasureMethod(Method):
         wide = sum(1 for m in r.measurements if m.get("estimator", "graphical model") != "graphical model")
         what = f"{len(r.measurements) - alone} marginals" + (f" and {alone} single queries" if alone else "")
         chosen = "".join(f", {n} chosen by {k}" for k, n in by.items() if n)
-        covered = sum(1 for m in r.measurements if m.get("selected_by") == "cover")
+        again = sum(1 for m in r.measurements if m.get("selected_by") == "cover" and len(m["marginal"]) == 1)
+        covered = sum(1 for m in r.measurements if m.get("selected_by") == "cover") - again
+        chosen += (f", then the one-way marginals of {again} ordered columns again (the released total is small "
+                   "against their noise: expect figures to move from seed to seed)" if again else "")
         chosen += f", then {covered} the rounds left out measured once (covering step)" if covered else ""
         chosen += (f", {r.cover_skipped} workload marginals skipped (their noise would exceed the released total over "
                    "their cells)" if r.cover_skipped else "")
