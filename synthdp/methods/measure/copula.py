@@ -166,6 +166,14 @@ def _margin(own: np.ndarray, own_variance: float, released: Margin | None) -> np
     return (1.0 - weight) * own + weight * sums
 
 
+def _cut_margins(table: np.ndarray, variance: float, margins: tuple[Margin | None, Margin | None]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column margins a pair fit cuts ``table`` at: its own sums averaged with the one-way ``margins``
+    (:func:`_margin`), negative sums read as 0."""
+    return (np.clip(_margin(table.sum(axis=1), variance * table.shape[1], margins[0]), 0.0, None),
+            np.clip(_margin(table.sum(axis=0), variance * table.shape[0], margins[1]), 0.0, None))
+
+
 def one_way_margins(measurements: Sequence[NoisyMarginal], maps: dict[int, np.ndarray], domain: Domain
                     ) -> dict[int, Margin]:
     """For each column of ``maps``: the inverse-variance mean of its fine one-way readings among ``measurements``
@@ -195,8 +203,7 @@ def pair_fit(table: np.ndarray, variance: float = 0.0, margins: tuple[Margin | N
     columns, the released one-way readings on the same groups (:func:`one_way_margins`; None: none), which the
     table's own sums are averaged with, by inverse variance, before the cut points are read (:func:`_margin`)."""
     table = np.asarray(table, dtype=float)
-    rows = np.clip(_margin(table.sum(axis=1), variance * table.shape[1], margins[0]), 0.0, None)
-    cols = np.clip(_margin(table.sum(axis=0), variance * table.shape[0], margins[1]), 0.0, None)
+    rows, cols = _cut_margins(table, variance, margins)
     if (rows > 0).sum() < 2 or (cols > 0).sum() < 2:
         return PairFit(0.0, 0.0, math.inf)
     total = float(np.clip(table.sum(axis=1), 0.0, None).sum())  # the table's own total, as its cells are read
@@ -245,8 +252,7 @@ def null_share(table: np.ndarray, variance: float, correlation: float, draws: in
     the released table, its noise variance, the released one-way readings and the generator only (docs/privacy.md
     §8.12 step 2)."""
     table = np.asarray(table, dtype=float)
-    rows = np.clip(_margin(table.sum(axis=1), variance * table.shape[1], margins[0]), 0.0, None)
-    cols = np.clip(_margin(table.sum(axis=0), variance * table.shape[0], margins[1]), 0.0, None)
+    rows, cols = _cut_margins(table, variance, margins)
     if draws < 1 or rows.sum() <= 0:
         return 1.0
     independent, sd = np.outer(rows, cols) / rows.sum(), math.sqrt(variance)
@@ -273,7 +279,8 @@ def beyond_null(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns
                 significance: float = RELATED_SIGNIFICANCE, related_share: float = RELATED_EXPLAINED,
                 margins: dict[int, Margin] | None = None) -> np.ndarray:
     """Which pairs of ``columns`` (their :func:`correlations`) fail the loose-pair test (``significance`` errors and
-    ``related_share`` explained; by either) but are related and measured loosely against their own null tables: a correlation of at least :data:`RELATED_FROM` and
+    ``related_share`` explained; by either) but are related and measured loosely against their own null tables
+    (fitted at the one-way ``margins`` as the readings were): a correlation of at least :data:`RELATED_FROM` and
     :data:`RELATED_NULL_SIGNIFICANCE` errors, an error of at least :data:`RELATED_LOOSE_FROM`, an explained share of
     at least :data:`RELATED_NULL_EXPLAINED`, no bend, and at most :data:`RELATED_NULL_SHARE` of ``draws`` null
     tables (:func:`null_share`, a generator seeded by :data:`NULL_SEED` and the pair's columns) as far from 0; none

@@ -87,7 +87,6 @@ def sharpen_one_ways(run: Run, measured: Measured) -> list[int]:
         return []
     for a, share in zip(columns, one_way_shares(run.left(), options.one_way_share, len(columns))):
         hold(run, measured, *run.measure((a,), noise.scale_for(share), selection_epsilon=None, selected_by="cover"))
-    measured.sharpened = tuple(columns)
     refit(run, measured)
     log.info("the covering step: the one-way marginals of %d ordered columns measured again (their first readings' "
              "noise exceeds a %g-th of the released total, docs/privacy.md §13)", len(columns), options.one_way_signal)

@@ -166,9 +166,6 @@ class Measured:
     groups: list[NoisyGroup] = field(default_factory=list)
     #: The marginal measurements among ``groups``, as read (for the support's copula, §8.12).
     readings: list[NoisyMarginal] = field(default_factory=list)
-    #: The ordered columns whose one-way marginal the covering step measured again (§13), whose one-way readings
-    #: the copula's pair fits read their margins from (§8.12 step 1).
-    sharpened: tuple[int, ...] = ()
 
 
 def count_change(relation: str) -> int:
