@@ -368,17 +368,61 @@ def correlations(tables: dict[tuple[int, int], tuple[np.ndarray, float]], column
 
 
 def copula_matrix(corr: np.ndarray) -> np.ndarray:
-    """The copula's correlation matrix from pairwise correlations (NaN: a pair no measurement reads): an unread
-    pair gets the largest product of two read correlations through a third column (0 if there is none), then
-    the matrix is made positive definite (eigenvalues floored at 0.01, the diagonal rescaled to 1)."""
-    corr = corr.copy()
-    for i, j in zip(*np.nonzero(np.isnan(corr))):
-        paths = corr[i] * corr[j]
-        corr[i, j] = paths[np.nanargmax(np.abs(paths))] if np.any(np.isfinite(paths)) else 0.0
-    values, vectors = np.linalg.eigh(corr)
-    corr = (vectors * np.maximum(values, 0.01)) @ vectors.T
-    scale = np.sqrt(np.diag(corr))
-    return corr / np.outer(scale, scale)
+    """The copula's correlation matrix from pairwise correlations (NaN: a pair left open, no reading of its own):
+    the open pairs are filled by the maximum-determinant completion of the others (:func:`completion`: the normal
+    in which two columns are independent given the rest, so a pair joined by a chain of read pairs takes what the
+    chain implies, 0 when none joins them); when the read pairs admit none, each open pair gets the largest
+    product of two read correlations through a third column (0 if there is none).  The matrix is then made
+    positive definite (eigenvalues floored at 0.01, the diagonal rescaled to 1)."""
+    completed = completion(corr)
+    if completed is None:
+        completed = corr.copy()
+        for i, j in zip(*np.nonzero(np.isnan(corr))):
+            paths = corr[i] * corr[j]
+            completed[i, j] = paths[np.nanargmax(np.abs(paths))] if np.any(np.isfinite(paths)) else 0.0
+    values, vectors = np.linalg.eigh(completed)
+    completed = (vectors * np.maximum(values, 0.01)) @ vectors.T
+    scale = np.sqrt(np.diag(completed))
+    return completed / np.outer(scale, scale)
+
+
+#: Sweeps and tolerance of :func:`completion`.
+_COMPLETION_SWEEPS, _COMPLETION_TOLERANCE = 500, 1e-10
+
+
+def completion(corr: np.ndarray) -> np.ndarray | None:
+    """The positive definite matrix that agrees with ``corr`` wherever it is not NaN and whose inverse is 0 wherever
+    it is (the maximum-determinant completion), or None when the read entries admit no such matrix.
+
+    Found by regressions, column by column (Hastie, Tibshirani and Friedman, *The Elements of Statistical
+    Learning*, algorithm 17.1): column ``j``'s entries with the others are set to ``W b``, where ``W`` is the
+    current matrix without ``j`` and ``b`` solves the read entries' equations, 0 on the open ones; sweeps repeat
+    until nothing moves.  A chain ``a-b``, ``b-c`` with ``a-c`` open gives ``rho_ab rho_bc``."""
+    open_ = np.isnan(corr)
+    if not open_.any():
+        return corr if np.linalg.eigvalsh(corr).min() > 0 else None
+    target = np.where(open_, 0.0, corr)
+    current = target.copy()
+    n = len(corr)
+    for _ in range(_COMPLETION_SWEEPS):
+        moved = 0.0
+        for j in range(n):
+            rest = [i for i in range(n) if i != j]
+            read = [k for k, i in enumerate(rest) if not open_[i, j]]
+            inner = current[np.ix_(rest, rest)]
+            b = np.zeros(n - 1)
+            if read:
+                try:
+                    b[read] = np.linalg.solve(inner[np.ix_(read, read)], target[rest, j][read])
+                except np.linalg.LinAlgError:
+                    return None
+            column = inner @ b
+            moved = max(moved, float(np.max(np.abs(column - current[rest, j]))))
+            current[rest, j] = current[j, rest] = column
+        if moved < _COMPLETION_TOLERANCE:
+            break
+    agrees = np.allclose(current[~open_], target[~open_], atol=1e-8)
+    return current if agrees and np.all(np.isfinite(current)) and np.linalg.eigvalsh(current).min() > 0 else None
 
 
 def strong_columns(corr: np.ndarray, explained: np.ndarray, error: np.ndarray, *, correlation: float,
@@ -433,8 +477,7 @@ def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: 
     with np.errstate(invalid="ignore"):
         kept = np.isnan(corr) | (keep_from == 0) | (np.abs(corr) >= keep_from * error) | null
     np.fill_diagonal(kept, True)
-    read = np.where(kept, corr, 0.0)
-    inside = np.where(bent, np.nan, read)[np.ix_(strong, strong)]
+    inside = np.where(kept & ~bent, corr, np.nan)[np.ix_(strong, strong)]
     return Copula(tuple(columns[i] for i in strong), copula_matrix(inside))
 
 
