@@ -459,11 +459,11 @@ def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: 
     ``null_draws`` null tables (:func:`beyond_null`; 0: not), read off their pairs' released ``tables`` cut at
     margins averaged with the one-way ``margins``, :func:`correlations`), or None
     when fewer than two do.  Inside it a pair's correlation is kept only when it is at least ``keep_from`` of its
-    standard errors from 0 (0: every reading) or it was found related against its null tables, else 0: a reading
-    that passes no test of its own is noise as often as relation (the credit table's age and price, real 0.005, read
-    0.26 at 2.8 errors and came back at 0.24).  A pair that bends is read as a pair no measurement reads: through a
-    third column (:func:`copula_matrix`), never by the correlation a monotone fit gives the whole of a curved table
-    (docs/privacy.md §8.12 step 2)."""
+    standard errors from 0 (0: every reading) or it was found related against its null tables, else it is left open:
+    a reading that passes no test of its own is noise as often as relation (the credit table's age and price, real
+    0.005, read 0.26 at 2.8 errors and came back at 0.24).  A pair that bends is left open too, never read by the
+    correlation a monotone fit gives the whole of a curved table; :func:`copula_matrix` fills the open pairs from
+    the kept ones (docs/privacy.md §8.12 step 2)."""
     corr, explained, error, bent = correlations(tables, columns, margins)
     null = beyond_null(tables, columns, corr, explained, error, bent, draws=null_draws, significance=significance,
                        related_share=related_share, margins=margins)
@@ -475,7 +475,7 @@ def copula_of(tables: dict[tuple[int, int], tuple[np.ndarray, float]], columns: 
     if len(strong) < 2:
         return None
     with np.errstate(invalid="ignore"):
-        kept = np.isnan(corr) | (keep_from == 0) | (np.abs(corr) >= keep_from * error) | null
+        kept = (keep_from == 0) | (np.abs(corr) >= keep_from * error) | null
     np.fill_diagonal(kept, True)
     inside = np.where(kept & ~bent, corr, np.nan)[np.ix_(strong, strong)]
     return Copula(tuple(columns[i] for i in strong), copula_matrix(inside))
